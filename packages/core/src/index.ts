@@ -13,3 +13,7 @@ export type {
   StoreUsage,
   WriteOptions,
 } from './store.js';
+
+// stores (core-stores helper)
+export { InMemoryStore, createInMemoryStore } from './stores/in-memory-store.js';
+export type { InMemoryStoreOptions } from './stores/in-memory-store.js';
