@@ -1,1 +1,20 @@
-export {};
+/**
+ * `@baton/core/testing`: the behavioural suite every `MemoryStore` backend must pass.
+ *
+ * ```ts
+ * import { describeMemoryStoreConformance } from '@baton/core/testing';
+ * describeMemoryStoreConformance('MyStore', async ({ limits }) => {
+ *   const store = await createMyStore({ limits });
+ *   return { store, cleanup: () => store.destroyEverything() };
+ * });
+ * ```
+ * Needs vitest (an optional peer dependency of `@baton/core`).
+ */
+export { describeMemoryStoreConformance, memoryStoreConformanceCaseNames } from './conformance.js';
+export type { MemoryStoreConformanceOptions } from './conformance.js';
+export type {
+  ConformanceCase,
+  ConformanceFixture,
+  ConformanceGroup,
+  ConformanceSetupOptions,
+} from './harness.js';
