@@ -1,1 +1,16 @@
-export {};
+export {
+  createRedisMemoryStore,
+  DEFAULT_CONNECTION_OPTIONS,
+  RedisMemoryStore,
+} from './redis-memory-store.js';
+export type {
+  FileVersion,
+  ReadChangesOptions,
+  RedisMemoryChange,
+  RedisMemoryStoreOptions,
+  SweepOptions,
+  SweepResult,
+} from './redis-memory-store.js';
+export { createNamespaceKeys, DEFAULT_KEY_PREFIX } from './keys.js';
+export type { NamespaceKeys } from './keys.js';
+export type { RedisClient } from './internal/scripts.js';

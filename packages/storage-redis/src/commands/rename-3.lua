@@ -1,0 +1,85 @@
+--[[
+  Moves a file or a directory (with every descendant, its history and access times) to a new
+  path, creating missing parents of the destination. Never overwrites: the destination must be
+  free when the script runs, so of concurrent renames onto one destination exactly one wins.
+
+  KEYS[1] meta hash
+  KEYS[2] access-time index (zset)
+  KEYS[3] change feed (stream)
+  ARGV[1..3] key prefixes (see includes/lib.lua)
+  ARGV[4] source store path (never the root)
+  ARGV[5] destination store path (never the root)
+  ARGV[6] feed max length (0 = off)
+  ARGV[7] command recorded in the feed
+  ARGV[8] session ('' = none)
+
+  Returns { 0, bytes } (bytes: the file's size, 0 for a directory);
+          { 1 } source missing, { 2 } destination taken,
+          { 4 } a parent of the destination is a file, { 5 } a directory into its own subtree.
+]]
+--- @include "lib"
+
+local from, to, command, session = ARGV[4], ARGV[5], ARGV[7], ARGV[8]
+local kind, size = lookup(from)
+if kind == nil then
+  return { NOT_FOUND }
+end
+if from == to then
+  return { EXISTS }
+end
+local fromPrefix = from .. '/'
+if string.sub(to, 1, #fromPrefix) == fromPrefix then
+  if kind == 'd' then
+    return { INTO_ITSELF }
+  end
+  return { NOT_A_DIRECTORY }
+end
+local status, missing = checkParents(to)
+if status ~= OK then
+  return { status }
+end
+if #missing == 0 and lookup(to) ~= nil then
+  return { EXISTS }
+end
+
+local now = nowMs()
+local fromParent, fromName = splitPath(from)
+local toParent, toName = splitPath(to)
+local value = redis.call('HGET', CHILDREN .. fromParent, fromName)
+
+local function moveFile(oldPath, newPath)
+  redis.call('RENAME', FILES .. oldPath, FILES .. newPath)
+  if redis.call('EXISTS', HISTORY .. oldPath) == 1 then
+    redis.call('RENAME', HISTORY .. oldPath, HISTORY .. newPath)
+  end
+  local accessed = redis.call('ZSCORE', KEYS[2], oldPath)
+  redis.call('ZREM', KEYS[2], oldPath)
+  redis.call('ZADD', KEYS[2], accessed or now, newPath)
+end
+
+if kind == 'f' then
+  moveFile(from, to)
+else
+  local directories, files = walk(from)
+  for _, file in ipairs(files) do
+    moveFile(file[1], to .. string.sub(file[1], #from + 1))
+  end
+  for _, directory in ipairs(directories) do
+    -- index hashes hold child names only, so a directory's index moves as one key
+    if redis.call('EXISTS', CHILDREN .. directory) == 1 then
+      redis.call('RENAME', CHILDREN .. directory, CHILDREN .. to .. string.sub(directory, #from + 1))
+    end
+  end
+  size = 0
+end
+redis.call('HDEL', CHILDREN .. fromParent, fromName)
+createDirectories(missing, now)
+redis.call('HSET', CHILDREN .. toParent, toName, value)
+
+local fields = { 'at', now, 'command', command, 'path', from, 'newPath', to, 'bytes', size }
+if session ~= '' then
+  fields[#fields + 1] = 'session'
+  fields[#fields + 1] = session
+end
+appendFeed(KEYS[3], ARGV[6], fields)
+return { OK, size }

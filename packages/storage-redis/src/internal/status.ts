@@ -1,0 +1,112 @@
+import { StoreError } from '@baton/core';
+
+/**
+ * Numeric status codes returned by the Lua scripts (first element of every reply), and their
+ * mapping to `StoreError`s. The same table is documented in `src/commands/includes/lib.lua`.
+ */
+export const ScriptStatus = {
+  ok: 0,
+  notFound: 1,
+  exists: 2,
+  isDirectory: 3,
+  notADirectory: 4,
+  intoItself: 5,
+  quotaFileBytes: 6,
+  quotaTotalBytes: 7,
+  quotaFiles: 8,
+  conflict: 9,
+  invalidPath: 10,
+} as const;
+
+/**
+ * Turns a non-zero script status into the `StoreError` a caller sees. `path` is a store path
+ * (never a host path); `target` is the destination of a rename; `limit` the quota's value.
+ */
+export function statusError(
+  status: number,
+  path: string,
+  target?: string,
+  limit?: number,
+): StoreError {
+  const shown = path === '' ? 'the root' : path;
+  switch (status) {
+    case ScriptStatus.notFound:
+      return new StoreError('not_found', `${shown} does not exist.`);
+    case ScriptStatus.exists:
+      return new StoreError('exists', `${target ?? shown} already exists.`);
+    case ScriptStatus.isDirectory:
+      return new StoreError('is_directory', `${shown} is a directory.`);
+    case ScriptStatus.notADirectory:
+      return new StoreError('not_a_directory', `A parent of ${target ?? shown} is a file.`);
+    case ScriptStatus.intoItself:
+      return new StoreError(
+        'into_itself',
+        `Cannot move ${shown} into its own subtree (${target ?? ''}).`,
+      );
+    case ScriptStatus.quotaFileBytes:
+      return new StoreError(
+        'quota_exceeded',
+        `${shown} would exceed the maximum file size of ${limit} bytes.`,
+        {
+          limit: 'maxFileBytes',
+        },
+      );
+    case ScriptStatus.quotaTotalBytes:
+      return new StoreError(
+        'quota_exceeded',
+        `Writing ${shown} would exceed the memory quota of ${limit} bytes.`,
+        {
+          limit: 'maxTotalBytes',
+        },
+      );
+    case ScriptStatus.quotaFiles:
+      return new StoreError(
+        'quota_exceeded',
+        `Creating ${shown} would exceed the limit of ${limit} files.`,
+        {
+          limit: 'maxFiles',
+        },
+      );
+    case ScriptStatus.conflict:
+      return new StoreError(
+        'conflict',
+        `${shown} kept changing while it was being edited; try again.`,
+      );
+    case ScriptStatus.invalidPath:
+      return new StoreError('invalid_path', `${shown} is not a valid path for this operation.`);
+    default:
+      return new StoreError(
+        'unavailable',
+        `Redis returned an unknown status ${status} for ${shown}.`,
+      );
+  }
+}
+
+const UNAVAILABLE_REPLIES = [
+  'LOADING',
+  'READONLY',
+  'MASTERDOWN',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'OOM',
+  'BUSY',
+  'NOREPLICAS',
+];
+
+/**
+ * Wraps anything ioredis throws (closed connection, retries exhausted, offline queue off,
+ * timeouts, server-side refusals) into `StoreError('unavailable')`, keeping it as `cause`.
+ * `StoreError`s pass through unchanged.
+ */
+export function toStoreError(error: unknown, action: string): StoreError {
+  if (error instanceof StoreError) {
+    return error;
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  const reply = UNAVAILABLE_REPLIES.find((prefix) => message.startsWith(prefix));
+  const reason =
+    reply === undefined ? 'Redis is unavailable' : `Redis refused the command (${reply})`;
+  return new StoreError('unavailable', `${reason} while trying to ${action}; try again later.`, {
+    cause: error,
+  });
+}

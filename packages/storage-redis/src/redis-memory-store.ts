@@ -1,0 +1,598 @@
+import { setTimeout as delay } from 'node:timers/promises';
+import {
+  StoreError,
+  type EditResult,
+  type EntryStat,
+  type ListOptions,
+  type ListedEntry,
+  type MemoryStore,
+  type MutationContext,
+  type StoreLimits,
+  type StoreUsage,
+  type WriteOptions,
+} from '@baton/core';
+import { Redis, type RedisOptions } from 'ioredis';
+import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
+import { defineScripts, type RedisClient, type ScriptCommands } from './internal/scripts.js';
+import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
+
+/** Options of `createRedisMemoryStore`. Give exactly one of `redis` and `url`. */
+export interface RedisMemoryStoreOptions {
+  /** An ioredis `Redis` or `Cluster` client to use; the store never closes it. */
+  redis?: RedisClient;
+  /** Redis URL (`redis://host:port/db`); the store opens its own connection and closes it in `close()`. */
+  url?: string;
+  /** Extra ioredis options for the connection opened from `url`. Default: see `DEFAULT_CONNECTION_OPTIONS`. */
+  redisOptions?: RedisOptions;
+  /** The memory namespace (one project's `/memories` tree). No braces or whitespace. */
+  namespace: string;
+  /** First part of every key. Default `'baton'` (keys look like `baton:{namespace}:...`). */
+  prefix?: string;
+  /** Quotas enforced atomically by the write scripts. Default: unlimited. */
+  limits?: StoreLimits;
+  /** Versions kept per file, newest (the current content) first; 0 turns history off. Default 5. */
+  historyDepth?: number;
+  /** Approximate cap of the change-feed stream (`XADD MAXLEN ~`); 0 turns the feed off. Default 10,000. */
+  feedMaxLength?: number;
+  /** Compare-and-set attempts of one `edit` before it fails with `conflict`. Default 100. */
+  maxEditAttempts?: number;
+}
+
+/**
+ * ioredis options for a connection the store opens itself. Commands that were already sent when
+ * a connection dropped are failed instead of resent: a resent script could apply a mutation twice
+ * (the caller sees `unavailable` and decides). Commands issued while disconnected wait for one
+ * reconnection attempt, then fail with `unavailable`.
+ */
+export const DEFAULT_CONNECTION_OPTIONS: RedisOptions = {
+  maxRetriesPerRequest: 1,
+  autoResendUnfulfilledCommands: false,
+  connectTimeout: 5_000,
+};
+
+/** One version of a file kept in its history. */
+export interface FileVersion {
+  /** Store-wide increasing version number. */
+  version: number;
+  /** When it was written (epoch ms, Redis server clock). */
+  at: number;
+  /** Size in bytes. */
+  bytes: number;
+  /** The command that wrote it (`create`, `str_replace`, `write`, `edit`, ...). */
+  command: string;
+  /** Session that wrote it, if known. */
+  session?: string;
+}
+
+/** One entry of the change feed. */
+export interface RedisMemoryChange {
+  /** Stream id, usable as `after` in `readChanges`. */
+  id: string;
+  /** Epoch ms (Redis server clock). */
+  at: number;
+  /** `create`, `str_replace`, `insert`, `delete`, `rename`, `write`, `edit`, `expire`, ... */
+  command: string;
+  /** Store path (for rename: the old path). */
+  path: string;
+  /** Rename only: the new path. */
+  newPath?: string;
+  /** Size after the change (0 for delete, expire and directory renames). */
+  bytes: number;
+  /** Session from the `MutationContext`, if given. */
+  session?: string;
+}
+
+/** Options of `readChanges`. */
+export interface ReadChangesOptions {
+  /** Return entries strictly after this stream id. Default: from the oldest entry kept. */
+  after?: string;
+  /** At most this many entries. Default 100. */
+  count?: number;
+}
+
+/** Options of `sweepExpired`. */
+export interface SweepOptions {
+  /** Remove files not read or written for at least this long (ms, Redis server clock). */
+  olderThanMs: number;
+  /** Files removed per script call (each batch is atomic). Default 500. */
+  batchSize?: number;
+}
+
+/** Result of `sweepExpired`. */
+export interface SweepResult {
+  /** Store paths of the removed files. */
+  removed: string[];
+}
+
+const DIRECTORY_SIZE = 4096;
+const UNLIMITED = '-1';
+
+/**
+ * `MemoryStore` on Redis: one namespace per store, every mutation one atomic Lua script.
+ * See docs/operations.md for the key schema and the Redis settings it needs.
+ */
+export class RedisMemoryStore implements MemoryStore {
+  /** The namespace this store serves. */
+  readonly namespace: string;
+  /** The keys of the namespace. */
+  readonly keys: NamespaceKeys;
+  private readonly client: RedisClient & ScriptCommands;
+  private readonly ownsClient: boolean;
+  private readonly limits: readonly [string, string, string];
+  private readonly historyDepth: number;
+  private readonly feedMaxLength: number;
+  private readonly maxEditAttempts: number;
+  private readonly prefixes: readonly [string, string, string];
+  private closed = false;
+
+  constructor(options: RedisMemoryStoreOptions) {
+    if ((options.redis === undefined) === (options.url === undefined)) {
+      throw new TypeError('createRedisMemoryStore needs exactly one of `redis` and `url`.');
+    }
+    this.namespace = options.namespace;
+    this.keys = createNamespaceKeys(options.namespace, options.prefix ?? DEFAULT_KEY_PREFIX);
+    this.historyDepth = nonNegativeInteger(options.historyDepth ?? 5, 'historyDepth');
+    this.feedMaxLength = nonNegativeInteger(options.feedMaxLength ?? 10_000, 'feedMaxLength');
+    this.maxEditAttempts = Math.max(
+      1,
+      nonNegativeInteger(options.maxEditAttempts ?? 100, 'maxEditAttempts'),
+    );
+    const limits = options.limits ?? {};
+    this.limits = [
+      limitArgument(limits.maxFileBytes),
+      limitArgument(limits.maxTotalBytes),
+      limitArgument(limits.maxFiles),
+    ];
+    this.prefixes = [this.keys.childrenPrefix, this.keys.filePrefix, this.keys.historyPrefix];
+    if (options.redis !== undefined) {
+      this.ownsClient = false;
+      this.client = defineScripts(options.redis);
+    } else {
+      this.ownsClient = true;
+      const client = new Redis(options.url ?? '', {
+        ...DEFAULT_CONNECTION_OPTIONS,
+        ...options.redisOptions,
+        // The scripts' replies are parsed as RESP2-shaped arrays.
+        replyMapping: 'legacy',
+      });
+      // Failures surface as rejected calls (`unavailable`); the event only needs a listener.
+      client.on('error', () => undefined);
+      this.client = defineScripts(client);
+    }
+  }
+
+  /** The ioredis client the store runs on (for health checks and tooling). */
+  get redis(): RedisClient {
+    return this.client;
+  }
+
+  async read(path: string): Promise<string | null> {
+    return (await this.readVersioned(path, 'read'))?.content ?? null;
+  }
+
+  async stat(path: string): Promise<EntryStat | null> {
+    checkPath(path);
+    this.ensureOpen();
+    try {
+      if (path === '') {
+        const modified = await this.client.hget(this.keys.meta, 'rootm');
+        return {
+          kind: 'directory',
+          size: DIRECTORY_SIZE,
+          modifiedAt: modified === null ? 0 : Number(modified),
+        };
+      }
+      const [parent, name] = splitPath(path);
+      const value = await this.client.hget(this.keys.children(parent), name);
+      return value === null ? null : parseIndexValue(value);
+    } catch (error) {
+      throw toStoreError(error, `stat ${path}`);
+    }
+  }
+
+  async write(path: string, content: string, options: WriteOptions): Promise<void> {
+    checkPath(path);
+    if (path === '') {
+      throw options.mode === 'create'
+        ? new StoreError('exists', 'The root already exists.')
+        : new StoreError('is_directory', 'The root is a directory.');
+    }
+    const command = options.command ?? (options.mode === 'create' ? 'create' : 'write');
+    const reply = await this.runWrite(path, content, options.mode, '', command, options.session);
+    if (reply[0] !== ScriptStatus.ok) {
+      throw statusError(Number(reply[0]), path, undefined, Number(reply[1]));
+    }
+  }
+
+  /**
+   * Read-modify-write with compare-and-set: read the content and its version (one script, which
+   * also records the access), run `transform` in this process, then commit with the write script
+   * in `cas` mode, which only writes if the file still has that version. On a conflict the script
+   * returns the current content and version, so each retry is one more round trip; after
+   * `maxEditAttempts` the edit fails with `conflict`. `transform` may therefore run more than once.
+   */
+  async edit(
+    path: string,
+    transform: (current: string) => string,
+    context: MutationContext = {},
+  ): Promise<EditResult> {
+    checkPath(path);
+    if (path === '') {
+      throw new StoreError('is_directory', 'The root is a directory.');
+    }
+    const current = await this.readVersioned(path, 'edit');
+    if (current === null) {
+      throw statusError(ScriptStatus.notFound, path);
+    }
+    let { content: before, version } = current;
+    const command = context.command ?? 'edit';
+    for (let attempt = 1; ; attempt += 1) {
+      const after = transform(before);
+      const reply = await this.runWrite(path, after, 'cas', version, command, context.session);
+      const status = Number(reply[0]);
+      if (status === ScriptStatus.ok) {
+        return { before, after };
+      }
+      if (status !== ScriptStatus.conflict) {
+        throw statusError(status, path, undefined, Number(reply[1]));
+      }
+      if (attempt >= this.maxEditAttempts) {
+        throw statusError(status, path);
+      }
+      version = String(reply[1]);
+      before = String(reply[2]);
+      if (attempt >= 3) {
+        // Many writers on one file: spread the retries so one of them wins each round.
+        await delay(Math.random() * Math.min(attempt, 20));
+      }
+    }
+  }
+
+  async list(path: string, options: ListOptions): Promise<ListedEntry[]> {
+    checkPath(path);
+    const depth = Number.isFinite(options.depth)
+      ? Math.max(0, Math.floor(options.depth))
+      : 1_000_000;
+    const reply = await this.run('list', path, () =>
+      this.client.batonMemoryList(
+        this.keys.meta,
+        ...this.prefixes,
+        path,
+        String(depth),
+        options.skipHidden === true ? '1' : '0',
+      ),
+    );
+    const status = Number(reply[0]);
+    if (status !== ScriptStatus.ok) {
+      throw statusError(status, path);
+    }
+    const entries: ListedEntry[] = [];
+    for (let index = 1; index + 2 < reply.length; index += 3) {
+      const entryPath = String(reply[index]);
+      entries.push({
+        path: entryPath,
+        depth: Number(reply[index + 2]),
+        ...parseIndexValue(String(reply[index + 1])),
+      });
+    }
+    entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
+    return entries;
+  }
+
+  async delete(path: string, context: MutationContext = {}): Promise<void> {
+    checkPath(path);
+    if (path === '') {
+      throw new StoreError('invalid_path', 'The root cannot be deleted.');
+    }
+    const reply = await this.run('delete', path, () =>
+      this.client.batonMemoryDelete(
+        this.keys.meta,
+        this.keys.accessTimes,
+        this.keys.feed,
+        ...this.prefixes,
+        path,
+        String(this.feedMaxLength),
+        context.command ?? 'delete',
+        oneLine(context.session),
+      ),
+    );
+    if (reply[0] !== ScriptStatus.ok) {
+      throw statusError(Number(reply[0]), path);
+    }
+  }
+
+  async rename(from: string, to: string, context: MutationContext = {}): Promise<void> {
+    checkPath(from);
+    checkPath(to);
+    if (from === '' || to === '') {
+      throw new StoreError(
+        'invalid_path',
+        'The root cannot be renamed, and nothing can be renamed onto it.',
+      );
+    }
+    const reply = await this.run('rename', from, () =>
+      this.client.batonMemoryRename(
+        this.keys.meta,
+        this.keys.accessTimes,
+        this.keys.feed,
+        ...this.prefixes,
+        from,
+        to,
+        String(this.feedMaxLength),
+        context.command ?? 'rename',
+        oneLine(context.session),
+      ),
+    );
+    if (reply[0] !== ScriptStatus.ok) {
+      throw statusError(Number(reply[0]), from, to);
+    }
+  }
+
+  async usage(): Promise<StoreUsage> {
+    this.ensureOpen();
+    try {
+      const [bytes, files] = await this.client.hmget(this.keys.meta, 'bytes', 'files');
+      return { bytes: Number(bytes ?? 0), files: Number(files ?? 0) };
+    } catch (error) {
+      throw toStoreError(error, 'read usage');
+    }
+  }
+
+  /** Closes the connection if the store opened it; a client passed in stays open. Idempotent. */
+  async close(): Promise<void> {
+    if (this.closed) {
+      return;
+    }
+    this.closed = true;
+    if (this.ownsClient) {
+      try {
+        await this.client.quit();
+      } catch {
+        // Already disconnected: nothing left to release.
+        this.client.disconnect();
+      }
+    }
+  }
+
+  /** Versions kept for `path`, newest (the current content) first. Empty if none or history is off. */
+  async listHistory(path: string): Promise<FileVersion[]> {
+    return (await this.loadHistory(path)).map(({ content: _content, ...version }) => version);
+  }
+
+  /** Content of `path` at `version` (from `listHistory`), or `null` if that version is not kept. */
+  async readHistory(path: string, version: number): Promise<string | null> {
+    return (
+      (await this.loadHistory(path)).find((entry) => entry.version === version)?.content ?? null
+    );
+  }
+
+  /** Change-feed entries, oldest first. */
+  async readChanges(options: ReadChangesOptions = {}): Promise<RedisMemoryChange[]> {
+    this.ensureOpen();
+    try {
+      const start = options.after === undefined ? '-' : `(${options.after}`;
+      const entries = await this.client.xrange(
+        this.keys.feed,
+        start,
+        '+',
+        'COUNT',
+        options.count ?? 100,
+      );
+      return entries.map(([id, fields]) => parseChange(id, fields));
+    } catch (error) {
+      throw toStoreError(error, 'read the change feed');
+    }
+  }
+
+  /**
+   * Removes files not read or written for `olderThanMs` (by the Redis server clock), in atomic
+   * batches, until none is left. Safe to run while others write: a file touched after the
+   * batch ran is kept; one removed before a write is simply created again by it.
+   */
+  async sweepExpired(options: SweepOptions): Promise<SweepResult> {
+    const batchSize = Math.max(1, Math.floor(options.batchSize ?? 500));
+    const removed: string[] = [];
+    for (;;) {
+      const reply = await this.run('sweep expired files', '', () =>
+        this.client.batonMemorySweep(
+          this.keys.meta,
+          this.keys.accessTimes,
+          this.keys.feed,
+          ...this.prefixes,
+          String(Math.max(0, Math.floor(options.olderThanMs))),
+          String(batchSize),
+          String(this.feedMaxLength),
+        ),
+      );
+      const paths = reply.slice(1).map(String);
+      removed.push(...paths);
+      if (paths.length < batchSize) {
+        return { removed };
+      }
+    }
+  }
+
+  /**
+   * Removes the whole namespace: every file, directory, history, access time and the feed.
+   * For tests and for deleting a project.
+   */
+  async clear(): Promise<void> {
+    const entries = await this.list('', { depth: 1 });
+    for (const entry of entries) {
+      await this.delete(entry.path, { command: 'clear' });
+    }
+    try {
+      await this.client.del(this.keys.meta, this.keys.accessTimes, this.keys.feed);
+    } catch (error) {
+      throw toStoreError(error, 'clear the namespace');
+    }
+  }
+
+  private async readVersioned(
+    path: string,
+    action: string,
+  ): Promise<{ content: string; version: string } | null> {
+    checkPath(path);
+    if (path === '') {
+      throw new StoreError('is_directory', 'The root is a directory.');
+    }
+    const reply = await this.run(action, path, () =>
+      this.client.batonMemoryRead(this.keys.accessTimes, ...this.prefixes, path),
+    );
+    const status = Number(reply[0]);
+    if (status === ScriptStatus.ok) {
+      return { content: String(reply[1]), version: String(reply[2]) };
+    }
+    if (status === ScriptStatus.notFound) {
+      return null;
+    }
+    throw statusError(status, path);
+  }
+
+  private runWrite(
+    path: string,
+    content: string,
+    mode: 'create' | 'overwrite' | 'cas',
+    expectedVersion: string,
+    command: string,
+    session: string | undefined,
+  ): Promise<unknown[]> {
+    return this.run(command, path, () =>
+      this.client.batonMemoryWrite(
+        this.keys.meta,
+        this.keys.accessTimes,
+        this.keys.feed,
+        ...this.prefixes,
+        path,
+        content,
+        mode,
+        expectedVersion,
+        ...this.limits,
+        String(this.historyDepth),
+        String(this.feedMaxLength),
+        oneLine(command),
+        oneLine(session),
+      ),
+    );
+  }
+
+  private async run(
+    action: string,
+    path: string,
+    call: () => Promise<unknown[]>,
+  ): Promise<unknown[]> {
+    this.ensureOpen();
+    try {
+      return await call();
+    } catch (error) {
+      throw toStoreError(error, path === '' ? action : `${action} ${path}`);
+    }
+  }
+
+  private async loadHistory(path: string): Promise<Array<FileVersion & { content: string }>> {
+    checkPath(path);
+    this.ensureOpen();
+    let entries: string[];
+    try {
+      entries = await this.client.lrange(this.keys.history(path), 0, -1);
+    } catch (error) {
+      throw toStoreError(error, `read the history of ${path}`);
+    }
+    return entries.map(parseHistoryEntry);
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) {
+      throw new StoreError('unavailable', 'The Redis memory store is closed.');
+    }
+  }
+}
+
+/** Creates a `RedisMemoryStore`. See `RedisMemoryStoreOptions`. */
+export function createRedisMemoryStore(options: RedisMemoryStoreOptions): RedisMemoryStore {
+  return new RedisMemoryStore(options);
+}
+
+function nonNegativeInteger(value: number, name: string): number {
+  if (!Number.isInteger(value) || value < 0) {
+    throw new TypeError(`${name} must be a non-negative integer, got ${value}.`);
+  }
+  return value;
+}
+
+function limitArgument(limit: number | undefined): string {
+  return limit === undefined || !Number.isFinite(limit)
+    ? UNLIMITED
+    : String(Math.max(0, Math.floor(limit)));
+}
+
+/** Defends the key schema against malformed paths (the handler normally canonicalises them). */
+function checkPath(path: string): void {
+  if (path === '') {
+    return;
+  }
+  for (const segment of path.split('/')) {
+    if (segment === '' || segment === '.' || segment === '..') {
+      throw new StoreError(
+        'invalid_path',
+        `${JSON.stringify(path)} is not a canonical store path.`,
+      );
+    }
+  }
+}
+
+function splitPath(path: string): [string, string] {
+  const slash = path.lastIndexOf('/');
+  return slash === -1 ? ['', path] : [path.slice(0, slash), path.slice(slash + 1)];
+}
+
+/** Parses a directory-index value: `f,<size>,<mtime>` or `d,<mtime>`. */
+function parseIndexValue(value: string): EntryStat {
+  if (value.startsWith('f,')) {
+    const [, size, modified] = value.split(',');
+    return { kind: 'file', size: Number(size), modifiedAt: Number(modified) };
+  }
+  return { kind: 'directory', size: DIRECTORY_SIZE, modifiedAt: Number(value.slice(2)) };
+}
+
+/** Feed and history headers are newline-separated: keep free-text fields on one line. */
+function oneLine(value: string | undefined): string {
+  return value === undefined ? '' : value.replace(/[\r\n]+/gu, ' ');
+}
+
+function parseHistoryEntry(entry: string): FileVersion & { content: string } {
+  const lines: string[] = [];
+  let offset = 0;
+  for (let index = 0; index < 5; index += 1) {
+    const end = entry.indexOf('\n', offset);
+    lines.push(entry.slice(offset, end));
+    offset = end + 1;
+  }
+  const [version, at, bytes, command, session] = lines;
+  return {
+    version: Number(version),
+    at: Number(at),
+    bytes: Number(bytes),
+    command: command ?? '',
+    ...(session ? { session } : {}),
+    content: entry.slice(offset),
+  };
+}
+
+function parseChange(id: string, fields: string[]): RedisMemoryChange {
+  const values = new Map<string, string>();
+  for (let index = 0; index + 1 < fields.length; index += 2) {
+    values.set(fields[index] ?? '', fields[index + 1] ?? '');
+  }
+  const newPath = values.get('newPath');
+  const session = values.get('session');
+  return {
+    id,
+    at: Number(values.get('at')),
+    command: values.get('command') ?? '',
+    path: values.get('path') ?? '',
+    ...(newPath === undefined ? {} : { newPath }),
+    bytes: Number(values.get('bytes') ?? 0),
+    ...(session === undefined ? {} : { session }),
+  };
+}
