@@ -1,1 +1,40 @@
-export {};
+export { SessionError } from './errors.js';
+export type { SessionErrorCode } from './errors.js';
+export {
+  FEATURES_PATH,
+  FEATURES_STORE_PATH,
+  PROGRESS_PATH,
+  STARTUP_PATH,
+  allFeaturesPass,
+  countFeatures,
+  flippedFeatureIds,
+  parseFeatures,
+  readFeatures,
+} from './features.js';
+export type { Feature, FeatureCounts, ParsedFeatures } from './features.js';
+export { CHECKLIST_RULE, checkChecklistWrite } from './checklist-rules.js';
+export type { ChecklistRuleOptions } from './checklist-rules.js';
+export { SECRET_PATTERNS, containsSecret, redactSecrets } from './redaction.js';
+export type { RedactionResult, SecretPattern } from './redaction.js';
+export {
+  loadPrompt,
+  renderEndOfSessionPrompt,
+  renderSessionPrompt,
+  renderSystemPrompt,
+} from './prompts.js';
+export type { PromptContext, PromptName } from './prompts.js';
+export {
+  DEFAULT_RETRY_OPTIONS,
+  classifyFailure,
+  parseRetryAfter,
+  retryDelayMs,
+  withRetries,
+} from './retry.js';
+export type { RetryNotice, RetryOptions } from './retry.js';
+export { createBashTool } from './tools/bash.js';
+export type { BashToolOptions } from './tools/bash.js';
+export { createTextEditorTool } from './tools/text-editor.js';
+export type { TextEditorToolOptions } from './tools/text-editor.js';
+export type { SessionTool, ToolOutcome, WorkspaceToolsOptions } from './tools/types.js';
+export { DEFAULT_ALLOWED_PATHS, DEFAULT_DENIED_COMMANDS } from './internal/command-policy.js';
+export type { CommandPolicy } from './internal/command-policy.js';

@@ -1,0 +1,108 @@
+import { readFileSync } from 'node:fs';
+import { SessionError } from './errors.js';
+
+/** The prompt files kept in `packages/session/prompts/` (documented in docs/sessions.md). */
+export type PromptName = 'system' | 'init' | 'resume' | 'end-of-session' | 'end-session';
+
+const cache = new Map<PromptName, string>();
+
+/**
+ * Raw text of a prompt file. The files live next to `src/` and `dist/` in the package root, so
+ * the same relative URL works from the sources (tests) and from the build (the CLI).
+ */
+export function loadPrompt(name: PromptName): string {
+  const cached = cache.get(name);
+  if (cached !== undefined) return cached;
+  let text: string;
+  try {
+    text = readFileSync(new URL(`../prompts/${name}.md`, import.meta.url), 'utf8');
+  } catch (error) {
+    throw new SessionError(
+      'prompt_missing',
+      `The prompt file ${name}.md is missing from @baton/session.`,
+      {
+        cause: error,
+      },
+    );
+  }
+  cache.set(name, text);
+  return text;
+}
+
+/** Escape a value placed inside a double-quoted tag attribute. */
+export function escapeAttribute(value: string): string {
+  return value
+    .replace(/&/g, '&amp;')
+    .replace(/"/g, '&quot;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;');
+}
+
+/** Fill `{{name}}` placeholders; unknown placeholders are an error so a typo never reaches the model. */
+export function renderTemplate(template: string, values: Record<string, string>): string {
+  return template.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
+    const value = values[key];
+    if (value === undefined) {
+      throw new SessionError('prompt_missing', `The prompt placeholder {{${key}}} has no value.`);
+    }
+    return value;
+  });
+}
+
+/** Values shared by every session prompt. */
+export interface PromptContext {
+  projectId: string;
+  goal: string;
+  sessionNumber: number;
+  interrupted: boolean;
+}
+
+const INTERRUPTED_NOTE =
+  '\nNote: the previous session of this project was interrupted before it could finish (a crash, ' +
+  'a cancellation or a timeout). Its last progress entry may be missing or incomplete: check the ' +
+  'workspace (`git status`, `git log`) for half-done work before you pick a feature.\n';
+
+function baseValues(context: PromptContext): Record<string, string> {
+  return {
+    project: escapeAttribute(context.projectId),
+    session: String(context.sessionNumber),
+    interrupted: context.interrupted ? 'true' : 'false',
+    interruptedNote: context.interrupted ? INTERRUPTED_NOTE : '',
+    goal: context.goal.trim(),
+  };
+}
+
+/** The system prompt. */
+export function renderSystemPrompt(context: PromptContext): string {
+  return renderTemplate(loadPrompt('system'), baseValues(context)).trim();
+}
+
+/** The first user message of a session of the given kind. */
+export function renderSessionPrompt(
+  kind: 'init' | 'resume' | 'end',
+  context: PromptContext,
+): string {
+  const name: PromptName = kind === 'end' ? 'end-session' : kind;
+  return renderTemplate(loadPrompt(name), baseValues(context)).trim();
+}
+
+const REASON_TEXT: Record<string, string> = {
+  done: 'the work of this session is done',
+  max_turns: 'the turn budget is used up',
+  max_input_tokens: 'the input-token budget is used up',
+  max_output_tokens: 'the output-token budget is used up',
+  max_usd: 'the cost budget is used up',
+  wall_clock: 'the time budget is used up',
+  cancelled: 'the session was cancelled',
+  context_window_exceeded: 'the context window is full',
+  end_session: 'this is a closing session',
+};
+
+/** The end-of-session user message for a stop reason. */
+export function renderEndOfSessionPrompt(reason: string, context: PromptContext): string {
+  return renderTemplate(loadPrompt('end-of-session'), {
+    ...baseValues(context),
+    reason: escapeAttribute(reason),
+    reasonText: REASON_TEXT[reason] ?? reason.replace(/_/g, ' '),
+  }).trim();
+}

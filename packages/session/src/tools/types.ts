@@ -1,0 +1,51 @@
+import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { CommandPolicy } from '../internal/command-policy.js';
+
+/** What a tool call returns to the model. */
+export interface ToolOutcome {
+  content: string;
+  isError: boolean;
+}
+
+/** One tool the session offers: its API definition and how to run it. */
+export interface SessionTool {
+  /** Tool name as the model calls it. */
+  name: string;
+  /** The definition sent in `tools` (SDK tool types). */
+  definition: BetaToolUnion;
+  /** Which calls must not run concurrently: calls with the same lane run one after another. */
+  lane: string;
+  /** Run one call. Never throws: failures are `isError` outcomes. */
+  execute(input: unknown, signal?: AbortSignal): Promise<ToolOutcome>;
+  /** A short one-line summary of a call's input, for events and logs. */
+  summarize(input: unknown): string;
+}
+
+/** Options of the workspace tools (bash and text editor). */
+export interface WorkspaceToolsOptions {
+  /** Per-command timeout of the bash tool in milliseconds. Default 120_000. */
+  commandTimeoutMs?: number;
+  /** Most characters of command output returned (head and tail are kept). Default 30_000. */
+  maxOutputChars?: number;
+  /** Which commands bash runs. Default: `DEFAULT_DENIED_COMMANDS` refused, everything else allowed. */
+  commands?: CommandPolicy;
+  /** Extra environment variables for commands (the host environment is NOT passed through). Default none. */
+  env?: Record<string, string>;
+  /** Most characters one text-editor view returns. Default 16_000. */
+  maxViewChars?: number;
+  /** Largest file the text editor writes, in bytes. Default 1_048_576. */
+  maxFileBytes?: number;
+}
+
+/** Cut a string to `max` characters for one-line summaries. */
+export function shorten(text: string, max = 80): string {
+  const oneLine = text.replace(/\s+/g, ' ').trim();
+  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+}
+
+/** Read a string field of an unknown tool input. */
+export function stringField(input: unknown, key: string): string | undefined {
+  if (typeof input !== 'object' || input === null) return undefined;
+  const value = (input as Record<string, unknown>)[key];
+  return typeof value === 'string' ? value : undefined;
+}
