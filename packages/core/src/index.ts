@@ -17,3 +17,9 @@ export type {
 // stores (core-stores helper)
 export { InMemoryStore, createInMemoryStore } from './stores/in-memory-store.js';
 export type { InMemoryStoreOptions } from './stores/in-memory-store.js';
+export {
+  FILE_SYSTEM_STORE_RESERVED_NAME,
+  FileSystemStore,
+  createFileSystemStore,
+} from './stores/file-system-store.js';
+export type { FileSystemStoreOptions } from './stores/file-system-store.js';

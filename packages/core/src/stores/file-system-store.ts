@@ -1,0 +1,614 @@
+import { randomBytes } from 'node:crypto';
+import { constants, type Stats } from 'node:fs';
+import {
+  link,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  readdir,
+  realpath,
+  rename,
+  rm,
+  unlink,
+  writeFile,
+} from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import {
+  StoreError,
+  type EditResult,
+  type EntryStat,
+  type ListOptions,
+  type ListedEntry,
+  type MemoryStore,
+  type MutationContext,
+  type StoreLimits,
+  type StoreUsage,
+  type WriteOptions,
+} from '../store.js';
+import { AsyncMutex } from './internal/async-mutex.js';
+import { PROCESS_TOKEN, acquireFileLock, isOwnerGone } from './internal/file-lock.js';
+import { errnoCode, toStoreError } from './internal/fs-errors.js';
+import { assertWithinLimits, validateLimits } from './internal/store-limits.js';
+import {
+  DIRECTORY_SIZE,
+  ancestorsOf,
+  assertStorePath,
+  compareCodeUnits,
+  isBelow,
+  isHiddenName,
+} from './internal/store-paths.js';
+
+/**
+ * The name of the store's own directory inside the root (temp files, trash, locks). No store path
+ * may start with it: every method refuses it with `invalid_path` and `list` never shows it.
+ */
+export const FILE_SYSTEM_STORE_RESERVED_NAME = '.baton-store';
+
+/** Options of `createFileSystemStore`. */
+export interface FileSystemStoreOptions {
+  /** Directory holding the memory files; created with mode 0700 if missing. */
+  root: string;
+  /** Limits enforced on every write and edit. Default: none. */
+  limits?: StoreLimits;
+  /** How long a mutation waits for another process's lock before failing with `conflict`. Default 10 000 ms. */
+  lockTimeoutMs?: number;
+  /** A lock file whose owner cannot be identified is broken after this long. Default 30 000 ms. */
+  lockStaleMs?: number;
+}
+
+/** The result of walking a path's ancestors. */
+type AncestorState =
+  { status: 'present' } | { status: 'missing'; missing: string[] } | { status: 'below_file' };
+
+/** One in-process mutex per real root, so two store instances on one root in one process also serialise. */
+const ROOT_MUTEXES = new Map<string, AsyncMutex>();
+
+/**
+ * The embedded default `MemoryStore`: one file on disk per memory file, below `root`.
+ *
+ * - Atomic and durable: every file write goes to a temp file (same filesystem), is fsynced, then
+ *   renamed over the target (overwrite) or hard-linked to it (create: `link()` fails if anything
+ *   is there, so two creators have one winner); the directory is fsynced after every change of
+ *   its entries. A directory delete is one `rename()` into the trash, then removal.
+ * - Concurrency: every mutation holds the store lock: an in-process FIFO mutex plus a lock file
+ *   (O_EXCL) shared by every process on the host using this root, with stale-lock recovery. That
+ *   makes `edit`, rename-without-overwrite and limits exact across processes. Reads take no
+ *   lock; `list` takes the in-process mutex only.
+ * - Security: no symbolic link is ever followed; a path through one is refused with
+ *   `invalid_path` and `list` skips them. Files are 0600, directories 0700. No error message
+ *   contains a host path.
+ */
+export class FileSystemStore implements MemoryStore {
+  readonly #root: string;
+  readonly #internal: string;
+  readonly #temp: string;
+  readonly #lockPath: string;
+  readonly #generationPath: string;
+  readonly #limits: StoreLimits;
+  readonly #lockTimeoutMs: number;
+  readonly #lockStaleMs: number;
+  readonly #mutex: AsyncMutex;
+  #usage: StoreUsage | undefined;
+  #generation = '';
+  #dirty = false;
+  #closed = false;
+  #tempCounter = 0;
+
+  /** Use `createFileSystemStore`, which prepares the root first. */
+  constructor(realRoot: string, options: Omit<FileSystemStoreOptions, 'root'> = {}) {
+    this.#root = realRoot;
+    this.#internal = join(realRoot, FILE_SYSTEM_STORE_RESERVED_NAME);
+    this.#temp = join(this.#internal, 'tmp');
+    this.#lockPath = join(this.#internal, 'store.lock');
+    this.#generationPath = join(this.#internal, 'generation');
+    this.#limits = validateLimits(options.limits);
+    this.#lockTimeoutMs = options.lockTimeoutMs ?? 10_000;
+    this.#lockStaleMs = options.lockStaleMs ?? 30_000;
+    let mutex = ROOT_MUTEXES.get(realRoot);
+    if (mutex === undefined) {
+      mutex = new AsyncMutex();
+      ROOT_MUTEXES.set(realRoot, mutex);
+    }
+    this.#mutex = mutex;
+  }
+
+  /** Creates the internal directories and removes what crashed writers left behind. */
+  async prepare(): Promise<void> {
+    await mkdir(this.#temp, { recursive: true, mode: 0o700 });
+    const leftovers = await readdir(this.#temp);
+    await Promise.all(
+      leftovers
+        .filter((name) => isOwnerGone(ownerOfTempName(name)))
+        .map((name) => rm(join(this.#temp, name), { recursive: true, force: true })),
+    );
+  }
+
+  async read(path: string): Promise<string | null> {
+    this.#assertOpen();
+    assertUserPath(path);
+    if (path === '') throw new StoreError('is_directory', 'The path is a directory, not a file.');
+    try {
+      const ancestors = await this.#inspectAncestors(path);
+      if (ancestors.status !== 'present') return null;
+      const handle = await open(this.#host(path), constants.O_RDONLY | constants.O_NOFOLLOW);
+      try {
+        const stats = await handle.stat();
+        if (stats.isDirectory()) {
+          throw new StoreError('is_directory', 'The path is a directory, not a file.');
+        }
+        if (!stats.isFile()) throw notAFileError();
+        return await handle.readFile('utf8');
+      } finally {
+        await handle.close();
+      }
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw toStoreError(error);
+    }
+  }
+
+  async stat(path: string): Promise<EntryStat | null> {
+    this.#assertOpen();
+    assertUserPath(path);
+    try {
+      if (path !== '' && (await this.#inspectAncestors(path)).status !== 'present') return null;
+      const stats = await this.#lstatEntry(path);
+      return stats === null ? null : toEntryStat(stats);
+    } catch (error) {
+      throw toStoreError(error);
+    }
+  }
+
+  async write(path: string, content: string, options: WriteOptions): Promise<void> {
+    this.#assertOpen();
+    assertUserPath(path);
+    if (path === '') {
+      throw new StoreError(
+        options.mode === 'create' ? 'exists' : 'is_directory',
+        'The root is a directory.',
+      );
+    }
+    const bytes = Buffer.from(content, 'utf8');
+    await this.#mutate(async () => {
+      const ancestors = await this.#inspectAncestors(path);
+      if (ancestors.status === 'below_file') {
+        throw new StoreError('not_a_directory', 'A parent of the path is a file.');
+      }
+      const existing = ancestors.status === 'present' ? await this.#lstatEntry(path) : null;
+      if (existing !== null && options.mode === 'create') {
+        throw new StoreError('exists', 'Something already exists at the path.');
+      }
+      if (existing?.isDirectory() === true) {
+        throw new StoreError('is_directory', 'The path is a directory, not a file.');
+      }
+      if (existing !== null && !existing.isFile()) throw notAFileError();
+      const usage = await this.#currentUsage();
+      const oldSize = existing?.size ?? 0;
+      const next = {
+        bytes: usage.bytes - oldSize + bytes.length,
+        files: usage.files + (existing === null ? 1 : 0),
+      };
+      assertWithinLimits(this.#limits, {
+        fileBytes: bytes.length,
+        totalBytes: next.bytes,
+        files: next.files,
+      });
+      this.#dirty = true;
+      if (ancestors.status === 'missing') await this.#makeDirectories(ancestors.missing);
+      await this.#writeAtomically(
+        this.#host(path),
+        bytes,
+        existing === null ? 'create' : 'replace',
+      );
+      this.#usage = next;
+    });
+  }
+
+  async edit(
+    path: string,
+    transform: (current: string) => string,
+    _context?: MutationContext,
+  ): Promise<EditResult> {
+    this.#assertOpen();
+    assertUserPath(path);
+    if (path === '') throw new StoreError('is_directory', 'The path is a directory, not a file.');
+    return this.#mutate(async () => {
+      if ((await this.#inspectAncestors(path)).status !== 'present') throw notFoundError();
+      const existing = await this.#lstatEntry(path);
+      if (existing === null) throw notFoundError();
+      if (existing.isDirectory()) {
+        throw new StoreError('is_directory', 'The path is a directory, not a file.');
+      }
+      if (!existing.isFile()) throw notAFileError();
+      const before = await readFile(this.#host(path), {
+        encoding: 'utf8',
+        flag: constants.O_RDONLY | constants.O_NOFOLLOW,
+      });
+      // We hold the store lock, so `before` is current and nothing can change it until we write.
+      const after = transform(before);
+      if (typeof after !== 'string') throw new TypeError('An edit transform must return a string.');
+      const bytes = Buffer.from(after, 'utf8');
+      const usage = await this.#currentUsage();
+      const next = { bytes: usage.bytes - existing.size + bytes.length, files: usage.files };
+      assertWithinLimits(this.#limits, {
+        fileBytes: bytes.length,
+        totalBytes: next.bytes,
+        files: next.files,
+      });
+      this.#dirty = true;
+      await this.#writeAtomically(this.#host(path), bytes, 'replace');
+      this.#usage = next;
+      return { before, after };
+    });
+  }
+
+  async list(path: string, options: ListOptions): Promise<ListedEntry[]> {
+    this.#assertOpen();
+    assertUserPath(path);
+    // The in-process mutex makes a listing atomic against this process's own mutations.
+    return this.#mutex.run(async () => {
+      try {
+        if (path !== '' && (await this.#inspectAncestors(path)).status !== 'present') {
+          throw notFoundError();
+        }
+        const stats = await this.#lstatEntry(path);
+        if (stats === null) throw notFoundError();
+        if (!stats.isDirectory()) {
+          throw new StoreError('not_a_directory', 'The path is a file, not a directory.');
+        }
+        const entries: ListedEntry[] = [];
+        await this.#collect(path, 1, options, entries);
+        return entries.sort((left, right) => compareCodeUnits(left.path, right.path));
+      } catch (error) {
+        throw toStoreError(error);
+      }
+    });
+  }
+
+  async delete(path: string, _context?: MutationContext): Promise<void> {
+    this.#assertOpen();
+    assertUserPath(path);
+    if (path === '') throw new StoreError('invalid_path', 'The root cannot be deleted.');
+    let trash: string | undefined;
+    await this.#mutate(async () => {
+      if ((await this.#inspectAncestors(path)).status !== 'present') throw notFoundError();
+      const existing = await this.#lstatEntry(path);
+      if (existing === null) throw notFoundError();
+      const usage = await this.#currentUsage();
+      const host = this.#host(path);
+      if (existing.isDirectory()) {
+        const removed = await this.#measure(host);
+        this.#dirty = true;
+        // One rename makes the whole subtree disappear at once; removal happens afterwards.
+        trash = this.#tempPath('trash');
+        await rename(host, trash);
+        await syncDirectory(dirname(host));
+        this.#usage = { bytes: usage.bytes - removed.bytes, files: usage.files - removed.files };
+      } else {
+        this.#dirty = true;
+        await unlink(host);
+        await syncDirectory(dirname(host));
+        this.#usage = {
+          bytes: usage.bytes - (existing.isFile() ? existing.size : 0),
+          files: usage.files - (existing.isFile() ? 1 : 0),
+        };
+      }
+    });
+    // Outside the lock: other writers need not wait for a large tree to be removed.
+    if (trash !== undefined)
+      await rm(trash, { recursive: true, force: true }).catch(() => undefined);
+  }
+
+  async rename(from: string, to: string, _context?: MutationContext): Promise<void> {
+    this.#assertOpen();
+    assertUserPath(from);
+    assertUserPath(to);
+    if (from === '' || to === '') {
+      throw new StoreError('invalid_path', 'The root cannot be renamed or replaced.');
+    }
+    await this.#mutate(async () => {
+      if ((await this.#inspectAncestors(from)).status !== 'present') throw notFoundError('source');
+      const source = await this.#lstatEntry(from);
+      if (source === null) throw notFoundError('source');
+      if (source.isDirectory() && isBelow(to, from)) {
+        throw new StoreError('into_itself', 'A directory cannot be moved into itself.');
+      }
+      const destination = await this.#inspectAncestors(to);
+      if (destination.status === 'below_file') {
+        throw new StoreError('not_a_directory', 'A parent of the destination is a file.');
+      }
+      // rename(2) would replace a file or an empty directory: the store lock plus this check is
+      // what makes "never overwrite" hold (see docs/memory-store.md).
+      if (destination.status === 'present' && (await this.#lstatEntry(to)) !== null) {
+        throw new StoreError('exists', 'Something already exists at the destination.');
+      }
+      this.#dirty = true;
+      if (destination.status === 'missing') await this.#makeDirectories(destination.missing);
+      const fromHost = this.#host(from);
+      const toHost = this.#host(to);
+      await rename(fromHost, toHost);
+      await syncDirectory(dirname(toHost));
+      if (dirname(fromHost) !== dirname(toHost)) await syncDirectory(dirname(fromHost));
+    });
+  }
+
+  async usage(): Promise<StoreUsage> {
+    this.#assertOpen();
+    return this.#mutate(async () => ({ ...(await this.#currentUsage()) }));
+  }
+
+  close(): Promise<void> {
+    this.#closed = true;
+    return Promise.resolve();
+  }
+
+  /** Runs `body` holding the store lock (in-process mutex, then the cross-process lock file). */
+  async #mutate<T>(body: () => Promise<T>): Promise<T> {
+    return this.#mutex.run(async () => {
+      let release;
+      try {
+        release = await acquireFileLock(this.#lockPath, {
+          timeoutMs: this.#lockTimeoutMs,
+          staleMs: this.#lockStaleMs,
+        });
+      } catch (error) {
+        throw toStoreError(error);
+      }
+      this.#dirty = false;
+      try {
+        await this.#checkGeneration();
+        const result = await body();
+        if (this.#dirty) await this.#bumpGeneration();
+        return result;
+      } catch (error) {
+        // Something may have changed on disk: recount next time rather than trust the cache.
+        if (this.#dirty) this.#usage = undefined;
+        // Only filesystem errors are translated; an edit transform's own error propagates as is.
+        throw isSystemError(error) ? toStoreError(error) : error;
+      } finally {
+        await release();
+      }
+    });
+  }
+
+  /**
+   * The usage cache is valid while the generation file still holds the token this process wrote
+   * last (or read when it counted). Any other process's mutation changes the token.
+   */
+  async #checkGeneration(): Promise<void> {
+    if (this.#usage === undefined) return;
+    const current = await readFile(this.#generationPath, 'utf8').catch(() => '');
+    if (current !== this.#generation) this.#usage = undefined;
+  }
+
+  async #bumpGeneration(): Promise<void> {
+    // Not fsynced on purpose: after a machine crash no process has a cache left to validate.
+    const token = `${PROCESS_TOKEN}-${randomBytes(4).toString('hex')}`;
+    try {
+      await writeFile(this.#generationPath, token, { mode: 0o600 });
+      this.#generation = token;
+    } catch {
+      this.#usage = undefined;
+    }
+  }
+
+  /** Usage from the cache, or counted by walking the whole tree (O(files)) and cached. */
+  async #currentUsage(): Promise<StoreUsage> {
+    if (this.#usage !== undefined) return this.#usage;
+    const generation = await readFile(this.#generationPath, 'utf8').catch(() => '');
+    const usage = await this.#measure(this.#root);
+    this.#usage = usage;
+    this.#generation = generation;
+    return usage;
+  }
+
+  /** Bytes and files below a host directory (symlinks and the reserved directory excluded). */
+  async #measure(directory: string): Promise<StoreUsage> {
+    const totals = { bytes: 0, files: 0 };
+    const entries = await readdir(directory, { withFileTypes: true });
+    await Promise.all(
+      entries.map(async (entry) => {
+        if (directory === this.#root && entry.name === FILE_SYSTEM_STORE_RESERVED_NAME) return;
+        const host = join(directory, entry.name);
+        if (entry.isDirectory()) {
+          const below = await this.#measure(host);
+          totals.bytes += below.bytes;
+          totals.files += below.files;
+        } else if (entry.isFile()) {
+          const stats = await lstat(host).catch(() => null);
+          if (stats?.isFile() === true) {
+            totals.bytes += stats.size;
+            totals.files += 1;
+          }
+        }
+      }),
+    );
+    return totals;
+  }
+
+  async #collect(
+    directory: string,
+    depth: number,
+    options: ListOptions,
+    into: ListedEntry[],
+  ): Promise<void> {
+    const entries = await readdir(this.#host(directory), { withFileTypes: true });
+    await Promise.all(
+      entries.map(async (entry) => {
+        if (directory === '' && entry.name === FILE_SYSTEM_STORE_RESERVED_NAME) return;
+        if (options.skipHidden === true && isHiddenName(entry.name)) return;
+        // Symbolic links and special files are not part of the store.
+        if (!entry.isFile() && !entry.isDirectory()) return;
+        const path = directory === '' ? entry.name : `${directory}/${entry.name}`;
+        const stats = await lstat(this.#host(path)).catch(() => null);
+        if (stats === null || (!stats.isFile() && !stats.isDirectory())) return;
+        into.push({ path, depth, ...toEntryStat(stats) });
+        if (stats.isDirectory() && depth < options.depth) {
+          await this.#collect(path, depth + 1, options, into);
+        }
+      }),
+    );
+  }
+
+  /**
+   * Walks the ancestors of `path` from the root with lstat: refuses a symbolic link anywhere, and
+   * reports whether all exist, some are missing (to be created) or one is a file.
+   */
+  async #inspectAncestors(path: string): Promise<AncestorState> {
+    const ancestors = ancestorsOf(path);
+    for (const [index, ancestor] of ancestors.entries()) {
+      const stats = await lstatOrNull(this.#host(ancestor));
+      if (stats === null) return { status: 'missing', missing: ancestors.slice(index) };
+      if (stats.isSymbolicLink()) throw symlinkError();
+      if (!stats.isDirectory()) return { status: 'below_file' };
+    }
+    return { status: 'present' };
+  }
+
+  /** lstat of a store path; refuses a symbolic link. */
+  async #lstatEntry(path: string): Promise<Stats | null> {
+    const stats = await lstatOrNull(this.#host(path));
+    if (stats?.isSymbolicLink() === true) throw symlinkError();
+    return stats;
+  }
+
+  /** Creates `missing` (outermost first) with mode 0700, fsyncing each parent. */
+  async #makeDirectories(missing: string[]): Promise<void> {
+    for (const directory of missing) {
+      const host = this.#host(directory);
+      try {
+        await mkdir(host, { mode: 0o700 });
+      } catch (error) {
+        if (errnoCode(error) !== 'EEXIST') throw error;
+        if ((await this.#lstatEntry(directory))?.isDirectory() !== true) {
+          throw new StoreError('not_a_directory', 'A parent of the path is a file.');
+        }
+      }
+      await syncDirectory(dirname(host));
+    }
+  }
+
+  /**
+   * Temp file in the store's own directory (same filesystem), fsync, then `link()` for a create
+   * (fails if anything appeared at the target) or `rename()` for a replace; then fsync the target
+   * directory so the new entry survives a crash.
+   */
+  async #writeAtomically(target: string, bytes: Buffer, mode: 'create' | 'replace'): Promise<void> {
+    const temp = this.#tempPath('tmp');
+    try {
+      const handle = await open(temp, 'wx', 0o600);
+      try {
+        await handle.writeFile(bytes);
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      if (mode === 'create') {
+        await link(temp, target);
+        await unlink(temp);
+      } else {
+        await rename(temp, target);
+      }
+    } catch (error) {
+      await unlink(temp).catch(() => undefined);
+      throw error;
+    }
+    await syncDirectory(dirname(target));
+  }
+
+  /** A unique name in the temp directory whose prefix tells which process owns it. */
+  #tempPath(kind: 'tmp' | 'trash'): string {
+    this.#tempCounter += 1;
+    return join(this.#temp, `${PROCESS_TOKEN}.${this.#tempCounter}.${kind}`);
+  }
+
+  #host(path: string): string {
+    return path === '' ? this.#root : join(this.#root, ...path.split('/'));
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError('unavailable', 'The store is closed.');
+  }
+}
+
+/**
+ * Creates a `FileSystemStore` on `root` (made with mode 0700 if missing) and removes temp files
+ * and trash that crashed writers left in the store's own directory.
+ */
+export async function createFileSystemStore(
+  options: FileSystemStoreOptions,
+): Promise<FileSystemStore> {
+  const { root, ...rest } = options;
+  await mkdir(root, { recursive: true, mode: 0o700 });
+  const store = new FileSystemStore(await realpath(root), rest);
+  await store.prepare();
+  return store;
+}
+
+/** Refuses the store's own directory as well as anything that is not a canonical store path. */
+function assertUserPath(path: string): void {
+  assertStorePath(path);
+  const first = path.split('/', 1)[0];
+  if (first === FILE_SYSTEM_STORE_RESERVED_NAME) {
+    throw new StoreError(
+      'invalid_path',
+      `The name ${FILE_SYSTEM_STORE_RESERVED_NAME} is reserved for the store's own files.`,
+    );
+  }
+}
+
+/** `<pid>-<nonce>.<n>.<kind>` -> `<pid>-<nonce>`. */
+function ownerOfTempName(name: string): string {
+  return name.split('.', 1)[0] ?? '';
+}
+
+/** A Node system error (it carries the syscall), as opposed to an error thrown by user code. */
+function isSystemError(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    typeof (error as NodeJS.ErrnoException).code === 'string' &&
+    typeof (error as NodeJS.ErrnoException).syscall === 'string'
+  );
+}
+
+async function lstatOrNull(host: string): Promise<Stats | null> {
+  try {
+    return await lstat(host);
+  } catch (error) {
+    const code = errnoCode(error);
+    if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+    throw error;
+  }
+}
+
+async function syncDirectory(host: string): Promise<void> {
+  const handle = await open(host, constants.O_RDONLY | constants.O_DIRECTORY);
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+function toEntryStat(stats: Stats): EntryStat {
+  return stats.isDirectory()
+    ? { kind: 'directory', size: DIRECTORY_SIZE, modifiedAt: stats.mtimeMs }
+    : { kind: 'file', size: stats.size, modifiedAt: stats.mtimeMs };
+}
+
+function symlinkError(): StoreError {
+  return new StoreError(
+    'invalid_path',
+    'The path goes through a symbolic link, which the store does not follow.',
+  );
+}
+
+function notAFileError(): StoreError {
+  return new StoreError('invalid_path', 'The path is neither a regular file nor a directory.');
+}
+
+function notFoundError(which = 'path'): StoreError {
+  return new StoreError('not_found', `Nothing exists at the ${which}.`);
+}

@@ -1,0 +1,129 @@
+import { randomBytes } from 'node:crypto';
+import { open, readFile, stat, unlink } from 'node:fs/promises';
+import { StoreError } from '../../store.js';
+import { errnoCode } from './fs-errors.js';
+
+/**
+ * Identifies this process incarnation. A pid alone is not enough: a restarted container often
+ * reuses the pid of the process that crashed holding a lock.
+ */
+export const PROCESS_TOKEN = `${process.pid}-${randomBytes(6).toString('hex')}`;
+
+/** Options of `acquireFileLock`. */
+export interface FileLockOptions {
+  /** Give up after this long, with `StoreError('conflict')`. */
+  timeoutMs: number;
+  /** A lock whose owner cannot be identified (empty or foreign content) is stale after this long. */
+  staleMs: number;
+}
+
+/** Releases a lock taken by `acquireFileLock`. */
+export type ReleaseLock = () => Promise<void>;
+
+/** True if the owner named by a token (`pid-nonce`) is certainly gone. */
+export function isOwnerGone(token: string): boolean {
+  const match = /^(\d+)-([0-9a-f]+)$/.exec(token);
+  if (match === null) return false;
+  const pid = Number(match[1]);
+  // Same pid, other nonce: an earlier incarnation of a pid this process now has.
+  if (pid === process.pid) return token !== PROCESS_TOKEN;
+  try {
+    process.kill(pid, 0);
+    return false;
+  } catch (error) {
+    return errnoCode(error) === 'ESRCH';
+  }
+}
+
+/**
+ * A cross-process lock: a file created with O_EXCL holding the owner's token. Crash recovery: a
+ * lock whose owner process is gone (same host) is broken at once; a lock with unreadable content
+ * is broken once older than `staleMs`. Breaking is itself serialised through a second O_EXCL file
+ * (`<lock>.break`) and re-checks the content before unlinking, so two processes recovering at
+ * once can never remove a lock a third one has just taken.
+ */
+export async function acquireFileLock(
+  path: string,
+  options: FileLockOptions,
+): Promise<ReleaseLock> {
+  const deadline = Date.now() + options.timeoutMs;
+  let delayMs = 1;
+  for (;;) {
+    if (await tryCreate(path)) {
+      return async () => {
+        await unlink(path).catch(() => undefined);
+      };
+    }
+    const breakable = await staleContent(path, options.staleMs);
+    if (breakable !== undefined && (await breakStaleLock(path, breakable))) continue;
+    if (Date.now() >= deadline) {
+      throw new StoreError(
+        'conflict',
+        'The store stayed locked by another process for too long; try again.',
+      );
+    }
+    // Polling is the only portable way to wait for a lock file; back off to stay cheap.
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+    delayMs = Math.min(delayMs * 2, 20);
+  }
+}
+
+async function tryCreate(path: string): Promise<boolean> {
+  let handle;
+  try {
+    handle = await open(path, 'wx', 0o600);
+  } catch (error) {
+    if (errnoCode(error) === 'EEXIST') return false;
+    throw error;
+  }
+  try {
+    await handle.writeFile(PROCESS_TOKEN);
+  } finally {
+    await handle.close();
+  }
+  return true;
+}
+
+/** The lock's content if it is stale, `undefined` if it is live or already gone. */
+async function staleContent(path: string, staleMs: number): Promise<string | undefined> {
+  let content: string;
+  let modifiedAt: number;
+  try {
+    content = await readFile(path, 'utf8');
+    modifiedAt = (await stat(path)).mtimeMs;
+  } catch (error) {
+    if (errnoCode(error) === 'ENOENT') return undefined;
+    throw error;
+  }
+  if (content !== '' && isOwnerGone(content)) return content;
+  // Empty content: the owner may be between open() and write(); only age makes it stale.
+  if (Date.now() - modifiedAt > staleMs && !(content !== '' && isOwnerKnownAlive(content))) {
+    return content;
+  }
+  return undefined;
+}
+
+function isOwnerKnownAlive(token: string): boolean {
+  return /^(\d+)-([0-9a-f]+)$/.test(token) && !isOwnerGone(token);
+}
+
+/** Removes the lock if it still holds `expected`. True if the caller should retry at once. */
+async function breakStaleLock(path: string, expected: string): Promise<boolean> {
+  const breakerPath = `${path}.break`;
+  if (!(await tryCreate(breakerPath))) {
+    // Another process is breaking it; a breaker that crashed is itself stale after 10 s.
+    const breakerStale = await staleContent(breakerPath, 10_000);
+    if (breakerStale !== undefined) await unlink(breakerPath).catch(() => undefined);
+    return false;
+  }
+  try {
+    const current = await readFile(path, 'utf8').catch((error: unknown) => {
+      if (errnoCode(error) === 'ENOENT') return undefined;
+      throw error;
+    });
+    if (current === expected) await unlink(path).catch(() => undefined);
+    return true;
+  } finally {
+    await unlink(breakerPath).catch(() => undefined);
+  }
+}
