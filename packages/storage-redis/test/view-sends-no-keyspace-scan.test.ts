@@ -1,0 +1,98 @@
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanupTestStores, openTestStore, REDIS_URL } from './helpers.js';
+
+interface Sent {
+  command: string;
+  args: string[];
+  source: string;
+}
+
+let monitor: Redis;
+const seen: Sent[] = [];
+
+beforeAll(async () => {
+  monitor = await new Redis(REDIS_URL).monitor();
+  monitor.on('monitor', (_time: string, args: string[], source: string) => {
+    seen.push({ command: String(args[0]).toLowerCase(), args: args.slice(1), source });
+  });
+});
+
+afterAll(async () => {
+  monitor.disconnect();
+  await cleanupTestStores();
+});
+
+/** Runs `action` and returns every command MONITOR saw that mentions the store's namespace. */
+async function commandsSentBy(base: string, action: () => Promise<unknown>): Promise<Sent[]> {
+  // A marker command bounds the window: MONITOR streams in order, so once the end marker shows
+  // up, every command of `action` has been seen.
+  const marker = `${base}marker:${Math.random()}`;
+  const probe = new Redis(REDIS_URL);
+  await probe.exists(`${marker}:start`);
+  const startIndex = await waitFor(() =>
+    seen.findIndex((sent) => sent.args[0] === `${marker}:start`),
+  );
+  await action();
+  await probe.exists(`${marker}:end`);
+  const endIndex = await waitFor(() => seen.findIndex((sent) => sent.args[0] === `${marker}:end`));
+  probe.disconnect();
+  return seen
+    .slice(startIndex + 1, endIndex)
+    .filter((sent) => sent.args.some((arg) => arg.startsWith(base)));
+}
+
+async function waitFor(find: () => number, timeoutMs = 5_000): Promise<number> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const index = find();
+    if (index !== -1) {
+      return index;
+    }
+    if (Date.now() > deadline) {
+      throw new Error('MONITOR did not report the marker in time');
+    }
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+}
+
+describe('a directory view costs O(entries shown)', () => {
+  it('sends one script call that reads only the index hashes of the directories shown, never KEYS or SCAN', async () => {
+    const store = openTestStore();
+    for (let index = 0; index < 30; index += 1) {
+      await store.write(`shown/file-${index}.md`, 'x', { mode: 'create' });
+      await store.write(`other/deep/file-${index}.md`, 'y', { mode: 'create' });
+    }
+    await store.write('shown/sub/leaf.md', 'z', { mode: 'create' });
+    await store.write('shown/sub/deeper/hidden-by-depth.md', 'z', { mode: 'create' });
+
+    const sent = await commandsSentBy(store.keys.base, () =>
+      store.list('shown', { depth: 2, skipHidden: true }),
+    );
+    const fromClient = sent.filter((entry) => entry.source !== 'lua');
+    const fromScript = sent.filter((entry) => entry.source === 'lua');
+
+    expect(fromClient.map((entry) => entry.command)).toEqual([
+      expect.stringMatching(/^eval(sha)?$/u),
+    ]);
+    expect(sent.map((entry) => entry.command)).not.toContain('keys');
+    expect(sent.map((entry) => entry.command)).not.toContain('scan');
+    // The parent's index to check the directory, then one HGETALL per directory shown.
+    expect(fromScript).toEqual([
+      { command: 'hget', args: [store.keys.children(''), 'shown'], source: 'lua' },
+      { command: 'hgetall', args: [store.keys.children('shown')], source: 'lua' },
+      { command: 'hgetall', args: [store.keys.children('shown/sub')], source: 'lua' },
+    ]);
+  });
+
+  it('a file read is one script call: HMGET of the file and ZADD of its access time', async () => {
+    const store = openTestStore();
+    await store.write('notes/a.md', 'hello', { mode: 'create' });
+    const sent = await commandsSentBy(store.keys.base, () => store.read('notes/a.md'));
+    expect(sent.filter((entry) => entry.source !== 'lua')).toHaveLength(1);
+    expect(sent.filter((entry) => entry.source === 'lua').map((entry) => entry.command)).toEqual([
+      'hmget',
+      'zadd',
+    ]);
+  });
+});
