@@ -1,1 +1,51 @@
-export {};
+export type {
+  ClearThinkingInput,
+  ClearToolUsesInput,
+  CompactionInput,
+  ContextConfigInput,
+  ContextManagement,
+  ContextManagementEdit,
+  ContextPresetName,
+  ResolvedContextConfig,
+} from './types.js';
+export {
+  API_DEFAULTS,
+  COMPACTION_BETA,
+  CONTEXT_MANAGEMENT_BETA,
+  MEMORY_TOOL_NAME,
+  MIN_COMPACTION_TRIGGER_TOKENS,
+} from './constants.js';
+export { ContextConfigError } from './errors.js';
+export type { ContextConfigErrorCode, ContextConfigIssue } from './errors.js';
+export { CONTEXT_PRESETS, DEFAULT_CONTEXT_PRESET } from './presets.js';
+export type { ContextPreset } from './presets.js';
+export { defineContextConfig } from './define-context-config.js';
+export { contextRequestParams } from './request-params.js';
+export type { ContextRequestParams } from './request-params.js';
+export {
+  CHARS_PER_TOKEN,
+  estimateInputTokens,
+  estimateMessageTokens,
+  estimateTokens,
+} from './estimate-tokens.js';
+export type { InputTokensRequest } from './estimate-tokens.js';
+export { CLEARED_TOOL_RESULT_TEXT, previewClearing } from './preview-clearing.js';
+export type {
+  ClearingPreview,
+  PreviewAppliedEdit,
+  PreviewClearingOptions,
+} from './preview-clearing.js';
+export { DEFAULT_PRICES, estimateCostUsd, priceForModel } from './prices.js';
+export type { BillableUsage, ModelPrice, PriceTable } from './prices.js';
+export { accountTurn, createUsageAccumulator, emptyUsageTotals } from './usage-accumulator.js';
+export type {
+  AppliedEdit,
+  TurnAccounting,
+  TurnResponse,
+  TurnUsage,
+  UsageAccumulator,
+  UsageAccumulatorOptions,
+  UsageTotals,
+} from './usage-accumulator.js';
+export { CONFIG_FILE_NAME, CONTEXT_ENV_VARS, loadContextConfig } from './load-context-config.js';
+export type { LoadContextConfigOptions } from './load-context-config.js';
