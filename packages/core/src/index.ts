@@ -23,3 +23,31 @@ export {
   createFileSystemStore,
 } from './stores/file-system-store.js';
 export type { FileSystemStoreOptions } from './stores/file-system-store.js';
+
+// memory tool (core-handler helper)
+export {
+  DEFAULT_MEMORY_TOOL_LIMITS,
+  MEMORY_COMMAND_NAMES,
+  MEMORY_ROOT,
+  MemoryToolError,
+  createMemoryTool,
+  isMemoryToolError,
+  parseCommand,
+  parseMemoryPath,
+  toVirtualPath,
+} from './memory-tool.js';
+export type {
+  MemoryChange,
+  MemoryCommandInput,
+  MemoryCommandName,
+  MemoryTool,
+  MemoryToolErrorCode,
+  MemoryToolErrorInfo,
+  MemoryToolErrorOptions,
+  MemoryToolHooks,
+  MemoryToolLimits,
+  MemoryToolOptions,
+  MemoryToolResult,
+  MemoryWrite,
+  PathPolicyOptions,
+} from './memory-tool.js';

@@ -1,0 +1,172 @@
+/**
+ * `view`: list a directory (two levels deep) or show a file with line numbers.
+ *
+ * Directory: `Here're the files and directories up to 2 levels deep in {path}, excluding hidden
+ * items and node_modules:` then `{size}\t{path}` per entry, the directory itself first, then its
+ * entries in tree order (each directory followed by its children, names in code-unit order),
+ * directories with a trailing `/`. `view_range` is ignored. The listing is cut at `maxViewChars`
+ * with a last line saying how many entries were left out.
+ *
+ * File: `Here's the content of {path} with line numbers:` then each line as its number
+ * right-aligned in six characters, a TAB, the line. Optional `view_range: [start, end]` (1-based,
+ * inclusive, `end` -1 = to the end) is validated. Over 999,999 lines is refused; a view longer
+ * than `maxViewChars` is cut at a line boundary with a final line telling how to page on.
+ */
+import type { CommandContext } from '../internal/command-context.js';
+import { notFoundMessage, toMemoryToolError } from '../internal/store-error-messages.js';
+import { MAX_VIEW_LINES, formatSize, parseText, renderNumberedLines } from '../internal/text.js';
+import { MemoryToolError } from '../memory-tool-error.js';
+import { toVirtualPath } from '../path-policy.js';
+import type { EntryStat, ListedEntry } from '../store.js';
+
+/** Input of `view`, as validated by the tool. */
+export interface ViewInput {
+  command: 'view';
+  path: string;
+  view_range?: number[] | undefined;
+}
+
+/** Runs `view`. */
+export async function view(input: ViewInput, context: CommandContext): Promise<string> {
+  const { storePath, virtualPath } = context.resolvePath(input.path);
+  let stat: EntryStat | null;
+  try {
+    stat = await context.store.stat(storePath);
+  } catch (error) {
+    throw toMemoryToolError(error, { command: 'view', path: virtualPath });
+  }
+  if (stat === null) {
+    throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
+  }
+  if (stat.kind === 'directory') {
+    return viewDirectory(storePath, virtualPath, stat, context);
+  }
+  return viewFile(storePath, virtualPath, input.view_range, context);
+}
+
+async function viewDirectory(
+  storePath: string,
+  virtualPath: string,
+  stat: EntryStat,
+  context: CommandContext,
+): Promise<string> {
+  let entries: ListedEntry[];
+  try {
+    entries = await context.store.list(storePath, { depth: 2, skipHidden: true });
+  } catch (error) {
+    throw toMemoryToolError(error, { command: 'view', path: virtualPath });
+  }
+  const header = `Here're the files and directories up to 2 levels deep in ${virtualPath}, excluding hidden items and node_modules:`;
+  const lines = [header, `${formatSize(stat.size)}\t${virtualPath}`];
+  let length = lines[0]!.length + 1 + lines[1]!.length;
+  const sorted = sortTreeOrder(entries);
+  const maxChars = context.limits.maxViewChars;
+  for (let index = 0; index < sorted.length; index++) {
+    const entry = sorted[index]!;
+    const suffix = entry.kind === 'directory' ? '/' : '';
+    const line = `${formatSize(entry.size)}\t${toVirtualPath(entry.path)}${suffix}`;
+    const remaining = sorted.length - index;
+    const budget =
+      remaining === 1 ? maxChars : maxChars - listingHint(maxChars, remaining).length - 1;
+    if (length + 1 + line.length > budget) {
+      lines.push(listingHint(maxChars, remaining));
+      break;
+    }
+    lines.push(line);
+    length += 1 + line.length;
+  }
+  return lines.join('\n');
+}
+
+function listingHint(maxChars: number, omitted: number): string {
+  return `[Listing cut at ${maxChars.toLocaleString('en-US')} characters: ${omitted} more entries not shown. View a subdirectory to see them.]`;
+}
+
+/**
+ * Tree order: every directory directly followed by its children, siblings by name in code-unit
+ * order. Plain path order would put `a-b` between `a` and `a/x`, since `-` sorts before `/`.
+ */
+function sortTreeOrder(entries: ListedEntry[]): ListedEntry[] {
+  const keyed = entries.map((entry) => ({ entry, segments: entry.path.split('/') }));
+  keyed.sort((left, right) => {
+    const count = Math.min(left.segments.length, right.segments.length);
+    for (let index = 0; index < count; index++) {
+      const a = left.segments[index]!;
+      const b = right.segments[index]!;
+      if (a !== b) return a < b ? -1 : 1;
+    }
+    return left.segments.length - right.segments.length;
+  });
+  return keyed.map((item) => item.entry);
+}
+
+async function viewFile(
+  storePath: string,
+  virtualPath: string,
+  viewRange: number[] | undefined,
+  context: CommandContext,
+): Promise<string> {
+  let content: string | null;
+  try {
+    content = await context.store.read(storePath);
+  } catch (error) {
+    throw toMemoryToolError(error, { command: 'view', path: virtualPath });
+  }
+  if (content === null) {
+    // Deleted between stat and read.
+    throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
+  }
+  const { lines } = parseText(content);
+  if (lines.length > MAX_VIEW_LINES) {
+    throw new MemoryToolError(`File ${virtualPath} exceeds maximum line limit of 999,999 lines.`, {
+      code: 'limit',
+    });
+  }
+  let first = 1;
+  let last = lines.length;
+  if (viewRange !== undefined) {
+    [first, last] = checkViewRange(viewRange, lines.length);
+  }
+  return renderNumberedLines({
+    header: `Here's the content of ${virtualPath} with line numbers:`,
+    lines: lines.slice(first - 1, last),
+    firstNumber: first,
+    totalLines: lines.length,
+    maxChars: context.limits.maxViewChars,
+  });
+}
+
+/**
+ * Validates `view_range` against a file of `lineCount` lines and returns the inclusive 1-based
+ * range. The messages follow Anthropic's text-editor tool, which the model already knows.
+ */
+export function checkViewRange(viewRange: number[], lineCount: number): [number, number] {
+  const shown = `[${viewRange.join(', ')}]`;
+  if (viewRange.length !== 2 || !viewRange.every((value) => Number.isInteger(value))) {
+    throw invalid(
+      `Invalid \`view_range\`: ${shown}. It should be a list of two integers [start, end], 1-based, with end -1 meaning the end of the file.`,
+    );
+  }
+  const [start, end] = viewRange as [number, number];
+  if (start < 1 || start > Math.max(lineCount, 1)) {
+    throw invalid(
+      `Invalid \`view_range\`: ${shown}. Its first element \`${start}\` should be within the range of lines of the file: [1, ${lineCount}]`,
+    );
+  }
+  if (end === -1) return [start, lineCount];
+  if (end < start) {
+    throw invalid(
+      `Invalid \`view_range\`: ${shown}. Its second element \`${end}\` should be larger or equal than its first \`${start}\``,
+    );
+  }
+  if (end > lineCount) {
+    throw invalid(
+      `Invalid \`view_range\`: ${shown}. Its second element \`${end}\` should be smaller than or equal to the number of lines in the file: \`${lineCount}\``,
+    );
+  }
+  return [start, end];
+}
+
+function invalid(message: string): MemoryToolError {
+  return new MemoryToolError(message, { code: 'invalid_input' });
+}
