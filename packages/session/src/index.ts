@@ -38,3 +38,5 @@ export type { TextEditorToolOptions } from './tools/text-editor.js';
 export type { SessionTool, ToolOutcome, WorkspaceToolsOptions } from './tools/types.js';
 export { DEFAULT_ALLOWED_PATHS, DEFAULT_DENIED_COMMANDS } from './internal/command-policy.js';
 export type { CommandPolicy } from './internal/command-policy.js';
+export { SECRET_FILE_PATTERNS, commitWorkspace, isGitWorkspace } from './git.js';
+export type { SessionCommit } from './git.js';

@@ -24,6 +24,13 @@ describe('retries follow the API guidance', () => {
     expect(classifyFailure(new APIConnectionError({ message: 'socket hang up' })).retryable).toBe(
       true,
     );
+    expect(
+      classifyFailure(
+        new TypeError('terminated', {
+          cause: Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' }),
+        }),
+      ).retryable,
+    ).toBe(true);
     expect(classifyFailure(apiError(400)).retryable).toBe(false);
     expect(classifyFailure(apiError(401)).retryable).toBe(false);
     expect(classifyFailure(new APIUserAbortError()).retryable).toBe(false);

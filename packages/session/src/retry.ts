@@ -79,7 +79,37 @@ export function classifyFailure(error: unknown): FailureClass {
       ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
     };
   }
+  if (isDroppedConnection(error)) return { retryable: true };
   return { retryable: false };
+}
+
+const NETWORK_CODES = new Set([
+  'ECONNRESET',
+  'ECONNREFUSED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EAI_AGAIN',
+  'ENETUNREACH',
+  'EHOSTUNREACH',
+]);
+
+/**
+ * A connection cut after the response headers arrived surfaces from fetch as a plain
+ * `TypeError: terminated` (undici) while the SDK reads the body, not as an APIConnectionError.
+ */
+function isDroppedConnection(error: unknown): boolean {
+  for (let current: unknown = error, depth = 0; current instanceof Error && depth < 5; depth += 1) {
+    const code = (current as NodeJS.ErrnoException).code;
+    if (typeof code === 'string' && (NETWORK_CODES.has(code) || code.startsWith('UND_ERR_')))
+      return true;
+    if (
+      current.name === 'TypeError' &&
+      /^(terminated|fetch failed|network error)$/i.test(current.message)
+    )
+      return true;
+    current = current.cause;
+  }
+  return false;
 }
 
 /** Delay before retry number `attempt` (1-based): the server's `retry-after` if given, else exponential backoff. */

@@ -1,0 +1,50 @@
+import { describe, expect, it } from 'vitest';
+import { renderEndOfSessionPrompt, renderSessionPrompt, renderSystemPrompt } from './prompts.js';
+
+const context = {
+  projectId: 'todo "app"',
+  goal: 'A todo app.\n- Add\n- List',
+  sessionNumber: 3,
+  interrupted: false,
+};
+
+describe('prompts carry the tags the simulator and the agent rely on', () => {
+  it('init starts with the session tag and holds the goal', () => {
+    const text = renderSessionPrompt('init', context);
+    expect(text.split('\n')[0]).toBe(
+      '<baton_session kind="init" project="todo &quot;app&quot;" session="3" interrupted="false">',
+    );
+    expect(text).toContain('<goal>\nA todo app.\n- Add\n- List\n</goal>');
+    for (const file of ['/memories/features.json', '/memories/progress.md', '/memories/startup.md'])
+      expect(text).toContain(file);
+  });
+
+  it('resume asks to read memory first and says when the previous session was interrupted', () => {
+    const plain = renderSessionPrompt('resume', context);
+    expect(plain.split('\n')[0]).toBe(
+      '<baton_session kind="resume" project="todo &quot;app&quot;" session="3" interrupted="false">',
+    );
+    expect(plain).toContain('Read your memory first');
+    expect(plain).not.toContain('interrupted before it could finish');
+    const interrupted = renderSessionPrompt('resume', { ...context, interrupted: true });
+    expect(interrupted).toContain('interrupted="true"');
+    expect(interrupted).toContain(
+      'the previous session of this project was interrupted before it could finish',
+    );
+  });
+
+  it('the end-of-session prompt names the reason and the progress log', () => {
+    const text = renderEndOfSessionPrompt('max_usd', context);
+    expect(text.split('\n')[0]).toBe('<baton_end_of_session reason="max_usd">');
+    expect(text).toContain('the cost budget is used up');
+    expect(text).toContain('"Session 3 end"');
+    expect(renderSessionPrompt('end', context)).toContain('<baton_session kind="end"');
+  });
+
+  it('the system prompt states the memory layout and the one-feature rule', () => {
+    const text = renderSystemPrompt(context);
+    expect(text).toContain('Project: todo &quot;app&quot;. This is session 3.');
+    expect(text).toContain('Work on one feature at a time.');
+    expect(text).not.toMatch(/\{\{/);
+  });
+});
