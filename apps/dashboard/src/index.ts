@@ -1,1 +1,21 @@
-export {};
+export {
+  createDashboardServer,
+  DEFAULT_DASHBOARD_HOST,
+  DEFAULT_DASHBOARD_PORT,
+  isLoopbackHost,
+  MIN_TOKEN_LENGTH,
+} from './server.js';
+export type { DashboardServer, DashboardServerOptions } from './server.js';
+export { DashboardError, isDashboardError } from './errors.js';
+export type { DashboardErrorCode, DashboardErrorOptions } from './errors.js';
+export { PROJECT_STATUSES } from './control.js';
+export type {
+  CreateProjectInput,
+  DashboardControl,
+  DashboardMemoryStore,
+  EventEntryLike,
+  ProjectRecordLike,
+  ProjectStatus,
+  SessionSummaryLike,
+} from './control.js';
+export { renderMarkdown } from './internal/markdown.js';

@@ -1,0 +1,31 @@
+// The dashboard's client: one page, routed by path. Plain ES modules, no build step.
+import { getJson } from './js/api.js';
+import { newProjectPage } from './js/new-project.js';
+import { projectPage } from './js/project-page.js';
+import { projectsPage } from './js/projects-page.js';
+
+function route() {
+  const main = document.getElementById('main');
+  const path = window.location.pathname;
+  const project = /^\/projects\/([^/]+)\/?$/.exec(path);
+  for (const link of document.querySelectorAll('[data-nav]')) link.classList.remove('on');
+  if (project) {
+    projectPage(main, decodeURIComponent(project[1]));
+    document.title = `${decodeURIComponent(project[1])} · Baton`;
+  } else if (path === '/new') {
+    document.querySelector('[data-nav=new]')?.classList.add('on');
+    newProjectPage(main);
+    document.title = 'New project · Baton';
+  } else {
+    document.querySelector('[data-nav=projects]')?.classList.add('on');
+    projectsPage(main);
+  }
+  getJson('/api/session')
+    .then((session) => {
+      document.getElementById('logout').hidden = !session.authRequired;
+    })
+    .catch(() => {});
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', route);
+else route();

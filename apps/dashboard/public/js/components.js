@@ -1,0 +1,97 @@
+import { postJson, projectPath } from './api.js';
+import { h, replace } from './dom.js';
+
+export const STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'];
+
+export function statusBadge(status, reason) {
+  return h(
+    'span',
+    {
+      class: `badge status-${STATUSES.includes(status) ? status : 'unknown'}`,
+      title: reason ?? '',
+    },
+    status,
+  );
+}
+
+/** The features bar: a track with a fill whose width is passing/total. */
+export function featuresBar(features, projectId) {
+  const passing = features?.passing ?? 0;
+  const total = features?.total ?? 0;
+  const fill = h('span', { class: 'bar-fill' });
+  // CSSOM, not a style attribute: allowed by our CSP (style-src 'self').
+  fill.style.width = total > 0 ? `${Math.round((passing / total) * 100)}%` : '0%';
+  return h(
+    'span',
+    {
+      class: `features${total > 0 && passing === total ? ' done' : ''}`,
+      role: 'progressbar',
+      'aria-valuemin': 0,
+      'aria-valuemax': total,
+      'aria-valuenow': passing,
+      dataset: { testid: `features-${projectId}`, passing, total },
+    },
+    h('span', { class: 'bar' }, fill),
+    h('span', { class: 'bar-label' }, total > 0 ? `${passing}/${total}` : 'no checklist yet'),
+  );
+}
+
+/** Resume and cancel buttons, shown when the action makes sense for the status. */
+export function projectActions(project, onDone) {
+  const container = h('span', { class: 'actions' });
+  const message = h('span', { class: 'action-message', role: 'status' });
+  const act = (verb) => async (event) => {
+    event.preventDefault();
+    const button = event.currentTarget;
+    if (verb === 'cancel' && !window.confirm(`Cancel project ${project.id}?`)) return;
+    button.disabled = true;
+    try {
+      const result = await postJson(`${projectPath(project.id)}/${verb}`);
+      replace(message, verb === 'cancel' ? 'cancelled' : 'resumed');
+      onDone?.(result.project);
+    } catch (error) {
+      replace(message, error.message);
+      message.classList.add('error');
+    } finally {
+      button.disabled = false;
+    }
+  };
+  const canResume = ['paused', 'failed', 'cancelled'].includes(project.status);
+  const canCancel = ['queued', 'running', 'paused'].includes(project.status);
+  if (canResume) {
+    container.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          dataset: { action: 'resume' },
+          on: { click: act('resume') },
+        },
+        'Resume',
+      ),
+    );
+  }
+  if (canCancel) {
+    container.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small danger',
+          dataset: { action: 'cancel' },
+          on: { click: act('cancel') },
+        },
+        'Cancel',
+      ),
+    );
+  }
+  container.append(message);
+  return container;
+}
+
+export function currentSessionText(project) {
+  const current = project.currentSession;
+  if (!current) return project.sessions > 0 ? `${project.sessions} done` : '–';
+  return `#${current.number}${current.turn !== null && current.turn !== undefined ? ` · turn ${current.turn}` : ''}`;
+}

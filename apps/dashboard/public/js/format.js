@@ -1,0 +1,49 @@
+export function formatNumber(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
+  return value.toLocaleString('en-US');
+}
+
+export function formatTokens(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
+  if (value >= 1_000_000) return `${(value / 1_000_000).toFixed(1)}M`;
+  if (value >= 10_000) return `${Math.round(value / 1_000)}k`;
+  if (value >= 1_000) return `${(value / 1_000).toFixed(1)}k`;
+  return String(value);
+}
+
+export function formatUsd(value) {
+  if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
+  return value < 1 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
+}
+
+export function formatDuration(ms) {
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '–';
+  if (ms < 1_000) return `${Math.round(ms)} ms`;
+  const seconds = ms / 1_000;
+  if (seconds < 60) return `${seconds.toFixed(1)} s`;
+  const minutes = Math.floor(seconds / 60);
+  if (minutes < 60) return `${minutes} min ${Math.round(seconds % 60)} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}
+
+export function formatAgo(at, now = Date.now()) {
+  if (typeof at !== 'number' || at <= 0) return '–';
+  const seconds = Math.max(0, Math.round((now - at) / 1_000));
+  if (seconds < 5) return 'just now';
+  if (seconds < 60) return `${seconds} s ago`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 60) return `${minutes} min ago`;
+  const hours = Math.round(minutes / 60);
+  if (hours < 48) return `${hours} h ago`;
+  return new Date(at).toISOString().slice(0, 10);
+}
+
+export function formatTime(at) {
+  if (typeof at !== 'number' || at <= 0) return '–';
+  return new Date(at).toLocaleTimeString('en-GB', { hour12: false });
+}
+
+export function formatDateTime(at) {
+  if (typeof at !== 'number' || at <= 0) return '–';
+  return new Date(at).toISOString().replace('T', ' ').slice(0, 19);
+}

@@ -1,0 +1,136 @@
+import { postJson } from './api.js';
+import { h, replace } from './dom.js';
+
+function field(label, input, hint) {
+  return h(
+    'label',
+    { class: 'field' },
+    h('span', { class: 'label' }, label),
+    input,
+    hint ? h('span', { class: 'hint' }, hint) : null,
+  );
+}
+
+function numberOrUndefined(value) {
+  if (value === '' || value === null || value === undefined) return undefined;
+  const number = Number(value);
+  return Number.isFinite(number) ? number : Number.NaN;
+}
+
+export function newProjectPage(main) {
+  const message = h('p', { class: 'form-message', role: 'alert' });
+  const form = h(
+    'form',
+    { class: 'create', dataset: { testid: 'create-form' }, novalidate: true },
+    field(
+      'Project id',
+      h('input', {
+        name: 'id',
+        required: true,
+        pattern: '[A-Za-z0-9][A-Za-z0-9_-]{0,63}',
+        maxlength: 64,
+        placeholder: 'todo-app',
+      }),
+      'Letters, digits, - and _.',
+    ),
+    field(
+      'Goal',
+      h('textarea', {
+        name: 'goal',
+        required: true,
+        rows: 8,
+        placeholder: 'Build a small CLI todo app.\n- add a todo\n- list todos\n- mark a todo done',
+      }),
+      'Bullet lines become features in the checklist.',
+    ),
+    field(
+      'Workspace',
+      h('input', {
+        name: 'workspace',
+        placeholder: '/absolute/path (default: the worker’s workspace root)',
+      }),
+    ),
+    field(
+      'Model',
+      h('input', { name: 'model', placeholder: 'default (BATON_MODEL or the simulator)' }),
+    ),
+    field(
+      'Context preset',
+      h(
+        'select',
+        { name: 'contextPreset' },
+        ['coding', 'search-heavy', 'long-horizon', 'off'].map((preset) =>
+          h('option', { value: preset }, preset),
+        ),
+      ),
+    ),
+    h(
+      'fieldset',
+      {},
+      h('legend', {}, 'Budgets (optional)'),
+      field('Max USD', h('input', { name: 'maxUsd', type: 'number', min: 0, step: 'any' })),
+      field('Max sessions', h('input', { name: 'maxSessions', type: 'number', min: 1, step: 1 })),
+      field('Max tokens', h('input', { name: 'maxTokens', type: 'number', min: 1, step: 1 })),
+      field(
+        'Max turns per session',
+        h('input', { name: 'maxTurns', type: 'number', min: 1, step: 1 }),
+      ),
+    ),
+    h(
+      'div',
+      { class: 'form-actions' },
+      h('button', { type: 'submit' }, 'Create and queue'),
+      message,
+    ),
+  );
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const data = new FormData(form);
+    const text = (name) => {
+      const value = String(data.get(name) ?? '').trim();
+      return value === '' ? undefined : value;
+    };
+    const budgets = {
+      maxUsd: numberOrUndefined(text('maxUsd')),
+      maxSessions: numberOrUndefined(text('maxSessions')),
+      maxTokens: numberOrUndefined(text('maxTokens')),
+      session: { maxTurns: numberOrUndefined(text('maxTurns')) },
+    };
+    if (budgets.session.maxTurns === undefined) delete budgets.session;
+    for (const key of Object.keys(budgets)) if (budgets[key] === undefined) delete budgets[key];
+    const body = {
+      id: text('id'),
+      goal: text('goal'),
+      workspace: text('workspace'),
+      model: text('model'),
+      contextPreset: text('contextPreset'),
+      budgets: Object.keys(budgets).length > 0 ? budgets : undefined,
+    };
+    const button = form.querySelector('button[type=submit]');
+    button.disabled = true;
+    message.classList.remove('error');
+    replace(message, 'Creating…');
+    try {
+      const result = await postJson('/api/projects', body);
+      window.location.assign(`/projects/${encodeURIComponent(result.project.id)}`);
+    } catch (error) {
+      message.classList.add('error');
+      replace(message, error.message);
+      button.disabled = false;
+    }
+  });
+  replace(
+    main,
+    h(
+      'section',
+      { class: 'page narrow' },
+      h('h1', {}, 'New project'),
+      h(
+        'p',
+        { class: 'muted' },
+        'The project is queued for the workers, exactly like `baton enqueue`.',
+      ),
+      form,
+    ),
+  );
+}

@@ -1,0 +1,559 @@
+import { getJson, openStream, projectPath } from './api.js';
+import { tokenChart } from './chart.js';
+import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
+import { h, replace, setSanitizedHtml } from './dom.js';
+import {
+  formatAgo,
+  formatDateTime,
+  formatDuration,
+  formatNumber,
+  formatTime,
+  formatTokens,
+  formatUsd,
+} from './format.js';
+
+const MAX_TAIL = 300;
+
+function section(title, id, ...children) {
+  return h(
+    'section',
+    { class: 'card', id, dataset: { testid: id } },
+    h('h2', {}, title),
+    ...children,
+  );
+}
+
+/** One readable line per stream event. */
+export function describeEvent(event) {
+  switch (event.type) {
+    case 'session-start':
+      return `session ${event.sessionNumber} started (${event.kind}${event.interrupted ? ', after an interruption' : ''}) on ${event.model}`;
+    case 'turn': {
+      const usage = event.usage ?? {};
+      const cleared =
+        event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
+      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(usage.input_tokens ?? 0)} out ${formatTokens(usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
+    }
+    case 'tool-call':
+      return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
+    case 'memory-change': {
+      const change = event.change ?? {};
+      return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;
+    }
+    case 'api-retry':
+      return `API retry #${event.attempt}${event.status ? ` after HTTP ${event.status}` : ''}, waiting ${formatDuration(event.delayMs)}`;
+    case 'session-end': {
+      const result = event.result ?? {};
+      return `session ended: ${result.outcome} (${result.reason ?? ''}) · ${result.turns ?? 0} turns · features ${result.featuresAfter?.passing ?? '?'}/${result.featuresAfter?.total ?? '?'}`;
+    }
+    case 'project-status':
+      return `status ${event.from ?? '–'} → ${event.to}${event.reason ? `: ${event.reason}` : ''}`;
+    case 'session-queued':
+      return `session ${event.sessionNumber} queued (${event.reason})`;
+    case 'session-interrupted':
+      return `session ${event.sessionNumber} was interrupted (worker ${event.workerId})`;
+    case 'session-claimed':
+      return `session ${event.sessionNumber} claimed by worker ${event.workerId}`;
+    case 'session-released':
+      return `session ${event.sessionNumber} released: ${event.outcome}`;
+    default:
+      return event.type;
+  }
+}
+
+function eventClass(event) {
+  if ((event.type === 'tool-call' && event.isError) || event.type === 'api-retry')
+    return 'event warn';
+  if (event.type === 'session-end' && event.result?.outcome === 'failed') return 'event error';
+  if (
+    event.type === 'session-start' ||
+    event.type === 'session-end' ||
+    event.type === 'project-status'
+  )
+    return 'event major';
+  return 'event';
+}
+
+export function projectPage(main, projectId) {
+  let project = null;
+  let sessions = [];
+  let turns = [];
+  let selectedFile = null;
+
+  const header = h('div', { class: 'project-head' });
+  const stats = h('dl', { class: 'stats' });
+  const checklist = h('div', { class: 'checklist' }, 'Loading…');
+  const progress = h('div', { class: 'markdown', dataset: { testid: 'progress-log' } }, 'Loading…');
+  const chart = h('div', { class: 'chart-box' });
+  const timeline = h('div', { class: 'timeline' });
+  const tail = h('ol', { class: 'tail', dataset: { testid: 'event-tail' }, reversed: true });
+  const files = h('ul', { class: 'files', dataset: { testid: 'memory-files' } });
+  const fileView = h(
+    'div',
+    { class: 'file-view', dataset: { testid: 'memory-file' } },
+    h('p', { class: 'muted' }, 'Pick a file.'),
+  );
+  const transitions = h('ol', { class: 'transitions' });
+
+  replace(
+    main,
+    h(
+      'div',
+      { class: 'page project-page' },
+      header,
+      stats,
+      h(
+        'div',
+        { class: 'grid' },
+        section('Feature checklist', 'checklist', checklist),
+        section('Progress log', 'progress', progress),
+        section(
+          'Input tokens per turn',
+          'tokens',
+          h(
+            'p',
+            { class: 'muted legend' },
+            'Orange markers: turns where context editing cleared input tokens (the dashed rule shows how many). Vertical rules: session starts.',
+          ),
+          chart,
+        ),
+        section('Sessions', 'sessions', timeline),
+        section('Live events', 'events', tail),
+        section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),
+        section('Status history', 'transitions-card', transitions),
+      ),
+    ),
+  );
+
+  function renderHeader() {
+    if (!project) return;
+    replace(
+      header,
+      h(
+        'div',
+        {},
+        h('h1', {}, project.id, ' ', statusBadge(project.status, project.statusReason)),
+        h('p', { class: 'goal-full' }, project.goal),
+      ),
+      h(
+        'div',
+        { class: 'head-side' },
+        featuresBar(project.features, project.id),
+        projectActions(project, (updated) => {
+          project = updated;
+          renderHeader();
+        }),
+      ),
+    );
+    const entries = [
+      ['Session', currentSessionText(project)],
+      ['Sessions', formatNumber(project.sessions)],
+      ['Last activity', formatAgo(project.lastActivityAt)],
+      ['Tokens in', formatTokens(project.tokens.input)],
+      ['Tokens out', formatTokens(project.tokens.output)],
+      ['Cleared', formatTokens(project.tokens.cleared)],
+      ['USD', formatUsd(project.costUsd)],
+      ['Model', project.model ?? 'default'],
+      ['Preset', project.contextPreset],
+      ['Status reason', project.statusReason ?? '–'],
+    ];
+    if (project.lastError) entries.push(['Last error', project.lastError]);
+    replace(
+      stats,
+      entries.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
+    );
+  }
+
+  function renderSessions() {
+    if (sessions.length === 0) {
+      replace(timeline, h('p', { class: 'muted' }, 'No finished sessions yet.'));
+      return;
+    }
+    const first = Math.min(...sessions.map((session) => session.startedAt));
+    const last = Math.max(...sessions.map((session) => session.endedAt));
+    const span = Math.max(1, last - first);
+    const rows = sessions.map((session) => {
+      const bar = h('span', { class: `span outcome-${session.outcome}` });
+      bar.style.marginLeft = `${((session.startedAt - first) / span) * 100}%`;
+      bar.style.width = `${Math.max(0.5, ((session.endedAt - session.startedAt) / span) * 100)}%`;
+      return h(
+        'tr',
+        { dataset: { session: session.sessionId } },
+        h('td', { class: 'num' }, `#${session.sessionNumber}`),
+        h('td', {}, session.kind, session.interrupted ? ' (resumed after crash)' : ''),
+        h(
+          'td',
+          {},
+          h(
+            'span',
+            { class: `badge outcome-${session.outcome}`, title: session.reason },
+            session.outcome,
+          ),
+        ),
+        h('td', { class: 'num' }, formatDuration(session.endedAt - session.startedAt)),
+        h('td', { class: 'num' }, formatNumber(session.turns)),
+        h(
+          'td',
+          { class: 'num' },
+          `${formatTokens(session.inputTokens)} / ${formatTokens(session.outputTokens)}`,
+        ),
+        h('td', { class: 'num' }, formatTokens(session.clearedInputTokens)),
+        h('td', { class: 'num' }, formatUsd(session.costUsd)),
+        h(
+          'td',
+          { class: 'num' },
+          `${session.featuresAfter.passing}/${session.featuresAfter.total}`,
+        ),
+        h('td', { class: 'span-cell' }, h('span', { class: 'track' }, bar)),
+      );
+    });
+    replace(
+      timeline,
+      h(
+        'table',
+        { class: 'sessions' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            [
+              '#',
+              'Kind',
+              'Outcome',
+              'Duration',
+              'Turns',
+              'Tokens in / out',
+              'Cleared',
+              'USD',
+              'Features',
+              'Timeline',
+            ].map((label) => h('th', {}, label)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+    );
+  }
+
+  function renderChart() {
+    replace(chart, tokenChart(turns));
+  }
+
+  function addEvent(entry, prepend = true) {
+    const event = entry.event;
+    const item = h(
+      'li',
+      { class: eventClass(event), dataset: { id: entry.id, type: event.type } },
+      h('time', { datetime: new Date(event.at).toISOString() }, formatTime(event.at)),
+      h('span', { class: 'event-type' }, event.type),
+      h('span', { class: 'event-text' }, describeEvent(event)),
+    );
+    if (prepend) tail.prepend(item);
+    else tail.append(item);
+    while (tail.children.length > MAX_TAIL) tail.lastElementChild.remove();
+  }
+
+  async function loadChecklist() {
+    try {
+      const view = await getJson(`${projectPath(projectId)}/checklist`);
+      if (view.state !== 'ok') {
+        replace(
+          checklist,
+          h(
+            'p',
+            { class: 'muted' },
+            view.state === 'missing'
+              ? 'features.json has not been written yet.'
+              : 'features.json is not a valid checklist.',
+          ),
+        );
+        return;
+      }
+      replace(
+        checklist,
+        h('p', { class: 'muted' }, `${view.passing} of ${view.total} features pass.`),
+        h(
+          'table',
+          { class: 'features-table' },
+          h(
+            'thead',
+            {},
+            h(
+              'tr',
+              {},
+              ['ID', 'Feature', 'Result', 'Flipped in'].map((label) => h('th', {}, label)),
+            ),
+          ),
+          h(
+            'tbody',
+            {},
+            view.rows.map((row) =>
+              h(
+                'tr',
+                { dataset: { feature: row.id, passes: row.passes } },
+                h('td', {}, row.id),
+                h('td', { title: row.steps.join('\n') }, row.description),
+                h(
+                  'td',
+                  {},
+                  h(
+                    'span',
+                    { class: `badge ${row.passes ? 'pass' : 'fail'}` },
+                    row.passes ? 'pass' : 'fail',
+                  ),
+                ),
+                h('td', {}, row.flippedInSession ? `session ${row.flippedInSession}` : '–'),
+              ),
+            ),
+          ),
+        ),
+      );
+    } catch (error) {
+      replace(checklist, h('p', { class: 'error' }, error.message));
+    }
+  }
+
+  async function loadProgress() {
+    try {
+      const result = await getJson(`${projectPath(projectId)}/progress`);
+      if (!result.exists)
+        replace(progress, h('p', { class: 'muted' }, 'progress.md has not been written yet.'));
+      else setSanitizedHtml(progress, result.html);
+    } catch (error) {
+      replace(progress, h('p', { class: 'error' }, error.message));
+    }
+  }
+
+  async function loadTokens() {
+    try {
+      turns = (await getJson(`${projectPath(projectId)}/tokens`)).turns;
+      renderChart();
+    } catch (error) {
+      replace(chart, h('p', { class: 'error' }, error.message));
+    }
+  }
+
+  async function loadFiles() {
+    try {
+      const result = await getJson(`${projectPath(projectId)}/memory`);
+      replace(
+        files,
+        result.files.map((file) =>
+          h(
+            'li',
+            { class: file.kind },
+            file.kind === 'file'
+              ? h(
+                  'button',
+                  {
+                    type: 'button',
+                    class: `file-link${file.path === selectedFile ? ' on' : ''}`,
+                    dataset: { path: file.path },
+                    on: { click: () => openFile(file.path) },
+                  },
+                  file.path.replace(/^\/memories\//, ''),
+                  h('span', { class: 'muted' }, ` ${formatNumber(file.size)} B`),
+                )
+              : h('span', { class: 'dir' }, `${file.path.replace(/^\/memories\//, '')}/`),
+          ),
+        ),
+      );
+      if (result.files.length === 0)
+        replace(files, h('li', { class: 'muted' }, 'Memory is empty.'));
+    } catch (error) {
+      replace(files, h('li', { class: 'error' }, error.message));
+    }
+  }
+
+  async function openFile(path) {
+    selectedFile = path;
+    for (const button of files.querySelectorAll('button.file-link'))
+      button.classList.toggle('on', button.dataset.path === path);
+    const base = projectPath(projectId);
+    try {
+      const [file, history] = await Promise.all([
+        getJson(`${base}/memory/file`, { path }),
+        getJson(`${base}/memory/history`, { path }),
+      ]);
+      const content = h('div', { class: 'file-content' });
+      if (file.html !== null) setSanitizedHtml(content, file.html);
+      else content.append(h('pre', {}, file.content));
+      const diffBox = h('div', { class: 'diff', dataset: { testid: 'memory-diff' } });
+      const versions = history.versions;
+      const historyList = h(
+        'ol',
+        { class: 'history', dataset: { testid: 'memory-history' } },
+        versions.map((version, index) => {
+          const older = versions[index + 1];
+          return h(
+            'li',
+            { dataset: { version: version.version } },
+            h(
+              'span',
+              {},
+              `v${version.version} · ${version.command} · ${formatNumber(version.bytes)} B · ${formatDateTime(version.at)}${version.session ? ` · ${version.session.slice(0, 8)}` : ''}`,
+            ),
+            ' ',
+            h(
+              'button',
+              {
+                type: 'button',
+                class: 'small',
+                dataset: { diff: version.version },
+                on: {
+                  click: () => showDiff(path, older ? older.version : 0, version.version, diffBox),
+                },
+              },
+              older ? `diff vs v${older.version}` : 'diff vs empty',
+            ),
+          );
+        }),
+      );
+      replace(
+        fileView,
+        h('h3', {}, path, file.truncated ? ' (cut at 1 MiB)' : ''),
+        content,
+        h('h3', {}, 'History'),
+        versions.length === 0
+          ? h(
+              'p',
+              { class: 'muted' },
+              history.supported
+                ? 'No versions kept for this file.'
+                : 'This store keeps no history.',
+            )
+          : historyList,
+        diffBox,
+      );
+    } catch (error) {
+      replace(fileView, h('p', { class: 'error' }, error.message));
+    }
+  }
+
+  async function showDiff(path, from, to, box) {
+    try {
+      const result = await getJson(`${projectPath(projectId)}/memory/diff`, { path, from, to });
+      const diff = result.diff;
+      replace(
+        box,
+        h(
+          'h4',
+          {},
+          `v${from || '∅'} → v${to}: +${diff.added} −${diff.removed}${diff.truncated ? ' (too many changes: whole file shown)' : ''}`,
+        ),
+        h(
+          'pre',
+          { class: 'diff-lines' },
+          diff.lines.map((line) =>
+            h(
+              'span',
+              { class: `line ${line.op}` },
+              `${line.op === 'insert' ? '+' : line.op === 'delete' ? '-' : ' '} ${line.text}\n`,
+            ),
+          ),
+        ),
+      );
+    } catch (error) {
+      replace(box, h('p', { class: 'error' }, error.message));
+    }
+  }
+
+  async function loadDetail() {
+    const detail = await getJson(projectPath(projectId));
+    project = detail.project;
+    sessions = detail.sessions;
+    renderHeader();
+    renderSessions();
+    replace(
+      transitions,
+      detail.transitions.map((transition) =>
+        h(
+          'li',
+          {},
+          h('time', {}, formatDateTime(transition.at)),
+          ` ${transition.from ?? '–'} → ${transition.to}`,
+          transition.reason ? `: ${transition.reason}` : '',
+        ),
+      ),
+    );
+  }
+
+  // Refreshing on the events that change each panel keeps Redis reads proportional to activity.
+  let refreshTimer = null;
+  const dirty = new Set();
+  function markDirty(...parts) {
+    for (const part of parts) dirty.add(part);
+    if (refreshTimer !== null) return;
+    refreshTimer = setTimeout(async () => {
+      refreshTimer = null;
+      const parts = [...dirty];
+      dirty.clear();
+      if (parts.includes('progress')) await loadProgress();
+      if (parts.includes('checklist')) await loadChecklist();
+      if (parts.includes('files')) await loadFiles();
+      if (parts.includes('file') && selectedFile) await openFile(selectedFile);
+      if (parts.includes('detail')) await loadDetail().catch(() => {});
+    }, 250);
+  }
+
+  function onEvent(entry) {
+    addEvent(entry);
+    const event = entry.event;
+    if (event.type === 'turn') {
+      turns.push({
+        sessionId: event.sessionId,
+        sessionNumber: null,
+        turn: event.turn,
+        at: event.at,
+        inputTokens: event.usage?.input_tokens ?? 0,
+        outputTokens: event.usage?.output_tokens ?? 0,
+        clearedInputTokens: event.clearedInputTokens ?? 0,
+        edits: (event.appliedEdits ?? []).map((edit) => edit.type),
+      });
+      const known = turns.find(
+        (turn) => turn.sessionId === event.sessionId && turn.sessionNumber !== null,
+      );
+      if (known) turns[turns.length - 1].sessionNumber = known.sessionNumber;
+      renderChart();
+    } else if (event.type === 'session-start') {
+      loadTokens();
+    } else if (event.type === 'memory-change') {
+      const path = event.change?.path ?? '';
+      markDirty('files');
+      if (path === '/memories/progress.md') markDirty('progress');
+      if (path === '/memories/features.json') markDirty('checklist');
+      if (path === selectedFile) markDirty('file');
+    } else if (event.type === 'session-end' || event.type === 'project-status') {
+      markDirty('detail', 'checklist');
+    }
+  }
+
+  loadDetail().catch((error) => replace(header, h('p', { class: 'error' }, error.message)));
+  loadChecklist();
+  loadProgress();
+  loadTokens();
+  loadFiles();
+
+  openStream(`${projectPath(projectId)}/stream`, {
+    snapshot(data) {
+      project = data.project;
+      sessions = data.sessions;
+      renderHeader();
+      renderSessions();
+      if (data.events.length > 0) {
+        tail.replaceChildren();
+        for (const entry of data.events) addEvent(entry);
+      }
+    },
+    event: onEvent,
+    project(data) {
+      project = data;
+      renderHeader();
+    },
+    removed() {
+      replace(header, h('p', { class: 'error' }, `Project ${projectId} no longer exists.`));
+    },
+  });
+}

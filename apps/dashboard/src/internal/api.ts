@@ -1,0 +1,334 @@
+/** The JSON API. Every handler validates its input with zod and reads through the control API. */
+import { Hono, type Context } from 'hono';
+import type { z } from 'zod';
+import type { DashboardControl, DashboardMemoryStore, ProjectStatus } from '../control.js';
+import { diffLines } from './diff.js';
+import type { EventHub } from './event-hub.js';
+import { renderMarkdown } from './markdown.js';
+import { projectStream, projectsStream, type SseOptions } from './sse.js';
+import {
+  createProjectSchema,
+  eventsQuerySchema,
+  formatIssues,
+  memoryDiffQuerySchema,
+  memoryFileQuerySchema,
+  projectIdSchema,
+  projectsQuerySchema,
+  toCreateProjectInput,
+  toStorePath,
+  toVirtualPath,
+} from './validation.js';
+import { checklistView, projectView, tokenSeries } from './views.js';
+
+export interface ApiOptions {
+  control: DashboardControl;
+  hub: EventHub;
+  sse: SseOptions;
+  /** Largest memory file returned whole (bytes); bigger ones are cut. */
+  maxFileBytes: number;
+}
+
+/** An error the API answers with `{ error: { code, message } }` and an HTTP status. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+}
+
+function parse<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  what: string,
+): z.infer<Schema> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    throw new ApiError(
+      400,
+      'invalid_input',
+      `invalid ${what}: ${formatIssues(result.error.issues)}`,
+    );
+  }
+  return result.data;
+}
+
+function projectIdParam(context: Context): string {
+  return parse(projectIdSchema, context.req.param('id'), 'project id');
+}
+
+/** Maps errors thrown by the control API (WorkerError codes) to HTTP answers. */
+export function controlErrorToApi(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  if (typeof error !== 'object' || error === null) return null;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : 'request failed';
+  switch (code) {
+    case 'invalid_input':
+      return new ApiError(400, 'invalid_input', message);
+    case 'not_found':
+      return new ApiError(404, 'not_found', message);
+    case 'conflict':
+    case 'exists':
+      return new ApiError(409, 'conflict', message);
+    case 'redis_unreachable':
+    case 'unavailable':
+      return new ApiError(503, 'unavailable', 'Redis is unreachable.');
+    default:
+      return null;
+  }
+}
+
+async function readJsonBody(context: Context): Promise<unknown> {
+  const type = context.req.header('content-type') ?? '';
+  if (!type.toLowerCase().startsWith('application/json')) {
+    throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
+  }
+  const text = await context.req.text();
+  if (text.length > 256 * 1024)
+    throw new ApiError(413, 'too_large', 'Request body is larger than 256 KiB.');
+  try {
+    return text === '' ? {} : (JSON.parse(text) as unknown);
+  } catch {
+    throw new ApiError(400, 'invalid_input', 'Request body is not valid JSON.');
+  }
+}
+
+export function createApiRoutes(options: ApiOptions): Hono {
+  const { control, hub } = options;
+  const api = new Hono();
+
+  async function requireProject(projectId: string) {
+    const project = await control.getProject(projectId);
+    if (project === null) throw new ApiError(404, 'not_found', `No project with id ${projectId}.`);
+    return project;
+  }
+
+  async function store(projectId: string): Promise<DashboardMemoryStore> {
+    await requireProject(projectId);
+    return await control.memoryStore(projectId);
+  }
+
+  async function readFile(memory: DashboardMemoryStore, storePath: string): Promise<string | null> {
+    try {
+      return await memory.read(storePath);
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'is_directory') {
+        throw new ApiError(400, 'invalid_input', 'That path is a directory.');
+      }
+      throw error;
+    }
+  }
+
+  api.get('/projects', async (context) => {
+    const query = parse(projectsQuerySchema, context.req.query(), 'query');
+    const statuses = new Set<ProjectStatus>(query.status ?? []);
+    const needle = query.q?.toLowerCase();
+    const all = await control.listProjects();
+    const counts: Record<string, number> = {};
+    for (const project of all) counts[project.status] = (counts[project.status] ?? 0) + 1;
+    const projects = all
+      .filter((project) => statuses.size === 0 || statuses.has(project.status))
+      .filter(
+        (project) =>
+          needle === undefined ||
+          project.id.toLowerCase().includes(needle) ||
+          project.goal.toLowerCase().includes(needle),
+      )
+      .map((project) => projectView(project, hub.activity(project.id)));
+    return context.json({ projects, counts, total: all.length });
+  });
+
+  api.post('/projects', async (context) => {
+    const body = parse(createProjectSchema, await readJsonBody(context), 'project');
+    const project = await control.createProject(toCreateProjectInput(body));
+    return context.json({ project: projectView(project, undefined) }, 201);
+  });
+
+  api.get('/projects/:id', async (context) => {
+    const projectId = projectIdParam(context);
+    const project = await requireProject(projectId);
+    const [sessions, transitions] = await Promise.all([
+      control.listSessions(projectId),
+      control.transitions(projectId),
+    ]);
+    return context.json({
+      project: projectView(project, hub.activity(projectId)),
+      budgets: project.budgets,
+      sessions,
+      transitions,
+    });
+  });
+
+  api.post('/projects/:id/resume', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    await control.resume(projectId);
+    const project = await requireProject(projectId);
+    return context.json({ project: projectView(project, hub.activity(projectId)) });
+  });
+
+  api.post('/projects/:id/cancel', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    await control.cancel(projectId);
+    const project = await requireProject(projectId);
+    return context.json({ project: projectView(project, hub.activity(projectId)) });
+  });
+
+  api.get('/projects/:id/sessions', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    return context.json({ sessions: await control.listSessions(projectId) });
+  });
+
+  api.get('/projects/:id/events', async (context) => {
+    const projectId = projectIdParam(context);
+    const query = parse(eventsQuerySchema, context.req.query(), 'query');
+    await requireProject(projectId);
+    const limit = query.limit ?? 200;
+    const events =
+      query.after === undefined
+        ? await hub.tail(projectId, limit)
+        : await control.readEvents(projectId, { fromId: query.after, count: limit });
+    return context.json({
+      events,
+      lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
+    });
+  });
+
+  api.get('/projects/:id/tokens', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    const entries = await hub.tail(projectId, 10_000);
+    return context.json({ turns: tokenSeries(entries) });
+  });
+
+  api.get('/projects/:id/progress', async (context) => {
+    const projectId = projectIdParam(context);
+    const memory = await store(projectId);
+    const markdown = await readFile(memory, 'progress.md');
+    return context.json({
+      path: '/memories/progress.md',
+      exists: markdown !== null,
+      markdown: markdown ?? '',
+      html: markdown === null ? '' : renderMarkdown(markdown),
+    });
+  });
+
+  api.get('/projects/:id/checklist', async (context) => {
+    const projectId = projectIdParam(context);
+    const memory = await store(projectId);
+    const [content, sessions] = await Promise.all([
+      readFile(memory, 'features.json'),
+      control.listSessions(projectId),
+    ]);
+    return context.json(checklistView(content, sessions));
+  });
+
+  api.get('/projects/:id/memory', async (context) => {
+    const projectId = projectIdParam(context);
+    const memory = await store(projectId);
+    const entries = await memory.list('', { depth: 32 });
+    const usage = await memory.usage();
+    return context.json({
+      files: entries.map((entry) => ({
+        path: toVirtualPath(entry.path),
+        kind: entry.kind,
+        size: entry.size,
+        modifiedAt: entry.modifiedAt,
+        depth: entry.depth,
+      })),
+      usage,
+      history: typeof memory.listHistory === 'function',
+    });
+  });
+
+  api.get('/projects/:id/memory/file', async (context) => {
+    const projectId = projectIdParam(context);
+    const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
+    const memory = await store(projectId);
+    const content = await readFile(memory, toStorePath(query.path));
+    if (content === null) throw new ApiError(404, 'not_found', `No memory file at ${query.path}.`);
+    const truncated = content.length > options.maxFileBytes;
+    const shown = truncated ? content.slice(0, options.maxFileBytes) : content;
+    return context.json({
+      path: query.path,
+      content: shown,
+      truncated,
+      html: query.path.toLowerCase().endsWith('.md') ? renderMarkdown(shown) : null,
+    });
+  });
+
+  api.get('/projects/:id/memory/history', async (context) => {
+    const projectId = projectIdParam(context);
+    const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
+    const memory = await store(projectId);
+    const storePath = toStorePath(query.path);
+    const versions = memory.listHistory ? await memory.listHistory(storePath) : [];
+    const changes: unknown[] = [];
+    if (memory.readChanges) {
+      // The feed is per namespace and capped; keep the entries about this path (or renames of it).
+      let after: string | undefined;
+      for (let page = 0; page < 20; page++) {
+        const batch = await memory.readChanges(
+          after === undefined ? { count: 500 } : { after, count: 500 },
+        );
+        for (const change of batch) {
+          if (change.path === storePath || change.newPath === storePath) {
+            changes.push({
+              ...change,
+              path: toVirtualPath(change.path),
+              ...(change.newPath === undefined ? {} : { newPath: toVirtualPath(change.newPath) }),
+            });
+          }
+        }
+        const last = batch[batch.length - 1];
+        if (batch.length < 500 || last === undefined) break;
+        after = last.id;
+      }
+    }
+    return context.json({
+      path: query.path,
+      versions,
+      changes,
+      supported: memory.listHistory !== undefined,
+    });
+  });
+
+  api.get('/projects/:id/memory/diff', async (context) => {
+    const projectId = projectIdParam(context);
+    const query = parse(memoryDiffQuerySchema, context.req.query(), 'query');
+    const memory = await store(projectId);
+    if (!memory.readHistory) throw new ApiError(404, 'not_found', 'This store keeps no history.');
+    const storePath = toStorePath(query.path);
+    const before = query.from === 0 ? '' : await memory.readHistory(storePath, query.from);
+    const after =
+      query.to === undefined
+        ? await readFile(memory, storePath)
+        : await memory.readHistory(storePath, query.to);
+    if (before === null || after === null) {
+      throw new ApiError(404, 'not_found', `That version of ${query.path} is no longer kept.`);
+    }
+    return context.json({
+      path: query.path,
+      from: query.from,
+      to: query.to ?? null,
+      diff: diffLines(before, after),
+    });
+  });
+
+  api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
+
+  api.get('/stream', (context) => projectsStream(context, options.sse));
+
+  api.get('/projects/:id/stream', (context) => {
+    const projectId = projectIdParam(context);
+    return projectStream(context, projectId, options.sse);
+  });
+
+  return api;
+}

@@ -1,0 +1,198 @@
+/** Wires the Hono app: security headers, auth, login, static UI, the JSON/SSE API and Bull Board. */
+import { Hono, type Context } from 'hono';
+import { deleteCookie, setCookie } from 'hono/cookie';
+import type { Asset } from './assets.js';
+import { createApiRoutes, controlErrorToApi, ApiError, type ApiOptions } from './api.js';
+import {
+  SESSION_COOKIE,
+  SESSION_MAX_AGE_SECONDS,
+  sessionCookieValue,
+  type AuthPolicy,
+} from './auth.js';
+
+export interface AppOptions extends ApiOptions {
+  auth: AuthPolicy;
+  assets: Map<string, Asset>;
+  /** A Hono sub-app serving Bull Board, mounted at `/queues`, or undefined when no queue was given. */
+  queueBoard: Hono | undefined;
+  /** Whether the login cookie gets the `Secure` flag (set when served over https). */
+  secureCookie: boolean;
+  /** Called with unexpected errors (logged by the caller). */
+  onError: (error: unknown) => void;
+}
+
+const APP_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Bull Board's page uses inline styles and a `<base>` tag; scripts stay same-origin only. */
+const QUEUE_BOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "font-src 'self' data:",
+  "form-action 'self'",
+  "base-uri 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function setSecurityHeaders(context: Context): void {
+  const path = context.req.path;
+  context.header('Content-Security-Policy', path.startsWith('/queues') ? QUEUE_BOARD_CSP : APP_CSP);
+  context.header('X-Content-Type-Options', 'nosniff');
+  context.header('X-Frame-Options', 'DENY');
+  context.header('Referrer-Policy', 'no-referrer');
+  context.header('Cross-Origin-Opener-Policy', 'same-origin');
+  context.header('Cross-Origin-Resource-Policy', 'same-origin');
+  context.header('Permissions-Policy', 'camera=(), microphone=(), geolocation=()');
+  if (!context.res.headers.has('Cache-Control')) context.header('Cache-Control', 'no-store');
+}
+
+function serveAsset(context: Context, asset: Asset | undefined): Response {
+  if (asset === undefined)
+    return context.json({ error: { code: 'not_found', message: 'Not found.' } }, 404);
+  return context.body(asset.body as Uint8Array<ArrayBuffer>, 200, {
+    'Content-Type': asset.contentType,
+  });
+}
+
+function wantsHtml(context: Context): boolean {
+  return (context.req.header('accept') ?? '').includes('text/html');
+}
+
+export function createApp(options: AppOptions): Hono {
+  const { auth, assets } = options;
+  const app = new Hono();
+
+  app.onError((error, context) => {
+    const mapped = controlErrorToApi(error);
+    if (mapped !== null) {
+      return context.json({ error: { code: mapped.code, message: mapped.message } }, mapped.status);
+    }
+    options.onError(error);
+    return context.json({ error: { code: 'internal', message: 'Internal error.' } }, 500);
+  });
+
+  app.notFound((context) =>
+    context.json({ error: { code: 'not_found', message: 'Not found.' } }, 404),
+  );
+
+  app.use('*', async (context, next) => {
+    await next();
+    setSecurityHeaders(context);
+  });
+
+  // Health and the login page work without a session.
+  app.get('/healthz', (context) => context.json({ ok: true }));
+  app.get('/login', (context) => {
+    const page = assets.get('login.html');
+    if (page === undefined || context.req.query('failed') === undefined)
+      return serveAsset(context, page);
+    // A fixed message, never anything from the request.
+    const html = new TextDecoder()
+      .decode(page.body)
+      .replace('<!--status-->', '<p class="error" role="alert">That token is not correct.</p>');
+    return context.html(html);
+  });
+  app.get('/assets/style.css', (context) => serveAsset(context, assets.get('style.css')));
+
+  app.post('/login', async (context) => {
+    const sameOrigin = auth.checkSameOrigin(context, 'cookie');
+    if (!sameOrigin.ok) return context.text(sameOrigin.message, sameOrigin.status);
+    if (!auth.required) return context.redirect('/', 303);
+    const type = context.req.header('content-type') ?? '';
+    let candidate: unknown;
+    if (
+      type.startsWith('application/x-www-form-urlencoded') ||
+      type.startsWith('multipart/form-data')
+    ) {
+      candidate = (await context.req.parseBody())['token'];
+    } else if (type.startsWith('application/json')) {
+      candidate = ((await context.req.json().catch(() => ({}))) as { token?: unknown }).token;
+    }
+    if (
+      typeof candidate !== 'string' ||
+      candidate.length > 1_024 ||
+      !auth.tokenMatches(candidate)
+    ) {
+      return context.redirect('/login?failed=1', 303);
+    }
+    setCookie(context, SESSION_COOKIE, sessionCookieValue(candidate), {
+      httpOnly: true,
+      sameSite: 'Strict',
+      path: '/',
+      maxAge: SESSION_MAX_AGE_SECONDS,
+      secure: options.secureCookie,
+    });
+    return context.redirect('/', 303);
+  });
+
+  app.post('/logout', (context) => {
+    const sameOrigin = auth.checkSameOrigin(context, 'cookie');
+    if (!sameOrigin.ok) return context.text(sameOrigin.message, sameOrigin.status);
+    deleteCookie(context, SESSION_COOKIE, { path: '/' });
+    return context.redirect('/login', 303);
+  });
+
+  // Everything below needs a session; state changes also need our own origin.
+  app.use('*', async (context, next) => {
+    const result = auth.authenticate(context);
+    if (!result.ok) {
+      if (result.status === 401 && context.req.method === 'GET' && wantsHtml(context)) {
+        return context.redirect('/login', 303);
+      }
+      if (result.status === 401)
+        context.header('WWW-Authenticate', 'Bearer realm="baton-dashboard"');
+      return context.json(
+        { error: { code: 'unauthorized', message: result.message } },
+        result.status,
+      );
+    }
+    const method = context.req.method;
+    if (method !== 'GET' && method !== 'HEAD' && method !== 'OPTIONS') {
+      const sameOrigin = auth.checkSameOrigin(context, result.via);
+      if (!sameOrigin.ok) {
+        return context.json({ error: { code: 'forbidden', message: sameOrigin.message } }, 403);
+      }
+    }
+    await next();
+  });
+
+  app.get('/api/session', (context) => context.json({ authRequired: auth.required }));
+  app.route('/api', createApiRoutes(options));
+  app.all('/api/*', (context) => {
+    throw new ApiError(404, 'not_found', `No API route ${context.req.method} ${context.req.path}.`);
+  });
+
+  if (options.queueBoard !== undefined) {
+    app.route('/queues', options.queueBoard);
+  } else {
+    app.get('/queues', (context) =>
+      context.text('Bull Board is not available: this dashboard was started without a queue.', 404),
+    );
+  }
+
+  app.get('/assets/*', (context) => {
+    const name = context.req.path.slice('/assets/'.length);
+    return serveAsset(context, assets.get(name));
+  });
+
+  // The UI is one page; the client reads the path to decide what to show.
+  const shell = (context: Context) => serveAsset(context, assets.get('index.html'));
+  app.get('/', shell);
+  app.get('/projects/:id', shell);
+  app.get('/projects/:id/*', shell);
+  app.get('/new', shell);
+
+  return app;
+}

@@ -1,0 +1,251 @@
+/**
+ * The JSON shapes the dashboard's API returns, computed from control-API records. Kept separate
+ * from the records so the UI never depends on how the worker stores things.
+ */
+import type {
+  EventEntryLike,
+  ProjectRecordLike,
+  SessionSummaryLike,
+  StreamEventLike,
+} from '../control.js';
+
+/** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
+export interface ProjectActivity {
+  sessionId: string | null;
+  sessionNumber: number | null;
+  turn: number | null;
+  lastEventAt: number;
+  lastEventType: string;
+}
+
+export interface ProjectView {
+  id: string;
+  goal: string;
+  status: string;
+  statusReason: string | null;
+  statusAt: number;
+  createdAt: number;
+  model: string | null;
+  contextPreset: string;
+  workspace: string;
+  features: { passing: number; total: number };
+  sessions: number;
+  currentSession: {
+    sessionId: string;
+    number: number;
+    turn: number | null;
+    startedAt: number;
+  } | null;
+  lastActivityAt: number;
+  tokens: { input: number; output: number; cleared: number };
+  costUsd: number;
+  lastError: string | null;
+}
+
+export function projectView(
+  project: ProjectRecordLike,
+  activity: ProjectActivity | undefined,
+): ProjectView {
+  const active = project.activeSession;
+  const turn =
+    active !== null && activity !== undefined && activity.sessionId === active.sessionId
+      ? activity.turn
+      : null;
+  const lastActivityAt = Math.max(
+    project.statusAt,
+    project.createdAt,
+    active?.startedAt ?? 0,
+    activity?.lastEventAt ?? 0,
+  );
+  const counters = project.counters;
+  return {
+    id: project.id,
+    goal: project.goal,
+    status: project.status,
+    statusReason: project.statusReason,
+    statusAt: project.statusAt,
+    createdAt: project.createdAt,
+    model: project.model,
+    contextPreset: project.contextPreset,
+    workspace: project.workspace,
+    features: { passing: counters.featuresPassing, total: counters.featuresTotal },
+    sessions: Math.max(counters.sessions, counters.sessionsStarted),
+    currentSession:
+      active === null
+        ? null
+        : {
+            sessionId: active.sessionId,
+            number: active.sessionNumber,
+            turn,
+            startedAt: active.startedAt,
+          },
+    lastActivityAt,
+    tokens: {
+      input: counters.inputTokens,
+      output: counters.outputTokens,
+      cleared: counters.clearedInputTokens,
+    },
+    costUsd: counters.costUsd,
+    lastError: project.lastError,
+  };
+}
+
+function numberField(value: unknown): number | undefined {
+  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
+}
+
+function record(value: unknown): Record<string, unknown> | undefined {
+  return typeof value === 'object' && value !== null
+    ? (value as Record<string, unknown>)
+    : undefined;
+}
+
+/** Folds one event into a project's activity. */
+export function updateActivity(
+  previous: ProjectActivity | undefined,
+  event: StreamEventLike,
+): ProjectActivity {
+  const next: ProjectActivity = previous
+    ? { ...previous }
+    : { sessionId: null, sessionNumber: null, turn: null, lastEventAt: 0, lastEventType: '' };
+  next.lastEventAt = Math.max(next.lastEventAt, numberField(event.at) ?? 0);
+  next.lastEventType = event.type;
+  const sessionId = typeof event.sessionId === 'string' ? event.sessionId : undefined;
+  if (event.type === 'session-start' && sessionId !== undefined) {
+    next.sessionId = sessionId;
+    next.sessionNumber = numberField(event.sessionNumber) ?? null;
+    next.turn = 0;
+  } else if ((event.type === 'turn' || event.type === 'tool-call') && sessionId !== undefined) {
+    const turn = numberField(event.turn);
+    if (next.sessionId !== sessionId) {
+      next.sessionId = sessionId;
+      next.turn = null;
+    }
+    if (turn !== undefined) next.turn = Math.max(next.turn ?? 0, turn);
+  }
+  return next;
+}
+
+export interface TurnPoint {
+  sessionId: string;
+  sessionNumber: number | null;
+  turn: number;
+  at: number;
+  /** Input tokens the model was billed for on this turn (after any clearing). */
+  inputTokens: number;
+  outputTokens: number;
+  /** Input tokens context editing removed before this turn. */
+  clearedInputTokens: number;
+  /** Names of the context edits applied on this turn. */
+  edits: string[];
+}
+
+/** Input tokens per turn, from `turn` events, with the turns where context edits cleared. */
+export function tokenSeries(entries: readonly EventEntryLike[]): TurnPoint[] {
+  const sessionNumbers = new Map<string, number>();
+  const points: TurnPoint[] = [];
+  for (const { event } of entries) {
+    const sessionId = typeof event.sessionId === 'string' ? event.sessionId : '';
+    if (event.type === 'session-start') {
+      const number = numberField(event.sessionNumber);
+      if (number !== undefined) sessionNumbers.set(sessionId, number);
+      continue;
+    }
+    if (event.type !== 'turn') continue;
+    const usage = record(event.usage) ?? {};
+    const edits: string[] = [];
+    let clearedFromEdits = 0;
+    if (Array.isArray(event.appliedEdits)) {
+      for (const edit of event.appliedEdits) {
+        const fields = record(edit);
+        if (fields === undefined) continue;
+        if (typeof fields.type === 'string') edits.push(fields.type);
+        clearedFromEdits += numberField(fields.cleared_input_tokens) ?? 0;
+      }
+    }
+    points.push({
+      sessionId,
+      sessionNumber: sessionNumbers.get(sessionId) ?? null,
+      turn: numberField(event.turn) ?? points.length + 1,
+      at: numberField(event.at) ?? 0,
+      inputTokens: numberField(usage.input_tokens) ?? numberField(usage.inputTokens) ?? 0,
+      outputTokens: numberField(usage.output_tokens) ?? numberField(usage.outputTokens) ?? 0,
+      clearedInputTokens: numberField(event.clearedInputTokens) ?? clearedFromEdits,
+      edits,
+    });
+  }
+  return points;
+}
+
+export interface ChecklistRow {
+  id: string;
+  description: string;
+  steps: string[];
+  passes: boolean;
+  /** The session number whose summary lists this feature as flipped to passing (latest wins). */
+  flippedInSession: number | null;
+  flippedInSessionId: string | null;
+}
+
+export interface ChecklistView {
+  /** `missing` before the init session wrote features.json; `invalid` if it does not parse. */
+  state: 'ok' | 'missing' | 'invalid';
+  rows: ChecklistRow[];
+  passing: number;
+  total: number;
+}
+
+/** The feature checklist from `features.json`, joined with which session flipped each feature. */
+export function checklistView(
+  content: string | null,
+  sessions: readonly SessionSummaryLike[],
+): ChecklistView {
+  if (content === null) return { state: 'missing', rows: [], passing: 0, total: 0 };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(content);
+  } catch {
+    return { state: 'invalid', rows: [], passing: 0, total: 0 };
+  }
+  if (!Array.isArray(parsed)) return { state: 'invalid', rows: [], passing: 0, total: 0 };
+  const flipped = new Map<string, SessionSummaryLike>();
+  for (const session of sessions) {
+    for (const id of session.flippedFeatures) flipped.set(id, session);
+  }
+  const rows: ChecklistRow[] = [];
+  for (const item of parsed) {
+    const fields = record(item);
+    if (fields === undefined) continue;
+    const id = typeof fields.id === 'string' ? fields.id : String(rows.length + 1);
+    const passes = fields.passes === true;
+    const session = passes ? flipped.get(id) : undefined;
+    rows.push({
+      id,
+      description: typeof fields.description === 'string' ? fields.description : '',
+      steps: Array.isArray(fields.steps)
+        ? fields.steps.filter((step): step is string => typeof step === 'string')
+        : [],
+      passes,
+      flippedInSession: session?.sessionNumber ?? null,
+      flippedInSessionId: session?.sessionId ?? null,
+    });
+  }
+  return {
+    state: 'ok',
+    rows,
+    passing: rows.filter((row) => row.passes).length,
+    total: rows.length,
+  };
+}
+
+/** Compares Redis stream ids (`<ms>-<seq>`). */
+export function compareStreamIds(left: string, right: string): number {
+  const [leftMs = '0', leftSeq = '0'] = left.split('-');
+  const [rightMs = '0', rightSeq = '0'] = right.split('-');
+  const ms = Number(leftMs) - Number(rightMs);
+  if (ms !== 0) return ms < 0 ? -1 : 1;
+  const seq = Number(leftSeq) - Number(rightSeq);
+  return seq === 0 ? 0 : seq < 0 ? -1 : 1;
+}
+
+export const STREAM_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;

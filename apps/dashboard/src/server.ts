@@ -1,0 +1,194 @@
+/**
+ * `createDashboardServer`: the dashboard as an HTTP server on Hono + @hono/node-server.
+ *
+ * Bound to 127.0.0.1 by default. Binding anything else requires a token (`token` option or
+ * `BATON_DASHBOARD_TOKEN`): the server refuses to start without one.
+ */
+import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
+import { serve } from '@hono/node-server';
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { HonoAdapter } from '@bull-board/hono';
+import { serveStatic } from '@hono/node-server/serve-static';
+import type { Queue } from 'bullmq';
+import type { Hono } from 'hono';
+import type { DashboardControl } from './control.js';
+import { DashboardError } from './errors.js';
+import { createApp } from './internal/app.js';
+import { defaultAssetsDirectory, loadAssets } from './internal/assets.js';
+import { createAuthPolicy } from './internal/auth.js';
+import { createEventHub, type EventHub } from './internal/event-hub.js';
+
+export const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
+export const DEFAULT_DASHBOARD_PORT = 8787;
+/** Tokens shorter than this are refused: a short token on a network interface is guessable. */
+export const MIN_TOKEN_LENGTH = 16;
+
+export interface DashboardServerOptions {
+  /** The control API from `@baton/worker` (`createBatonControl(...)`); the dashboard never closes it. */
+  control: DashboardControl;
+  /** Interface to bind. Default `127.0.0.1`. Anything not loopback needs a token. */
+  host?: string;
+  /** Port; 0 picks a free one. Default 8787. */
+  port?: number;
+  /** Shared secret for bearer auth and the login form. Default `process.env.BATON_DASHBOARD_TOKEN`. */
+  token?: string;
+  /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
+  queue?: Queue | readonly Queue[];
+  /** Poll interval of the one event reader. Default 500 ms. */
+  pollIntervalMs?: number;
+  /** SSE ping interval. Default 15 000 ms. */
+  pingIntervalMs?: number;
+  /** Folder holding the UI's static files. Default: the package's `public/`. */
+  assetsDirectory?: string;
+  /** Set the login cookie's `Secure` flag (when a TLS proxy fronts the dashboard). Default false. */
+  secureCookie?: boolean;
+  /** Unexpected errors (a failed poll, a 500). Default: written to stderr. */
+  onError?: (error: unknown) => void;
+}
+
+export interface DashboardServer {
+  /** `http://host:port` of the running server. */
+  url: string;
+  host: string;
+  port: number;
+  /** The Hono app (for `app.request(...)` in tests). */
+  app: Hono;
+  /** Stops accepting connections, ends SSE streams and the event reader. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** True for addresses that only this machine can reach. */
+export function isLoopbackHost(host: string): boolean {
+  const normalized = host
+    .trim()
+    .toLowerCase()
+    .replace(/^\[|\]$/g, '');
+  return (
+    normalized === 'localhost' ||
+    normalized === '::1' ||
+    /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(normalized) ||
+    normalized === '::ffff:127.0.0.1'
+  );
+}
+
+function createQueueBoard(queues: readonly Queue[]): Hono {
+  const serverAdapter = new HonoAdapter(serveStatic);
+  createBullBoard({
+    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    serverAdapter,
+    options: { uiConfig: { boardTitle: 'Baton queues' } },
+  });
+  serverAdapter.setBasePath('/queues');
+  return serverAdapter.registerPlugin();
+}
+
+function defaultOnError(error: unknown): void {
+  const message = error instanceof Error ? error.message : String(error);
+  process.stderr.write(`baton dashboard: ${message}\n`);
+}
+
+export async function createDashboardServer(
+  options: DashboardServerOptions,
+): Promise<DashboardServer> {
+  const host = options.host ?? DEFAULT_DASHBOARD_HOST;
+  const port = options.port ?? DEFAULT_DASHBOARD_PORT;
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) {
+    throw new DashboardError(
+      'invalid_config',
+      `dashboard port ${String(port)} is not between 0 and 65535`,
+    );
+  }
+  const rawToken = options.token ?? process.env.BATON_DASHBOARD_TOKEN;
+  const token = rawToken === undefined || rawToken.trim() === '' ? undefined : rawToken.trim();
+  const loopback = isLoopbackHost(host);
+  if (!loopback && token === undefined) {
+    throw new DashboardError(
+      'token_required',
+      `refusing to bind the dashboard to ${host}: set BATON_DASHBOARD_TOKEN (at least ${MIN_TOKEN_LENGTH} characters) to expose it beyond this machine`,
+    );
+  }
+  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+    throw new DashboardError(
+      'invalid_config',
+      `BATON_DASHBOARD_TOKEN is too short: use at least ${MIN_TOKEN_LENGTH} characters`,
+    );
+  }
+  const onError = options.onError ?? defaultOnError;
+  const assets = await loadAssets(options.assetsDirectory ?? defaultAssetsDirectory());
+  const queues =
+    options.queue === undefined
+      ? []
+      : Array.isArray(options.queue)
+        ? options.queue
+        : [options.queue as Queue];
+  const hub: EventHub = createEventHub({
+    control: options.control,
+    pollIntervalMs: options.pollIntervalMs ?? 500,
+    onError,
+  });
+
+  // Which Host headers mean "us" when no token protects the server (DNS-rebinding defence).
+  const loopbackHosts = ['127.0.0.1', 'localhost', '[::1]'];
+  if (!loopbackHosts.includes(host)) loopbackHosts.push(host.includes(':') ? `[${host}]` : host);
+
+  const app = createApp({
+    control: options.control,
+    hub,
+    sse: {
+      control: options.control,
+      hub,
+      pingIntervalMs: options.pingIntervalMs ?? 15_000,
+      maxQueuedMessages: 2_000,
+      snapshotEvents: 200,
+    },
+    maxFileBytes: 1_048_576,
+    auth: createAuthPolicy({ token, loopbackHosts }),
+    assets,
+    queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,
+    secureCookie: options.secureCookie ?? false,
+    onError,
+  });
+
+  const server = await new Promise<Server>((resolve, reject) => {
+    const created = serve({ fetch: app.fetch, hostname: host, port }, () =>
+      resolve(created as Server),
+    ) as Server;
+    created.once('error', (error: NodeJS.ErrnoException) => {
+      reject(
+        new DashboardError(
+          'listen_failed',
+          `cannot listen on ${host}:${port}: ${error.code ?? error.message}`,
+          {
+            cause: error,
+          },
+        ),
+      );
+    });
+  }).catch(async (error: unknown) => {
+    await hub.close();
+    throw error;
+  });
+
+  const address = server.address() as AddressInfo;
+  const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+  let closing: Promise<void> | undefined;
+  return {
+    url: `http://${urlHost}:${address.port}`,
+    host,
+    port: address.port,
+    app,
+    close() {
+      closing ??= (async () => {
+        await hub.close();
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          // SSE responses never end on their own: cut them so close() returns.
+          server.closeAllConnections();
+        });
+      })();
+      return closing;
+    },
+  };
+}
