@@ -1,0 +1,616 @@
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { parseConversation } from './conversation.js';
+import type { Action, Conversation } from './conversation.js';
+import {
+  FEATURES_PATH,
+  INIT_SCRIPT,
+  PROGRESS_PATH,
+  STARTUP_PATH,
+  buildFeatures,
+  checkCommand,
+  featureScript,
+  featureScriptText,
+  featuresFileText,
+  featuresFromView,
+  fileFromView,
+  initScriptText,
+  insertLineAtEnd,
+  isMissing,
+  okMarker,
+  passesSpan,
+  startupText,
+} from './project-files.js';
+import type { Feature } from './project-files.js';
+
+/**
+ * The scripted coding agent. Stateless like a real model: each turn is planned from the request's
+ * messages only (as they look after context editing). It follows Baton's prompts: init writes the
+ * memory files from the goal, resume does one failing feature end to end, the end-of-session
+ * prompt updates the progress log. A failed tool call is retried once where that can help, and
+ * otherwise the turn ends with an explanation.
+ */
+
+export const MEMORY_TOOL = 'memory';
+export const BASH_TOOL = 'bash';
+export const EDITOR_TOOL = 'str_replace_based_edit_tool';
+
+export interface PlannedCall {
+  /** Step key, carried in the tool_use id so the plan survives cleared inputs. */
+  step: string;
+  name: string;
+  input: Record<string, unknown>;
+}
+
+export interface AgentTurn {
+  text: string;
+  /** Empty: the agent ends its turn. */
+  calls: PlannedCall[];
+}
+
+export interface AgentOptions {
+  /** Names of the tools the request offers. */
+  tools: ReadonlySet<string>;
+  /** Several read calls in one turn. */
+  parallelToolCalls: boolean;
+}
+
+const MAX_ATTEMPTS = 2;
+/** Views of one file per session before the agent gives up (context editing may clear each one). */
+const MAX_VIEWS = 6;
+
+function endTurn(text: string): AgentTurn {
+  return { text, calls: [] };
+}
+
+function memory(step: string, input: Record<string, unknown>): PlannedCall {
+  return { step, name: MEMORY_TOOL, input };
+}
+
+function oneLine(text: string, max = 300): string {
+  const line = text.replace(/\s+/g, ' ').trim();
+  return line.length > max ? `${line.slice(0, max)}...` : line;
+}
+
+/** A result context editing replaced with a placeholder: its outcome is no longer visible. */
+export function isClearedResult(text: string): boolean {
+  return text.length < 200 && /\bclear(ed)?\b/i.test(text) && !/^Here's the content/.test(text);
+}
+
+/** Replays the agent's earlier calls into what it knows now. */
+class Knowledge {
+  readonly attempts = new Map<string, number>();
+  readonly errors = new Map<string, string>();
+  readonly succeeded = new Set<string>();
+  features: { text: string; features: Feature[] } | undefined;
+  featuresMissing = false;
+  /** The checklist view was a file but not valid JSON of features. */
+  featuresInvalid: string | undefined;
+  progress: string | undefined;
+  progressMissing = false;
+  rootListing: string | undefined;
+  checkOutputs = new Map<string, string>();
+
+  constructor(actions: Action[], goal: string | undefined) {
+    for (const action of actions) this.apply(action, goal);
+  }
+
+  count(step: string): number {
+    return this.attempts.get(step) ?? 0;
+  }
+
+  attempted(step: string): boolean {
+    return this.count(step) > 0;
+  }
+
+  private apply(action: Action, goal: string | undefined): void {
+    const { step, result } = action;
+    this.attempts.set(step, this.count(step) + 1);
+    if (!result) return;
+    const cleared = !result.isError && isClearedResult(result.text);
+    if (result.isError) this.errors.set(step, result.text);
+    else {
+      this.errors.delete(step);
+      this.succeeded.add(step);
+    }
+
+    if (step === 'view-root' && !cleared) this.rootListing = result.text;
+    if (step === 'view-features' || step === 'recreate-features') {
+      if (step === 'recreate-features' && !result.isError && goal) {
+        const features = buildFeatures(goal);
+        this.features = { text: featuresFileText(features), features };
+        this.featuresMissing = false;
+      } else if (step === 'view-features') {
+        if (result.isError && isMissing(result.text)) {
+          this.featuresMissing = true;
+          this.features = undefined;
+        } else if (!cleared) {
+          const parsed = featuresFromView(result.text);
+          this.features = parsed;
+          this.featuresMissing = false;
+          this.featuresInvalid =
+            parsed === undefined && fileFromView(result.text) !== undefined
+              ? result.text
+              : undefined;
+        }
+      }
+    }
+    if (step === 'view-progress' && !cleared) {
+      if (result.isError && isMissing(result.text)) {
+        this.progressMissing = true;
+        this.progress = undefined;
+      } else {
+        this.progress = fileFromView(result.text);
+        this.progressMissing = false;
+      }
+    }
+    if (step.startsWith('check-') && !cleared) this.checkOutputs.set(step, result.text);
+    // A failed edit means the file may differ from what was read: read it again before retrying.
+    if (result.isError && step.startsWith('flip-')) this.features = undefined;
+    if (result.isError && (step === 'append-progress' || step === 'end-append'))
+      this.progress = undefined;
+    if (!result.isError && (step === 'append-progress' || step === 'end-append')) {
+      this.progressMissing = false;
+    }
+  }
+
+  /** Check outcome: a cleared result counts as passed, since the agent only moved on after one. */
+  checkPassed(id: string): boolean | undefined {
+    const step = `check-${safeId(id)}`;
+    if (!this.attempted(step)) return undefined;
+    if (this.errors.has(step)) return false;
+    const output = this.checkOutputs.get(step);
+    return output === undefined || output.includes(okMarker(id));
+  }
+}
+
+function safeId(id: string): string {
+  return id.replace(/[^A-Za-z0-9]/g, '-');
+}
+
+function featureList(features: Feature[]): string {
+  return features.map((feature) => feature.id).join(', ');
+}
+
+/** The feature the agent announced it was working on (its text survives context clearing). */
+function announcedFeature(
+  conversation: Conversation,
+): { id: string; description: string } | undefined {
+  for (const text of [...conversation.narration].reverse()) {
+    const match = /Working on ([A-Za-z0-9_-]+): (.*?)\.(?: |$)/.exec(text);
+    if (match?.[1]) return { id: match[1], description: match[2] ?? match[1] };
+  }
+  return undefined;
+}
+
+function flippedIds(actions: Action[]): string[] {
+  return actions
+    .filter((action) => action.step.startsWith('flip-') && action.result && !action.result.isError)
+    .map((action) => {
+      const oldStr = typeof action.input['old_str'] === 'string' ? action.input['old_str'] : '';
+      return /"id"\s*:\s*"([^"]+)"/.exec(oldStr)?.[1] ?? action.step.slice('flip-'.length);
+    });
+}
+
+export function planTurn(messages: BetaMessageParam[], options: AgentOptions): AgentTurn {
+  const conversation = parseConversation(messages);
+  const { header } = conversation;
+  if (!header) {
+    return endTurn(
+      `(Baton model simulator) I play a scripted coding agent and need a Baton session prompt ` +
+        `(a <baton_session ...> tag) to do anything. You said: "${oneLine(conversation.lastUserText, 200)}"`,
+    );
+  }
+  if (!options.tools.has(MEMORY_TOOL)) {
+    return endTurn(
+      'I need the `memory` tool to work on this project (my progress lives in /memories), but this request does not offer it. Stopping.',
+    );
+  }
+  if (conversation.endReason !== undefined || header.kind === 'end') {
+    return planEnd(conversation, options);
+  }
+  if (header.kind === 'init') return planInit(conversation, options);
+  return planResume(conversation, options);
+}
+
+function planInit(conversation: Conversation, options: AgentOptions): AgentTurn {
+  const goal = conversation.goal;
+  if (!goal) {
+    return endTurn(
+      'The init prompt has no <goal> ... </goal> section, so there is nothing to turn into features. Stopping.',
+    );
+  }
+  const knowledge = new Knowledge(conversation.actions, goal);
+  if (!knowledge.attempted('view-root')) {
+    return {
+      text: 'Initialising the project. First I check what my memory already holds.',
+      calls: [memory('view-root', { command: 'view', path: '/memories' })],
+    };
+  }
+  const listing = knowledge.rootListing ?? '';
+  const features = buildFeatures(goal);
+  const files: Array<{ step: string; path: string; text: string; what: string }> = [
+    {
+      step: 'create-features',
+      path: FEATURES_PATH,
+      text: featuresFileText(features),
+      what: `the checklist: ${features.length} features (${featureList(features)}), all failing,`,
+    },
+    {
+      step: 'create-progress',
+      path: PROGRESS_PATH,
+      text: initialProgress(conversation.header?.session ?? 1, features),
+      what: 'the progress log',
+    },
+    { step: 'create-startup', path: STARTUP_PATH, text: startupText(), what: 'the startup note' },
+  ];
+  for (const file of files) {
+    if (listing.includes(file.path)) continue;
+    const error = knowledge.errors.get(file.step);
+    if (
+      knowledge.succeeded.has(file.step) ||
+      (error !== undefined && /already exists/i.test(error))
+    )
+      continue;
+    if (error !== undefined && knowledge.count(file.step) >= MAX_ATTEMPTS) {
+      return endTurn(
+        `I could not write ${file.path}: ${oneLine(error)}. Stopping so the next session can look at it.`,
+      );
+    }
+    return {
+      text:
+        error !== undefined
+          ? `Writing ${file.path} failed (${oneLine(error, 160)}); trying once more.`
+          : `Writing ${file.what} to ${file.path}.`,
+      calls: [memory(file.step, { command: 'create', path: file.path, file_text: file.text })],
+    };
+  }
+  let note = '';
+  if (options.tools.has(EDITOR_TOOL)) {
+    if (!knowledge.attempted('create-init')) {
+      return {
+        text: `Adding ${INIT_SCRIPT} to the workspace so every session can check it the same way.`,
+        calls: [
+          {
+            step: 'create-init',
+            name: EDITOR_TOOL,
+            input: { command: 'create', path: INIT_SCRIPT, file_text: initScriptText() },
+          },
+        ],
+      };
+    }
+    const error = knowledge.errors.get('create-init');
+    if (error !== undefined)
+      note = ` (${INIT_SCRIPT} could not be written: ${oneLine(error, 160)})`;
+  }
+  const first = features[0];
+  return endTurn(
+    `The project is initialised: /memories/features.json lists ${features.length} features (${featureList(features)}), all failing; ` +
+      `/memories/progress.md and /memories/startup.md are written${note}. ` +
+      `The next session starts with ${first ? `${first.id}: ${first.description}` : 'the first feature'}.`,
+  );
+}
+
+function initialProgress(session: number, features: Feature[]): string {
+  const first = features[0];
+  return [
+    '# Progress log',
+    '',
+    `## Session ${session} (init)`,
+    `- Turned the goal into ${features.length} features in /memories/features.json, all failing.`,
+    `- Wrote /memories/startup.md and ${INIT_SCRIPT} (runs every feature check).`,
+    `- Next: ${first ? `${first.id} (${first.description})` : 'the first feature'}.`,
+    '',
+  ].join('\n');
+}
+
+function planResume(conversation: Conversation, options: AgentOptions): AgentTurn {
+  const actions = conversation.actions.filter((action) => !action.inEndPhase);
+  const knowledge = new Knowledge(actions, conversation.goal);
+  const header = conversation.header!;
+  if (!knowledge.attempted('view-root')) {
+    return {
+      text: header.interrupted
+        ? 'The previous session was interrupted. Reading my memory first, then checking the workspace for half-done work.'
+        : 'Resuming the project. Reading my memory first.',
+      calls: [memory('view-root', { command: 'view', path: '/memories' })],
+    };
+  }
+  const reads: PlannedCall[] = [
+    memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
+    memory('view-features', { command: 'view', path: FEATURES_PATH }),
+    memory('view-startup', { command: 'view', path: STARTUP_PATH }),
+  ];
+  if (header.interrupted && options.tools.has(BASH_TOOL)) {
+    reads.push({ step: 'git-status', name: BASH_TOOL, input: { command: 'git status --short' } });
+  }
+  const pending = reads.filter((call) => !knowledge.attempted(call.step));
+  if (pending.length > 0) {
+    return {
+      text: 'Reading the progress log, the feature checklist and the startup note.',
+      calls: options.parallelToolCalls ? pending : pending.slice(0, 1),
+    };
+  }
+
+  const flippedNow = flippedIds(actions);
+  if (flippedNow.length > 0) return finishResume(conversation, knowledge, flippedNow);
+
+  if (knowledge.featuresMissing) {
+    const error = knowledge.errors.get('recreate-features');
+    if (!conversation.goal) {
+      return endTurn(
+        '/memories/features.json is missing and the prompt does not include the goal, so I cannot rebuild the checklist. Stopping: the checklist has to be restored first.',
+      );
+    }
+    if (
+      !knowledge.attempted('recreate-features') ||
+      (error !== undefined && knowledge.count('recreate-features') < MAX_ATTEMPTS)
+    ) {
+      const features = buildFeatures(conversation.goal);
+      return {
+        text: '/memories/features.json is missing. Re-creating the checklist from the goal before any other work.',
+        calls: [
+          memory('recreate-features', {
+            command: 'create',
+            path: FEATURES_PATH,
+            file_text: featuresFileText(features),
+          }),
+        ],
+      };
+    }
+    return endTurn(
+      `/memories/features.json is missing and re-creating it failed: ${oneLine(error ?? 'unknown error')}. Stopping.`,
+    );
+  }
+  // Once a feature is announced, the agent keeps going from its own words: the checklist is only
+  // needed again for the flip, so clearing its view does not stall the work.
+  const announced = announcedFeature(conversation);
+  if (announced && !knowledge.featuresInvalid) {
+    const known = knowledge.features?.features.find((feature) => feature.id === announced.id);
+    if (!known || !known.passes) {
+      return workOnFeature(
+        known ?? { id: announced.id, description: announced.description, steps: [], passes: false },
+        knowledge,
+        options,
+      );
+    }
+  }
+  if (knowledge.featuresInvalid !== undefined) {
+    return endTurn(
+      '/memories/features.json is not a valid JSON list of features, and I may not rewrite the checklist. Stopping: it has to be repaired first.',
+    );
+  }
+  if (!knowledge.features) {
+    const error = knowledge.errors.get('view-features');
+    if (error !== undefined && knowledge.count('view-features') >= MAX_ATTEMPTS) {
+      return endTurn(`I cannot read /memories/features.json: ${oneLine(error)}. Stopping.`);
+    }
+    if (knowledge.count('view-features') >= MAX_VIEWS) {
+      return endTurn(
+        'I keep losing sight of /memories/features.json (it is cleared from my context). Stopping here.',
+      );
+    }
+    return {
+      text: 'Reading the feature checklist again.',
+      calls: [memory('view-features', { command: 'view', path: FEATURES_PATH })],
+    };
+  }
+
+  const features = knowledge.features.features;
+  const target = features.find((feature) => !feature.passes);
+  if (!target) {
+    return endTurn(
+      `All ${features.length} features pass (${featureList(features)}). Nothing is left to do.`,
+    );
+  }
+  return workOnFeature(target, knowledge, options);
+}
+
+function workOnFeature(target: Feature, knowledge: Knowledge, options: AgentOptions): AgentTurn {
+  const key = safeId(target.id);
+  const announce = `Working on ${target.id}: ${oneLine(target.description, 200)}.`;
+  if (!options.tools.has(EDITOR_TOOL) || !options.tools.has(BASH_TOOL)) {
+    return endTurn(
+      `${announce} I need the \`${EDITOR_TOOL}\` and \`${BASH_TOOL}\` tools to implement and check it, and this request does not offer both. Stopping.`,
+    );
+  }
+  const write = `write-${key}`;
+  if (!knowledge.succeeded.has(write)) {
+    const error = knowledge.errors.get(write);
+    if (error !== undefined && knowledge.count(write) >= MAX_ATTEMPTS) {
+      return endTurn(
+        `${announce} Writing ${featureScript(target.id)} failed twice: ${oneLine(error)}. Leaving it failing; stopping.`,
+      );
+    }
+    return {
+      text: `${announce} ${error !== undefined ? `The first write failed (${oneLine(error, 160)}); trying again.` : `Writing ${featureScript(target.id)}.`}`,
+      calls: [
+        {
+          step: write,
+          name: EDITOR_TOOL,
+          input: {
+            command: 'create',
+            path: featureScript(target.id),
+            file_text: featureScriptText(target),
+          },
+        },
+      ],
+    };
+  }
+  const check = `check-${key}`;
+  const passed = knowledge.checkPassed(target.id);
+  if (passed !== true) {
+    if (passed === false && knowledge.count(check) >= MAX_ATTEMPTS) {
+      const output = knowledge.errors.get(check) ?? knowledge.checkOutputs.get(check) ?? '';
+      return endTurn(
+        `The check of ${target.id} failed twice (\`${checkCommand(target.id)}\` said: ${oneLine(output, 200)}). ` +
+          `${target.id} stays failing; stopping so the next session can look into it.`,
+      );
+    }
+    return {
+      text:
+        passed === false
+          ? `The check of ${target.id} did not print "${okMarker(target.id)}"; running it once more.`
+          : `Checking ${target.id} end to end with \`${checkCommand(target.id)}\`.`,
+      calls: [{ step: check, name: BASH_TOOL, input: { command: checkCommand(target.id) } }],
+    };
+  }
+  const flip = `flip-${key}`;
+  const flipError = knowledge.errors.get(flip);
+  if (flipError !== undefined && knowledge.count(flip) >= MAX_ATTEMPTS) {
+    return endTurn(
+      `I could not mark ${target.id} as passing: ${oneLine(flipError)}. Stopping; it passes its check but the checklist still says false.`,
+    );
+  }
+  const span = knowledge.features ? passesSpan(knowledge.features.text, target.id) : undefined;
+  if (span === undefined) {
+    return {
+      text: `Reading the checklist again before marking ${target.id}.`,
+      calls: [memory('view-features', { command: 'view', path: FEATURES_PATH })],
+    };
+  }
+  return {
+    text:
+      flipError !== undefined
+        ? `Marking ${target.id} failed (${oneLine(flipError, 160)}); retrying with the file as it is now.`
+        : `The check printed "${okMarker(target.id)}". Marking ${target.id} as passing.`,
+    calls: [
+      memory(flip, {
+        command: 'str_replace',
+        path: FEATURES_PATH,
+        old_str: span,
+        new_str: span.replace(/false$/, 'true'),
+      }),
+    ],
+  };
+}
+
+/** After the flip: append the session's entry to the progress log, then end the turn. */
+function finishResume(
+  conversation: Conversation,
+  knowledge: Knowledge,
+  flipped: string[],
+): AgentTurn {
+  const session = conversation.header?.session ?? 1;
+  const id = flipped[flipped.length - 1]!;
+  const feature = knowledge.features?.features.find((candidate) => candidate.id === id);
+  const description = feature?.description ?? descriptionFromNarration(conversation, id);
+  const next = knowledge.features?.features.find(
+    (candidate) => !candidate.passes && !flipped.includes(candidate.id),
+  );
+  const entry = [
+    `## Session ${session}`,
+    `- Worked on ${id}: ${description}.`,
+    `- Wrote ${featureScript(id)}; \`${checkCommand(id)}\` printed "${okMarker(id)}".`,
+    `- ${id} passes now. Next: ${next ? `${next.id} (${next.description})` : knowledge.features ? 'nothing: every feature passes' : 'the first feature that still fails'}.`,
+  ];
+  const appended = appendProgress('append-progress', knowledge, entry);
+  if (appended) return appended;
+  return endTurn(
+    `${id} passes now and the progress log is updated. One feature per session, so I stop here.`,
+  );
+}
+
+function descriptionFromNarration(conversation: Conversation, id: string): string {
+  for (const text of conversation.narration) {
+    const match = new RegExp(`Working on ${id}: (.*?)\\.( |$)`).exec(text);
+    if (match?.[1]) return match[1];
+  }
+  return id;
+}
+
+/** The next call that appends `entry` to progress.md, or undefined once it is appended. */
+function appendProgress(
+  step: string,
+  knowledge: Knowledge,
+  entry: string[],
+): AgentTurn | undefined {
+  if (knowledge.succeeded.has(step)) return undefined;
+  const error = knowledge.errors.get(step);
+  if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
+    return endTurn(`Updating /memories/progress.md failed twice: ${oneLine(error)}. Stopping.`);
+  }
+  if (knowledge.progressMissing) {
+    return {
+      text: '/memories/progress.md is missing; re-creating it with this entry.',
+      calls: [
+        memory(step, {
+          command: 'create',
+          path: PROGRESS_PATH,
+          file_text: `# Progress log\n\n${entry.join('\n')}\n`,
+        }),
+      ],
+    };
+  }
+  if (knowledge.progress === undefined) {
+    if (knowledge.count('view-progress') >= MAX_VIEWS + 1) {
+      return endTurn(
+        'I cannot see /memories/progress.md any more, so I cannot append to it safely. Stopping.',
+      );
+    }
+    return {
+      text: 'Reading the progress log before appending to it.',
+      calls: [memory('view-progress', { command: 'view', path: PROGRESS_PATH })],
+    };
+  }
+  return {
+    text:
+      error !== undefined
+        ? `Appending failed (${oneLine(error, 160)}); trying again.`
+        : 'Appending this session to the progress log.',
+    calls: [
+      memory(step, {
+        command: 'insert',
+        path: PROGRESS_PATH,
+        insert_line: insertLineAtEnd(knowledge.progress),
+        insert_text: `\n${entry.join('\n')}\n`,
+      }),
+    ],
+  };
+}
+
+function planEnd(conversation: Conversation, options: AgentOptions): AgentTurn {
+  const header = conversation.header!;
+  const standalone = header.kind === 'end' && conversation.endReason === undefined;
+  const reason = conversation.endReason ?? 'end_session';
+  const phase = standalone
+    ? conversation.actions
+    : conversation.actions.filter((action) => action.inEndPhase);
+  const knowledge = new Knowledge(phase, conversation.goal);
+  const reads: PlannedCall[] = [
+    memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
+    memory('view-features', { command: 'view', path: FEATURES_PATH }),
+  ];
+  const pending = reads.filter((call) => !knowledge.attempted(call.step));
+  if (pending.length > 0) {
+    return {
+      text: `The session is ending (${reason}). Reading the progress log and the checklist to record where things stand.`,
+      calls: options.parallelToolCalls ? pending : pending.slice(0, 1),
+    };
+  }
+  const heading = `## Session ${header.session} end`;
+  if (knowledge.progress?.includes(heading) && !knowledge.attempted('end-append')) {
+    return endTurn(
+      `The progress log already has a "Session ${header.session} end" entry. Nothing more to record; stopping.`,
+    );
+  }
+  const before = standalone ? [] : conversation.actions.filter((action) => !action.inEndPhase);
+  const flipped = flippedIds(before);
+  const halfDone = before
+    .filter((action) => action.step.startsWith('write-') && action.result && !action.result.isError)
+    .map((action) => action.step.slice('write-'.length))
+    .filter((key) => !flipped.some((id) => safeId(id) === key));
+  const next = knowledge.features?.features.find(
+    (feature) => !feature.passes && !flipped.includes(feature.id),
+  );
+  const entry = [
+    `${heading} (${reason})`,
+    `- Finished: ${flipped.length > 0 ? flipped.join(', ') : 'no feature was finished in this session'}.`,
+    ...(halfDone.length > 0
+      ? [`- Half done: ${halfDone.join(', ')} (script written in features/, not yet verified).`]
+      : []),
+    `- Next: ${next ? `${next.id} (${next.description})` : knowledge.features ? 'nothing: every feature passes' : 'read /memories/features.json and pick the first failing feature'}.`,
+  ];
+  const appended = appendProgress('end-append', knowledge, entry);
+  if (appended) return appended;
+  return endTurn(`Progress log updated with the "Session ${header.session} end" entry. Stopping.`);
+}

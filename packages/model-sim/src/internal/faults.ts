@@ -1,0 +1,75 @@
+import { z } from 'zod';
+import { ModelSimError } from '../errors.js';
+import type { SimFaults } from '../types.js';
+
+const requestNumbers = z.array(z.number().int().min(1));
+
+/** Validates faults given by option, `setFaults` or `POST /_sim/faults`. */
+export const simFaultsSchema = z
+  .object({
+    latencyMs: z.number().int().min(0).max(600_000).optional(),
+    rateLimitOn: requestNumbers.optional(),
+    overloadedOn: requestNumbers.optional(),
+    serverErrorOn: requestNumbers.optional(),
+    alwaysFail: z.union([z.literal(500), z.literal(529), z.literal(429)]).optional(),
+    cutStreamOn: requestNumbers.optional(),
+    stallOn: requestNumbers.optional(),
+    maxTokensOn: requestNumbers.optional(),
+    refusalOn: requestNumbers.optional(),
+    retryAfterSeconds: z.number().min(0).max(3600).optional(),
+  })
+  .strict();
+
+export function parseFaults(input: unknown): SimFaults {
+  const result = simFaultsSchema.safeParse(input ?? {});
+  if (!result.success) {
+    const problems = result.error.issues
+      .map((issue) => `${issue.path.join('.') || '(root)'}: ${issue.message}`)
+      .join('; ');
+    throw new ModelSimError('invalid_faults', `Invalid simulator faults: ${problems}`);
+  }
+  // Drop keys zod filled with undefined so the object stays exactOptionalPropertyTypes-clean.
+  return Object.fromEntries(
+    Object.entries(result.data).filter(([, value]) => value !== undefined),
+  ) as SimFaults;
+}
+
+/** What happens to request `number`, in order of precedence. */
+export type PlannedFault =
+  | { kind: 'error'; status: 429 | 500 | 529; name: string }
+  | { kind: 'stall' }
+  | { kind: 'cut' }
+  | { kind: 'max_tokens' }
+  | { kind: 'refusal' };
+
+/** Faults that decide the answer before the request is processed (errors and stalls). */
+export function faultBefore(faults: SimFaults, number: number): PlannedFault | undefined {
+  if (faults.alwaysFail !== undefined) {
+    return { kind: 'error', status: faults.alwaysFail, name: `always-${faults.alwaysFail}` };
+  }
+  if (faults.stallOn?.includes(number)) return { kind: 'stall' };
+  if (faults.rateLimitOn?.includes(number))
+    return { kind: 'error', status: 429, name: 'rate-limit' };
+  if (faults.overloadedOn?.includes(number))
+    return { kind: 'error', status: 529, name: 'overloaded' };
+  if (faults.serverErrorOn?.includes(number))
+    return { kind: 'error', status: 500, name: 'server-error' };
+  return undefined;
+}
+
+/** Faults that shape an answer that is otherwise produced normally. */
+export function faultAfter(faults: SimFaults, number: number): PlannedFault | undefined {
+  if (faults.cutStreamOn?.includes(number)) return { kind: 'cut' };
+  if (faults.maxTokensOn?.includes(number)) return { kind: 'max_tokens' };
+  if (faults.refusalOn?.includes(number)) return { kind: 'refusal' };
+  return undefined;
+}
+
+export const FAULT_MESSAGES: Record<429 | 500 | 529, { type: string; message: string }> = {
+  429: {
+    type: 'rate_limit_error',
+    message: 'Rate limited by the simulator (injected fault). Retry after the retry-after delay.',
+  },
+  500: { type: 'api_error', message: 'Internal server error (injected fault).' },
+  529: { type: 'overloaded_error', message: 'Overloaded (injected fault).' },
+};

@@ -1,0 +1,141 @@
+import type {
+  BetaMessageParam,
+  BetaStopReason,
+  MessageCreateParamsBase,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+
+/**
+ * Faults the simulator injects. Request numbers are 1-based and count `POST /v1/messages`
+ * requests only (retries by the SDK are new requests and get new numbers).
+ */
+export interface SimFaults {
+  /** Delay added before every `/v1/messages` response starts, in ms. Default 0. */
+  latencyMs?: number;
+  /** Requests answered `429 rate_limit_error` with a `retry-after` header. */
+  rateLimitOn?: number[];
+  /** Requests answered `529 overloaded_error`. */
+  overloadedOn?: number[];
+  /** Requests answered `500 api_error`. */
+  serverErrorOn?: number[];
+  /** Every `/v1/messages` request fails with this status. */
+  alwaysFail?: 500 | 529 | 429;
+  /** Requests whose connection is destroyed mid-stream (streaming) or mid-body (non-streaming). */
+  cutStreamOn?: number[];
+  /** Requests held unanswered until `releaseStalls()` (then answered normally) or `close()`. */
+  stallOn?: number[];
+  /** Requests answered with `stop_reason: "max_tokens"` and a cut-off text block. */
+  maxTokensOn?: number[];
+  /** Requests answered with `stop_reason: "refusal"`. */
+  refusalOn?: number[];
+  /** Value of the `retry-after` header on 429/529 answers, in seconds. Default 0 (tests stay fast). */
+  retryAfterSeconds?: number;
+}
+
+/** What a `script` hook may answer instead of the scripted agent. */
+export type SimScriptResult =
+  | {
+      /** Assistant content blocks; `tool_use` ids are filled in when missing. */
+      content: Array<SimContentBlock>;
+      /** Default: `tool_use` when the content holds a tool_use block, else `end_turn`. */
+      stopReason?: BetaStopReason;
+    }
+  | {
+      /** An API error answered instead of a message. */
+      error: { status: number; type: string; message: string; retryAfterSeconds?: number };
+    };
+
+/** A content block a script returns: a text block or a tool_use block (id optional). */
+export type SimContentBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; name: string; input: unknown; id?: string };
+
+/** What a `script` hook sees of one request. */
+export interface SimScriptRequest {
+  /** 1-based number of this `/v1/messages` request. */
+  number: number;
+  /** The request body with a message thread resolved into the full history. */
+  params: MessageCreateParamsBase;
+  /** The history as the model sees it, after the emulated context editing. */
+  messages: BetaMessageParam[];
+  /** Request headers, lower-cased names. */
+  headers: Record<string, string | string[] | undefined>;
+}
+
+/** Custom responses for tests: return undefined to let the scripted agent answer. */
+export type SimScript = (
+  request: SimScriptRequest,
+) => SimScriptResult | undefined | Promise<SimScriptResult | undefined>;
+
+export interface ModelSimOptions {
+  /** Port to listen on; 0 picks a free one. Default 0. */
+  port?: number;
+  /** Interface to bind. Default '127.0.0.1'. */
+  host?: string;
+  /** Faults from the start; replace them later with `setFaults` or `POST /_sim/faults`. Default none. */
+  faults?: SimFaults;
+  /** Custom responses before the scripted agent; see {@link SimScript}. Default none. */
+  script?: SimScript;
+  /**
+   * Keep message threads (`thread: { type: 'create' | 'continue' }`) server-side by message id.
+   * false: reject any `thread` with 400 `thread_unsupported_request`. Default true.
+   */
+  threads?: boolean;
+  /** Most threads kept; the oldest is forgotten first (a continue then gets `thread_not_found`). Default 1000. */
+  maxThreads?: number;
+  /**
+   * Reject `context_management` sent without a `context-management-*` beta header, as the API
+   * does for beta fields. Default true.
+   */
+  requireBetaHeaders?: boolean;
+  /** Let the agent issue several tool calls in one turn where it reads files. Default true. */
+  parallelToolCalls?: boolean;
+  /** How many request records `received` keeps (oldest dropped first). Default 500. */
+  maxRecords?: number;
+}
+
+/** One `/v1/messages` or `count_tokens` request as the simulator handled it. */
+export interface SimRequestRecord {
+  /** 1-based number among `/v1/messages` requests (0 for count_tokens). */
+  number: number;
+  path: '/v1/messages' | '/v1/messages/count_tokens';
+  stream: boolean;
+  status: number;
+  /** The fault applied, if any. */
+  fault?: string;
+  stopReason?: string;
+  inputTokensBefore?: number;
+  inputTokensAfter?: number;
+  outputTokens?: number;
+  appliedEdits?: unknown[];
+  /** 'create' | 'continue' when the request used a message thread. */
+  thread?: string;
+  /** Names of the tools the response called. */
+  toolCalls?: string[];
+}
+
+export interface SimStats {
+  requests: number;
+  countTokensRequests: number;
+  stalled: number;
+  openConnections: number;
+  threads: number;
+  faults: SimFaults;
+  statuses: Record<string, number>;
+}
+
+export interface ModelSim {
+  /** Base URL to pass as `baseURL`, e.g. 'http://127.0.0.1:43121'. */
+  readonly url: string;
+  /** `/v1/messages` requests seen so far. */
+  readonly requests: number;
+  /** Request records, oldest first (at most `maxRecords`). */
+  readonly received: readonly SimRequestRecord[];
+  /** Replace the faults at runtime (same as `POST /_sim/faults`). */
+  setFaults(faults: SimFaults): void;
+  /** Answer every stalled request now (same as `POST /_sim/release`). */
+  releaseStalls(): void;
+  /** Resolves once `count` requests are stalled (for tests; rejects after `timeoutMs`, default 5000). */
+  waitForStalled(count?: number, timeoutMs?: number): Promise<void>;
+  stats(): SimStats;
+  /** Ends stalled requests, destroys open sockets and stops listening. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,206 @@
+import Anthropic, {
+  APIConnectionError,
+  APIError,
+  InternalServerError,
+  RateLimitError,
+} from '@anthropic-ai/sdk';
+import { afterEach, describe, expect, it } from 'vitest';
+import { startModelSim } from '../src/index.js';
+import type { ModelSim, SimFaults } from '../src/index.js';
+
+const sims: ModelSim[] = [];
+
+afterEach(async () => {
+  await Promise.all(sims.splice(0).map((sim) => sim.close()));
+});
+
+async function setup(faults: SimFaults, maxRetries = 0) {
+  const sim = await startModelSim({ faults });
+  sims.push(sim);
+  const client = new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries });
+  return { sim, client };
+}
+
+const params = {
+  model: 'sim',
+  max_tokens: 256,
+  messages: [{ role: 'user' as const, content: 'hi' }],
+};
+
+describe('fault injection', () => {
+  it('answers 429 with retry-after 0 and the SDK retries it to success', async () => {
+    const { sim, client } = await setup({ rateLimitOn: [1, 2] }, 2);
+    const started = Date.now();
+    const message = await client.beta.messages.create(params);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(sim.requests).toBe(3);
+    expect(sim.received.map((record) => record.status)).toEqual([429, 429, 200]);
+    // retry-after: 0 is not a positive delay, so the SDK uses its own short backoff (< 1 s each).
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+
+  it('honours a positive retry-after: the SDK waits that long before retrying', async () => {
+    const { sim, client } = await setup({ rateLimitOn: [1], retryAfterSeconds: 0.3 }, 1);
+    const started = Date.now();
+    await client.beta.messages.create(params);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290);
+    expect(sim.requests).toBe(2);
+  });
+
+  it('shapes a 429 like the API: error body, request-id, retry-after and x-should-retry headers', async () => {
+    const { sim } = await setup({ rateLimitOn: [1], retryAfterSeconds: 7 });
+    const response = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'test' },
+      body: JSON.stringify(params),
+    });
+    expect(response.status).toBe(429);
+    expect(response.headers.get('retry-after')).toBe('7');
+    expect(response.headers.get('x-should-retry')).toBe('true');
+    const requestId = response.headers.get('request-id');
+    expect(requestId).toMatch(/^req_sim_/);
+    const body = (await response.json()) as Record<string, unknown>;
+    expect(body).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: expect.any(String) as string },
+      request_id: requestId,
+    });
+  });
+
+  it('surfaces a 429 as RateLimitError with the request id when retries are off', async () => {
+    const { client } = await setup({ rateLimitOn: [1] });
+    const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(RateLimitError);
+    expect((error as RateLimitError).requestID).toMatch(/^req_sim_/);
+    expect((error as RateLimitError).type).toBe('rate_limit_error');
+  });
+
+  it('answers 529 overloaded_error, retried by the SDK', async () => {
+    const { sim, client } = await setup({ overloadedOn: [1] }, 1);
+    await client.beta.messages.create(params);
+    expect(sim.received.map((record) => record.status)).toEqual([529, 200]);
+    const { client: noRetry } = await setup({ overloadedOn: [1] });
+    const error = await noRetry.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBe(529);
+    expect((error as APIError).type).toBe('overloaded_error');
+  });
+
+  it('answers 500 api_error', async () => {
+    const { client } = await setup({ serverErrorOn: [1] });
+    const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(InternalServerError);
+    expect((error as InternalServerError).type).toBe('api_error');
+  });
+
+  it('fails every request with alwaysFail', async () => {
+    const { sim, client } = await setup({ alwaysFail: 529 }, 2);
+    const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect((error as APIError).status).toBe(529);
+    expect(sim.requests).toBe(3);
+  });
+
+  it('cuts a stream mid-way: the SDK raises a connection error', async () => {
+    const { client } = await setup({ cutStreamOn: [1] });
+    const stream = client.beta.messages.stream(params);
+    const error = await stream.finalMessage().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    expect(error).not.toBeInstanceOf(APIError);
+    // The stream started (message_start arrived) before the connection dropped.
+    expect(stream.currentMessage?.id ?? '').toMatch(/^msg_sim_/);
+  });
+
+  it('cuts a non-streaming body mid-way: the request fails, and a retry after it succeeds', async () => {
+    const { sim, client } = await setup({ cutStreamOn: [1] });
+    const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+    const message = await client.beta.messages.create(params);
+    expect(message.stop_reason).toBe('end_turn');
+    expect(sim.received[0]?.fault).toBe('cut-stream');
+  });
+
+  it('stalls request N until releaseStalls, then answers it', async () => {
+    const { sim, client } = await setup({ stallOn: [1] });
+    let settled = false;
+    const pending = client.beta.messages.create(params).finally(() => {
+      settled = true;
+    });
+    await sim.waitForStalled(1);
+    expect(settled).toBe(false);
+    expect(sim.stats().stalled).toBe(1);
+    sim.releaseStalls();
+    const message = await pending;
+    expect(message.stop_reason).toBe('end_turn');
+  });
+
+  it('releases stalls through POST /_sim/release and sets faults through POST /_sim/faults', async () => {
+    const { sim, client } = await setup({});
+    const set = await fetch(`${sim.url}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ stallOn: [1] }),
+    });
+    expect(set.status).toBe(200);
+    const pending = client.beta.messages.create(params);
+    await sim.waitForStalled(1);
+    const released = await fetch(`${sim.url}/_sim/release`, { method: 'POST' });
+    expect(await released.json()).toEqual({ released: 1 });
+    await expect(pending).resolves.toMatchObject({ stop_reason: 'end_turn' });
+    const stats = (await (await fetch(`${sim.url}/_sim/stats`)).json()) as {
+      requests: number;
+      faults: unknown;
+    };
+    expect(stats.requests).toBe(1);
+    expect(stats.faults).toEqual({ stallOn: [1] });
+    const bad = await fetch(`${sim.url}/_sim/faults`, {
+      method: 'POST',
+      body: JSON.stringify({ stallOn: 'x' }),
+    });
+    expect(bad.status).toBe(400);
+  });
+
+  it('close() ends a stalled request promptly', async () => {
+    const { sim: server, client } = await setup({ stallOn: [1] });
+    const pending = client.beta.messages.create(params).catch((caught: unknown) => caught);
+    await server.waitForStalled(1);
+    const started = Date.now();
+    await server.close();
+    expect(await pending).toBeInstanceOf(APIConnectionError);
+    expect(Date.now() - started).toBeLessThan(2_000);
+  });
+
+  it('answers stop_reason max_tokens with a cut-off text and no tool call', async () => {
+    const { client } = await setup({ maxTokensOn: [1] });
+    const message = await client.beta.messages.create(params);
+    expect(message.stop_reason).toBe('max_tokens');
+    expect(message.usage.output_tokens).toBe(256);
+    expect(message.content.every((block) => block.type === 'text')).toBe(true);
+  });
+
+  it('stops at max_tokens on its own when the reply is longer than the request allows', async () => {
+    const { client } = await setup({});
+    const message = await client.beta.messages.create({ ...params, max_tokens: 2 });
+    expect(message.stop_reason).toBe('max_tokens');
+    const block = message.content[0];
+    expect(block?.type === 'text' && block.text.length).toBeLessThanOrEqual(8);
+  });
+
+  it('answers stop_reason refusal with refusal stop_details, streaming too', async () => {
+    const { client } = await setup({ refusalOn: [1, 2] });
+    const message = await client.beta.messages.create(params);
+    expect(message.stop_reason).toBe('refusal');
+    expect(message.stop_details?.type).toBe('refusal');
+    const streamed = await client.beta.messages.stream(params).finalMessage();
+    expect(streamed.stop_reason).toBe('refusal');
+  });
+
+  it('adds latency before answering', async () => {
+    const { client } = await setup({ latencyMs: 150 });
+    const started = Date.now();
+    await client.beta.messages.create(params);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(140);
+  });
+
+  it('rejects invalid faults', async () => {
+    await expect(startModelSim({ faults: { rateLimitOn: [0] } })).rejects.toThrow(/rateLimitOn/);
+  });
+});
