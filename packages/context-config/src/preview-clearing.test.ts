@@ -363,14 +363,16 @@ describe('compaction', () => {
 });
 
 describe('cost of the preview', () => {
-  it('stays linear: a 2000-round history previews in well under a second', () => {
+  it('stays linear: a 2000-round (8 MB) history previews in seconds, not minutes', () => {
     const messages = history(2_000, ['bash', 'memory'], 2_000);
     const started = performance.now();
     const preview = previewClearing({
       messages,
       config: defineContextConfig({ preset: 'coding' }),
     });
-    expect(performance.now() - started).toBeLessThan(1_000);
+    // About 0.3 s here; a per-request pass that re-scanned the history per tool use would take
+    // minutes, so the bound is loose enough for a busy 2-core machine and still catches it.
+    expect(performance.now() - started).toBeLessThan(5_000);
     expect(preview.clearedToolUseIds.length).toBeGreaterThan(900);
   });
 });
