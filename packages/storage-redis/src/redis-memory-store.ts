@@ -42,10 +42,13 @@ export interface RedisMemoryStoreOptions {
  * ioredis options for a connection the store opens itself. Commands that were already sent when
  * a connection dropped are failed instead of resent: a resent script could apply a mutation twice
  * (the caller sees `unavailable` and decides). Commands issued while disconnected wait for one
- * reconnection attempt, then fail with `unavailable`.
+ * reconnection attempt, then fail with `unavailable`. Reconnection backs off exponentially from
+ * 50 ms to at most 2 s, so a restarted Redis is picked up quickly.
  */
 export const DEFAULT_CONNECTION_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 1,
+  retryStrategy: (times) =>
+    Math.min(50 * 2 ** Math.min(times - 1, 10), 2_000) + Math.floor(Math.random() * 50),
   autoResendUnfulfilledCommands: false,
   connectTimeout: 5_000,
 };
