@@ -232,6 +232,19 @@ describe('clear_tool_uses preview', () => {
     expect(second.appliedEdits).toEqual([]);
   });
 
+  it('a result already shorter than the placeholder is left as it is and not counted', () => {
+    const messages = history(3, ['bash'], 4);
+    const preview = previewClearing({
+      messages,
+      config: toolsOnly({
+        trigger: { type: 'input_tokens', value: 1 },
+        keep: { type: 'tool_uses', value: 1 },
+      }),
+    });
+    expect(preview.appliedEdits).toEqual([]);
+    expect(preview.messages).toEqual(messages);
+  });
+
   it('a tool use without a result yet is counted and can only have its input cleared', () => {
     const messages = history(2);
     messages.push({
