@@ -246,6 +246,17 @@ export async function startModelSim(options: ModelSimOptions = {}): Promise<Mode
         blocks = truncate(blocks, after?.kind === 'max_tokens' ? undefined : maxTokens);
         stopReason = 'max_tokens';
         outputTokens = maxTokens;
+      } else if (after?.kind === 'context_window') {
+        entry.fault = 'context-window-exceeded';
+        blocks = truncate(blocks, undefined);
+        stopReason = 'model_context_window_exceeded';
+        outputTokens = estimateOutputTokens(blocks);
+      } else if (after?.kind === 'pause_turn') {
+        // The model pauses before acting: its words so far, no tool call; sending the turn again goes on.
+        entry.fault = 'pause-turn';
+        blocks = blocks.filter((block) => block.type === 'text');
+        stopReason = 'pause_turn';
+        outputTokens = estimateOutputTokens(blocks);
       } else if (after?.kind === 'refusal') {
         entry.fault = 'refusal';
         blocks = [{ type: 'text', text: "I can't help with this request (simulated refusal)." }];

@@ -27,6 +27,10 @@ export interface SimFaults {
   maxTokensOn?: number[];
   /** Requests answered with `stop_reason: "refusal"`. */
   refusalOn?: number[];
+  /** Requests answered with `stop_reason: "pause_turn"` (text only; the client sends the turn again to go on). */
+  pauseTurnOn?: number[];
+  /** Requests answered with `stop_reason: "model_context_window_exceeded"` and a cut-off text block. */
+  contextWindowExceededOn?: number[];
   /** Value of the `retry-after` header on 429/529 answers, in seconds. Default 0 (tests stay fast). */
   retryAfterSeconds?: number;
 }

@@ -1,4 +1,5 @@
 import Anthropic, {
+  AnthropicError,
   APIConnectionError,
   APIError,
   InternalServerError,
@@ -29,12 +30,12 @@ const params = {
 
 describe('fault injection', () => {
   it('answers 429 with retry-after 0 and the SDK retries it to success', async () => {
-    const { sim, client } = await setup({ rateLimitOn: [1, 2] }, 2);
+    const { sim, client } = await setup({ rateLimitOn: [1] }, 1);
     const started = Date.now();
     const message = await client.beta.messages.create(params);
     expect(message.stop_reason).toBe('end_turn');
-    expect(sim.requests).toBe(3);
-    expect(sim.received.map((record) => record.status)).toEqual([429, 429, 200]);
+    expect(sim.requests).toBe(2);
+    expect(sim.received.map((record) => record.status)).toEqual([429, 200]);
     // retry-after: 0 is not a positive delay, so the SDK uses its own short backoff (< 1 s each).
     expect(Date.now() - started).toBeLessThan(5_000);
   });
@@ -76,7 +77,7 @@ describe('fault injection', () => {
   });
 
   it('answers 529 overloaded_error, retried by the SDK', async () => {
-    const { sim, client } = await setup({ overloadedOn: [1] }, 1);
+    const { sim, client } = await setup({ overloadedOn: [1], retryAfterSeconds: 0.01 }, 1);
     await client.beta.messages.create(params);
     expect(sim.received.map((record) => record.status)).toEqual([529, 200]);
     const { client: noRetry } = await setup({ overloadedOn: [1] });
@@ -94,18 +95,20 @@ describe('fault injection', () => {
   });
 
   it('fails every request with alwaysFail', async () => {
-    const { sim, client } = await setup({ alwaysFail: 529 }, 2);
+    const { sim, client } = await setup({ alwaysFail: 529, retryAfterSeconds: 0.01 }, 2);
     const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
     expect((error as APIError).status).toBe(529);
     expect(sim.requests).toBe(3);
   });
 
-  it('cuts a stream mid-way: the SDK raises a connection error', async () => {
+  it('cuts a stream mid-way: the SDK raises a terminated-connection error, not an APIError', async () => {
     const { client } = await setup({ cutStreamOn: [1] });
     const stream = client.beta.messages.stream(params);
     const error = await stream.finalMessage().catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(Error);
+    // Not an APIError and not retried by the SDK: undici's "terminated", wrapped in AnthropicError.
+    expect(error).toBeInstanceOf(AnthropicError);
     expect(error).not.toBeInstanceOf(APIError);
+    expect((error as Error).message).toMatch(/terminated/);
     // The stream started (message_start arrived) before the connection dropped.
     expect(stream.currentMessage?.id ?? '').toMatch(/^msg_sim_/);
   });
@@ -113,7 +116,9 @@ describe('fault injection', () => {
   it('cuts a non-streaming body mid-way: the request fails, and a retry after it succeeds', async () => {
     const { sim, client } = await setup({ cutStreamOn: [1] });
     const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);
-    expect(error).toBeInstanceOf(Error);
+    // The headers arrived, so the SDK does not retry; reading the body fails with a bare TypeError.
+    expect(error).toBeInstanceOf(TypeError);
+    expect((error as Error).message).toMatch(/terminated/);
     const message = await client.beta.messages.create(params);
     expect(message.stop_reason).toBe('end_turn');
     expect(sim.received[0]?.fault).toBe('cut-stream');
@@ -191,6 +196,19 @@ describe('fault injection', () => {
     expect(message.stop_details?.type).toBe('refusal');
     const streamed = await client.beta.messages.stream(params).finalMessage();
     expect(streamed.stop_reason).toBe('refusal');
+  });
+
+  it('answers pause_turn (text only) and model_context_window_exceeded on request', async () => {
+    const { client } = await setup({ pauseTurnOn: [1], contextWindowExceededOn: [2] });
+    const paused = await client.beta.messages.create(params);
+    expect(paused.stop_reason).toBe('pause_turn');
+    expect(paused.content.every((block) => block.type === 'text')).toBe(true);
+    // Sending the history again, ending with the paused turn, goes on.
+    const resumed = await client.beta.messages.create({
+      ...params,
+      messages: [...params.messages, { role: 'assistant', content: paused.content }],
+    });
+    expect(resumed.stop_reason).toBe('model_context_window_exceeded');
   });
 
   it('adds latency before answering', async () => {

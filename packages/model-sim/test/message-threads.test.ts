@@ -90,6 +90,34 @@ describe('message threads', () => {
     });
   });
 
+  it('refuses a continue that repeats system or tools', async () => {
+    const { client } = await setup();
+    const first = await client.beta.messages.create({
+      model: 'sim',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'hi' }],
+      thread: { type: 'create' },
+    } as never);
+    const error = await client.beta.messages
+      .create({
+        model: 'sim',
+        max_tokens: 50,
+        system: 'again',
+        messages: [{ role: 'user', content: 'more' }],
+        thread: { type: 'continue', previous_message_id: first.id },
+      } as never)
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(BadRequestError);
+    expect((error as Error).message).toMatch(/system/);
+    const ok = await client.beta.messages.create({
+      model: 'sim',
+      max_tokens: 50,
+      messages: [{ role: 'user', content: 'more' }],
+      thread: { type: 'continue', previous_message_id: first.id },
+    } as never);
+    expect(ok.stop_reason).toBe('end_turn');
+  });
+
   it('rejects threads with thread_unsupported_request when started with threads: false', async () => {
     const { client } = await setup({ threads: false });
     const error = await client.beta.messages

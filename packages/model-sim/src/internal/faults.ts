@@ -16,6 +16,8 @@ export const simFaultsSchema = z
     stallOn: requestNumbers.optional(),
     maxTokensOn: requestNumbers.optional(),
     refusalOn: requestNumbers.optional(),
+    pauseTurnOn: requestNumbers.optional(),
+    contextWindowExceededOn: requestNumbers.optional(),
     retryAfterSeconds: z.number().min(0).max(3600).optional(),
   })
   .strict();
@@ -40,7 +42,9 @@ export type PlannedFault =
   | { kind: 'stall' }
   | { kind: 'cut' }
   | { kind: 'max_tokens' }
-  | { kind: 'refusal' };
+  | { kind: 'refusal' }
+  | { kind: 'pause_turn' }
+  | { kind: 'context_window' };
 
 /** Faults that decide the answer before the request is processed (errors and stalls). */
 export function faultBefore(faults: SimFaults, number: number): PlannedFault | undefined {
@@ -62,6 +66,8 @@ export function faultAfter(faults: SimFaults, number: number): PlannedFault | un
   if (faults.cutStreamOn?.includes(number)) return { kind: 'cut' };
   if (faults.maxTokensOn?.includes(number)) return { kind: 'max_tokens' };
   if (faults.refusalOn?.includes(number)) return { kind: 'refusal' };
+  if (faults.pauseTurnOn?.includes(number)) return { kind: 'pause_turn' };
+  if (faults.contextWindowExceededOn?.includes(number)) return { kind: 'context_window' };
   return undefined;
 }
 
