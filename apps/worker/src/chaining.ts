@@ -1,0 +1,119 @@
+import type { ProjectBudgets, ProjectCounters, ProjectStatus } from './project.js';
+import type { SessionJobReason } from './queue.js';
+
+/** Why the processor's AbortSignal fired, if it did. */
+export type AbortReason = 'shutdown' | 'cancelled' | 'lease_lost' | 'lock_lost';
+
+export interface ChainInput {
+  /** Outcome from `runSession`. */
+  outcome: string;
+  /** Readable reason the session stopped. */
+  reason: string;
+  error?: string;
+  allFeaturesPass: boolean;
+  featuresAfter: { passing: number; total: number };
+  abortReason: AbortReason | undefined;
+  /** Status read after the session ended (a user may have cancelled meanwhile). */
+  status: ProjectStatus;
+  /** Counters after this session was added. */
+  counters: ProjectCounters;
+  budgets: ProjectBudgets;
+  lastError: string | null;
+  chainDelayMs: number;
+  retryDelayMs: number;
+  maxConsecutiveFailures: number;
+}
+
+export type ChainDecision =
+  /** Someone else owns what happens next (lost lease or lock: the job is re-run elsewhere). */
+  | { kind: 'abandon'; reason: string }
+  /** The project stays as it is (cancelled by a user). */
+  | { kind: 'stop'; reason: string }
+  /** The project moves to a final or waiting status. */
+  | {
+      kind: 'finish';
+      status: Extract<ProjectStatus, 'completed' | 'paused' | 'failed'>;
+      reason: string;
+    }
+  /** Another session is queued. */
+  | { kind: 'next'; delayMs: number; jobReason: SessionJobReason; reason: string };
+
+/** A session failed (API errors, internal errors, a refusal, or an init that left no checklist). */
+export function isFailedSession(
+  input: Pick<ChainInput, 'outcome' | 'featuresAfter' | 'abortReason'>,
+) {
+  if (input.abortReason !== undefined) return false;
+  if (input.outcome === 'failed' || input.outcome === 'refused') return true;
+  return input.featuresAfter.total === 0;
+}
+
+/** Which project budget, if any, is used up; the readable reason names it. */
+export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounters): string | null {
+  if (budgets.maxSessions !== undefined && counters.sessions >= budgets.maxSessions) {
+    return `budget: ${counters.sessions} of ${budgets.maxSessions} sessions used`;
+  }
+  if (budgets.maxUsd !== undefined && counters.costUsd >= budgets.maxUsd) {
+    return `budget: $${counters.costUsd.toFixed(4)} spent of $${budgets.maxUsd}`;
+  }
+  const tokens = counters.inputTokens + counters.outputTokens;
+  if (budgets.maxTokens !== undefined && tokens >= budgets.maxTokens) {
+    return `budget: ${tokens} tokens used of ${budgets.maxTokens}`;
+  }
+  return null;
+}
+
+/**
+ * What happens after a session: the whole chaining policy in one pure function.
+ * Order matters: a lost lease beats everything (another worker takes over), a user's cancel
+ * beats the result, all features passing beats budgets, and failures back off exponentially.
+ */
+export function decideAfterSession(input: ChainInput): ChainDecision {
+  if (input.abortReason === 'lease_lost' || input.abortReason === 'lock_lost') {
+    return { kind: 'abandon', reason: `session aborted: ${input.abortReason.replace('_', ' ')}` };
+  }
+  if (input.status === 'cancelled' || input.abortReason === 'cancelled') {
+    return { kind: 'stop', reason: 'cancelled' };
+  }
+  if (input.status !== 'running' && input.status !== 'queued') {
+    return { kind: 'stop', reason: `project is ${input.status}` };
+  }
+  const { passing, total } = input.featuresAfter;
+  if (input.allFeaturesPass || (total > 0 && passing === total)) {
+    return { kind: 'finish', status: 'completed', reason: `all ${total} features pass` };
+  }
+  if (isFailedSession(input)) {
+    const failures = input.counters.consecutiveFailures;
+    const detail = input.error ?? input.reason;
+    if (failures >= input.maxConsecutiveFailures) {
+      return {
+        kind: 'finish',
+        status: 'failed',
+        reason: `${failures} failed sessions in a row; last error: ${detail}`,
+      };
+    }
+    const budget = exhaustedBudget(input.budgets, input.counters);
+    if (budget) return { kind: 'finish', status: 'paused', reason: budget };
+    return {
+      kind: 'next',
+      delayMs: input.retryDelayMs * 2 ** Math.max(0, failures - 1),
+      jobReason: 'retry',
+      reason: `retrying after a failed session (${failures} of ${input.maxConsecutiveFailures}): ${detail}`,
+    };
+  }
+  const budget = exhaustedBudget(input.budgets, input.counters);
+  if (budget) return { kind: 'finish', status: 'paused', reason: budget };
+  if (input.abortReason === 'shutdown') {
+    return {
+      kind: 'next',
+      delayMs: 0,
+      jobReason: 'shutdown',
+      reason: 'worker shut down; continuing elsewhere',
+    };
+  }
+  return {
+    kind: 'next',
+    delayMs: input.chainDelayMs,
+    jobReason: 'chain',
+    reason: `${total - passing} of ${total} features still failing`,
+  };
+}

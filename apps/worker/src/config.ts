@@ -1,0 +1,237 @@
+import os from 'node:os';
+import path from 'node:path';
+import { z } from 'zod';
+import { WorkerError } from './errors.js';
+import { DEFAULT_PREFIX, isValidPrefix } from './keys.js';
+
+/** Everything a worker process needs, read from the environment and validated at start. */
+export interface WorkerConfig {
+  /** `REDIS_URL`, default `redis://127.0.0.1:6379`. */
+  redisUrl: string;
+  /** `BATON_PREFIX`: key prefix with a `{hash tag}`, default `{baton}`. */
+  prefix: string;
+  /** `ANTHROPIC_API_KEY` (a placeholder when the simulator is used). */
+  apiKey: string;
+  /** `ANTHROPIC_BASE_URL`: API (or simulator) address; undefined = the SDK default. */
+  baseUrl: string | undefined;
+  /** True when `BATON_MODEL=sim` or `BATON_SIMULATOR=1`: no key needed. */
+  simulator: boolean;
+  /** `BATON_MODEL`: default model for projects that do not name one. */
+  model: string;
+  /** `BATON_CONCURRENCY`: sessions run at once by this process. Default 4. */
+  concurrency: number;
+  /** `BATON_HTTP_PORT`: `/metrics` and `/healthz`; 0 = any free port, -1 = off. Default 9464. */
+  httpPort: number;
+  /** `BATON_HTTP_HOST`: default 127.0.0.1. */
+  httpHost: string;
+  /** `BATON_LOCK_DURATION_MS`: BullMQ job lock. Default 6000. */
+  lockDurationMs: number;
+  /** `BATON_STALLED_INTERVAL_MS`: BullMQ stall check period (same on every worker). Default 3000. */
+  stalledIntervalMs: number;
+  /** `BATON_MAX_STALLED_COUNT`: crashes a job survives. Default 100. */
+  maxStalledCount: number;
+  /** `BATON_LEASE_TTL_MS`: per-project lease lifetime without renewal. Default 8000. */
+  leaseTtlMs: number;
+  /** `BATON_SHUTDOWN_GRACE_MS`: time running sessions get to finish on SIGTERM. Default 30000. */
+  shutdownGraceMs: number;
+  /** `BATON_CHAIN_DELAY_MS`: delay before the next session of a project. Default 1000. */
+  chainDelayMs: number;
+  /** `BATON_RETRY_DELAY_MS`: delay before retrying after a failed session. Default 5000. */
+  retryDelayMs: number;
+  /** `BATON_MAX_FAILURES`: failed sessions in a row before the project is `failed`. Default 3. */
+  maxConsecutiveFailures: number;
+  /** `BATON_MODEL_RPS`: model requests per second across all workers; 0 = unlimited. Default 50. */
+  modelRequestsPerSecond: number;
+  /** `BATON_HOME`: default `.baton`; workspaces default to `<home>/workspaces/<project>`. */
+  home: string;
+  /** `BATON_MEMORY_SWEEP_MS`: memory expiry sweep period; 0 = off. Default 3600000. */
+  memorySweepEveryMs: number;
+  /** `BATON_MEMORY_IDLE_TTL_MS`: memory files idle this long are swept; 0 = never. Default 0. */
+  memoryIdleTtlMs: number;
+  /** `BATON_JOB_RETENTION_MS`: finished jobs older than this are removed. Default 7 days. */
+  jobRetentionMs: number;
+  /** `LOG_LEVEL`: pino level, default `info`. */
+  logLevel: string;
+  /** `BATON_WORKER_ID`: default `<hostname>:<pid>`. */
+  workerId: string;
+}
+
+const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      if (value === undefined || value.trim() === '') return fallback;
+      const parsed = Number(value);
+      if (!Number.isInteger(parsed) || parsed < min || parsed > max) {
+        context.addIssue({
+          code: 'custom',
+          message: `${name} must be an integer from ${min} to ${max}, got "${value}"`,
+        });
+        return z.NEVER;
+      }
+      return parsed;
+    });
+
+const envSchema = z.object({
+  REDIS_URL: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      const url = value && value.trim() !== '' ? value.trim() : 'redis://127.0.0.1:6379';
+      let parsed: URL;
+      try {
+        parsed = new URL(url);
+      } catch {
+        context.addIssue({ code: 'custom', message: `REDIS_URL is not a URL: "${url}"` });
+        return z.NEVER;
+      }
+      if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+        context.addIssue({
+          code: 'custom',
+          message: `REDIS_URL must start with redis:// or rediss://, got "${url}"`,
+        });
+        return z.NEVER;
+      }
+      if (!parsed.hostname) {
+        context.addIssue({ code: 'custom', message: `REDIS_URL has no host: "${url}"` });
+        return z.NEVER;
+      }
+      return url;
+    }),
+  BATON_PREFIX: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      const prefix = value && value !== '' ? value : DEFAULT_PREFIX;
+      if (!isValidPrefix(prefix)) {
+        context.addIssue({
+          code: 'custom',
+          message: `BATON_PREFIX must contain one {hash tag} and no ":", got "${prefix}"`,
+        });
+        return z.NEVER;
+      }
+      return prefix;
+    }),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: z
+    .string()
+    .optional()
+    .refine(
+      (value) => value === undefined || value === '' || URL.canParse(value),
+      'ANTHROPIC_BASE_URL is not a URL',
+    ),
+  BATON_MODEL: z.string().optional(),
+  BATON_SIMULATOR: z.string().optional(),
+  BATON_CONCURRENCY: integer('BATON_CONCURRENCY', 4, 1, 1000),
+  BATON_HTTP_PORT: integer('BATON_HTTP_PORT', 9464, -1, 65535),
+  BATON_HTTP_HOST: z.string().optional(),
+  BATON_LOCK_DURATION_MS: integer('BATON_LOCK_DURATION_MS', 6000, 1000),
+  BATON_STALLED_INTERVAL_MS: integer('BATON_STALLED_INTERVAL_MS', 3000, 500),
+  BATON_MAX_STALLED_COUNT: integer('BATON_MAX_STALLED_COUNT', 100, 1),
+  BATON_LEASE_TTL_MS: integer('BATON_LEASE_TTL_MS', 8000, 1000),
+  BATON_SHUTDOWN_GRACE_MS: integer('BATON_SHUTDOWN_GRACE_MS', 30_000, 0),
+  BATON_CHAIN_DELAY_MS: integer('BATON_CHAIN_DELAY_MS', 1000, 0),
+  BATON_RETRY_DELAY_MS: integer('BATON_RETRY_DELAY_MS', 5000, 0),
+  BATON_MAX_FAILURES: integer('BATON_MAX_FAILURES', 3, 1, 1000),
+  BATON_MODEL_RPS: integer('BATON_MODEL_RPS', 50, 0),
+  BATON_HOME: z.string().optional(),
+  BATON_MEMORY_SWEEP_MS: integer('BATON_MEMORY_SWEEP_MS', 3_600_000, 0),
+  BATON_MEMORY_IDLE_TTL_MS: integer('BATON_MEMORY_IDLE_TTL_MS', 0, 0),
+  BATON_JOB_RETENTION_MS: integer('BATON_JOB_RETENTION_MS', 7 * 24 * 3_600_000, 1000),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
+      error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+    })
+    .optional(),
+  BATON_WORKER_ID: z.string().optional(),
+});
+
+/** Default model when `BATON_MODEL` is not set. */
+export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/**
+ * Reads and validates the worker's configuration. Throws `WorkerError('invalid_config')` whose
+ * message has one line per problem (the process prints it and exits non-zero).
+ */
+export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
+  const parsed = envSchema.safeParse(env);
+  const problems: string[] = [];
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const key = issue.path.map(String).join('.');
+      problems.push(issue.message.includes(key) ? issue.message : `${key}: ${issue.message}`);
+    }
+  }
+  const simulator = env.BATON_MODEL === 'sim' || /^(1|true|yes)$/i.test(env.BATON_SIMULATOR ?? '');
+  const apiKey = env.ANTHROPIC_API_KEY?.trim();
+  if (!simulator && !apiKey) {
+    problems.push(
+      'ANTHROPIC_API_KEY is not set: set it, or choose the simulator with BATON_MODEL=sim',
+    );
+  }
+  if (parsed.success) {
+    const values = parsed.data;
+    if (values.BATON_LEASE_TTL_MS < 2 * 1000) {
+      problems.push('BATON_LEASE_TTL_MS must be at least 2000');
+    }
+  }
+  if (problems.length > 0 || !parsed.success) {
+    throw new WorkerError('invalid_config', problems.join('\n'));
+  }
+  const values = parsed.data;
+  const home = path.resolve(
+    values.BATON_HOME && values.BATON_HOME !== '' ? values.BATON_HOME : '.baton',
+  );
+  return {
+    redisUrl: values.REDIS_URL,
+    prefix: values.BATON_PREFIX,
+    apiKey: apiKey || 'simulator',
+    baseUrl:
+      values.ANTHROPIC_BASE_URL && values.ANTHROPIC_BASE_URL !== ''
+        ? values.ANTHROPIC_BASE_URL
+        : undefined,
+    simulator,
+    model:
+      values.BATON_MODEL && values.BATON_MODEL !== ''
+        ? values.BATON_MODEL
+        : simulator
+          ? 'sim'
+          : DEFAULT_MODEL,
+    concurrency: values.BATON_CONCURRENCY,
+    httpPort: values.BATON_HTTP_PORT,
+    httpHost:
+      values.BATON_HTTP_HOST && values.BATON_HTTP_HOST !== ''
+        ? values.BATON_HTTP_HOST
+        : '127.0.0.1',
+    lockDurationMs: values.BATON_LOCK_DURATION_MS,
+    stalledIntervalMs: values.BATON_STALLED_INTERVAL_MS,
+    maxStalledCount: values.BATON_MAX_STALLED_COUNT,
+    leaseTtlMs: values.BATON_LEASE_TTL_MS,
+    shutdownGraceMs: values.BATON_SHUTDOWN_GRACE_MS,
+    chainDelayMs: values.BATON_CHAIN_DELAY_MS,
+    retryDelayMs: values.BATON_RETRY_DELAY_MS,
+    maxConsecutiveFailures: values.BATON_MAX_FAILURES,
+    modelRequestsPerSecond: values.BATON_MODEL_RPS,
+    home,
+    memorySweepEveryMs: values.BATON_MEMORY_SWEEP_MS,
+    memoryIdleTtlMs: values.BATON_MEMORY_IDLE_TTL_MS,
+    jobRetentionMs: values.BATON_JOB_RETENTION_MS,
+    logLevel: values.LOG_LEVEL ?? 'info',
+    workerId:
+      values.BATON_WORKER_ID && values.BATON_WORKER_ID !== ''
+        ? values.BATON_WORKER_ID
+        : `${os.hostname()}:${process.pid}`,
+  };
+}
+
+/** The URL with any password replaced, for logs and error messages. */
+export function redactRedisUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    return '(unparseable url)';
+  }
+}

@@ -1,0 +1,359 @@
+import path from 'node:path';
+import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
+import type { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { redactRedisUrl } from './config.js';
+import { WorkerError, describeError } from './errors.js';
+import type { EventEntry } from './events.js';
+import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
+import {
+  PROJECT_ID_PATTERN,
+  parseProjectInput,
+  type ProjectRecord,
+  type ProjectStatus,
+  type StatusTransition,
+} from './project.js';
+import {
+  ProjectRepository,
+  type ReadEventsOptions,
+  type SessionSummary,
+} from './project-repository.js';
+import {
+  createSessionQueue,
+  enqueueSession,
+  producerConnectionOptions,
+  sessionJobId,
+  waitForRedis,
+  type SessionJobData,
+} from './queue.js';
+
+export interface BatonControlOptions {
+  /** An existing ioredis client (not closed by `close()`). Give this or `url`. */
+  redis?: Redis;
+  /** Redis URL; default `REDIS_URL` or `redis://127.0.0.1:6379`. */
+  url?: string;
+  /** Key prefix with a hash tag; must match the workers'. Default `{baton}`. */
+  prefix?: string;
+  /** Prefix of memory keys (`@baton/storage-redis`); must match the workers'. Default theirs. */
+  memoryPrefix?: string;
+  /** Where workspaces go when a project names none. Default `<cwd>/.baton/workspaces`. */
+  workspaceRoot?: string;
+  /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
+  connectTimeoutMs?: number;
+}
+
+export interface FollowEventsOptions {
+  /** Start after this stream id; default `0-0` (the whole retained history). Use `$` for new events only. */
+  fromId?: string;
+  /** Entries fetched per call. Default 100. */
+  count?: number;
+  /** Longest single XREAD BLOCK (ms). Default 5000. */
+  blockMs?: number;
+  /** Stops the iteration. */
+  signal?: AbortSignal;
+}
+
+/** What `cancel` did. */
+export interface CancelResult {
+  project: ProjectRecord;
+  /** The queued job that was removed, if any. */
+  removedJobId: string | null;
+}
+
+/**
+ * The control API shared by the CLI and the dashboard: create, queue, resume and cancel projects,
+ * read their records, sessions and events, and open their memory. Every call waits for Redis
+ * first and fails with `redis_unreachable` (one readable line) if it does not answer.
+ */
+export interface BatonControl {
+  keys: BatonKeys;
+  /** Validates and stores a new project (status `queued`, no job yet: call `enqueue`). */
+  createProject(input: unknown): Promise<ProjectRecord>;
+  /** Queues the project's next session (a freshly created or `queued` project). */
+  enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
+  /** Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one). */
+  resume(projectId: string): Promise<{ project: ProjectRecord; jobId: string; added: boolean }>;
+  /** Marks the project `cancelled`, removes its queued job and aborts its running session. */
+  cancel(projectId: string): Promise<CancelResult>;
+  getProject(projectId: string): Promise<ProjectRecord | null>;
+  listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
+  listSessions(projectId: string): Promise<SessionSummary[]>;
+  listTransitions(projectId: string): Promise<StatusTransition[]>;
+  readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;
+  /** Yields events as they arrive (blocking reads on a connection of its own) until aborted. */
+  followEvents(projectId: string, options?: FollowEventsOptions): AsyncIterable<EventEntry>;
+  /** The project's memory (a `RedisMemoryStore` on this control's connection). */
+  memoryStore(projectId: string): Promise<RedisMemoryStore>;
+  /** Job counts of the session queue. */
+  queueCounts(): Promise<Record<string, number>>;
+  /** Deletes a project's records, events and memory (not its workspace). */
+  deleteProject(projectId: string): Promise<void>;
+  /** Closes what this control opened. */
+  close(): Promise<void>;
+}
+
+export function createBatonControl(options: BatonControlOptions = {}): BatonControl {
+  const prefix = options.prefix ?? DEFAULT_PREFIX;
+  if (!isValidPrefix(prefix)) {
+    throw new WorkerError('invalid_config', `prefix must contain one {hash tag}, got "${prefix}"`);
+  }
+  const url = options.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const ownsRedis = options.redis === undefined;
+  const redis =
+    options.redis ??
+    new Redis(url, {
+      ...producerConnectionOptions(),
+      connectTimeout: options.connectTimeoutMs ?? 5000,
+    });
+  // Failures surface as rejected calls; the event only needs a listener.
+  redis.on('error', () => undefined);
+  const keys = createKeys(prefix);
+  const repository = new ProjectRepository({ redis, keys });
+  const workspaceRoot = path.resolve(options.workspaceRoot ?? path.join('.baton', 'workspaces'));
+  let queue: Queue<SessionJobData> | undefined;
+  const followers = new Set<Redis>();
+
+  let readyPromise: Promise<void> | undefined;
+  async function ready(): Promise<void> {
+    readyPromise ??= waitForRedis(redis, options.connectTimeoutMs ?? 5000).catch((error) => {
+      readyPromise = undefined;
+      throw new WorkerError(
+        'redis_unreachable',
+        `cannot reach Redis at ${redactRedisUrl(ownsRedis ? url : describeClient(redis))}: ${describeError(error)}`,
+        { cause: error },
+      );
+    });
+    await readyPromise;
+  }
+
+  function sessionQueue(): Queue<SessionJobData> {
+    queue ??= createSessionQueue({ connection: redis, keys });
+    return queue;
+  }
+
+  function checkId(projectId: string): void {
+    if (typeof projectId !== 'string' || !PROJECT_ID_PATTERN.test(projectId)) {
+      throw new WorkerError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
+    }
+  }
+
+  async function requireProject(projectId: string): Promise<ProjectRecord> {
+    checkId(projectId);
+    await ready();
+    return repository.require(projectId);
+  }
+
+  return {
+    keys,
+
+    async createProject(input) {
+      const parsed = parseProjectInput(input);
+      await ready();
+      return repository.create({
+        id: parsed.id,
+        goal: parsed.goal,
+        workspace: parsed.workspace ?? path.join(workspaceRoot, parsed.id),
+        model: parsed.model ?? null,
+        budgets: parsed.budgets ?? {},
+        contextPreset: parsed.contextPreset ?? 'coding',
+        createdAt: Date.now(),
+      });
+    },
+
+    async enqueue(projectId) {
+      const project = await requireProject(projectId);
+      if (project.status !== 'queued') {
+        throw new WorkerError(
+          'conflict',
+          `project ${projectId} is ${project.status}; use resume to continue it`,
+        );
+      }
+      return enqueueSession(sessionQueue(), repository, {
+        projectId,
+        sessionNumber: project.counters.sessions + 1,
+        reason: 'enqueue',
+      });
+    },
+
+    async resume(projectId) {
+      const project = await requireProject(projectId);
+      if (project.status === 'running' || project.status === 'completed') {
+        throw new WorkerError('conflict', `project ${projectId} is ${project.status}`);
+      }
+      const moved = await repository.transition(projectId, 'queued', {
+        from: ['paused', 'cancelled', 'failed', 'queued'],
+        reason: 'resumed',
+      });
+      if (!moved.ok) {
+        throw new WorkerError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+      }
+      await repository.resetFailures(projectId);
+      const queued = await enqueueSession(sessionQueue(), repository, {
+        projectId,
+        sessionNumber: project.counters.sessions + 1,
+        reason: 'resume',
+      });
+      return { project: await repository.require(projectId), ...queued };
+    },
+
+    async cancel(projectId) {
+      const project = await requireProject(projectId);
+      if (project.status === 'completed') {
+        throw new WorkerError('conflict', `project ${projectId} is already completed`);
+      }
+      if (project.status !== 'cancelled') {
+        const moved = await repository.transition(projectId, 'cancelled', {
+          from: ['queued', 'running', 'paused', 'failed'],
+          reason: 'cancelled by user',
+        });
+        if (!moved.ok && moved.current !== 'cancelled') {
+          throw new WorkerError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+        }
+      }
+      // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
+      await redis.publish(keys.cancelChannel, projectId);
+      const jobId = sessionJobId(projectId, project.counters.sessions + 1);
+      const removed = await sessionQueue()
+        .remove(jobId)
+        .catch(() => 0);
+      return {
+        project: await repository.require(projectId),
+        removedJobId: removed === 1 ? jobId : null,
+      };
+    },
+
+    async getProject(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.get(projectId);
+    },
+
+    async listProjects(listOptions = {}) {
+      await ready();
+      return repository.list(listOptions);
+    },
+
+    async listSessions(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.listSessions(projectId);
+    },
+
+    async listTransitions(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.transitions(projectId);
+    },
+
+    async readEvents(projectId, readOptions = {}) {
+      checkId(projectId);
+      await ready();
+      if (readOptions.blockMs !== undefined) {
+        // A blocking read must not hold the shared connection.
+        const blocking = redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+        blocking.on('error', () => undefined);
+        try {
+          return await repository.readEvents(projectId, readOptions, blocking);
+        } finally {
+          blocking.disconnect();
+        }
+      }
+      return repository.readEvents(projectId, readOptions);
+    },
+
+    followEvents(projectId, followOptions = {}) {
+      checkId(projectId);
+      return {
+        async *[Symbol.asyncIterator]() {
+          await ready();
+          const blocking = redis.duplicate({
+            maxRetriesPerRequest: null,
+            enableOfflineQueue: true,
+          });
+          blocking.on('error', () => undefined);
+          followers.add(blocking);
+          const signal = followOptions.signal;
+          const stop = () => blocking.disconnect();
+          signal?.addEventListener('abort', stop, { once: true });
+          let fromId = followOptions.fromId ?? '0-0';
+          try {
+            if (fromId === '$') {
+              const last = (await redis.xrevrange(
+                keys.events(projectId),
+                '+',
+                '-',
+                'COUNT',
+                1,
+              )) as [string, string[]][];
+              fromId = last[0]?.[0] ?? '0-0';
+            }
+            while (!signal?.aborted) {
+              let entries: EventEntry[];
+              try {
+                entries = await repository.readEvents(
+                  projectId,
+                  {
+                    fromId,
+                    count: followOptions.count ?? 100,
+                    blockMs: followOptions.blockMs ?? 5000,
+                  },
+                  blocking,
+                );
+              } catch (error) {
+                if (signal?.aborted) return;
+                throw error;
+              }
+              for (const entry of entries) {
+                fromId = entry.id;
+                yield entry;
+              }
+            }
+          } finally {
+            signal?.removeEventListener('abort', stop);
+            followers.delete(blocking);
+            blocking.disconnect();
+          }
+        },
+      };
+    },
+
+    async memoryStore(projectId) {
+      checkId(projectId);
+      await ready();
+      return createRedisMemoryStore({
+        redis,
+        namespace: projectId,
+        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
+      });
+    },
+
+    async queueCounts() {
+      await ready();
+      return sessionQueue().getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+    },
+
+    async deleteProject(projectId) {
+      checkId(projectId);
+      await ready();
+      const store = createRedisMemoryStore({
+        redis,
+        namespace: projectId,
+        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
+      });
+      await store.clear();
+      await repository.delete(projectId);
+    },
+
+    async close() {
+      for (const follower of followers) follower.disconnect();
+      followers.clear();
+      if (queue) await queue.close().catch(() => undefined);
+      if (ownsRedis) redis.disconnect();
+    },
+  };
+}
+
+function describeClient(redis: Redis): string {
+  const { host, port, db } = redis.options;
+  return `redis://${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
+}

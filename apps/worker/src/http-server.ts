@@ -1,0 +1,66 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Registry } from 'prom-client';
+
+export interface WorkerHttpServerOptions {
+  registry: Registry;
+  /** True while the worker takes jobs and Redis answers. */
+  healthy: () => boolean;
+  port: number;
+  host: string;
+}
+
+export interface WorkerHttpServer {
+  server: Server;
+  /** The port actually bound (useful with port 0). */
+  port: number;
+  close(): Promise<void>;
+}
+
+/** `/metrics` (Prometheus text) and `/healthz` (200 ok / 503 unhealthy). */
+export async function startWorkerHttpServer(
+  options: WorkerHttpServerOptions,
+): Promise<WorkerHttpServer> {
+  const server = createServer((request, response) => {
+    const url = request.url ?? '/';
+    if (request.method !== 'GET') {
+      response.writeHead(405, { allow: 'GET' }).end();
+      return;
+    }
+    if (url === '/healthz') {
+      const ok = options.healthy();
+      response
+        .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: ok ? 'ok' : 'unhealthy' }));
+      return;
+    }
+    if (url === '/metrics') {
+      options.registry
+        .metrics()
+        .then((text) => {
+          response.writeHead(200, { 'content-type': options.registry.contentType }).end(text);
+        })
+        .catch((error: unknown) => {
+          response.writeHead(500).end(error instanceof Error ? error.message : 'metrics failed');
+        });
+      return;
+    }
+    response.writeHead(404, { 'content-type': 'text/plain' }).end('not found\n');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  return {
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,58 @@
+/**
+ * The one place that builds Redis key strings for the worker, the control API and the CLI.
+ *
+ * Everything lives under one prefix carrying a `{hash tag}` (default `{baton}`): BullMQ uses it as
+ * its queue prefix, so every queue key lands in one Redis Cluster slot (BullMQ's Lua scripts touch
+ * several keys at once), and our own project keys share that slot so the few scripts that touch a
+ * project hash and its transition list together never see CROSSSLOT errors.
+ */
+
+/** Default key prefix (and BullMQ queue prefix). */
+export const DEFAULT_PREFIX = '{baton}';
+
+/** The queue that carries one job per agent session. */
+export const SESSION_QUEUE_NAME = 'baton-sessions';
+
+/** The queue that carries maintenance jobs (memory expiry sweep, job retention). */
+export const MAINTENANCE_QUEUE_NAME = 'baton-maintenance';
+
+export interface BatonKeys {
+  /** The prefix itself (pass it to BullMQ as `prefix`). */
+  prefix: string;
+  /** Sorted set of project ids scored by creation time. */
+  projects: string;
+  /** Hash holding one project's record and counters. */
+  project(projectId: string): string;
+  /** List of a project's status transitions (JSON). */
+  transitions(projectId: string): string;
+  /** List of a project's session summaries (JSON). */
+  sessions(projectId: string): string;
+  /** Stream of a project's events (capped). */
+  events(projectId: string): string;
+  /** The per-project exclusivity lease (SET NX PX token). */
+  lease(projectId: string): string;
+  /** Token bucket shared by every worker for model requests. */
+  modelRateLimit: string;
+  /** Pub/sub channel telling workers to abort a project's running session. */
+  cancelChannel: string;
+}
+
+/** Prefixes must carry a non-empty hash tag so all keys stay in one Cluster slot. */
+export function isValidPrefix(prefix: string): boolean {
+  return /^[^{}:\s]*\{[^{}\s]+\}[^{}\s]*$/.test(prefix) && !prefix.includes(':');
+}
+
+export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
+  const base = `${prefix}:project:`;
+  return {
+    prefix,
+    projects: `${prefix}:projects`,
+    project: (projectId) => `${base}${projectId}`,
+    transitions: (projectId) => `${base}${projectId}:transitions`,
+    sessions: (projectId) => `${base}${projectId}:sessions`,
+    events: (projectId) => `${base}${projectId}:events`,
+    lease: (projectId) => `${base}${projectId}:lease`,
+    modelRateLimit: `${prefix}:rate:model`,
+    cancelChannel: `${prefix}:cancel`,
+  };
+}

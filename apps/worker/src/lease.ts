@@ -1,0 +1,107 @@
+import { randomUUID } from 'node:crypto';
+import { releaseLeaseScript, renewLeaseScript } from './internal/lua/lease.js';
+import { runScript, type RedisClient } from './internal/scripts.js';
+import type { BatonKeys } from './keys.js';
+
+/** Ownership of one project for the length of one session. */
+export interface ProjectLease {
+  projectId: string;
+  /** Random token proving ownership; only its holder may extend or release the lease. */
+  token: string;
+  ttlMs: number;
+  /** Extends the lease; `owned: false` means it expired or someone else holds it. */
+  renew(): Promise<{ owned: boolean; status: string }>;
+  /** Deletes the lease if still owned (compare-and-delete). */
+  release(): Promise<boolean>;
+}
+
+export type AcquireLeaseResult =
+  { acquired: true; lease: ProjectLease } | { acquired: false; retryInMs: number };
+
+export interface LeaseOptions {
+  redis: RedisClient;
+  keys: BatonKeys;
+  /** How long a lease lives without renewal. */
+  ttlMs: number;
+}
+
+/**
+ * Per-project exclusivity across any number of workers: `SET lease token NX PX ttl`. BullMQ's
+ * group concurrency is a paid feature, and job locks alone do not stop two different jobs of one
+ * project from running at once; the lease does. A crashed holder's lease expires after `ttlMs`.
+ */
+export async function acquireProjectLease(
+  options: LeaseOptions,
+  projectId: string,
+): Promise<AcquireLeaseResult> {
+  const { redis, keys, ttlMs } = options;
+  const key = keys.lease(projectId);
+  const token = randomUUID();
+  const set = await redis.set(key, token, 'PX', ttlMs, 'NX');
+  if (set !== 'OK') {
+    const remaining = await redis.pttl(key);
+    return { acquired: false, retryInMs: remaining > 0 ? remaining : 100 };
+  }
+  return {
+    acquired: true,
+    lease: {
+      projectId,
+      token,
+      ttlMs,
+      async renew() {
+        const [owned, status] = (await runScript(
+          redis,
+          renewLeaseScript,
+          [key, keys.project(projectId)],
+          [token, ttlMs],
+        )) as [number, string];
+        return { owned: owned === 1, status };
+      },
+      async release() {
+        return (await runScript(redis, releaseLeaseScript, [key], [token])) === 1;
+      },
+    },
+  };
+}
+
+export interface LeaseHeartbeatOptions {
+  /** Renewal period; a third of the TTL leaves two chances before expiry. */
+  intervalMs: number;
+  /** Called once when the lease is found lost (expired or taken). */
+  onLost: () => void;
+  /** Called with the project status read on every renewal. */
+  onStatus?: (status: string) => void;
+  /** Called when a renewal call fails (Redis down); the lease may still be ours. */
+  onError?: (error: unknown) => void;
+}
+
+/** Renews a lease on a timer until stopped. */
+export function startLeaseHeartbeat(
+  lease: ProjectLease,
+  options: LeaseHeartbeatOptions,
+): { stop(): void } {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const tick = async () => {
+    try {
+      const { owned, status } = await lease.renew();
+      if (stopped) return;
+      if (!owned) {
+        stopped = true;
+        options.onLost();
+        return;
+      }
+      options.onStatus?.(status);
+    } catch (error) {
+      options.onError?.(error);
+    }
+    if (!stopped) timer = setTimeout(() => void tick(), options.intervalMs);
+  };
+  timer = setTimeout(() => void tick(), options.intervalMs);
+  return {
+    stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+    },
+  };
+}

@@ -1,0 +1,398 @@
+import { randomUUID } from 'node:crypto';
+import { mkdir } from 'node:fs/promises';
+import type Anthropic from '@anthropic-ai/sdk';
+import type { MemoryStore } from '@baton/core';
+import { DelayedError, type Job, type Queue } from 'bullmq';
+import type { Logger } from 'pino';
+import { decideAfterSession, isFailedSession, type AbortReason } from './chaining.js';
+import { describeError } from './errors.js';
+import { acquireProjectLease, startLeaseHeartbeat, type LeaseOptions } from './lease.js';
+import type { WorkerMetrics } from './metrics.js';
+import type { ProjectRecord, SessionBudgetsInput } from './project.js';
+import type { ProjectRepository, SessionSummary } from './project-repository.js';
+import { enqueueSession, type SessionJobData } from './queue.js';
+import type {
+  SessionRunner,
+  WorkerRunSessionOptions,
+  WorkerSessionEvent,
+  WorkerSessionResult,
+} from './session-runner.js';
+
+/** What a session job returns (stored by BullMQ as the job's return value). */
+export type SessionJobResult =
+  | { ran: false; skipped: string }
+  | {
+      ran: true;
+      sessionId: string;
+      outcome: string;
+      decision: string;
+      status: string | null;
+    };
+
+/** A running session, so cancel requests and shutdown can reach it. */
+export interface RunningSession {
+  projectId: string;
+  jobId: string;
+  sessionId: string;
+  abort(reason: AbortReason): void;
+}
+
+export interface SessionProcessorOptions {
+  repository: ProjectRepository;
+  /** Producer queue used to chain the next session. */
+  queue: Queue<SessionJobData>;
+  lease: LeaseOptions;
+  /** Runs one session; default in the worker is `runSession` from `@baton/session`. */
+  runSession: SessionRunner;
+  client: Anthropic;
+  /** The memory of one project. */
+  memoryStore: (projectId: string) => MemoryStore | Promise<MemoryStore>;
+  /** Extra options merged into every `runSession` call (context config, tools, ...). */
+  sessionOptions?: (project: ProjectRecord) => Partial<WorkerRunSessionOptions>;
+  defaultModel: string;
+  workerId: string;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+  chainDelayMs: number;
+  retryDelayMs: number;
+  maxConsecutiveFailures: number;
+  /** Sessions running in this process, by project id. */
+  running: Map<string, RunningSession>;
+  /** Upper bound on how long a job waits before retrying a busy lease. Default 500 ms. */
+  leaseBusyRetryMs?: number;
+}
+
+const RUNNABLE = ['queued', 'running'] as const;
+
+/**
+ * The BullMQ processor for `baton-sessions`. It declares three parameters because BullMQ only
+ * creates the AbortSignal for processors whose `length` is at least 3.
+ */
+export function createSessionProcessor(options: SessionProcessorOptions) {
+  const { repository, logger } = options;
+  const busyRetryMs = options.leaseBusyRetryMs ?? 500;
+
+  return async function processSessionJob(
+    job: Job<SessionJobData>,
+    token: string | undefined,
+    signal: AbortSignal | undefined,
+  ): Promise<SessionJobResult> {
+    const { projectId, sessionNumber } = job.data;
+    const jobId = job.id ?? '';
+    const log = logger.child({ projectId, jobId, sessionNumber });
+
+    const skipped = (why: string): SessionJobResult => {
+      log.info({ skipped: why }, 'session job skipped');
+      return { ran: false, skipped: why };
+    };
+
+    const before = await repository.get(projectId);
+    if (!before) return skipped('project does not exist');
+    if (!(RUNNABLE as readonly string[]).includes(before.status)) {
+      return skipped(`project is ${before.status}`);
+    }
+    if (sessionNumber <= before.counters.sessions) {
+      return skipped(`session ${sessionNumber} already ran`);
+    }
+
+    const claim = await acquireProjectLease(options.lease, projectId);
+    if (!claim.acquired) {
+      // Another session of this project is running somewhere: come back shortly. The job keeps
+      // its id, so this never creates a second queued session.
+      const delay = Math.min(claim.retryInMs, busyRetryMs) + Math.floor(Math.random() * 100);
+      log.debug({ delay }, 'project lease busy; job delayed');
+      await job.moveToDelayed(Date.now() + delay, token);
+      throw new DelayedError();
+    }
+    const lease = claim.lease;
+    const controller = new AbortController();
+    let abortReason: AbortReason | undefined;
+    const abort = (reason: AbortReason) => {
+      if (controller.signal.aborted) return;
+      abortReason = reason;
+      controller.abort(reason);
+    };
+    const onJobAbort = () => abort(toAbortReason(signal?.reason));
+    signal?.addEventListener('abort', onJobAbort, { once: true });
+    if (signal?.aborted) onJobAbort();
+
+    const heartbeat = startLeaseHeartbeat(lease, {
+      intervalMs: Math.max(250, Math.floor(lease.ttlMs / 4)),
+      onLost: () => {
+        log.warn('project lease lost; aborting session');
+        abort('lease_lost');
+      },
+      onStatus: (status) => {
+        if (status === 'cancelled') abort('cancelled');
+      },
+      onError: (error) => log.warn({ error: describeError(error) }, 'lease renewal failed'),
+    });
+
+    const sessionId = randomUUID();
+    let registered = false;
+    try {
+      // Re-read under the lease: the previous holder may have finished this session meanwhile.
+      const project = await repository.get(projectId);
+      if (!project) return skipped('project does not exist');
+      if (!(RUNNABLE as readonly string[]).includes(project.status)) {
+        return skipped(`project is ${project.status}`);
+      }
+      if (sessionNumber <= project.counters.sessions) {
+        return skipped(`session ${sessionNumber} already ran`);
+      }
+
+      const previous = project.activeSession;
+      const interrupted = previous !== null;
+      if (previous) {
+        options.metrics?.interruptions.inc();
+        log.warn({ previous }, 'previous session was interrupted; resuming');
+        await repository.appendEvent(projectId, {
+          v: 1,
+          type: 'session-interrupted',
+          at: Date.now(),
+          projectId,
+          sessionId: previous.sessionId,
+          sessionNumber: previous.sessionNumber,
+          jobId: previous.jobId,
+          workerId: previous.workerId,
+        });
+      }
+      const moved = await repository.transition(projectId, 'running', {
+        from: RUNNABLE,
+        reason: `session ${sessionNumber}`,
+      });
+      if (!moved.ok) return skipped(`project is ${moved.current ?? 'gone'}`);
+
+      await repository.markSessionStart(
+        projectId,
+        { sessionId, sessionNumber, jobId, workerId: options.workerId, startedAt: Date.now() },
+        interrupted,
+      );
+      await repository.appendEvent(projectId, {
+        v: 1,
+        type: 'session-claimed',
+        at: Date.now(),
+        projectId,
+        sessionId,
+        sessionNumber,
+        jobId,
+        workerId: options.workerId,
+        interrupted,
+      });
+      options.running.set(projectId, { projectId, jobId, sessionId, abort });
+      registered = true;
+      options.metrics?.activeSessions.inc();
+
+      const store = await options.memoryStore(projectId);
+      const kind = (await store.read('features.json')) === null ? 'init' : 'resume';
+      await mkdir(project.workspace, { recursive: true });
+      const sessionLog = log.child({ sessionId, kind });
+      sessionLog.info({ interrupted }, 'session started');
+
+      const result = await runGuarded(options.runSession, {
+        ...(options.sessionOptions?.(project) ?? {}),
+        project: { id: project.id, goal: project.goal },
+        kind,
+        store,
+        workspace: project.workspace,
+        client: options.client,
+        model: project.model ?? options.defaultModel,
+        budgets: sessionBudgets(project),
+        signal: controller.signal,
+        sessionId,
+        sessionNumber,
+        interrupted,
+        onEvent: (event) => publish(event),
+      });
+      heartbeat.stop();
+
+      const failed = isFailedSession({
+        outcome: result.outcome,
+        featuresAfter: result.featuresAfter,
+        abortReason,
+      });
+      const summary: SessionSummary = {
+        sessionId,
+        sessionNumber,
+        kind,
+        outcome: result.outcome,
+        reason: result.reason,
+        interrupted,
+        turns: result.turns,
+        inputTokens: result.usage.inputTokens,
+        outputTokens: result.usage.outputTokens,
+        clearedInputTokens: result.usage.clearedInputTokens,
+        costUsd: result.usage.costUsd,
+        featuresBefore: result.featuresBefore,
+        featuresAfter: result.featuresAfter,
+        flippedFeatures: result.flippedFeatures,
+        startedAt: result.startedAt,
+        endedAt: result.endedAt,
+        jobId,
+        workerId: options.workerId,
+        ...(result.error !== undefined ? { error: result.error } : {}),
+      };
+      if (failed && summary.error === undefined && result.featuresAfter.total === 0) {
+        summary.error = 'the session ended without a feature checklist in memory';
+      }
+
+      if (abortReason === 'lease_lost' || abortReason === 'lock_lost') {
+        // Another worker may already be running this session again: leave the record alone.
+        sessionLog.warn({ abortReason, outcome: result.outcome }, 'session abandoned');
+        options.metrics?.sessions.inc({ outcome: 'abandoned' });
+        return { ran: true, sessionId, outcome: result.outcome, decision: 'abandon', status: null };
+      }
+
+      await repository.recordSessionEnd(projectId, summary, { failed });
+      options.metrics?.sessions.inc({ outcome: result.outcome });
+      options.metrics?.costUsd.inc(result.usage.costUsd);
+
+      const after = await repository.require(projectId);
+      const decision = decideAfterSession({
+        outcome: result.outcome,
+        reason: result.reason,
+        ...(summary.error !== undefined ? { error: summary.error } : {}),
+        allFeaturesPass: result.allFeaturesPass,
+        featuresAfter: result.featuresAfter,
+        abortReason,
+        status: after.status,
+        counters: after.counters,
+        budgets: after.budgets,
+        lastError: after.lastError,
+        chainDelayMs: options.chainDelayMs,
+        retryDelayMs: options.retryDelayMs,
+        maxConsecutiveFailures: options.maxConsecutiveFailures,
+      });
+      sessionLog.info(
+        { outcome: result.outcome, reason: result.reason, decision },
+        'session finished',
+      );
+
+      let status: string | null = after.status;
+      if (decision.kind === 'finish') {
+        const moved = await repository.transition(projectId, decision.status, {
+          from: RUNNABLE,
+          reason: decision.reason,
+        });
+        status = moved.ok ? decision.status : moved.current;
+      } else if (decision.kind === 'next') {
+        // Queued before the lease is released so a crash right here cannot lose the chain; the
+        // next job waits for the lease if it starts first.
+        const moved = await repository.transition(projectId, 'queued', {
+          from: RUNNABLE,
+          reason: decision.reason,
+        });
+        status = moved.ok ? 'queued' : moved.current;
+        if (moved.ok) {
+          await enqueueSession(
+            options.queue,
+            repository,
+            { projectId, sessionNumber: after.counters.sessions + 1, reason: decision.jobReason },
+            { delayMs: decision.delayMs },
+          );
+        }
+      }
+      await repository.appendEvent(projectId, {
+        v: 1,
+        type: 'session-released',
+        at: Date.now(),
+        projectId,
+        sessionId,
+        sessionNumber,
+        jobId,
+        workerId: options.workerId,
+        outcome: result.outcome,
+      });
+      return { ran: true, sessionId, outcome: result.outcome, decision: decision.kind, status };
+    } finally {
+      heartbeat.stop();
+      signal?.removeEventListener('abort', onJobAbort);
+      if (registered) {
+        options.running.delete(projectId);
+        options.metrics?.activeSessions.dec();
+      }
+      try {
+        await lease.release();
+      } catch (error) {
+        // It expires on its own after ttlMs.
+        log.warn({ error: describeError(error) }, 'could not release project lease');
+      }
+    }
+  };
+
+  async function publish(event: WorkerSessionEvent): Promise<void> {
+    const metrics = options.metrics;
+    if (metrics) countEvent(metrics, event);
+    try {
+      await repository.appendEvent(event.projectId, event);
+    } catch (error) {
+      // Events are for observers; a failed XADD must not fail the session.
+      logger.warn(
+        { projectId: event.projectId, sessionId: event.sessionId, error: describeError(error) },
+        'could not publish event',
+      );
+    }
+  }
+}
+
+/** A runner that throws still produces a result, so the project's record stays truthful. */
+async function runGuarded(
+  runSession: SessionRunner,
+  sessionOptions: WorkerRunSessionOptions,
+): Promise<WorkerSessionResult> {
+  const startedAt = Date.now();
+  try {
+    return await runSession(sessionOptions);
+  } catch (error) {
+    const none = { passing: 0, total: 0 };
+    return {
+      sessionId: sessionOptions.sessionId ?? '',
+      kind: sessionOptions.kind,
+      outcome: 'failed',
+      reason: `session crashed: ${describeError(error)}`,
+      stopReason: 'internal_error',
+      turns: 0,
+      usage: { inputTokens: 0, outputTokens: 0, clearedInputTokens: 0, costUsd: 0 },
+      featuresBefore: none,
+      featuresAfter: none,
+      allFeaturesPass: false,
+      flippedFeatures: [],
+      startedAt,
+      endedAt: Date.now(),
+      error: describeError(error),
+    };
+  }
+}
+
+function toAbortReason(reason: unknown): AbortReason {
+  const text = typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : '';
+  if (text === 'shutdown' || text === 'lease_lost' || text === 'lock_lost') return text;
+  return 'cancelled';
+}
+
+/** Session budgets: the project's per-session limits, capped by what is left of its USD budget. */
+export function sessionBudgets(project: ProjectRecord): SessionBudgetsInput {
+  const budgets: SessionBudgetsInput = { ...(project.budgets.session ?? {}) };
+  if (project.budgets.maxUsd !== undefined) {
+    const left = Math.max(0, project.budgets.maxUsd - project.counters.costUsd);
+    budgets.maxUsd = budgets.maxUsd === undefined ? left : Math.min(budgets.maxUsd, left);
+  }
+  return budgets;
+}
+
+function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent): void {
+  const data = event as unknown as Record<string, unknown>;
+  if (event.type === 'turn') {
+    const usage = data.usage as { inputTokens?: number; outputTokens?: number } | undefined;
+    metrics.inputTokens.inc(usage?.inputTokens ?? 0);
+    metrics.outputTokens.inc(usage?.outputTokens ?? 0);
+    const cleared = data.clearedInputTokens;
+    if (typeof cleared === 'number' && cleared > 0) metrics.clearedInputTokens.inc(cleared);
+  } else if (event.type === 'tool-call' && data.isError === true) {
+    metrics.toolErrors.inc({ tool: typeof data.tool === 'string' ? data.tool : 'unknown' });
+  } else if (event.type === 'api-retry') {
+    metrics.apiRetries.inc({
+      status: typeof data.status === 'number' ? String(data.status) : 'network',
+    });
+  }
+}

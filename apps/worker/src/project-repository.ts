@@ -1,0 +1,380 @@
+import { WorkerError } from './errors.js';
+import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
+import { createProjectScript } from './internal/lua/create-project.js';
+import { transitionScript } from './internal/lua/transition.js';
+import { runScript, type RedisClient } from './internal/scripts.js';
+import type { BatonKeys } from './keys.js';
+import {
+  emptyCounters,
+  type ActiveSessionInfo,
+  type ProjectCounters,
+  type ProjectRecord,
+  type ProjectStatus,
+  type StatusTransition,
+} from './project.js';
+
+/** What the worker stores about each finished session. */
+export interface SessionSummary {
+  sessionId: string;
+  sessionNumber: number;
+  kind: string;
+  outcome: string;
+  reason: string;
+  interrupted: boolean;
+  turns: number;
+  inputTokens: number;
+  outputTokens: number;
+  clearedInputTokens: number;
+  costUsd: number;
+  featuresBefore: { passing: number; total: number };
+  featuresAfter: { passing: number; total: number };
+  flippedFeatures: string[];
+  startedAt: number;
+  endedAt: number;
+  jobId: string;
+  workerId: string;
+  error?: string;
+}
+
+export interface ProjectRepositoryOptions {
+  redis: RedisClient;
+  keys: BatonKeys;
+  /** Approximate cap of each project's event stream (XADD MAXLEN ~). Default 10 000. */
+  maxEvents?: number;
+  /** Session summaries kept per project. Default 1 000. */
+  maxSessions?: number;
+  /** Status transitions kept per project. Default 500. */
+  maxTransitions?: number;
+}
+
+export interface ReadEventsOptions {
+  /** Return entries strictly after this stream id. Default: from the beginning. */
+  fromId?: string;
+  /** Most entries returned. Default 100. */
+  count?: number;
+  /** Block up to this long for new entries when none are there yet (needs a connection that may block). */
+  blockMs?: number;
+}
+
+export type TransitionResult =
+  { ok: true; from: ProjectStatus } | { ok: false; current: ProjectStatus | null };
+
+const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
+  'sessions',
+  'sessionsStarted',
+  'featuresPassing',
+  'featuresTotal',
+  'inputTokens',
+  'outputTokens',
+  'clearedInputTokens',
+  'costUsd',
+  'consecutiveFailures',
+  'interruptions',
+];
+
+/**
+ * Projects in Redis: one hash per project (config, status, counters), a list of status
+ * transitions, a list of session summaries and a capped event stream. Counters are separate hash
+ * fields updated with HINCRBY so a control call (cancel) and a worker never overwrite each other.
+ */
+export class ProjectRepository {
+  readonly redis: RedisClient;
+  readonly keys: BatonKeys;
+  private readonly maxEvents: number;
+  private readonly maxSessions: number;
+  private readonly maxTransitions: number;
+
+  constructor(options: ProjectRepositoryOptions) {
+    this.redis = options.redis;
+    this.keys = options.keys;
+    this.maxEvents = options.maxEvents ?? 10_000;
+    this.maxSessions = options.maxSessions ?? 1_000;
+    this.maxTransitions = options.maxTransitions ?? 500;
+  }
+
+  /** Stores a new project in status `queued`; throws `conflict` if the id is taken. */
+  async create(
+    record: Omit<
+      ProjectRecord,
+      'status' | 'statusReason' | 'statusAt' | 'counters' | 'activeSession' | 'lastError'
+    >,
+  ): Promise<ProjectRecord> {
+    const now = record.createdAt;
+    const config = {
+      goal: record.goal,
+      workspace: record.workspace,
+      model: record.model,
+      budgets: record.budgets,
+      contextPreset: record.contextPreset,
+    };
+    const transition: StatusTransition = { at: now, from: null, to: 'queued', reason: 'created' };
+    const fields: (string | number)[] = [
+      'id',
+      record.id,
+      'config',
+      JSON.stringify(config),
+      'createdAt',
+      now,
+      'status',
+      'queued',
+      'statusReason',
+      'created',
+      'statusAt',
+      now,
+    ];
+    for (const field of COUNTER_FIELDS) fields.push(field, 0);
+    const created = await runScript(
+      this.redis,
+      createProjectScript,
+      [this.keys.project(record.id), this.keys.projects, this.keys.transitions(record.id)],
+      [record.id, now, JSON.stringify(transition), ...fields],
+    );
+    if (created !== 1) {
+      throw new WorkerError('conflict', `project ${record.id} already exists`);
+    }
+    const stored = await this.get(record.id);
+    if (!stored) throw new WorkerError('internal', `project ${record.id} vanished after creation`);
+    return stored;
+  }
+
+  async get(projectId: string): Promise<ProjectRecord | null> {
+    const hash = await this.redis.hgetall(this.keys.project(projectId));
+    return parseProjectHash(hash);
+  }
+
+  async require(projectId: string): Promise<ProjectRecord> {
+    const project = await this.get(projectId);
+    if (!project) throw new WorkerError('not_found', `no project with id ${projectId}`);
+    return project;
+  }
+
+  /** Every project (oldest first), optionally only those in one status. */
+  async list(options: { status?: ProjectStatus } = {}): Promise<ProjectRecord[]> {
+    const ids = await this.redis.zrange(this.keys.projects, '0', '-1');
+    const projects: ProjectRecord[] = [];
+    // Batches keep one pipeline from holding thousands of replies at once.
+    for (let start = 0; start < ids.length; start += 200) {
+      const batch = ids.slice(start, start + 200);
+      const pipeline = this.redis.pipeline();
+      for (const id of batch) pipeline.hgetall(this.keys.project(id));
+      const replies = (await pipeline.exec()) ?? [];
+      for (const [error, hash] of replies) {
+        if (error) throw error;
+        const project = parseProjectHash(hash as Record<string, string>);
+        if (project && (options.status === undefined || project.status === options.status)) {
+          projects.push(project);
+        }
+      }
+    }
+    return projects;
+  }
+
+  /**
+   * Moves a project to `to` if its current status is in `from` (or any status when `from` is
+   * omitted), records the timestamped transition and publishes a `project-status` event.
+   */
+  async transition(
+    projectId: string,
+    to: ProjectStatus,
+    options: { from?: readonly ProjectStatus[]; reason?: string | null } = {},
+  ): Promise<TransitionResult> {
+    const now = Date.now();
+    const reason = options.reason ?? '';
+    const reply = (await runScript(
+      this.redis,
+      transitionScript,
+      [this.keys.project(projectId), this.keys.transitions(projectId)],
+      [to, reason, now, options.from ? options.from.join(',') : '*', this.maxTransitions],
+    )) as [number, string];
+    const [code, status] = reply;
+    if (code === -1) return { ok: false, current: null };
+    if (code === 0) return { ok: false, current: status as ProjectStatus };
+    await this.appendEvent(projectId, {
+      v: 1,
+      type: 'project-status',
+      at: now,
+      projectId,
+      from: status as ProjectStatus,
+      to,
+      reason: reason === '' ? null : reason,
+    });
+    return { ok: true, from: status as ProjectStatus };
+  }
+
+  async transitions(projectId: string): Promise<StatusTransition[]> {
+    const entries = await this.redis.lrange(this.keys.transitions(projectId), 0, -1);
+    return entries.map((entry) => {
+      const parsed = JSON.parse(entry) as StatusTransition & { reason: string | null };
+      return { ...parsed, reason: parsed.reason === '' ? null : parsed.reason };
+    });
+  }
+
+  /** Records the session now holding the project. */
+  async markSessionStart(projectId: string, active: ActiveSessionInfo, interrupted: boolean) {
+    const key = this.keys.project(projectId);
+    const pipeline = this.redis.pipeline();
+    pipeline.hset(key, 'activeSession', JSON.stringify(active));
+    if (interrupted) pipeline.hincrby(key, 'interruptions', 1);
+    await execPipeline(pipeline);
+    // Only the lease holder writes sessionsStarted, so read-then-write cannot race.
+    const started = Number(await this.redis.hget(key, 'sessionsStarted')) || 0;
+    if (active.sessionNumber > started) {
+      await this.redis.hset(key, 'sessionsStarted', active.sessionNumber);
+    }
+  }
+
+  /** Stores a finished session's summary and adds it to the project's counters. */
+  async recordSessionEnd(
+    projectId: string,
+    summary: SessionSummary,
+    options: { failed: boolean },
+  ): Promise<void> {
+    const key = this.keys.project(projectId);
+    const pipeline = this.redis.pipeline();
+    pipeline.hincrby(key, 'sessions', 1);
+    pipeline.hincrby(key, 'inputTokens', summary.inputTokens);
+    pipeline.hincrby(key, 'outputTokens', summary.outputTokens);
+    pipeline.hincrby(key, 'clearedInputTokens', summary.clearedInputTokens);
+    pipeline.hincrbyfloat(key, 'costUsd', summary.costUsd);
+    pipeline.hset(
+      key,
+      'featuresPassing',
+      summary.featuresAfter.passing,
+      'featuresTotal',
+      summary.featuresAfter.total,
+    );
+    if (options.failed) {
+      pipeline.hincrby(key, 'consecutiveFailures', 1);
+      pipeline.hset(key, 'lastError', summary.error ?? summary.reason);
+    } else {
+      pipeline.hset(key, 'consecutiveFailures', 0);
+    }
+    pipeline.hdel(key, 'activeSession');
+    pipeline.rpush(this.keys.sessions(projectId), JSON.stringify(summary));
+    pipeline.ltrim(this.keys.sessions(projectId), -this.maxSessions, -1);
+    await execPipeline(pipeline);
+  }
+
+  /** Clears the active-session marker without counting a session (a skipped or aborted claim). */
+  async clearActiveSession(projectId: string): Promise<void> {
+    await this.redis.hdel(this.keys.project(projectId), 'activeSession');
+  }
+
+  async resetFailures(projectId: string): Promise<void> {
+    await this.redis.hset(this.keys.project(projectId), 'consecutiveFailures', 0);
+  }
+
+  async listSessions(projectId: string): Promise<SessionSummary[]> {
+    const entries = await this.redis.lrange(this.keys.sessions(projectId), 0, -1);
+    return entries.map((entry) => JSON.parse(entry) as SessionSummary);
+  }
+
+  /** Appends an event to the project's capped stream; returns its stream id. */
+  async appendEvent(
+    projectId: string,
+    event: WorkerEvent | { v: number; type: string; at: number; projectId: string },
+  ): Promise<string> {
+    const id = await this.redis.xadd(
+      this.keys.events(projectId),
+      'MAXLEN',
+      '~',
+      this.maxEvents,
+      '*',
+      'e',
+      JSON.stringify(event),
+    );
+    return id ?? '';
+  }
+
+  /**
+   * Reads events after `fromId`. With `blockMs`, waits for new entries using XREAD BLOCK: give
+   * it a connection of its own (a blocked connection serves nobody else).
+   */
+  async readEvents(
+    projectId: string,
+    options: ReadEventsOptions = {},
+    redis: RedisClient = this.redis,
+  ): Promise<EventEntry[]> {
+    const count = options.count ?? 100;
+    const key = this.keys.events(projectId);
+    if (options.blockMs !== undefined) {
+      const reply = (await redis.xread(
+        'COUNT',
+        count,
+        'BLOCK',
+        options.blockMs,
+        'STREAMS',
+        key,
+        options.fromId ?? '0-0',
+      )) as [string, [string, string[]][]][] | null;
+      return reply ? parseEntries(reply[0]?.[1] ?? []) : [];
+    }
+    const start = options.fromId ? `(${options.fromId}` : '-';
+    const entries = (await redis.xrange(key, start, '+', 'COUNT', count)) as [string, string[]][];
+    return parseEntries(entries);
+  }
+
+  /** Removes every key of a project (tests, `baton` cleanup). Memory is not touched. */
+  async delete(projectId: string): Promise<void> {
+    const pipeline = this.redis.pipeline();
+    pipeline.del(
+      this.keys.project(projectId),
+      this.keys.transitions(projectId),
+      this.keys.sessions(projectId),
+      this.keys.events(projectId),
+      this.keys.lease(projectId),
+    );
+    pipeline.zrem(this.keys.projects, projectId);
+    await execPipeline(pipeline);
+  }
+}
+
+async function execPipeline(pipeline: { exec(): Promise<[Error | null, unknown][] | null> }) {
+  const replies = (await pipeline.exec()) ?? [];
+  for (const [error] of replies) if (error) throw error;
+}
+
+function parseEntries(entries: [string, string[]][]): EventEntry[] {
+  const result: EventEntry[] = [];
+  for (const [id, fields] of entries) {
+    const index = fields.indexOf('e');
+    const raw = index >= 0 ? fields[index + 1] : undefined;
+    if (raw === undefined) continue;
+    try {
+      result.push({ id, event: JSON.parse(raw) as StreamEvent });
+    } catch {
+      // A malformed entry is skipped rather than breaking every reader of the stream.
+    }
+  }
+  return result;
+}
+
+function parseProjectHash(hash: Record<string, string> | null | undefined): ProjectRecord | null {
+  if (!hash || hash.id === undefined || hash.config === undefined) return null;
+  const config = JSON.parse(hash.config) as Pick<
+    ProjectRecord,
+    'goal' | 'workspace' | 'model' | 'budgets' | 'contextPreset'
+  >;
+  const counters = emptyCounters();
+  for (const field of COUNTER_FIELDS) {
+    const value = Number(hash[field]);
+    counters[field] = Number.isFinite(value) ? value : 0;
+  }
+  return {
+    id: hash.id,
+    goal: config.goal,
+    workspace: config.workspace,
+    model: config.model ?? null,
+    budgets: config.budgets ?? {},
+    contextPreset: config.contextPreset ?? 'coding',
+    createdAt: Number(hash.createdAt) || 0,
+    status: (hash.status ?? 'queued') as ProjectStatus,
+    statusReason: hash.statusReason ? hash.statusReason : null,
+    statusAt: Number(hash.statusAt) || 0,
+    counters,
+    activeSession: hash.activeSession
+      ? (JSON.parse(hash.activeSession) as ActiveSessionInfo)
+      : null,
+    lastError: hash.lastError ? hash.lastError : null,
+  };
+}

@@ -1,0 +1,200 @@
+import path from 'node:path';
+import { z } from 'zod';
+import { WorkerError } from './errors.js';
+
+/** Where a project stands. */
+export type ProjectStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
+
+export const PROJECT_STATUSES: readonly ProjectStatus[] = [
+  'queued',
+  'running',
+  'paused',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+/** Context-management presets a project may choose (names from `@baton/context-config`). */
+export const CONTEXT_PRESETS = ['coding', 'search-heavy', 'long-horizon', 'off'] as const;
+export type ProjectContextPreset = (typeof CONTEXT_PRESETS)[number];
+
+/** Project ids end up in Redis keys, BullMQ job ids and memory namespaces: keep them plain. */
+export const PROJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** Limits of one session, passed to `runSession` (same shape as `@baton/session`'s `SessionBudgets`). */
+export interface SessionBudgetsInput {
+  maxTurns?: number;
+  maxInputTokens?: number;
+  maxOutputTokens?: number;
+  maxUsd?: number;
+  wallClockMs?: number;
+}
+
+/** Limits of a whole project, checked between sessions. Exhausting one pauses the project. */
+export interface ProjectBudgets {
+  /** Total spend in USD over every session. */
+  maxUsd?: number;
+  /** Number of sessions (init included). */
+  maxSessions?: number;
+  /** Input + output tokens over every session. */
+  maxTokens?: number;
+  /** Limits applied to each session. */
+  session?: SessionBudgetsInput;
+}
+
+/** What a user supplies to create a project. */
+export interface ProjectInput {
+  id: string;
+  goal: string;
+  /** Absolute directory of the workspace on the worker machines; default `<workspaceRoot>/<id>`. */
+  workspace?: string;
+  /** Model id; default the worker's `BATON_MODEL`. */
+  model?: string;
+  budgets?: ProjectBudgets;
+  /** Default `coding`. */
+  contextPreset?: ProjectContextPreset;
+}
+
+/** The counters a project accumulates over its sessions. */
+export interface ProjectCounters {
+  /** Sessions that ended (any outcome). */
+  sessions: number;
+  /** Highest session number that started (a crashed session started but did not end). */
+  sessionsStarted: number;
+  featuresPassing: number;
+  featuresTotal: number;
+  inputTokens: number;
+  outputTokens: number;
+  clearedInputTokens: number;
+  costUsd: number;
+  /** Failed sessions in a row; reset by any session that did not fail. */
+  consecutiveFailures: number;
+  /** Sessions that were interrupted (crash) and resumed. */
+  interruptions: number;
+}
+
+/** The session currently holding the project (cleared when it ends; left behind by a crash). */
+export interface ActiveSessionInfo {
+  sessionId: string;
+  sessionNumber: number;
+  jobId: string;
+  workerId: string;
+  startedAt: number;
+}
+
+/** One project as stored in Redis. */
+export interface ProjectRecord {
+  id: string;
+  goal: string;
+  workspace: string;
+  /** Model id, or `null` for the worker's default. */
+  model: string | null;
+  budgets: ProjectBudgets;
+  contextPreset: ProjectContextPreset;
+  createdAt: number;
+  status: ProjectStatus;
+  statusReason: string | null;
+  statusAt: number;
+  counters: ProjectCounters;
+  activeSession: ActiveSessionInfo | null;
+  lastError: string | null;
+}
+
+/** One timestamped status change. */
+export interface StatusTransition {
+  at: number;
+  from: ProjectStatus | null;
+  to: ProjectStatus;
+  reason: string | null;
+}
+
+const positiveNumber = z.number().finite().positive();
+const positiveInteger = z.number().int().positive();
+
+const sessionBudgetsSchema = z
+  .object({
+    maxTurns: positiveInteger.optional(),
+    maxInputTokens: positiveInteger.optional(),
+    maxOutputTokens: positiveInteger.optional(),
+    maxUsd: positiveNumber.optional(),
+    wallClockMs: positiveInteger.optional(),
+  })
+  .strict();
+
+const budgetsSchema = z
+  .object({
+    maxUsd: positiveNumber.optional(),
+    maxSessions: positiveInteger.optional(),
+    maxTokens: positiveInteger.optional(),
+    session: sessionBudgetsSchema.optional(),
+  })
+  .strict();
+
+export const projectInputSchema = z
+  .object({
+    id: z
+      .string()
+      .regex(
+        PROJECT_ID_PATTERN,
+        'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit',
+      ),
+    goal: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(100_000, 'is longer than 100000 characters'),
+    workspace: z
+      .string()
+      .min(1)
+      .refine((value) => path.isAbsolute(value), 'must be an absolute path')
+      .optional(),
+    model: z.string().trim().min(1).max(200).optional(),
+    budgets: budgetsSchema.optional(),
+    contextPreset: z.enum(CONTEXT_PRESETS).optional(),
+  })
+  .strict();
+
+/** Turns zod issues into one line per problem, each naming its key path. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
+  return issues.map((issue) => {
+    const key = issue.path.length > 0 ? issue.path.map(String).join('.') : 'input';
+    return `${key}: ${issue.message}`;
+  });
+}
+
+/** Validates project input; throws `WorkerError('invalid_input')` listing every problem. */
+export function parseProjectInput(input: unknown): ProjectInput {
+  const parsed = projectInputSchema.safeParse(input);
+  if (!parsed.success) {
+    throw new WorkerError(
+      'invalid_input',
+      `invalid project: ${formatIssues(parsed.error.issues).join('; ')}`,
+    );
+  }
+  return stripUndefined(parsed.data) as ProjectInput;
+}
+
+/** exactOptionalPropertyTypes: zod leaves `key: undefined` out already, this keeps nested objects honest. */
+function stripUndefined<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+export function emptyCounters(): ProjectCounters {
+  return {
+    sessions: 0,
+    sessionsStarted: 0,
+    featuresPassing: 0,
+    featuresTotal: 0,
+    inputTokens: 0,
+    outputTokens: 0,
+    clearedInputTokens: 0,
+    costUsd: 0,
+    consecutiveFailures: 0,
+    interruptions: 0,
+  };
+}
+
+/** Statuses from which no session runs until someone calls `resume`. */
+export function isTerminalStatus(status: ProjectStatus): boolean {
+  return status === 'completed' || status === 'failed' || status === 'cancelled';
+}

@@ -1,0 +1,300 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type { MemoryStore } from '@baton/core';
+import { Queue, Worker, type Job } from 'bullmq';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { describeError } from './errors.js';
+import { createKeys, MAINTENANCE_QUEUE_NAME, SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
+import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
+import { createSessionProcessor, type RunningSession, type SessionJobResult } from './processor.js';
+import type { ProjectRecord } from './project.js';
+import { ProjectRepository } from './project-repository.js';
+import { createSessionQueue, type SessionJobData } from './queue.js';
+import type { SessionRunner, WorkerRunSessionOptions } from './session-runner.js';
+
+/** Maintenance work run by BullMQ job schedulers (any one worker runs each occurrence). */
+export interface MaintenanceOptions {
+  /** Memory expiry sweep period in ms; 0 = no sweep. */
+  memorySweepEveryMs: number;
+  /** Runs one sweep over every project's memory. */
+  sweepMemory?: () => Promise<{ removed: number }>;
+  /** Finished jobs older than this are removed (ms). */
+  jobRetentionMs: number;
+  /** How often the retention job runs (ms). Default one hour. */
+  retentionEveryMs?: number;
+}
+
+export interface BatonWorkerOptions {
+  /** Connection for BullMQ's worker (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking calls. */
+  workerConnection: Redis;
+  /** Connection for our own commands (projects, leases, events, chaining). Waits through outages. */
+  commandConnection: Redis;
+  /** A connection put into subscriber mode for cancel requests. */
+  subscriberConnection: Redis;
+  /** Key prefix with a hash tag. Default `{baton}`. */
+  prefix?: string;
+  /** Sessions run at once by this worker. */
+  concurrency: number;
+  /** BullMQ job lock (ms): a crashed worker's job is free again after this. */
+  lockDurationMs: number;
+  /** BullMQ stall check period (ms); every worker on the queue must use the same. */
+  stalledIntervalMs: number;
+  /** Crashes a job survives before BullMQ fails it. */
+  maxStalledCount: number;
+  /** Project lease lifetime without renewal (ms). */
+  leaseTtlMs: number;
+  chainDelayMs: number;
+  retryDelayMs: number;
+  maxConsecutiveFailures: number;
+  runSession: SessionRunner;
+  client: Anthropic;
+  memoryStore: (projectId: string) => MemoryStore | Promise<MemoryStore>;
+  sessionOptions?: (project: ProjectRecord) => Partial<WorkerRunSessionOptions>;
+  defaultModel: string;
+  workerId: string;
+  logger: Logger;
+  metrics?: WorkerMetrics;
+  maintenance?: MaintenanceOptions;
+  /** Default 500. */
+  leaseBusyRetryMs?: number;
+}
+
+export interface BatonWorker {
+  keys: BatonKeys;
+  worker: Worker<SessionJobData, SessionJobResult>;
+  queue: Queue<SessionJobData>;
+  repository: ProjectRepository;
+  metrics: WorkerMetrics;
+  /** Sessions running in this process. */
+  running: ReadonlyMap<string, RunningSession>;
+  /** Resolves once the worker is connected and taking jobs. */
+  ready(): Promise<void>;
+  /** True while the worker is taking jobs and Redis answers. */
+  healthy(): boolean;
+  /** Aborts this project's session if it runs here. */
+  cancelProject(projectId: string): boolean;
+  /**
+   * Graceful shutdown: stop taking jobs, abort running sessions with reason `shutdown` so they
+   * get their end-of-session turn, wait up to `graceMs`, then close (forcefully if needed).
+   * Returns whether every session finished in time. Connections passed in are not closed.
+   */
+  close(graceMs: number): Promise<{ drained: boolean }>;
+}
+
+export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
+  const keys = createKeys(options.prefix);
+  const logger = options.logger;
+  const repository = new ProjectRepository({ redis: options.commandConnection, keys });
+  const queue = createSessionQueue({ connection: options.commandConnection, keys });
+  const metrics =
+    options.metrics ??
+    createWorkerMetrics({
+      collectQueueCounts: () =>
+        queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'),
+    });
+  const running = new Map<string, RunningSession>();
+
+  // Every job in flight (including ones that only find a busy lease), so shutdown can wait.
+  let inFlight = 0;
+  const idleWaiters: (() => void)[] = [];
+  const processSession = createSessionProcessor({
+    repository,
+    queue,
+    lease: { redis: options.commandConnection, keys, ttlMs: options.leaseTtlMs },
+    runSession: options.runSession,
+    client: options.client,
+    memoryStore: options.memoryStore,
+    ...(options.sessionOptions ? { sessionOptions: options.sessionOptions } : {}),
+    defaultModel: options.defaultModel,
+    workerId: options.workerId,
+    logger,
+    metrics,
+    chainDelayMs: options.chainDelayMs,
+    retryDelayMs: options.retryDelayMs,
+    maxConsecutiveFailures: options.maxConsecutiveFailures,
+    running,
+    ...(options.leaseBusyRetryMs !== undefined
+      ? { leaseBusyRetryMs: options.leaseBusyRetryMs }
+      : {}),
+  });
+
+  const worker = new Worker<SessionJobData, SessionJobResult>(
+    SESSION_QUEUE_NAME,
+    async (job: Job<SessionJobData>, token?: string, signal?: AbortSignal) => {
+      inFlight += 1;
+      try {
+        return await processSession(job, token, signal);
+      } finally {
+        inFlight -= 1;
+        if (inFlight === 0) for (const wake of idleWaiters.splice(0)) wake();
+      }
+    },
+    {
+      connection: options.workerConnection,
+      prefix: keys.prefix,
+      concurrency: options.concurrency,
+      lockDuration: options.lockDurationMs,
+      stalledInterval: options.stalledIntervalMs,
+      maxStalledCount: options.maxStalledCount,
+      name: options.workerId,
+      autorun: false,
+    },
+  );
+  let redisUp = true;
+  worker.on('error', (error) => logger.error({ error: describeError(error) }, 'worker error'));
+  worker.on('lockRenewalFailed', (jobIds) => {
+    // Our lock is gone, so another worker may start this job again: stop ours.
+    for (const jobId of jobIds) {
+      logger.warn({ jobId }, 'job lock lost; aborting its session');
+      worker.cancelJob(jobId, 'lock_lost');
+    }
+  });
+  worker.on('stalled', (jobId) => logger.warn({ jobId }, 'stalled job moved back to wait'));
+  worker.on('failed', (job, error) =>
+    logger.error({ jobId: job?.id, error: describeError(error) }, 'session job failed'),
+  );
+  options.commandConnection.on('error', () => (redisUp = false));
+  options.commandConnection.on('ready', () => (redisUp = true));
+
+  // Cancel requests are broadcast; the worker running the project's session aborts it.
+  const subscriber = options.subscriberConnection;
+  subscriber.on('message', (channel: string, projectId: string) => {
+    if (channel === keys.cancelChannel) cancelProject(projectId);
+  });
+
+  function cancelProject(projectId: string): boolean {
+    const session = running.get(projectId);
+    if (!session) return false;
+    logger.info({ projectId, jobId: session.jobId }, 'cancelling session');
+    session.abort('cancelled');
+    return true;
+  }
+
+  // Maintenance runs on its own queue so it never takes a session slot.
+  const maintenance = options.maintenance;
+  let maintenanceQueue: Queue | undefined;
+  let maintenanceWorker: Worker | undefined;
+  if (maintenance) {
+    maintenanceQueue = new Queue(MAINTENANCE_QUEUE_NAME, {
+      connection: options.commandConnection,
+      prefix: keys.prefix,
+      defaultJobOptions: { removeOnComplete: { count: 100 }, removeOnFail: { count: 100 } },
+    });
+    maintenanceWorker = new Worker(
+      MAINTENANCE_QUEUE_NAME,
+      async (job: Job) => {
+        if (job.name === 'memory-expiry-sweep') {
+          const result = (await maintenance.sweepMemory?.()) ?? { removed: 0 };
+          logger.info({ removed: result.removed }, 'memory expiry sweep done');
+          return result;
+        }
+        if (job.name === 'job-retention') {
+          const grace = maintenance.jobRetentionMs;
+          const completed = await queue.clean(grace, 10_000, 'completed');
+          const failed = await queue.clean(grace, 10_000, 'failed');
+          logger.info(
+            { completed: completed.length, failed: failed.length },
+            'finished jobs removed',
+          );
+          return { completed: completed.length, failed: failed.length };
+        }
+        return null;
+      },
+      {
+        connection: options.workerConnection,
+        prefix: keys.prefix,
+        concurrency: 1,
+        lockDuration: options.lockDurationMs,
+        stalledInterval: options.stalledIntervalMs,
+        autorun: false,
+      },
+    );
+    maintenanceWorker.on('error', (error) =>
+      logger.error({ error: describeError(error) }, 'maintenance worker error'),
+    );
+  }
+
+  let readyPromise: Promise<void> | undefined;
+  async function ready(): Promise<void> {
+    readyPromise ??= (async () => {
+      await subscriber.subscribe(keys.cancelChannel);
+      if (maintenance && maintenanceQueue && maintenanceWorker) {
+        if (maintenance.memorySweepEveryMs > 0 && maintenance.sweepMemory) {
+          await maintenanceQueue.upsertJobScheduler(
+            'memory-expiry-sweep',
+            { every: maintenance.memorySweepEveryMs },
+            { name: 'memory-expiry-sweep' },
+          );
+        } else {
+          await maintenanceQueue.removeJobScheduler('memory-expiry-sweep');
+        }
+        await maintenanceQueue.upsertJobScheduler(
+          'job-retention',
+          { every: maintenance.retentionEveryMs ?? 3_600_000 },
+          { name: 'job-retention' },
+        );
+        void maintenanceWorker
+          .run()
+          .catch((error: unknown) =>
+            logger.error({ error: describeError(error) }, 'maintenance worker stopped'),
+          );
+      }
+      void worker
+        .run()
+        .catch((error: unknown) => logger.error({ error: describeError(error) }, 'worker stopped'));
+      await worker.waitUntilReady();
+    })();
+    return readyPromise;
+  }
+
+  let closing: Promise<{ drained: boolean }> | undefined;
+  async function close(graceMs: number): Promise<{ drained: boolean }> {
+    closing ??= (async () => {
+      logger.info({ running: running.size, graceMs }, 'shutting down');
+      // worker.close() would wait for jobs with no timeout and cannot be forced once started,
+      // so: pause (stop fetching), abort sessions, wait ourselves, then close.
+      await worker.pause(true);
+      for (const session of running.values()) session.abort('shutdown');
+      worker.cancelAllJobs('shutdown');
+      const drained = await waitIdle(graceMs);
+      if (!drained) {
+        logger.warn(
+          { running: [...running.keys()] },
+          'grace period over; closing with sessions still running (their jobs will be resumed elsewhere)',
+        );
+      }
+      await worker.close(!drained);
+      await maintenanceWorker?.close(true);
+      await maintenanceQueue?.close();
+      await queue.close();
+      await subscriber.unsubscribe().catch(() => undefined);
+      logger.info({ drained }, 'worker closed');
+      return { drained };
+    })();
+    return closing;
+  }
+
+  function waitIdle(timeoutMs: number): Promise<boolean> {
+    if (inFlight === 0) return Promise.resolve(true);
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => resolve(false), timeoutMs);
+      idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve(true);
+      });
+    });
+  }
+
+  return {
+    keys,
+    worker,
+    queue,
+    repository,
+    metrics,
+    running,
+    ready,
+    healthy: () => redisUp && worker.isRunning() && !closing,
+    cancelProject,
+    close,
+  };
+}

@@ -1,0 +1,77 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBatonControl, type BatonControl } from '../src/index.js';
+import { startInProcessWorker } from './support/in-process-worker.js';
+import { createScriptedRunner } from './support/scripted-runner.js';
+import {
+  deletePrefix,
+  randomPrefix,
+  randomProjectId,
+  REDIS_URL,
+  waitFor,
+} from './support/redis.js';
+
+describe('a project chains sessions until every feature passes', () => {
+  let prefix: string;
+  let control: BatonControl;
+  const cleanups: (() => Promise<unknown>)[] = [];
+
+  beforeEach(() => {
+    prefix = randomPrefix();
+    control = createBatonControl({ url: REDIS_URL, prefix });
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await control.close();
+    await deletePrefix(REDIS_URL, prefix);
+  });
+
+  it('runs init then one resume per feature and ends completed with counters and summaries', async () => {
+    const worker = await startInProcessWorker({ prefix, runSession: createScriptedRunner() });
+    cleanups.push(() => worker.stop());
+    const id = randomProjectId();
+    cleanups.push(() => control.deleteProject(id));
+
+    await control.createProject({ id, goal: 'Build it\n- one\n- two\n- three' });
+    await control.enqueue(id);
+    const done = await waitFor('project completed', async () => {
+      const project = await control.getProject(id);
+      return project?.status === 'completed' ? project : null;
+    });
+
+    expect(done.counters.sessions).toBe(4);
+    expect(done.counters.featuresPassing).toBe(3);
+    expect(done.counters.featuresTotal).toBe(3);
+    expect(done.counters.inputTokens).toBe(400);
+    expect(done.counters.costUsd).toBeCloseTo(0.04);
+    expect(done.activeSession).toBeNull();
+    expect(done.statusReason).toBe('all 3 features pass');
+
+    const sessions = await control.listSessions(id);
+    expect(sessions.map((session) => session.kind)).toEqual(['init', 'resume', 'resume', 'resume']);
+    expect(sessions.map((session) => session.sessionNumber)).toEqual([1, 2, 3, 4]);
+
+    const transitions = await control.listTransitions(id);
+    expect(transitions.map((transition) => transition.to)).toEqual([
+      'queued',
+      'running',
+      'queued',
+      'running',
+      'queued',
+      'running',
+      'queued',
+      'running',
+      'completed',
+    ]);
+    for (const transition of transitions) expect(transition.at).toBeGreaterThan(0);
+
+    const events = await control.readEvents(id, { count: 1000 });
+    const types = events.map((entry) => entry.event.type);
+    expect(types.filter((type) => type === 'session-start')).toHaveLength(4);
+    expect(types.filter((type) => type === 'session-end')).toHaveLength(4);
+    expect(types).toContain('project-status');
+
+    const store = await control.memoryStore(id);
+    expect(await store.read('progress.md')).toContain('Session 4');
+  });
+});

@@ -1,0 +1,72 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { createRedisMemoryStore } from '@baton/storage-redis';
+import { Redis } from 'ioredis';
+import { pino } from 'pino';
+import {
+  createBatonWorker,
+  memoryConnectionOptions,
+  workerConnectionOptions,
+  type BatonWorker,
+  type BatonWorkerOptions,
+  type SessionRunner,
+} from '../../src/index.js';
+import { REDIS_URL } from './redis.js';
+
+/** A worker in the test process with real connections; `stop()` closes it and its connections. */
+export async function startInProcessWorker(
+  options: {
+    prefix: string;
+    runSession: SessionRunner;
+    url?: string;
+    client?: Anthropic;
+  } & Partial<BatonWorkerOptions>,
+): Promise<BatonWorker & { stop(graceMs?: number): Promise<{ drained: boolean }> }> {
+  const url = options.url ?? REDIS_URL;
+  const workerConnection = new Redis(url, workerConnectionOptions());
+  const commandConnection = new Redis(url, workerConnectionOptions());
+  const subscriberConnection = new Redis(url, workerConnectionOptions());
+  const memoryConnection = new Redis(url, memoryConnectionOptions());
+  for (const connection of [
+    workerConnection,
+    commandConnection,
+    subscriberConnection,
+    memoryConnection,
+  ]) {
+    connection.on('error', () => undefined);
+  }
+  const worker = createBatonWorker({
+    concurrency: 4,
+    lockDurationMs: 6000,
+    stalledIntervalMs: 3000,
+    maxStalledCount: 100,
+    leaseTtlMs: 8000,
+    chainDelayMs: 0,
+    retryDelayMs: 10,
+    maxConsecutiveFailures: 3,
+    client: options.client ?? new Anthropic({ apiKey: 'test', baseURL: 'http://127.0.0.1:9' }),
+    memoryStore: (projectId) =>
+      createRedisMemoryStore({ redis: memoryConnection, namespace: projectId }),
+    defaultModel: 'sim',
+    workerId: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    ...options,
+    workerConnection,
+    commandConnection,
+    subscriberConnection,
+  });
+  await worker.ready();
+  return Object.assign(worker, {
+    async stop(graceMs = 5000) {
+      const result = await worker.close(graceMs);
+      for (const connection of [
+        workerConnection,
+        commandConnection,
+        subscriberConnection,
+        memoryConnection,
+      ]) {
+        connection.disconnect();
+      }
+      return result;
+    },
+  });
+}
