@@ -131,7 +131,11 @@ export class FileSystemStore implements MemoryStore {
     try {
       const ancestors = await this.#inspectAncestors(path);
       if (ancestors.status !== 'present') return null;
-      const handle = await open(this.#host(path), constants.O_RDONLY | constants.O_NOFOLLOW);
+      // O_NONBLOCK: opening a FIFO planted in the root must not hang; no effect on regular files.
+      const handle = await open(
+        this.#host(path),
+        constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK,
+      );
       try {
         const stats = await handle.stat();
         if (stats.isDirectory()) {
