@@ -1,7 +1,6 @@
 import { ContextConfigError } from './errors.js';
-import { buildResolved, checkContradictions } from './internal/resolve.js';
-import { toIssues } from './internal/issues.js';
-import { contextConfigInputSchema } from './internal/schema.js';
+import { buildResolved } from './internal/resolve.js';
+import { validateContextInput } from './internal/validate.js';
 import type { ContextConfigInput, ResolvedContextConfig } from './types.js';
 
 /**
@@ -18,21 +17,4 @@ export function defineContextConfig(input: ContextConfigInput = {}): ResolvedCon
     throw new ContextConfigError('invalid_config', validated.issues);
   }
   return buildResolved(validated.input);
-}
-
-/** Schema and cross-field checks for one layer; shared with `loadContextConfig`. */
-export function validateContextInput(
-  value: unknown,
-  prefix: readonly PropertyKey[],
-  source: string,
-  options: { crossField: boolean } = { crossField: true },
-): { input: ContextConfigInput; issues: ReturnType<typeof toIssues> } {
-  const parsed = contextConfigInputSchema.safeParse(value);
-  if (!parsed.success) {
-    return { input: {}, issues: toIssues(parsed.error.issues, prefix, source) };
-  }
-  // The schema mirrors ContextConfigInput; zod's optional fields also admit `undefined`, which
-  // the merge treats exactly like an absent key.
-  const input = parsed.data as ContextConfigInput;
-  return { input, issues: options.crossField ? checkContradictions(input, prefix, source) : [] };
 }

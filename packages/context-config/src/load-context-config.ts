@@ -5,7 +5,7 @@ import {
   ContextConfigError,
   type ContextConfigIssue,
 } from './errors.js';
-import { validateContextInput } from './define-context-config.js';
+import { validateContextInput } from './internal/validate.js';
 import { buildResolved, checkContradictions, mergeInputs } from './internal/resolve.js';
 import { PRESET_NAMES } from './internal/schema.js';
 import type { ContextConfigInput, ResolvedContextConfig } from './types.js';

@@ -5,9 +5,10 @@ import type {
   BetaMessage,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { describe, expectTypeOf, it } from 'vitest';
+import { describe, expect, expectTypeOf, it } from 'vitest';
 import { contextRequestParams } from './request-params.js';
 import { defineContextConfig } from './define-context-config.js';
+import { ContextConfigError } from './errors.js';
 import type { ClearingPreview } from './preview-clearing.js';
 import type { TurnResponse } from './usage-accumulator.js';
 import type { ResolvedContextConfig } from './types.js';
@@ -50,5 +51,36 @@ describe('output is assignable to the SDK request params', () => {
 
   it('a BetaMessage is accepted by recordTurn', () => {
     expectTypeOf<BetaMessage>().toExtend<TurnResponse>();
+  });
+});
+
+describe('the input type is as strict as the runtime check', () => {
+  const refused = (run: () => unknown) => expect(run).toThrow(ContextConfigError);
+
+  it('rejects unknown keys and wrong shapes at compile time', () => {
+    refused(() =>
+      defineContextConfig({
+        // @ts-expect-error unknown top-level key
+        presets: 'coding',
+      }),
+    );
+    refused(() =>
+      defineContextConfig({
+        // @ts-expect-error keep counts tool uses, not thinking turns
+        clearToolUses: { keep: { type: 'thinking_turns', value: 1 } },
+      }),
+    );
+    refused(() =>
+      defineContextConfig({
+        // @ts-expect-error compaction triggers only on input tokens
+        compaction: { trigger: { type: 'tool_uses', value: 60_000 } },
+      }),
+    );
+    refused(() =>
+      defineContextConfig({
+        // @ts-expect-error a group is false or an object, never true
+        clearThinking: true,
+      }),
+    );
   });
 });
