@@ -229,6 +229,32 @@ describe('the scripted coding agent', () => {
     expect(memory.files.get('/memories/progress.md')).toMatch(/^# Progress log\n\n## Session 2/);
   });
 
+  it('re-creates a missing startup.md on resume', async () => {
+    await init();
+    memory.files.delete('/memories/startup.md');
+    await resume(2);
+    expect(memory.files.get('/memories/startup.md')).toContain('init.sh');
+    expect(passing()).toEqual(['F1']);
+  });
+
+  it('an end-of-session prompt mid-work records the half-done feature and flips nothing', async () => {
+    await init();
+    const result = await driveSession({
+      client,
+      memory,
+      workspace,
+      prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
+      endOfSession: '<baton_end_of_session reason="max_turns">',
+      endAfterResponses: 3,
+    });
+    expect(passing()).toEqual([]);
+    const progress = memory.files.get('/memories/progress.md') ?? '';
+    expect(progress).toContain('## Session 2 end (max_turns)');
+    expect(progress).toContain('- Half done: F1');
+    expect(progress).toContain('- Next: F1 (Print a greeting)');
+    expect(result.responses.at(-1)?.stop_reason).toBe('end_turn');
+  });
+
   it('explains and stops when features.json is missing and the prompt has no goal', async () => {
     const result = await driveSession({
       client,

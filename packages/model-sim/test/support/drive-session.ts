@@ -39,6 +39,8 @@ export interface DriveOptions {
   prompt: string;
   /** Sent as a user message once the agent ends its turn. */
   endOfSession?: string;
+  /** Like a budget: after this many responses the end-of-session text goes out with the next tool results. */
+  endAfterResponses?: number;
   stream?: boolean;
   contextManagement?: BetaContextManagementConfig;
   tools?: BetaToolUnion[];
@@ -109,7 +111,12 @@ export async function driveSession(options: DriveOptions): Promise<DriveResult> 
           ...(outcome.isError ? { is_error: true } : {}),
         });
       }
-      messages.push({ role: 'user', content: results });
+      if (pendingEnd !== undefined && responses.length >= (options.endAfterResponses ?? Infinity)) {
+        messages.push({ role: 'user', content: [...results, { type: 'text', text: pendingEnd }] });
+        pendingEnd = undefined;
+      } else {
+        messages.push({ role: 'user', content: results });
+      }
       continue;
     }
     if (pendingEnd !== undefined) {

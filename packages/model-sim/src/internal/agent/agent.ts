@@ -334,6 +334,25 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
   const flippedNow = flippedIds(actions);
   if (flippedNow.length > 0) return finishResume(conversation, knowledge, flippedNow);
 
+  // The startup note is cheap to restore and the next session relies on it.
+  const startupView = actions.find((action) => action.step === 'view-startup')?.result;
+  if (
+    startupView?.isError &&
+    isMissing(startupView.text) &&
+    !knowledge.attempted('recreate-startup')
+  ) {
+    return {
+      text: '/memories/startup.md is missing; writing it again before the feature work.',
+      calls: [
+        memory('recreate-startup', {
+          command: 'create',
+          path: STARTUP_PATH,
+          file_text: startupText(),
+        }),
+      ],
+    };
+  }
+
   if (knowledge.featuresMissing) {
     const error = knowledge.errors.get('recreate-features');
     if (!conversation.goal) {
