@@ -326,9 +326,14 @@ describe('errors name the key path and the rule', () => {
         ),
       }),
     ]);
-    // The preset's keep (5) against a user's tool-use trigger counts too.
-    expect(paths({ clearToolUses: { trigger: { type: 'tool_uses', value: 4 } } })).toEqual([
-      'clearToolUses.keep.value',
+    // The preset's keep (5) against a user's tool-use trigger counts too, reported on the trigger.
+    expect(issuesOf({ clearToolUses: { trigger: { type: 'tool_uses', value: 4 } } })).toEqual([
+      expect.objectContaining({
+        path: 'clearToolUses.trigger.value',
+        message: expect.stringMatching(
+          /must not be less than clearToolUses.keep.value \(5, from the preset\)/,
+        ),
+      }),
     ]);
     expect(() =>
       defineContextConfig({

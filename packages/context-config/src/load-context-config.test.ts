@@ -254,6 +254,17 @@ describe('bad files and env give one error per problem with its path', () => {
     ).resolves.toMatchObject({ preset: 'custom' });
   });
 
+  it('a tool-use trigger in the file below the preset keep points at the trigger in the file', async () => {
+    await writeConfig({ context: { clearToolUses: { trigger: { type: 'tool_uses', value: 2 } } } });
+    const error = await loadError({ cwd: directory, env: {} });
+    expect(error.issues).toEqual([
+      expect.objectContaining({
+        source: 'baton.config.json',
+        path: 'context.clearToolUses.trigger.value',
+      }),
+    ]);
+  });
+
   it('invalid JSON is one error naming the file', async () => {
     await writeConfig('{ "context": { "preset": "coding", } }');
     const error = await loadError({ cwd: directory, env: {} });

@@ -68,14 +68,28 @@ export function checkContradictions(
     const trigger = tools.trigger ?? API_DEFAULTS.clearToolUses.trigger;
     const keep = tools.keep ?? API_DEFAULTS.clearToolUses.keep;
     if (trigger.type === 'tool_uses' && keep.value > trigger.value) {
-      issues.push({
-        path: at('clearToolUses', 'keep', 'value'),
-        message:
-          `must not be greater than clearToolUses.trigger.value (${trigger.value}) when the ` +
-          `trigger counts tool uses: clearing would start at ${trigger.value} tool uses and ` +
-          `then have to keep ${keep.value}`,
-        source,
-      });
+      // Point at the field the user wrote: keep if they set it, else the trigger that now sits
+      // below the preset's keep.
+      const userKeep = input.clearToolUses !== false && input.clearToolUses?.keep !== undefined;
+      issues.push(
+        userKeep
+          ? {
+              path: at('clearToolUses', 'keep', 'value'),
+              message:
+                `must not be greater than clearToolUses.trigger.value (${trigger.value}) when the ` +
+                `trigger counts tool uses: clearing would start at ${trigger.value} tool uses and ` +
+                `then have to keep ${keep.value}`,
+              source,
+            }
+          : {
+              path: at('clearToolUses', 'trigger', 'value'),
+              message:
+                `must not be less than clearToolUses.keep.value (${keep.value}, from the preset) ` +
+                `when the trigger counts tool uses: clearing would start at ${trigger.value} tool ` +
+                `uses and then have to keep ${keep.value}; set keep too`,
+              source,
+            },
+      );
     }
     const excluded = tools.exclude_tools ?? [];
     if (tools.clearMemoryTool === true) {
