@@ -36,6 +36,13 @@ export interface RedisMemoryStoreOptions {
   feedMaxLength?: number;
   /** Compare-and-set attempts of one `edit` before it fails with `conflict`. Default 100. */
   maxEditAttempts?: number;
+  /**
+   * Files whose last read or written version this store keeps in memory, so an `edit` right after
+   * a `read` or `write` (the usual view-then-str_replace pattern) commits in one round trip. Always
+   * safe: the commit is compare-and-set on the version, so a stale entry only costs a retry.
+   * 0 turns the cache off. Default 256 (files over 1 MiB are never cached).
+   */
+  editCacheEntries?: number;
 }
 
 /**
@@ -55,8 +62,8 @@ export const DEFAULT_CONNECTION_OPTIONS: RedisOptions = {
 
 /** One version of a file kept in its history. */
 export interface FileVersion {
-  /** Store-wide increasing version number. */
-  version: number;
+  /** Version id, `<epoch>:<sequence>`: unique within the namespace, also across `clear()`. */
+  version: string;
   /** When it was written (epoch ms, Redis server clock). */
   at: number;
   /** Size in bytes. */
@@ -107,7 +114,14 @@ export interface SweepResult {
   removed: string[];
 }
 
+/** A file's content with the version it was stored under. */
+interface Versioned {
+  content: string;
+  version: string;
+}
+
 const DIRECTORY_SIZE = 4096;
+const EDIT_CACHE_MAX_CHARS = 1_048_576;
 const UNLIMITED = '-1';
 
 /**
@@ -126,6 +140,9 @@ export class RedisMemoryStore implements MemoryStore {
   private readonly feedMaxLength: number;
   private readonly maxEditAttempts: number;
   private readonly prefixes: readonly [string, string, string];
+  private readonly editCacheEntries: number;
+  /** path -> last version this store saw (LRU by insertion order). */
+  private readonly recent = new Map<string, Versioned>();
   private closed = false;
 
   constructor(options: RedisMemoryStoreOptions) {
@@ -136,6 +153,7 @@ export class RedisMemoryStore implements MemoryStore {
     this.keys = createNamespaceKeys(options.namespace, options.prefix ?? DEFAULT_KEY_PREFIX);
     this.historyDepth = nonNegativeInteger(options.historyDepth ?? 5, 'historyDepth');
     this.feedMaxLength = nonNegativeInteger(options.feedMaxLength ?? 10_000, 'feedMaxLength');
+    this.editCacheEntries = nonNegativeInteger(options.editCacheEntries ?? 256, 'editCacheEntries');
     this.maxEditAttempts = Math.max(
       1,
       nonNegativeInteger(options.maxEditAttempts ?? 100, 'maxEditAttempts'),
@@ -205,14 +223,18 @@ export class RedisMemoryStore implements MemoryStore {
     if (reply[0] !== ScriptStatus.ok) {
       throw statusError(Number(reply[0]), path, undefined, Number(reply[1]));
     }
+    this.remember(path, { content, version: String(reply[1]) });
   }
 
   /**
-   * Read-modify-write with compare-and-set: read the content and its version (one script, which
-   * also records the access), run `transform` in this process, then commit with the write script
-   * in `cas` mode, which only writes if the file still has that version. On a conflict the script
-   * returns the current content and version, so each retry is one more round trip; after
-   * `maxEditAttempts` the edit fails with `conflict`. `transform` may therefore run more than once.
+   * Read-modify-write with compare-and-set: take the content and its version (from the edit cache
+   * if this store just read or wrote the file, otherwise from the read script, which also records
+   * the access), run `transform` in this process, then commit with the write script in `cas` mode,
+   * which only writes if the file still has that version. On a conflict the script returns the
+   * current content and version, so each retry is one more round trip; after `maxEditAttempts`
+   * the edit fails with `conflict`. `transform` may therefore run more than once. If it throws on
+   * cached content, the content is read again and the transform retried once on it, so its errors
+   * always describe the stored content.
    */
   async edit(
     path: string,
@@ -223,27 +245,49 @@ export class RedisMemoryStore implements MemoryStore {
     if (path === '') {
       throw new StoreError('is_directory', 'The root is a directory.');
     }
-    const current = await this.readVersioned(path, 'edit');
-    if (current === null) {
-      throw statusError(ScriptStatus.notFound, path);
-    }
-    let { content: before, version } = current;
+    let current = this.recent.get(path) ?? null;
+    let fromCache = current !== null;
+    current ??= await this.readVersioned(path, 'edit');
     const command = context.command ?? 'edit';
     for (let attempt = 1; ; attempt += 1) {
-      const after = transform(before);
-      const reply = await this.runWrite(path, after, 'cas', version, command, context.session);
+      if (current === null) {
+        throw statusError(ScriptStatus.notFound, path);
+      }
+      let after: string;
+      try {
+        after = transform(current.content);
+      } catch (error) {
+        if (!fromCache) {
+          throw error;
+        }
+        this.recent.delete(path);
+        fromCache = false;
+        current = await this.readVersioned(path, 'edit');
+        continue;
+      }
+      const reply = await this.runWrite(
+        path,
+        after,
+        'cas',
+        current.version,
+        command,
+        context.session,
+      );
       const status = Number(reply[0]);
       if (status === ScriptStatus.ok) {
-        return { before, after };
+        this.remember(path, { content: after, version: String(reply[1]) });
+        return { before: current.content, after };
       }
       if (status !== ScriptStatus.conflict) {
+        this.recent.delete(path);
         throw statusError(status, path, undefined, Number(reply[1]));
       }
+      current = { version: String(reply[1]), content: String(reply[2]) };
+      fromCache = false;
       if (attempt >= this.maxEditAttempts) {
+        this.recent.delete(path);
         throw statusError(status, path);
       }
-      version = String(reply[1]);
-      before = String(reply[2]);
       if (attempt >= 3) {
         // Many writers on one file: spread the retries so one of them wins each round.
         await delay(Math.random() * Math.min(attempt, 20));
@@ -299,6 +343,7 @@ export class RedisMemoryStore implements MemoryStore {
         oneLine(context.session),
       ),
     );
+    this.forget(path);
     if (reply[0] !== ScriptStatus.ok) {
       throw statusError(Number(reply[0]), path);
     }
@@ -329,6 +374,7 @@ export class RedisMemoryStore implements MemoryStore {
     if (reply[0] !== ScriptStatus.ok) {
       throw statusError(Number(reply[0]), from, to);
     }
+    this.forget(from);
   }
 
   async usage(): Promise<StoreUsage> {
@@ -363,7 +409,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /** Content of `path` at `version` (from `listHistory`), or `null` if that version is not kept. */
-  async readHistory(path: string, version: number): Promise<string | null> {
+  async readHistory(path: string, version: string): Promise<string | null> {
     return (
       (await this.loadHistory(path)).find((entry) => entry.version === version)?.content ?? null
     );
@@ -431,10 +477,7 @@ export class RedisMemoryStore implements MemoryStore {
     }
   }
 
-  private async readVersioned(
-    path: string,
-    action: string,
-  ): Promise<{ content: string; version: string } | null> {
+  private async readVersioned(path: string, action: string): Promise<Versioned | null> {
     checkPath(path);
     if (path === '') {
       throw new StoreError('is_directory', 'The root is a directory.');
@@ -444,8 +487,11 @@ export class RedisMemoryStore implements MemoryStore {
     );
     const status = Number(reply[0]);
     if (status === ScriptStatus.ok) {
-      return { content: String(reply[1]), version: String(reply[2]) };
+      const versioned = { content: String(reply[1]), version: String(reply[2]) };
+      this.remember(path, versioned);
+      return versioned;
     }
+    this.recent.delete(path);
     if (status === ScriptStatus.notFound) {
       return null;
     }
@@ -502,6 +548,30 @@ export class RedisMemoryStore implements MemoryStore {
       throw toStoreError(error, `read the history of ${path}`);
     }
     return entries.map(parseHistoryEntry);
+  }
+
+  private remember(path: string, versioned: Versioned): void {
+    this.recent.delete(path);
+    if (this.editCacheEntries === 0 || versioned.content.length > EDIT_CACHE_MAX_CHARS) {
+      return;
+    }
+    this.recent.set(path, versioned);
+    if (this.recent.size > this.editCacheEntries) {
+      const oldest = this.recent.keys().next();
+      if (oldest.done !== true) {
+        this.recent.delete(oldest.value);
+      }
+    }
+  }
+
+  /** Drops cached versions of `path` and everything below it (it was deleted or moved). */
+  private forget(path: string): void {
+    const below = `${path}/`;
+    for (const cached of this.recent.keys()) {
+      if (cached === path || cached.startsWith(below)) {
+        this.recent.delete(cached);
+      }
+    }
   }
 
   private ensureOpen(): void {
@@ -573,7 +643,7 @@ function parseHistoryEntry(entry: string): FileVersion & { content: string } {
   }
   const [version, at, bytes, command, session] = lines;
   return {
-    version: Number(version),
+    version: version ?? '',
     at: Number(at),
     bytes: Number(bytes),
     command: command ?? '',

@@ -3,14 +3,14 @@
   version (the commit step of `edit`). Checks parents and quotas before changing anything, then
   updates the file, the directory index, usage, the access time, the history and the feed.
 
-  KEYS[1] meta hash (bytes, files, seq, rootm)
+  KEYS[1] meta hash (bytes, files, seq, epoch, rootm)
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
   ARGV[1..3] key prefixes (see includes/lib.lua)
   ARGV[4] store path (never the root)
   ARGV[5] content
   ARGV[6] mode: 'create' | 'overwrite' | 'cas'
-  ARGV[7] expected version for 'cas' (ignored otherwise)
+  ARGV[7] expected version for 'cas' (ignored otherwise); versions are strings '<epoch>:<seq>'
   ARGV[8] max file bytes (-1 = unlimited)
   ARGV[9] max total bytes (-1 = unlimited)
   ARGV[10] max files (-1 = unlimited)
@@ -64,7 +64,7 @@ local size = string.len(content)
 if maxFileBytes >= 0 and size > maxFileBytes then
   return { QUOTA_FILE_BYTES, maxFileBytes }
 end
-local usage = redis.call('HMGET', KEYS[1], 'bytes', 'files')
+local usage = redis.call('HMGET', KEYS[1], 'bytes', 'files', 'epoch')
 local bytes, files = tonumber(usage[1] or '0'), tonumber(usage[2] or '0')
 if kind == nil and maxFiles >= 0 and files + 1 > maxFiles then
   return { QUOTA_FILES, maxFiles }
@@ -75,8 +75,16 @@ end
 
 -- Every check passed: from here on the script only writes.
 local now = nowMs()
-local version = redis.call('HINCRBY', KEYS[1], 'seq', 1)
-redis.call('HSETNX', KEYS[1], 'rootm', now)
+-- Versions are '<epoch>:<seq>'. The epoch (server time in microseconds when the namespace got its
+-- first write) keeps versions unique even after the namespace is cleared and the counter restarts,
+-- so a cached (path, version) always names exactly one content.
+local epoch = usage[3]
+if not epoch then
+  local time = redis.call('TIME')
+  epoch = time[1] .. string.format('%06d', tonumber(time[2]))
+  redis.call('HSET', KEYS[1], 'epoch', epoch, 'rootm', now)
+end
+local version = epoch .. ':' .. redis.call('HINCRBY', KEYS[1], 'seq', 1)
 createDirectories(missing, now)
 local parent, name = splitPath(path)
 redis.call('HSET', CHILDREN .. parent, name, 'f,' .. size .. ',' .. now)
