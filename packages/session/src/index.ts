@@ -1,3 +1,17 @@
+export { runSession } from './run-session.js';
+export type {
+  AppliedEdit,
+  ProjectInfo,
+  RunSessionOptions,
+  SessionBudgets,
+  SessionCommit,
+  SessionEvent,
+  SessionEventType,
+  SessionKind,
+  SessionOutcome,
+  SessionResult,
+  TurnUsage,
+} from './types.js';
 export { SessionError } from './errors.js';
 export type { SessionErrorCode } from './errors.js';
 export {
@@ -14,6 +28,12 @@ export {
 export type { Feature, FeatureCounts, ParsedFeatures } from './features.js';
 export { CHECKLIST_RULE, checkChecklistWrite } from './checklist-rules.js';
 export type { ChecklistRuleOptions } from './checklist-rules.js';
+export {
+  composeBeforeWrite,
+  createChecklistGuard,
+  createRedactionHook,
+} from './checklist-guard.js';
+export type { ChecklistGuardOptions } from './checklist-guard.js';
 export { SECRET_PATTERNS, containsSecret, redactSecrets } from './redaction.js';
 export type { RedactionResult, SecretPattern } from './redaction.js';
 export {
@@ -31,12 +51,13 @@ export {
   withRetries,
 } from './retry.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
+export { SECRET_FILE_PATTERNS, commitWorkspace, isGitWorkspace } from './git.js';
 export { createBashTool } from './tools/bash.js';
 export type { BashToolOptions } from './tools/bash.js';
 export { createTextEditorTool } from './tools/text-editor.js';
 export type { TextEditorToolOptions } from './tools/text-editor.js';
+export { createSessionMemoryTool } from './tools/memory.js';
+export type { SessionMemoryToolOptions } from './tools/memory.js';
 export type { SessionTool, ToolOutcome, WorkspaceToolsOptions } from './tools/types.js';
 export { DEFAULT_ALLOWED_PATHS, DEFAULT_DENIED_COMMANDS } from './internal/command-policy.js';
 export type { CommandPolicy } from './internal/command-policy.js';
-export { SECRET_FILE_PATTERNS, commitWorkspace, isGitWorkspace } from './git.js';
-export type { SessionCommit } from './git.js';

@@ -1,0 +1,170 @@
+import type Anthropic from '@anthropic-ai/sdk';
+import type {
+  BetaClearThinking20251015EditResponse,
+  BetaClearToolUses20250919EditResponse,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { ResolvedContextConfig, UsageTotals } from '@baton/context-config';
+import type { MemoryChange, MemoryStore } from '@baton/core';
+import type { FeatureCounts } from './features.js';
+import type { SessionCommit } from './git.js';
+import type { RetryOptions } from './retry.js';
+import type { WorkspaceToolsOptions } from './tools/types.js';
+
+/** What a session is for: build the memory from the goal, continue the work, or only close the log. */
+export type SessionKind = 'init' | 'resume' | 'end';
+
+/** How a session ended. */
+export type SessionOutcome = 'completed' | 'budget_exhausted' | 'cancelled' | 'failed' | 'refused';
+
+/** Limits of one session. When one is reached the agent gets its end-of-session turn, then the session stops. */
+export interface SessionBudgets {
+  /** Most model turns (requests) in the working phase. Default: unlimited. */
+  maxTurns?: number;
+  /** Most input tokens (sum over turns, as reported by the API after context editing). Default: unlimited. */
+  maxInputTokens?: number;
+  /** Most output tokens. Default: unlimited. */
+  maxOutputTokens?: number;
+  /** Most spend in USD (prices from @baton/context-config). Default: unlimited. */
+  maxUsd?: number;
+  /** Most wall-clock time in milliseconds; an in-flight request is aborted when it runs out. Default: unlimited. */
+  wallClockMs?: number;
+}
+
+/** The project a session works on. */
+export interface ProjectInfo {
+  id: string;
+  goal: string;
+}
+
+/** Options of `runSession`. */
+export interface RunSessionOptions {
+  /** The project (id and goal). */
+  project: ProjectInfo;
+  /** Which prompt starts the session. */
+  kind: SessionKind;
+  /** The project's memory. */
+  store: MemoryStore;
+  /** Absolute directory of the project's workspace (must exist). */
+  workspace: string;
+  /** A real SDK client (its `baseURL` may point at @baton/model-sim). Its own retries are not used. */
+  client: Anthropic;
+  /** Model id. */
+  model: string;
+  /** Context editing. Default `defineContextConfig({ preset: 'coding' })`. */
+  context?: ResolvedContextConfig;
+  /** Session budgets. Default: none. */
+  budgets?: SessionBudgets;
+  /** Bash and text-editor options (command policy, timeouts, output caps). */
+  tools?: WorkspaceToolsOptions;
+  /** Aborting it cancels the session: the request in flight is aborted and the end-of-session turn runs if time allows. */
+  signal?: AbortSignal;
+  /** Receives every `SessionEvent`. Errors it throws are ignored. */
+  onEvent?: (event: SessionEvent) => void | Promise<void>;
+  /** Default: a random UUID. */
+  sessionId?: string;
+  /** 1-based number of this session in the project, for prompts and commits. Default 1. */
+  sessionNumber?: number;
+  /** The previous session of this project was interrupted. Default false. */
+  interrupted?: boolean;
+  /** `max_tokens` of each response. Default 4096. */
+  maxTokens?: number;
+  /** API retries. Default `DEFAULT_RETRY_OPTIONS`. */
+  retry?: RetryOptions;
+  /** Time allowed for the end-of-session turn (all its requests together), in ms. Default 30_000. */
+  endOfSessionTimeoutMs?: number;
+  /** Most turns of the end-of-session phase. Default 8. */
+  endOfSessionMaxTurns?: number;
+  /** `max_tokens` stops in a row before the session gives up. Default 3. */
+  maxConsecutiveMaxTokens?: number;
+  /** Commit the workspace at the end if it is a git repository. Default true. */
+  gitCommit?: boolean;
+}
+
+export type { SessionCommit } from './git.js';
+
+/** Summary of one session. */
+export interface SessionResult {
+  sessionId: string;
+  kind: SessionKind;
+  outcome: SessionOutcome;
+  /** Readable reason it stopped. */
+  reason: string;
+  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `internal_error`. */
+  stopReason?: string;
+  /** Model turns (requests answered), end-of-session phase included. */
+  turns: number;
+  usage: UsageTotals;
+  featuresBefore: FeatureCounts;
+  featuresAfter: FeatureCounts;
+  allFeaturesPass: boolean;
+  /** Ids flipped to `passes: true` in this session. */
+  flippedFeatures: string[];
+  startedAt: number;
+  endedAt: number;
+  error?: string;
+  /** The end-of-session commit, when the workspace is a git repository. */
+  commit?: SessionCommit;
+}
+
+/** Usage of one turn as carried by the `turn` event. */
+export interface TurnUsage {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+/** One applied context edit, as the API reports it. */
+export type AppliedEdit =
+  BetaClearToolUses20250919EditResponse | BetaClearThinking20251015EditResponse;
+
+interface EventBase {
+  v: 1;
+  at: number;
+  projectId: string;
+  sessionId: string;
+}
+
+/** Everything a session reports. JSON-serialisable and versioned (`v`). */
+export type SessionEvent =
+  | (EventBase & {
+      type: 'session-start';
+      kind: SessionKind;
+      sessionNumber: number;
+      interrupted: boolean;
+      model: string;
+    })
+  | (EventBase & {
+      type: 'turn';
+      turn: number;
+      /** `work` for the main loop, `end` for the end-of-session phase. */
+      phase: 'work' | 'end';
+      stopReason: string;
+      durationMs: number;
+      usage: TurnUsage;
+      appliedEdits: AppliedEdit[];
+      clearedInputTokens: number;
+      costUsd: number;
+      /** Session totals after this turn. */
+      totals: UsageTotals;
+    })
+  | (EventBase & {
+      type: 'tool-call';
+      turn: number;
+      tool: string;
+      summary: string;
+      isError: boolean;
+      durationMs: number;
+    })
+  | (EventBase & { type: 'memory-change'; change: MemoryChange })
+  | (EventBase & {
+      type: 'api-retry';
+      attempt: number;
+      status?: number;
+      delayMs: number;
+      message: string;
+    })
+  | (EventBase & { type: 'session-end'; result: SessionResult });
+
+/** The `type` of every event. */
+export type SessionEventType = SessionEvent['type'];
