@@ -70,7 +70,7 @@ describe('the SDK toolRunner drives our memory tool end to end', () => {
     const client = new Anthropic({ apiKey: 'test-key', baseURL: api.url, maxRetries: 0 });
 
     const runner = client.beta.messages.toolRunner({
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-5-5',
       max_tokens: 1024,
       messages: [{ role: 'user', content: 'Set up your memory.' }],
       tools: [betaMemoryTool(memory.handlers)],

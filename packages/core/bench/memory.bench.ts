@@ -1,0 +1,222 @@
+/**
+ * Memory-tool benchmark (not a test): our handler over `FileSystemStore` vs the SDK's reference
+ * `BetaLocalFilesystemMemoryTool`, same process, same operations, same disk. Both are durable
+ * (fsync before a write is acknowledged).
+ *
+ *   pnpm bench:memory                       (from the repo root)
+ *   pnpm --filter @baton/core bench -- --quick   (fewer iterations)
+ *
+ * Prints ops/s and the median per operation for each side, and the ratio (SDK median / ours:
+ * above 1 means we are faster). Results go in docs/benchmarks/memory.md.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { betaMemoryTool } from '@anthropic-ai/sdk/helpers/beta/memory';
+import { BetaLocalFilesystemMemoryTool } from '@anthropic-ai/sdk/tools/memory/node';
+import { createFileSystemStore, createMemoryTool } from '@baton/core';
+
+type Run = (input: Record<string, unknown>) => Promise<unknown>;
+
+interface Side {
+  name: string;
+  run: Run;
+  cleanup: () => Promise<void>;
+}
+
+interface Measurement {
+  opsPerSecond: number;
+  medianMs: number;
+}
+
+const quick = process.argv.includes('--quick');
+const ITERATIONS = quick ? 40 : 200;
+const DIRECTORY_VIEW_ITERATIONS = quick ? 3 : 10;
+const DIRECTORY_FILES = 2_000;
+
+async function createOurs(options: { maxViewChars?: number } = {}): Promise<Side> {
+  const directory = await mkdtemp(join(tmpdir(), 'baton-bench-ours-'));
+  const store = await createFileSystemStore({ root: join(directory, 'memories') });
+  const tool = createMemoryTool({
+    store,
+    // The 2,000-file directory is beyond the default maxFiles of 1,000.
+    limits: { maxFiles: 100_000, ...options },
+  });
+  return {
+    name: options.maxViewChars === undefined ? 'baton' : 'baton (no view cut)',
+    run: async (input) => {
+      const result = await tool.execute(input);
+      if (result.isError) throw new Error(`baton: ${result.content}`);
+      return result.content;
+    },
+    cleanup: async () => {
+      await store.close();
+      await rm(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+async function createSdk(): Promise<Side> {
+  const directory = await mkdtemp(join(tmpdir(), 'baton-bench-sdk-'));
+  const tool = betaMemoryTool(await BetaLocalFilesystemMemoryTool.init(directory));
+  return {
+    name: 'SDK reference',
+    run: (input) => Promise.resolve(tool.run(input as never, {} as never)),
+    cleanup: () => rm(directory, { recursive: true, force: true }),
+  };
+}
+
+/** ops/s from the summed durations (time spent in this side's calls) and the median. */
+function summarize(durations: number[]): Measurement {
+  const total = durations.reduce((sum, value) => sum + value, 0);
+  const sorted = [...durations].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  const medianMs =
+    sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+  return { opsPerSecond: (durations.length * 1000) / total, medianMs };
+}
+
+const TEXT = Array.from({ length: 100 }, (_, index) => `line ${index + 1}: ${'x'.repeat(60)}`).join(
+  '\n',
+);
+
+/** The operations, each with its own setup so the sides start from the same state. */
+const OPERATIONS: Array<{
+  name: string;
+  iterations: number;
+  setup: (run: Run) => Promise<void>;
+  operation: (run: Run, index: number) => Promise<unknown>;
+}> = [
+  {
+    name: 'create (new 6 KB file)',
+    iterations: ITERATIONS,
+    setup: async () => {},
+    operation: (run, index) =>
+      run({ command: 'create', path: `/memories/create/file-${index}.md`, file_text: TEXT }),
+  },
+  {
+    name: 'view file (100 lines)',
+    iterations: ITERATIONS,
+    setup: async (run) => {
+      await run({ command: 'create', path: '/memories/view.md', file_text: TEXT });
+    },
+    operation: (run) => run({ command: 'view', path: '/memories/view.md' }),
+  },
+  {
+    name: 'str_replace (100-line file)',
+    iterations: ITERATIONS,
+    setup: async (run) => {
+      await run({
+        command: 'create',
+        path: '/memories/replace.md',
+        file_text: `${TEXT}\ncounter 0`,
+      });
+    },
+    operation: (run, index) =>
+      run({
+        command: 'str_replace',
+        path: '/memories/replace.md',
+        old_str: `counter ${index}`,
+        new_str: `counter ${index + 1}`,
+      }),
+  },
+  {
+    name: 'insert (line 1 of a growing file)',
+    iterations: ITERATIONS,
+    setup: async (run) => {
+      await run({ command: 'create', path: '/memories/insert.md', file_text: TEXT });
+    },
+    operation: (run, index) =>
+      run({
+        command: 'insert',
+        path: '/memories/insert.md',
+        insert_line: 1,
+        insert_text: `inserted ${index}`,
+      }),
+  },
+  {
+    name: `view directory (${DIRECTORY_FILES.toLocaleString('en-US')} files)`,
+    iterations: DIRECTORY_VIEW_ITERATIONS,
+    setup: async (run) => {
+      for (let index = 0; index < DIRECTORY_FILES; index++) {
+        await run({
+          command: 'create',
+          path: `/memories/big/note-${String(index).padStart(4, '0')}.md`,
+          file_text: `note ${index}`,
+        });
+      }
+    },
+    operation: (run) => run({ command: 'view', path: '/memories/big' }),
+  },
+];
+
+function format(value: number, digits = 2): string {
+  return value.toLocaleString('en-US', {
+    minimumFractionDigits: digits,
+    maximumFractionDigits: digits,
+  });
+}
+
+async function main(): Promise<void> {
+  console.log(
+    `memory-tool benchmark: Node ${process.version}, ${cpus().length} CPU(s), load average ${loadavg()
+      .map((value) => value.toFixed(1))
+      .join(
+        ' ',
+      )}, temp dir ${tmpdir()}, ${ITERATIONS} iterations (${DIRECTORY_VIEW_ITERATIONS} for the directory view)`,
+  );
+  const rows: string[][] = [];
+  for (const operation of OPERATIONS) {
+    const isDirectoryView = operation.name.startsWith('view directory');
+    const sides = [await createOurs(), await createSdk()];
+    if (isDirectoryView) {
+      sides.splice(1, 0, await createOurs({ maxViewChars: Number.MAX_SAFE_INTEGER }));
+    }
+    for (const side of sides) {
+      await operation.setup(side.run);
+      // One untimed run warms caches (and the JIT) the same way for every side.
+      await operation.operation(side.run, -1).catch(() => undefined);
+    }
+    // Interleaved, rotating which side goes first, so background load (this machine is shared)
+    // hits every side alike and the ratio stays meaningful even when absolute numbers move.
+    const durations = sides.map(() => [] as number[]);
+    for (let index = 0; index < operation.iterations; index++) {
+      for (let offset = 0; offset < sides.length; offset++) {
+        const sideIndex = (index + offset) % sides.length;
+        const before = process.hrtime.bigint();
+        await operation.operation(sides[sideIndex]!.run, index);
+        durations[sideIndex]!.push(Number(process.hrtime.bigint() - before) / 1e6);
+      }
+    }
+    const results = durations.map(summarize);
+    const sdk = results.at(-1)!;
+    sides.forEach((side, index) => {
+      const result = results[index]!;
+      rows.push([
+        operation.name,
+        side.name,
+        format(result.opsPerSecond, 0),
+        format(result.medianMs, 3),
+        side.name === 'SDK reference' ? '1.00' : format(sdk.medianMs / result.medianMs),
+      ]);
+    });
+    for (const side of sides) await side.cleanup();
+  }
+  const header = [
+    'operation',
+    'implementation',
+    'ops/s',
+    'median ms/op',
+    'speed-up vs SDK (median)',
+  ];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => row[column]!.length)),
+  );
+  const line = (cells: string[]) =>
+    `| ${cells.map((cell, column) => cell.padEnd(widths[column]!)).join(' | ')} |`;
+  console.log(line(header));
+  console.log(`| ${widths.map((width) => '-'.repeat(width)).join(' | ')} |`);
+  for (const row of rows) console.log(line(row));
+}
+
+await main();
