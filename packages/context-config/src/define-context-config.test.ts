@@ -418,6 +418,44 @@ describe('errors name the key path and the rule', () => {
     expect(paths('coding')).toEqual(['']);
   });
 
+  it.each([
+    [{ clearToolUses: { keep: 3 } }, 'clearToolUses.keep', 'must be an object'],
+    [
+      { clearToolUses: { keep: { type: 'x', value: 1 } } },
+      'clearToolUses.keep.type',
+      'must be "tool_uses"',
+    ],
+    [
+      { clearToolUses: { exclude_tools: 'bash' } },
+      'clearToolUses.exclude_tools',
+      'must be a list of tool names',
+    ],
+    [{ clearToolUses: null }, 'clearToolUses', 'must be false or an object'],
+    [
+      { clearToolUses: { clear_tool_inputs: 'bash' } },
+      'clearToolUses.clear_tool_inputs',
+      'must be true, false or a list of tool names',
+    ],
+    [
+      { clearToolUses: { clear_tool_inputs: ['bash', 3] } },
+      'clearToolUses.clear_tool_inputs[1]',
+      'must be a tool name (string)',
+    ],
+    [
+      { clearThinking: { keep: { type: 'thinking_turns' } } },
+      'clearThinking.keep.value',
+      'must be a number',
+    ],
+    [
+      { compaction: { trigger: { type: 'input_tokens', value: 60_000, extra: 1 } } },
+      'compaction.trigger.extra',
+      'unknown key; allowed keys here: type, value',
+    ],
+    [null, '', 'must be an object'],
+  ])('%j is refused at %s: %s', (input, path, message) => {
+    expect(issuesOf(input)).toEqual([expect.objectContaining({ path, message })]);
+  });
+
   it('one error lists every problem in its message', () => {
     try {
       defineContextConfig({
