@@ -376,7 +376,7 @@ describe('compaction', () => {
 });
 
 describe('cost of the preview', () => {
-  it('stays linear: a 2000-round (8 MB) history previews in seconds, not minutes', () => {
+  it('stays linear: a 2000-round (4 MB) history previews in seconds, not minutes', () => {
     const messages = history(2_000, ['bash', 'memory'], 2_000);
     const started = performance.now();
     const preview = previewClearing({
