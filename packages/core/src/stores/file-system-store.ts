@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { constants, lstatSync, readdirSync, type Stats } from 'node:fs';
 import {
+  chmod,
   link,
   lstat,
   mkdir,
@@ -116,6 +117,8 @@ export class FileSystemStore implements MemoryStore {
   /** Creates the internal directories and removes what crashed writers left behind. */
   async prepare(): Promise<void> {
     await mkdir(this.#temp, { recursive: true, mode: 0o700 });
+    await chmod(this.#internal, 0o700);
+    await chmod(this.#temp, 0o700);
     const leftovers = await readdir(this.#temp);
     await Promise.all(
       leftovers
@@ -477,6 +480,7 @@ export class FileSystemStore implements MemoryStore {
       const host = this.#host(directory);
       try {
         await mkdir(host, { mode: 0o700 });
+        await chmod(host, 0o700);
       } catch (error) {
         if (errnoCode(error) !== 'EEXIST') throw error;
         if ((await this.#lstatEntry(directory))?.isDirectory() !== true) {
@@ -497,6 +501,8 @@ export class FileSystemStore implements MemoryStore {
     try {
       const handle = await open(temp, 'wx', 0o600);
       try {
+        // The umask may have removed bits from 0600; the mode must not depend on the environment.
+        await handle.chmod(0o600);
         await handle.writeFile(bytes);
         await handle.sync();
       } finally {
@@ -538,7 +544,9 @@ export async function createFileSystemStore(
   options: FileSystemStoreOptions,
 ): Promise<FileSystemStore> {
   const { root, ...rest } = options;
-  await mkdir(root, { recursive: true, mode: 0o700 });
+  const created = await mkdir(root, { recursive: true, mode: 0o700 });
+  // An existing root keeps the mode its owner chose; a new one is 0700 whatever the umask.
+  if (created !== undefined) await chmod(root, 0o700);
   const store = new FileSystemStore(await realpath(root), rest);
   await store.prepare();
   return store;
