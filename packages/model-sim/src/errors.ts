@@ -1,4 +1,4 @@
-export type ModelSimErrorCode = 'invalid_options' | 'invalid_faults' | 'listen_failed' | 'closed';
+export type ModelSimErrorCode = 'invalid_options' | 'invalid_faults' | 'listen_failed' | 'timeout';
 
 /** The one error base of @baton/model-sim. */
 export class ModelSimError extends Error {

@@ -469,7 +469,7 @@ export async function startModelSim(options: ModelSimOptions = {}): Promise<Mode
           cleanup();
           reject(
             new ModelSimError(
-              'closed',
+              'timeout',
               `Timed out after ${timeoutMs} ms waiting for ${count} stalled request(s); ${state.stalled.size} stalled.`,
             ),
           );

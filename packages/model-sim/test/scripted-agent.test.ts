@@ -1,4 +1,4 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
@@ -275,6 +275,25 @@ describe('the scripted coding agent', () => {
     });
     expect(result.finalText).toMatch(/memory/);
     expect(result.toolCalls).toEqual([]);
+  });
+
+  it('takes an existing feature script as written when the editor will not overwrite it', async () => {
+    await init();
+    const editor = workspace.editor.bind(workspace);
+    workspace.editor = async (input) => {
+      const outcome = await editor(input);
+      const file = String((input as { path?: unknown }).path);
+      return file.startsWith('features/')
+        ? { content: `Error: File ${file} already exists`, isError: true }
+        : outcome;
+    };
+    await mkdir(path.join(root, 'features'), { recursive: true });
+    await writeFile(path.join(root, 'features/f1.sh'), "echo 'F1 ok: from an earlier session'\n");
+    const result = await resume(2);
+    expect(
+      result.toolCalls.filter((call) => call.name === 'str_replace_based_edit_tool'),
+    ).toHaveLength(1);
+    expect(passing()).toEqual(['F1']);
   });
 
   it('checks the workspace with git status after an interrupted session', async () => {
