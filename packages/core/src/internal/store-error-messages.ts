@@ -76,11 +76,13 @@ export function toMemoryToolError(error: unknown, context: StoreCallContext): Me
     case 'into_itself':
       return fail('refused', `Error: Cannot move the directory ${path} into itself (${newPath}).`);
     case 'invalid_path':
-      if (command === 'delete') {
-        return fail('refused', 'Error: Cannot delete the /memories directory itself');
-      }
+      // The root is refused by the commands before any store call, so here the store refused
+      // the path for its own reasons (a symbolic link, a reserved name).
       if (command === 'rename') {
-        return fail('refused', 'Error: Cannot rename the /memories directory itself');
+        return fail(
+          'invalid_path',
+          `Error: Cannot rename ${path} to ${newPath}: one of the paths is not allowed.`,
+        );
       }
       return fail('invalid_path', `Error: The path ${path} is not allowed.`);
     case 'quota_exceeded':
