@@ -103,7 +103,9 @@ export interface ReadChangesOptions {
 /** Options of `sweepExpired`. */
 export interface SweepOptions {
   /** Remove files not read or written for at least this long (ms, Redis server clock). */
-  olderThanMs: number;
+  olderThanMs?: number;
+  /** Or: remove files last read or written before this time (epoch ms, Redis server clock). */
+  accessedBefore?: number;
   /** Files removed per script call (each batch is atomic). Default 500. */
   batchSize?: number;
 }
@@ -434,11 +436,15 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /**
-   * Removes files not read or written for `olderThanMs` (by the Redis server clock), in atomic
+   * Removes files not read or written for `olderThanMs` (or since `accessedBefore`; both by the
+   * Redis server clock), in atomic
    * batches, until none is left. Safe to run while others write: a file touched after the
    * batch ran is kept; one removed before a write is simply created again by it.
    */
   async sweepExpired(options: SweepOptions): Promise<SweepResult> {
+    if ((options.olderThanMs === undefined) === (options.accessedBefore === undefined)) {
+      throw new TypeError('sweepExpired needs exactly one of olderThanMs and accessedBefore.');
+    }
     const batchSize = Math.max(1, Math.floor(options.batchSize ?? 500));
     const removed: string[] = [];
     for (;;) {
@@ -448,9 +454,10 @@ export class RedisMemoryStore implements MemoryStore {
           this.keys.accessTimes,
           this.keys.feed,
           ...this.prefixes,
-          String(Math.max(0, Math.floor(options.olderThanMs))),
+          String(Math.max(0, Math.floor(options.olderThanMs ?? 0))),
           String(batchSize),
           String(this.feedMaxLength),
+          options.accessedBefore === undefined ? '' : String(Math.floor(options.accessedBefore)),
         ),
       );
       const paths = reply.slice(1).map(String);

@@ -126,10 +126,10 @@ describe('expiry sweep', () => {
     await store.write('old/stale.md', 'stale', { mode: 'create' });
     await store.write('old/read-later.md', 'kept', { mode: 'create' });
     const oldTime = await modifiedAt(store, 'old/read-later.md');
-    await serverTimeAfter(oldTime + 20);
+    await serverTimeAfter(oldTime);
     await store.write('fresh.md', 'fresh', { mode: 'create' });
     expect(await store.read('old/read-later.md')).toBe('kept');
-    const { removed } = await store.sweepExpired({ olderThanMs: 10 });
+    const { removed } = await store.sweepExpired({ accessedBefore: oldTime + 1 });
     expect(removed).toEqual(['old/stale.md']);
     expect(await store.read('old/stale.md')).toBeNull();
     expect(await store.read('old/read-later.md')).toBe('kept');

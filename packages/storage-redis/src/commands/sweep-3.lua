@@ -11,6 +11,7 @@
   ARGV[4] idle time in ms: files last accessed before (server now - this) are removed
   ARGV[5] batch size
   ARGV[6] feed max length (0 = off)
+  ARGV[7] absolute cutoff in epoch ms ('' = use ARGV[4]); files accessed before it are removed
 
   Returns { 0, path1, path2, ... } (the removed files).
 ]]
@@ -18,6 +19,9 @@
 
 local now = nowMs()
 local cutoff = now - tonumber(ARGV[4])
+if ARGV[7] ~= '' then
+  cutoff = tonumber(ARGV[7])
+end
 local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. cutoff, 'LIMIT', 0, tonumber(ARGV[5]))
 local result = { OK }
 local bytes, files = 0, 0
