@@ -1,14 +1,15 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { SimScriptRequest } from '@baton/model-sim';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSession, type SessionEvent } from '../src/index.js';
-import { createHarness, type Harness } from './helpers.js';
+import { createHarness, removeTemplate, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
+afterAll(removeTemplate);
 
 function lastUserText(request: SimScriptRequest): string {
   const messages: BetaMessageParam[] = request.params.messages;
@@ -21,17 +22,16 @@ function lastUserText(request: SimScriptRequest): string {
 /** A harness whose project is already initialised; `seen` records every later request. */
 async function initialised() {
   const seen: SimScriptRequest[] = [];
-  let recording = false;
-  const h = await createHarness({
-    script: (request) => {
-      if (recording) seen.push(request);
-      return undefined;
+  const h = await createHarness(
+    {
+      script: (request) => {
+        seen.push(request);
+        return undefined;
+      },
     },
-  });
+    { initialised: true },
+  );
   harness = h;
-  expect((await runSession(h.options({ kind: 'init' }))).outcome).toBe('completed');
-  h.events.length = 0;
-  recording = true;
   return { h, seen };
 }
 

@@ -1,11 +1,11 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import { cp, mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createFileSystemStore, type MemoryStore } from '@baton/core';
 import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
-import type { RunSessionOptions, SessionEvent } from '../src/index.js';
+import { runSession, type RunSessionOptions, type SessionEvent } from '../src/index.js';
 
 /** A temp project: a git workspace, a filesystem memory store and a simulator. */
 export interface Harness {
@@ -28,14 +28,43 @@ export const GOAL = [
   '- Mark a todo as done',
 ].join('\n');
 
+let template: Promise<string> | undefined;
+
+/**
+ * The memory of a freshly initialised project (made once per test file by a real init session
+ * on the simulator), so tests of resume sessions do not each pay for an init session.
+ */
+function initialisedTemplate(): Promise<string> {
+  template ??= (async () => {
+    const seedHarness = await createHarness({}, { git: false });
+    const result = await runSession(seedHarness.options({ kind: 'init' }));
+    if (result.outcome !== 'completed') throw new Error(`template init failed: ${result.reason}`);
+    await seedHarness.sim.close();
+    await seedHarness.store.close();
+    return path.join(seedHarness.dir, 'memories');
+  })();
+  return template;
+}
+
+/** Remove the template made by `initialisedTemplate` (call in afterAll). */
+export async function removeTemplate(): Promise<void> {
+  if (template === undefined) return;
+  const memories = await template.catch(() => undefined);
+  template = undefined;
+  if (memories !== undefined) await rm(path.dirname(memories), { recursive: true, force: true });
+}
+
 export async function createHarness(
   simOptions: ModelSimOptions = {},
-  git = true,
+  options: { git?: boolean; initialised?: boolean } = {},
 ): Promise<Harness> {
+  const git = options.git ?? true;
   const dir = await realpath(await mkdtemp(path.join(tmpdir(), 'baton-session-')));
   const workspace = path.join(dir, 'workspace');
-  const { mkdir } = await import('node:fs/promises');
   await mkdir(workspace);
+  if (options.initialised === true) {
+    await cp(await initialisedTemplate(), path.join(dir, 'memories'), { recursive: true });
+  }
   const runGit = (...args: string[]) =>
     execFileSync('git', args, {
       cwd: workspace,

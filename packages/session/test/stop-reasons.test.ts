@@ -1,14 +1,15 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { SimScript, SimScriptRequest } from '@baton/model-sim';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSession } from '../src/index.js';
-import { createHarness, type Harness } from './helpers.js';
+import { createHarness, removeTemplate, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
   await harness?.close();
   harness = undefined;
 });
+afterAll(removeTemplate);
 
 function textOf(message: BetaMessageParam | undefined): string {
   if (message === undefined) return '';
@@ -24,22 +25,19 @@ function textOf(message: BetaMessageParam | undefined): string {
     .join('\n');
 }
 
+/** A project whose memory is already initialised; `seen` records every request. */
 async function initialised(script?: SimScript) {
   const seen: SimScriptRequest[] = [];
-  // The script only starts answering once the project is initialised.
-  const active: { script?: SimScript } = {};
-  const h = await createHarness({
-    script: (request) => {
-      seen.push(request);
-      return active.script?.(request);
+  const h = await createHarness(
+    {
+      script: (request) => {
+        seen.push(request);
+        return script?.(request);
+      },
     },
-  });
-  const init = await runSession(h.options({ kind: 'init' }));
-  expect(init.outcome).toBe('completed');
-  h.events.length = 0;
-  seen.length = 0;
-  if (script !== undefined) active.script = script;
-  return { h, seen, base: h.sim.requests };
+    { initialised: true },
+  );
+  return { h, seen };
 }
 
 describe('every stop reason is handled', () => {
