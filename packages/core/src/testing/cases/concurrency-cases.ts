@@ -127,5 +127,38 @@ export const concurrencyCases: ConformanceGroup = {
         expect(await store.usage()).toEqual({ bytes: 20_000, files: 1 });
       },
     },
+    {
+      name: 'an edit racing a delete never brings the file back',
+      run: async (store) => {
+        await seed(store, { 'doomed.md': 'start\n' });
+        const edits = Array.from({ length: 10 }, (_, index) =>
+          store.edit('doomed.md', (current) => `${current}edit ${index}\n`),
+        );
+        const deletion = store.delete('doomed.md');
+        const results = await Promise.allSettled([...edits, deletion]);
+        expect(results.at(-1)?.status).toBe('fulfilled');
+        for (const result of results.slice(0, -1)) {
+          if (result.status === 'rejected') {
+            expect(isStoreError(result.reason, 'not_found')).toBe(true);
+          }
+        }
+        expect(await store.read('doomed.md')).toBeNull();
+        expect(await store.usage()).toEqual({ bytes: 0, files: 0 });
+      },
+    },
+    {
+      name: 'a write racing a rename of its directory lands in exactly one place',
+      run: async (store) => {
+        await seed(store, { 'dir/old.md': 'old' });
+        await Promise.all([
+          store.rename('dir', 'moved'),
+          store.write('dir/new.md', 'new', { mode: 'create' }),
+        ]);
+        const places = [await store.read('moved/new.md'), await store.read('dir/new.md')];
+        expect(places.filter((content) => content === 'new')).toHaveLength(1);
+        expect(await store.read('moved/old.md')).toBe('old');
+        expect(await store.usage()).toEqual({ bytes: 6, files: 2 });
+      },
+    },
   ],
 };

@@ -37,6 +37,12 @@ export const editCases: ConformanceGroup = {
           'not_found',
         );
         expect(await store.stat('missing.md')).toBeNull();
+        await seed(store, { 'file.md': 'x' });
+        await expectStoreError(
+          store.edit('file.md/below.md', () => 'x'),
+          'not_found',
+        );
+        expect(await store.read('file.md')).toBe('x');
       },
     },
     {

@@ -171,5 +171,19 @@ export const readWriteCases: ConformanceGroup = {
         expect(await store.stat('a/inner.m')).toBeNull();
       },
     },
+    {
+      name: 'a deleted directory can become a file and a deleted file a directory',
+      run: async (store) => {
+        await seed(store, { 'dir/a.md': 'a', 'file.md': 'f' });
+        await store.delete('dir');
+        await store.write('dir', 'now a file', { mode: 'create' });
+        await store.delete('file.md');
+        await store.write('file.md/inner.md', 'now a directory', { mode: 'create' });
+        expect(await store.read('dir')).toBe('now a file');
+        expect((await store.stat('file.md'))?.kind).toBe('directory');
+        expect(await store.read('file.md/inner.md')).toBe('now a directory');
+        expect(await store.usage()).toEqual({ bytes: 25, files: 2 });
+      },
+    },
   ],
 };
