@@ -278,15 +278,35 @@ export async function startModelSim(options: ModelSimOptions = {}): Promise<Mode
       entry.outputTokens = outputTokens;
       entry.toolCalls = blocks.flatMap((block) => (block.type === 'tool_use' ? [block.name] : []));
       // A cut reply never reached the client whole, so the thread does not keep it (as the API).
-      if (after?.kind !== 'cut') threads.record(resolved, message.id, toMessageParam(message));
+      if (after?.kind !== 'cut' && after?.kind !== 'stream_error') {
+        threads.record(resolved, message.id, toMessageParam(message));
+      }
     } catch (error) {
       return fail(asApiError(error));
     }
 
     if (after?.kind === 'cut') entry.fault = 'cut-stream';
+    if (after?.kind === 'stream_error') {
+      entry.fault = 'stream-error';
+      if (!entry.stream) {
+        const { type, message: text } = FAULT_MESSAGES[529];
+        return fail(
+          new ApiError(type, text, {
+            status: 529,
+            retryAfterSeconds: state.faults.retryAfterSeconds ?? 0,
+          }),
+        );
+      }
+    }
     record(entry);
-    if (entry.stream) sendStream(response, message, requestId, after?.kind === 'cut');
-    else sendJson(response, 200, message, requestId, after?.kind === 'cut');
+    if (entry.stream) {
+      sendStream(
+        response,
+        message,
+        requestId,
+        after?.kind === 'cut' ? 'cut' : after?.kind === 'stream_error' ? 'error' : 'full',
+      );
+    } else sendJson(response, 200, message, requestId, after?.kind === 'cut');
   }
 
   async function handleCountTokens(
@@ -646,7 +666,7 @@ function sendStream(
   response: ServerResponse,
   message: BetaMessage,
   requestId: string,
-  cut: boolean,
+  mode: 'full' | 'cut' | 'error',
 ): void {
   if (response.destroyed) return;
   response.writeHead(200, {
@@ -656,8 +676,15 @@ function sendStream(
     'request-id': requestId,
   });
   const events = streamEvents(message);
-  if (!cut) {
+  if (mode === 'full') {
     response.end(events.map(formatSse).join(''));
+    return;
+  }
+  if (mode === 'error') {
+    // The API reports an overload that happens after the 200 as an SSE error event.
+    const { type, message: text } = FAULT_MESSAGES[529];
+    const body = errorBody(new ApiError(type, text, { status: 529 }), requestId);
+    response.end(`${formatSse(events[0]!)}event: error\ndata: ${JSON.stringify(body)}\n\n`);
     return;
   }
   // Up to the first delta: the client has a message_start and a started block, then nothing.

@@ -21,6 +21,8 @@ export interface SimFaults {
   alwaysFail?: 500 | 529 | 429;
   /** Requests whose connection is destroyed mid-stream (streaming) or mid-body (non-streaming). */
   cutStreamOn?: number[];
+  /** Streaming: an `event: error` (overloaded_error) right after message_start; non-streaming: a 529. */
+  streamErrorOn?: number[];
   /** Requests held unanswered until `releaseStalls()` (then answered normally) or `close()`. */
   stallOn?: number[];
   /** Requests answered with `stop_reason: "max_tokens"` and a cut-off text block. */

@@ -124,6 +124,18 @@ describe('fault injection', () => {
     expect(sim.received[0]?.fault).toBe('cut-stream');
   });
 
+  it('sends an SSE error event mid-stream (the SDK raises an APIError of type overloaded_error), a 529 without stream', async () => {
+    const { client } = await setup({ streamErrorOn: [1, 2] });
+    const error = await client.beta.messages
+      .stream(params)
+      .finalMessage()
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).type).toBe('overloaded_error');
+    const plain = await client.beta.messages.create(params).catch((caught: unknown) => caught);
+    expect((plain as APIError).status).toBe(529);
+  });
+
   it('stalls request N until releaseStalls, then answers it', async () => {
     const { sim, client } = await setup({ stallOn: [1] });
     let settled = false;

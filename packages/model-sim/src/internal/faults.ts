@@ -13,6 +13,7 @@ export const simFaultsSchema = z
     serverErrorOn: requestNumbers.optional(),
     alwaysFail: z.union([z.literal(500), z.literal(529), z.literal(429)]).optional(),
     cutStreamOn: requestNumbers.optional(),
+    streamErrorOn: requestNumbers.optional(),
     stallOn: requestNumbers.optional(),
     maxTokensOn: requestNumbers.optional(),
     refusalOn: requestNumbers.optional(),
@@ -41,6 +42,7 @@ export type PlannedFault =
   | { kind: 'error'; status: 429 | 500 | 529; name: string }
   | { kind: 'stall' }
   | { kind: 'cut' }
+  | { kind: 'stream_error' }
   | { kind: 'max_tokens' }
   | { kind: 'refusal' }
   | { kind: 'pause_turn' }
@@ -64,6 +66,7 @@ export function faultBefore(faults: SimFaults, number: number): PlannedFault | u
 /** Faults that shape an answer that is otherwise produced normally. */
 export function faultAfter(faults: SimFaults, number: number): PlannedFault | undefined {
   if (faults.cutStreamOn?.includes(number)) return { kind: 'cut' };
+  if (faults.streamErrorOn?.includes(number)) return { kind: 'stream_error' };
   if (faults.maxTokensOn?.includes(number)) return { kind: 'max_tokens' };
   if (faults.refusalOn?.includes(number)) return { kind: 'refusal' };
   if (faults.pauseTurnOn?.includes(number)) return { kind: 'pause_turn' };
