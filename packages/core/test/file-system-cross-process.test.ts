@@ -96,6 +96,8 @@ describe('FileSystemStore across processes', () => {
     await first.write('a.md', 'a', { mode: 'create' });
     expect(await first.usage()).toEqual({ bytes: 1, files: 1 });
     await second.write('b.md', 'b', { mode: 'create' });
+    // The lock-free fast path of usage() must notice the other instance's write.
+    expect(await first.usage()).toEqual({ bytes: 2, files: 2 });
     const error: unknown = await first
       .write('c.md', 'c', { mode: 'create' })
       .catch((caught: unknown) => caught);

@@ -343,6 +343,13 @@ export class FileSystemStore implements MemoryStore {
 
   async usage(): Promise<StoreUsage> {
     this.#assertOpen();
+    // Fast path without the lock (the memory tool asks before every write): a valid cache is as
+    // good an answer as a locked count taken a moment earlier.
+    const cached = this.#usage;
+    if (cached !== undefined) {
+      const generation = await readFile(this.#generationPath, 'utf8').catch(() => '');
+      if (generation === this.#generation && this.#usage === cached) return { ...cached };
+    }
     return this.#mutate(async () => ({ ...(await this.#currentUsage()) }));
   }
 

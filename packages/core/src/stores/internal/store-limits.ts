@@ -45,10 +45,11 @@ export function validateLimits(limits: StoreLimits | undefined): StoreLimits {
   if (limits === undefined) return result;
   for (const key of ['maxFileBytes', 'maxTotalBytes', 'maxFiles'] as const) {
     const value = limits[key];
-    if (value === undefined) continue;
+    // Infinity means unlimited, like undefined (the memory tool's limits use it that way).
+    if (value === undefined || value === Number.POSITIVE_INFINITY) continue;
     if (!Number.isSafeInteger(value) || value < 0) {
       throw new TypeError(
-        `Store limit ${key} must be a non-negative integer, got ${String(value)}.`,
+        `Store limit ${key} must be a non-negative integer or Infinity, got ${String(value)}.`,
       );
     }
     result[key] = value;
