@@ -1,0 +1,73 @@
+import { createMemoryTool } from '@baton/core';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cleanupTestStores, openTestStore } from './helpers.js';
+
+afterEach(cleanupTestStores);
+
+// Representative hostile paths from the core path policy's tests, run through the real handler
+// on a Redis store: the handler must refuse them and the namespace must not change.
+const HOSTILE_PATHS = [
+  '/etc/passwd',
+  '/memoriesX/a',
+  '/memories_backup/a',
+  'memories/a.md',
+  '',
+  '/memories/../etc/passwd',
+  '/memories/a/../b.md',
+  '/memories/..',
+  '/memories/..\\etc',
+  '/memories\\a.md',
+  '/memories/a\u0000.md',
+  '/memories/a\n.md',
+  '/memories/\u202egnp.exe',
+  '/memories/%2e%2e%2fetc',
+  '/memories/%2E%2E%2Fetc',
+  '/memories/{other-namespace}/x.md',
+];
+
+describe('hostile input through the memory tool on Redis', () => {
+  it('refuses every hostile path for every command and writes nothing', async () => {
+    const store = openTestStore();
+    await store.write('progress.md', 'safe', { mode: 'create' });
+    const tool = createMemoryTool({ store });
+    const before = { usage: await store.usage(), changes: (await store.readChanges()).length };
+    const refusedCommands = HOSTILE_PATHS.filter((path) => !path.includes('{')).flatMap((path) => [
+      { command: 'view', path },
+      { command: 'create', path, file_text: 'x' },
+      { command: 'str_replace', path, old_str: 'safe', new_str: 'owned' },
+      { command: 'insert', path, insert_line: 0, insert_text: 'x' },
+      { command: 'delete', path },
+      { command: 'rename', old_path: path, new_path: '/memories/moved.md' },
+      { command: 'rename', old_path: '/memories/progress.md', new_path: path },
+    ]);
+    for (const input of refusedCommands) {
+      const result = await tool.execute(input);
+      expect(result.isError, JSON.stringify(input)).toBe(true);
+    }
+    // The root itself may not be deleted or renamed.
+    expect((await tool.execute({ command: 'delete', path: '/memories' })).isError).toBe(true);
+    expect(
+      (await tool.execute({ command: 'rename', old_path: '/memories', new_path: '/memories/x' }))
+        .isError,
+    ).toBe(true);
+    expect(await store.usage()).toEqual(before.usage);
+    expect((await store.readChanges()).length).toBe(before.changes);
+    expect(await store.read('progress.md')).toBe('safe');
+  });
+
+  it('keeps a brace in a file name inside the namespace (the hash tag cannot be escaped)', async () => {
+    const store = openTestStore();
+    const tool = createMemoryTool({ store });
+    const result = await tool.execute({
+      command: 'create',
+      path: '/memories/{other-namespace}/x.md',
+      file_text: 'x',
+    });
+    expect(result.isError).toBe(false);
+    expect(store.keys.file('{other-namespace}/x.md').startsWith(store.keys.base)).toBe(true);
+    expect(await store.list('', { depth: 2 })).toMatchObject([
+      { path: '{other-namespace}' },
+      { path: '{other-namespace}/x.md' },
+    ]);
+  });
+});
