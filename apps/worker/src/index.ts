@@ -75,3 +75,5 @@ export type {
 } from './session-runner.js';
 export { createBatonWorker } from './worker.js';
 export type { BatonWorker, BatonWorkerOptions, MaintenanceOptions } from './worker.js';
+export { startWorkerFromConfig } from './start-worker.js';
+export type { RunningWorker, StartWorkerOptions } from './start-worker.js';

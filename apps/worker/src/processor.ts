@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type Anthropic from '@anthropic-ai/sdk';
+import { defineContextConfig, emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
@@ -190,6 +191,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       sessionLog.info({ interrupted }, 'session started');
 
       const result = await runGuarded(options.runSession, {
+        context: defineContextConfig({ preset: project.contextPreset }),
         ...(options.sessionOptions?.(project) ?? {}),
         project: { id: project.id, goal: project.goal },
         kind,
@@ -352,7 +354,7 @@ async function runGuarded(
       reason: `session crashed: ${describeError(error)}`,
       stopReason: 'internal_error',
       turns: 0,
-      usage: { inputTokens: 0, outputTokens: 0, clearedInputTokens: 0, costUsd: 0 },
+      usage: emptyUsageTotals(),
       featuresBefore: none,
       featuresAfter: none,
       allFeaturesPass: false,

@@ -1,3 +1,4 @@
+import { emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
 import type { SessionRunner, WorkerSessionResult } from '../../src/index.js';
 
@@ -105,6 +106,8 @@ export function createScriptedRunner(
       reason,
       turns: 1,
       usage: {
+        ...emptyUsageTotals(),
+        turns: 1,
         inputTokens: 100,
         outputTokens: 10,
         clearedInputTokens: 0,

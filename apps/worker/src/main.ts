@@ -1,0 +1,45 @@
+#!/usr/bin/env node
+// The worker process: wiring only. Reads config, starts the worker, installs shutdown handlers.
+import { loadWorkerConfig } from './config.js';
+import { describeError, isWorkerError } from './errors.js';
+import { startWorkerFromConfig } from './start-worker.js';
+
+let config;
+try {
+  config = loadWorkerConfig(process.env);
+} catch (error) {
+  process.stderr.write(
+    `baton worker: ${describeError(error).split('\n').join('\nbaton worker: ')}\n`,
+  );
+  process.exit(2);
+}
+
+let running;
+try {
+  running = await startWorkerFromConfig(config);
+} catch (error) {
+  process.stderr.write(
+    `baton worker: ${isWorkerError(error) ? error.message : describeError(error)}\n`,
+  );
+  process.exit(1);
+}
+
+const { logger } = running;
+let signals = 0;
+const onSignal = (signal: NodeJS.Signals) => {
+  signals += 1;
+  if (signals > 1) {
+    logger.warn({ signal }, 'second signal: exiting now');
+    process.exit(1);
+  }
+  logger.info({ signal }, 'signal received; draining');
+  running
+    .shutdown()
+    .then(({ drained }) => process.exit(drained ? 0 : 1))
+    .catch((error: unknown) => {
+      logger.error({ error: describeError(error) }, 'shutdown failed');
+      process.exit(1);
+    });
+};
+process.on('SIGTERM', onSignal);
+process.on('SIGINT', onSignal);

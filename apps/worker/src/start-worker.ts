@@ -1,0 +1,194 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { runSession } from '@baton/session';
+import { createRedisMemoryStore } from '@baton/storage-redis';
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { redactRedisUrl, type WorkerConfig } from './config.js';
+import { WorkerError, describeError } from './errors.js';
+import { startWorkerHttpServer, type WorkerHttpServer } from './http-server.js';
+import { createKeys } from './keys.js';
+import { createLogger } from './logger.js';
+import {
+  createRedis,
+  memoryConnectionOptions,
+  waitForRedis,
+  workerConnectionOptions,
+} from './queue.js';
+import { createModelRateLimiter, rateLimitedFetch } from './rate-limiter.js';
+import type { SessionRunner } from './session-runner.js';
+import { createBatonWorker, type BatonWorker } from './worker.js';
+
+export interface StartWorkerOptions {
+  /** Session runner; default `runSession` from `@baton/session`. */
+  runSession?: SessionRunner;
+  /** Logger; default pino JSON on stdout at `config.logLevel`. */
+  logger?: Logger;
+  /** How long to wait for Redis at start (ms). Default 5000. */
+  connectTimeoutMs?: number;
+}
+
+export interface RunningWorker {
+  worker: BatonWorker;
+  logger: Logger;
+  /** Bound port of `/metrics` and `/healthz`, or null when off. */
+  httpPort: number | null;
+  /** The simulator's URL when this process started its own. */
+  simulatorUrl: string | null;
+  /** Graceful shutdown (see `BatonWorker.close`), then closes every connection it opened. */
+  shutdown(graceMs?: number): Promise<{ drained: boolean }>;
+}
+
+/**
+ * Builds a worker process from validated config: connections, Anthropic client with the shared
+ * rate limit, memory stores, BullMQ worker, maintenance schedulers and the HTTP server. Throws
+ * `WorkerError('redis_unreachable')` with one readable line if Redis does not answer.
+ */
+export async function startWorkerFromConfig(
+  config: WorkerConfig,
+  options: StartWorkerOptions = {},
+): Promise<RunningWorker> {
+  const logger =
+    options.logger ?? createLogger({ level: config.logLevel, workerId: config.workerId });
+  const connections: Redis[] = [];
+  const open = (settings: Parameters<typeof createRedis>[1]) => {
+    const connection = createRedis(config.redisUrl, settings);
+    connection.on('error', (error) => {
+      logger.debug({ error: describeError(error) }, 'redis connection error');
+    });
+    connections.push(connection);
+    return connection;
+  };
+  const disconnectAll = () => {
+    for (const connection of connections) connection.disconnect();
+  };
+
+  const commandConnection = open(workerConnectionOptions());
+  try {
+    await waitForRedis(commandConnection, options.connectTimeoutMs ?? 5000);
+  } catch (error) {
+    disconnectAll();
+    throw new WorkerError(
+      'redis_unreachable',
+      `cannot reach Redis at ${redactRedisUrl(config.redisUrl)}: ${describeError(error)}`,
+      { cause: error },
+    );
+  }
+  const workerConnection = open(workerConnectionOptions());
+  const subscriberConnection = open(workerConnectionOptions());
+  const memoryConnection = open(memoryConnectionOptions());
+  const keys = createKeys(config.prefix);
+
+  let simulator: { url: string; close(): Promise<void> } | null = null;
+  let baseUrl = config.baseUrl;
+  if (config.simulator && baseUrl === undefined) {
+    // No API and no external simulator: run the built-in one in this process.
+    const { startModelSim } = await import('@baton/model-sim');
+    simulator = await startModelSim({ port: 0 });
+    baseUrl = simulator.url;
+    logger.warn(
+      { simulatorUrl: simulator.url },
+      'no ANTHROPIC_BASE_URL: using the built-in model simulator',
+    );
+  } else if (config.simulator) {
+    logger.warn({ baseUrl }, 'using the model simulator at ANTHROPIC_BASE_URL');
+  }
+
+  const limiter = createModelRateLimiter({
+    redis: commandConnection,
+    key: keys.modelRateLimit,
+    requestsPerSecond: config.modelRequestsPerSecond,
+  });
+  const client = new Anthropic({
+    apiKey: config.apiKey,
+    ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}),
+    // The session retries 429/529/5xx itself with backoff and reports each retry as an event.
+    maxRetries: 0,
+    fetch: rateLimitedFetch(limiter),
+  });
+
+  const memoryStore = (projectId: string) =>
+    createRedisMemoryStore({ redis: memoryConnection, namespace: projectId });
+
+  const worker = createBatonWorker({
+    workerConnection,
+    commandConnection,
+    subscriberConnection,
+    prefix: config.prefix,
+    concurrency: config.concurrency,
+    lockDurationMs: config.lockDurationMs,
+    stalledIntervalMs: config.stalledIntervalMs,
+    maxStalledCount: config.maxStalledCount,
+    leaseTtlMs: config.leaseTtlMs,
+    chainDelayMs: config.chainDelayMs,
+    retryDelayMs: config.retryDelayMs,
+    maxConsecutiveFailures: config.maxConsecutiveFailures,
+    runSession: options.runSession ?? runSession,
+    client,
+    memoryStore,
+    defaultModel: config.model,
+    workerId: config.workerId,
+    logger,
+    maintenance: {
+      memorySweepEveryMs: config.memoryIdleTtlMs > 0 ? config.memorySweepEveryMs : 0,
+      sweepMemory: async () => {
+        const ids = await commandConnection.zrange(keys.projects, '0', '-1');
+        let removed = 0;
+        for (const id of ids) {
+          const result = await memoryStore(id).sweepExpired({
+            olderThanMs: config.memoryIdleTtlMs,
+          });
+          removed += result.removed.length;
+        }
+        return { removed };
+      },
+      jobRetentionMs: config.jobRetentionMs,
+    },
+  });
+
+  let http: WorkerHttpServer | null = null;
+  try {
+    await worker.ready();
+    if (config.httpPort >= 0) {
+      http = await startWorkerHttpServer({
+        registry: worker.metrics.registry,
+        healthy: worker.healthy,
+        port: config.httpPort,
+        host: config.httpHost,
+      });
+    }
+  } catch (error) {
+    await worker.close(0).catch(() => undefined);
+    await simulator?.close();
+    disconnectAll();
+    throw error;
+  }
+  logger.info(
+    {
+      redis: redactRedisUrl(config.redisUrl),
+      prefix: config.prefix,
+      concurrency: config.concurrency,
+      httpPort: http?.port ?? null,
+      lockDurationMs: config.lockDurationMs,
+      stalledIntervalMs: config.stalledIntervalMs,
+    },
+    'worker started',
+  );
+
+  let shuttingDown: Promise<{ drained: boolean }> | undefined;
+  return {
+    worker,
+    logger,
+    httpPort: http?.port ?? null,
+    simulatorUrl: simulator?.url ?? null,
+    shutdown(graceMs = config.shutdownGraceMs) {
+      shuttingDown ??= (async () => {
+        const result = await worker.close(graceMs);
+        await http?.close();
+        await simulator?.close();
+        disconnectAll();
+        return result;
+      })();
+      return shuttingDown;
+    },
+  };
+}

@@ -1,0 +1,122 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/main.js');
+
+export interface WorkerProcess {
+  child: ChildProcess;
+  /** Parsed JSON log lines so far. */
+  logs: Record<string, unknown>[];
+  stderr: string;
+  /** Port of /metrics and /healthz (known after start). */
+  httpPort: number;
+  /** Resolves with the exit code (or signal name). */
+  exited: Promise<number | string>;
+  /** Resolves when a log line matches. */
+  waitForLog(
+    match: (line: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
+  kill(signal?: NodeJS.Signals): void;
+}
+
+/** Spawns `node dist/main.js` with the given environment and waits for "worker started". */
+export async function spawnWorker(
+  env: Record<string, string>,
+  options: { waitStarted?: boolean } = {},
+): Promise<WorkerProcess> {
+  const child = spawn(process.execPath, [MAIN], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      LOG_LEVEL: 'info',
+      BATON_HTTP_PORT: '0',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const logs: Record<string, unknown>[] = [];
+  const watchers: {
+    match: (line: Record<string, unknown>) => boolean;
+    resolve: (line: Record<string, unknown>) => void;
+  }[] = [];
+  let buffer = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    buffer += chunk;
+    let index: number;
+    while ((index = buffer.indexOf('\n')) >= 0) {
+      const text = buffer.slice(0, index);
+      buffer = buffer.slice(index + 1);
+      try {
+        const line = JSON.parse(text) as Record<string, unknown>;
+        logs.push(line);
+        if (process.env.TEST_WORKER_LOGS) process.stderr.write(`[worker ${child.pid}] ${text}\n`);
+        for (const watcher of [...watchers]) {
+          if (watcher.match(line)) {
+            watchers.splice(watchers.indexOf(watcher), 1);
+            watcher.resolve(line);
+          }
+        }
+      } catch {
+        // not JSON
+      }
+    }
+  });
+  const result: WorkerProcess = {
+    child,
+    logs,
+    stderr: '',
+    httpPort: 0,
+    exited: new Promise((resolve) =>
+      child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+    ),
+    waitForLog(match, timeoutMs = 20_000) {
+      const found = logs.find(match);
+      if (found) return Promise.resolve(found);
+      return new Promise((resolve, reject) => {
+        const timer = setTimeout(
+          () =>
+            reject(
+              new Error(
+                `worker ${child.pid}: no matching log line within ${timeoutMs} ms; stderr: ${result.stderr}`,
+              ),
+            ),
+          timeoutMs,
+        );
+        watchers.push({
+          match,
+          resolve: (line) => {
+            clearTimeout(timer);
+            resolve(line);
+          },
+        });
+        void result.exited.then(() => {
+          clearTimeout(timer);
+          reject(new Error(`worker ${child.pid} exited; stderr: ${result.stderr}`));
+        });
+      });
+    },
+    kill(signal = 'SIGTERM') {
+      if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+    },
+  };
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    result.stderr += chunk;
+  });
+  if (options.waitStarted !== false) {
+    const started = await result.waitForLog((line) => line.msg === 'worker started');
+    result.httpPort = Number(started.httpPort);
+  }
+  return result;
+}
+
+/** Kills every still-running worker (afterEach). */
+export async function stopAll(workers: WorkerProcess[]): Promise<void> {
+  for (const worker of workers.splice(0)) {
+    if (worker.child.exitCode === null && worker.child.signalCode === null) {
+      worker.kill('SIGKILL');
+      await worker.exited;
+    }
+  }
+}
