@@ -11,6 +11,22 @@ function setup(hooks: MemoryToolHooks = {}) {
   return { store, tool: createMemoryTool({ store, hooks, session: 's-1', now: () => 1234 }) };
 }
 
+/** A store whose every method rejects with `error`. */
+function failingStore(error: Error): MemoryStore {
+  const fail = () => Promise.reject(error);
+  return {
+    read: fail,
+    stat: fail,
+    write: fail,
+    edit: fail,
+    list: fail,
+    delete: fail,
+    rename: fail,
+    usage: fail,
+    close: () => Promise.resolve(),
+  };
+}
+
 describe('execute validates any input and never throws', () => {
   const cases: Array<[why: string, input: unknown, message: string]> = [
     [
@@ -93,10 +109,7 @@ describe('execute validates any input and never throws', () => {
 
   it('turns a failing store into a generic message without internals and reports the error', async () => {
     const secret = new Error('EACCES: permission denied, open /home/alice/.baton/memories/a.md');
-    const broken = {
-      ...createInMemoryStore(),
-      stat: () => Promise.reject(secret),
-    } as unknown as MemoryStore;
+    const broken = failingStore(secret);
     const onUnexpectedError = vi.fn();
     const tool = createMemoryTool({ store: broken, hooks: { onUnexpectedError } });
     const result = await tool.execute({ command: 'view', path: '/memories/a.md' });
@@ -108,10 +121,7 @@ describe('execute validates any input and never throws', () => {
   });
 
   it('maps StoreError codes to protocol messages in one place (unavailable store)', async () => {
-    const broken = {
-      ...createInMemoryStore(),
-      stat: () => Promise.reject(new StoreError('unavailable', 'Redis at 10.0.0.5:6379 is down')),
-    } as unknown as MemoryStore;
+    const broken = failingStore(new StoreError('unavailable', 'Redis at 10.0.0.5:6379 is down'));
     const tool = createMemoryTool({ store: broken });
     const result = await tool.execute({ command: 'view', path: '/memories' });
     expect(result.isError).toBe(true);

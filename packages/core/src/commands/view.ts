@@ -17,7 +17,7 @@ import { notFoundMessage, toMemoryToolError } from '../internal/store-error-mess
 import { MAX_VIEW_LINES, formatSize, parseText, renderNumberedLines } from '../internal/text.js';
 import { MemoryToolError } from '../memory-tool-error.js';
 import { toVirtualPath } from '../path-policy.js';
-import type { EntryStat, ListedEntry } from '../store.js';
+import { isStoreError, type EntryStat, type ListedEntry } from '../store.js';
 
 /** Input of `view`, as validated by the tool. */
 export interface ViewInput {
@@ -29,6 +29,28 @@ export interface ViewInput {
 /** Runs `view`. */
 export async function view(input: ViewInput, context: CommandContext): Promise<string> {
   const { storePath, virtualPath } = context.resolvePath(input.path);
+  // Files are viewed far more often than directories: read first (one store call), and only
+  // when the store says it is a directory, stat and list it.
+  let content: string | null;
+  try {
+    content = await context.store.read(storePath);
+  } catch (error) {
+    if (!isStoreError(error, 'is_directory')) {
+      throw toMemoryToolError(error, { command: 'view', path: virtualPath });
+    }
+    return viewDirectory(storePath, virtualPath, context);
+  }
+  if (content === null) {
+    throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
+  }
+  return viewFile(content, virtualPath, input.view_range, context);
+}
+
+async function viewDirectory(
+  storePath: string,
+  virtualPath: string,
+  context: CommandContext,
+): Promise<string> {
   let stat: EntryStat | null;
   try {
     stat = await context.store.stat(storePath);
@@ -36,20 +58,9 @@ export async function view(input: ViewInput, context: CommandContext): Promise<s
     throw toMemoryToolError(error, { command: 'view', path: virtualPath });
   }
   if (stat === null) {
+    // Deleted between the read and the stat.
     throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
   }
-  if (stat.kind === 'directory') {
-    return viewDirectory(storePath, virtualPath, stat, context);
-  }
-  return viewFile(storePath, virtualPath, input.view_range, context);
-}
-
-async function viewDirectory(
-  storePath: string,
-  virtualPath: string,
-  stat: EntryStat,
-  context: CommandContext,
-): Promise<string> {
   let entries: ListedEntry[];
   try {
     entries = await context.store.list(storePath, { depth: 2, skipHidden: true });
@@ -100,22 +111,12 @@ function sortTreeOrder(entries: ListedEntry[]): ListedEntry[] {
   return keyed.map((item) => item.entry);
 }
 
-async function viewFile(
-  storePath: string,
+function viewFile(
+  content: string,
   virtualPath: string,
   viewRange: number[] | undefined,
   context: CommandContext,
-): Promise<string> {
-  let content: string | null;
-  try {
-    content = await context.store.read(storePath);
-  } catch (error) {
-    throw toMemoryToolError(error, { command: 'view', path: virtualPath });
-  }
-  if (content === null) {
-    // Deleted between stat and read.
-    throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
-  }
+): string {
   const { lines } = parseText(content);
   if (lines.length > MAX_VIEW_LINES) {
     throw new MemoryToolError(`File ${virtualPath} exceeds maximum line limit of 999,999 lines.`, {
