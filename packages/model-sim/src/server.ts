@@ -300,13 +300,29 @@ export async function startModelSim(options: ModelSimOptions = {}): Promise<Mode
     }
     record(entry);
     if (entry.stream) {
-      sendStream(
-        response,
-        message,
-        requestId,
-        after?.kind === 'cut' ? 'cut' : after?.kind === 'stream_error' ? 'error' : 'full',
-      );
+      const mode =
+        after?.kind === 'cut' ? 'cut' : after?.kind === 'stream_error' ? 'error' : 'full';
+      const delay = state.faults.eventDelayMs ?? 0;
+      if (mode === 'full' && delay > 0) return sendSlowStream(response, message, requestId, delay);
+      sendStream(response, message, requestId, mode);
     } else sendJson(response, 200, message, requestId, after?.kind === 'cut');
+  }
+
+  /** A stream written one event at a time with a pause between events; close() cuts it. */
+  async function sendSlowStream(
+    response: ServerResponse,
+    message: BetaMessage,
+    requestId: string,
+    delayMs: number,
+  ) {
+    if (response.destroyed) return;
+    response.writeHead(200, sseHeaders(requestId));
+    for (const event of streamEvents(message)) {
+      if (state.closed || response.destroyed) return destroy(response);
+      response.write(formatSse(event));
+      if (event.type !== 'message_stop') await sleep(delayMs);
+    }
+    response.end();
   }
 
   async function handleCountTokens(
@@ -662,6 +678,15 @@ function sendError(response: ServerResponse, error: ApiError, requestId: string)
   sendJson(response, error.status, errorBody(error, requestId), requestId);
 }
 
+function sseHeaders(requestId: string): Record<string, string> {
+  return {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'request-id': requestId,
+  };
+}
+
 function sendStream(
   response: ServerResponse,
   message: BetaMessage,
@@ -669,12 +694,7 @@ function sendStream(
   mode: 'full' | 'cut' | 'error',
 ): void {
   if (response.destroyed) return;
-  response.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'request-id': requestId,
-  });
+  response.writeHead(200, sseHeaders(requestId));
   const events = streamEvents(message);
   if (mode === 'full') {
     response.end(events.map(formatSse).join(''));

@@ -11,6 +11,8 @@ import type {
 export interface SimFaults {
   /** Delay added before every `/v1/messages` response starts, in ms. Default 0. */
   latencyMs?: number;
+  /** Pause between SSE events of a stream, in ms (a slow model; lets tests abort mid-stream). Default 0. */
+  eventDelayMs?: number;
   /** Requests answered `429 rate_limit_error` with a `retry-after` header. */
   rateLimitOn?: number[];
   /** Requests answered `529 overloaded_error`. */

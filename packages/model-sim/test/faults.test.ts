@@ -223,6 +223,23 @@ describe('fault injection', () => {
     expect(resumed.stop_reason).toBe('model_context_window_exceeded');
   });
 
+  it('paces stream events with eventDelayMs: text arrives before the message ends, and an abort mid-stream works', async () => {
+    const { client } = await setup({ eventDelayMs: 40 });
+    const stream = client.beta.messages.stream(params);
+    const firstText = new Promise<number>((resolve) =>
+      stream.once('text', () => resolve(Date.now())),
+    );
+    const message = await stream.finalMessage();
+    const ended = Date.now();
+    expect(ended - (await firstText)).toBeGreaterThanOrEqual(80);
+    expect(message.stop_reason).toBe('end_turn');
+
+    const aborted = client.beta.messages.stream(params);
+    aborted.once('text', () => aborted.abort());
+    const error = await aborted.finalMessage().catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(Error);
+  });
+
   it('adds latency before answering', async () => {
     const { client } = await setup({ latencyMs: 150 });
     const started = Date.now();

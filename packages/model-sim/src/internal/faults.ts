@@ -8,6 +8,7 @@ const requestNumbers = z.array(z.number().int().min(1));
 export const simFaultsSchema = z
   .object({
     latencyMs: z.number().int().min(0).max(600_000).optional(),
+    eventDelayMs: z.number().int().min(0).max(60_000).optional(),
     rateLimitOn: requestNumbers.optional(),
     overloadedOn: requestNumbers.optional(),
     serverErrorOn: requestNumbers.optional(),
