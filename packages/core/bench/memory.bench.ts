@@ -34,16 +34,30 @@ const ITERATIONS = quick ? 40 : 200;
 const DIRECTORY_VIEW_ITERATIONS = quick ? 3 : 10;
 const DIRECTORY_FILES = 2_000;
 
-async function createOurs(options: { maxViewChars?: number } = {}): Promise<Side> {
+/** Our handler over a fresh `FileSystemStore`. */
+async function createOurs(
+  variant: 'default' | 'no view cut' | 'quota in store' = 'default',
+): Promise<Side> {
   const directory = await mkdtemp(join(tmpdir(), 'baton-bench-ours-'));
-  const store = await createFileSystemStore({ root: join(directory, 'memories') });
+  // The 2,000-file directory is beyond the default maxFiles of 1,000.
+  const quota = { maxTotalBytes: 52_428_800, maxFiles: 100_000 };
+  const store = await createFileSystemStore({
+    root: join(directory, 'memories'),
+    // 'quota in store': the store enforces the store-wide limits atomically inside its own lock,
+    // so the handler skips its usage() round trip (see docs/memory-protocol.md, Limits).
+    ...(variant === 'quota in store' ? { limits: quota } : {}),
+  });
   const tool = createMemoryTool({
     store,
-    // The 2,000-file directory is beyond the default maxFiles of 1,000.
-    limits: { maxFiles: 100_000, ...options },
+    limits:
+      variant === 'quota in store'
+        ? { maxTotalBytes: Infinity, maxFiles: Infinity }
+        : variant === 'no view cut'
+          ? { ...quota, maxViewChars: Number.MAX_SAFE_INTEGER }
+          : quota,
   });
   return {
-    name: options.maxViewChars === undefined ? 'baton' : 'baton (no view cut)',
+    name: variant === 'default' ? 'baton' : `baton (${variant})`,
     run: async (input) => {
       const result = await tool.execute(input);
       if (result.isError) throw new Error(`baton: ${result.content}`);
@@ -84,12 +98,15 @@ const TEXT = Array.from({ length: 100 }, (_, index) => `line ${index + 1}: ${'x'
 const OPERATIONS: Array<{
   name: string;
   iterations: number;
+  /** A second configuration of ours worth showing for this operation. */
+  variant?: 'no view cut' | 'quota in store';
   setup: (run: Run) => Promise<void>;
   operation: (run: Run, index: number) => Promise<unknown>;
 }> = [
   {
     name: 'create (new 6 KB file)',
     iterations: ITERATIONS,
+    variant: 'quota in store',
     setup: async () => {},
     operation: (run, index) =>
       run({ command: 'create', path: `/memories/create/file-${index}.md`, file_text: TEXT }),
@@ -105,6 +122,7 @@ const OPERATIONS: Array<{
   {
     name: 'str_replace (100-line file)',
     iterations: ITERATIONS,
+    variant: 'quota in store',
     setup: async (run) => {
       await run({
         command: 'create',
@@ -123,6 +141,7 @@ const OPERATIONS: Array<{
   {
     name: 'insert (line 1 of a growing file)',
     iterations: ITERATIONS,
+    variant: 'quota in store',
     setup: async (run) => {
       await run({ command: 'create', path: '/memories/insert.md', file_text: TEXT });
     },
@@ -137,6 +156,7 @@ const OPERATIONS: Array<{
   {
     name: `view directory (${DIRECTORY_FILES.toLocaleString('en-US')} files)`,
     iterations: DIRECTORY_VIEW_ITERATIONS,
+    variant: 'no view cut',
     setup: async (run) => {
       for (let index = 0; index < DIRECTORY_FILES; index++) {
         await run({
@@ -167,11 +187,9 @@ async function main(): Promise<void> {
   );
   const rows: string[][] = [];
   for (const operation of OPERATIONS) {
-    const isDirectoryView = operation.name.startsWith('view directory');
-    const sides = [await createOurs(), await createSdk()];
-    if (isDirectoryView) {
-      sides.splice(1, 0, await createOurs({ maxViewChars: Number.MAX_SAFE_INTEGER }));
-    }
+    const sides = [await createOurs()];
+    if (operation.variant !== undefined) sides.push(await createOurs(operation.variant));
+    sides.push(await createSdk());
     for (const side of sides) {
       await operation.setup(side.run);
       // One untimed run warms caches (and the JIT) the same way for every side.

@@ -119,3 +119,24 @@ describe('create', () => {
     expect(await store.stat('b.md')).toBeNull();
   });
 });
+
+describe('create on an existing path answers "already exists" before anything else', () => {
+  it('a beforeWrite hook is not consulted for a create that cannot happen', async () => {
+    const store = createInMemoryStore();
+    await store.write('a.md', 'original', { mode: 'create' });
+    let calls = 0;
+    const tool = createMemoryTool({
+      store,
+      hooks: {
+        beforeWrite: () => {
+          calls += 1;
+          return undefined;
+        },
+      },
+    });
+    expect(
+      await tool.execute({ command: 'create', path: '/memories/a.md', file_text: 'x' }),
+    ).toEqual({ content: 'Error: File /memories/a.md already exists', isError: true });
+    expect(calls).toBe(0);
+  });
+});

@@ -25,6 +25,15 @@ export async function create(input: CreateInput, context: CommandContext): Promi
   if (storePath === '') {
     throw new MemoryToolError(`Error: File ${virtualPath} already exists`, { code: 'exists' });
   }
+  // Checked before the hook and the quota, so the model hears the most useful thing first. The
+  // write below is create-only anyway, so a file appearing in between is still refused.
+  try {
+    if ((await context.store.stat(storePath)) !== null) {
+      throw new MemoryToolError(`Error: File ${virtualPath} already exists`, { code: 'exists' });
+    }
+  } catch (error) {
+    throw toMemoryToolError(error, { command: 'create', path: virtualPath });
+  }
   const content = context.prepareWrite({
     command: 'create',
     path: virtualPath,
