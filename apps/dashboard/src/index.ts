@@ -8,14 +8,5 @@ export {
 export type { DashboardServer, DashboardServerOptions } from './server.js';
 export { DashboardError, isDashboardError } from './errors.js';
 export type { DashboardErrorCode, DashboardErrorOptions } from './errors.js';
-export { PROJECT_STATUSES } from './control.js';
-export type {
-  CreateProjectInput,
-  DashboardControl,
-  DashboardMemoryStore,
-  EventEntryLike,
-  ProjectRecordLike,
-  ProjectStatus,
-  SessionSummaryLike,
-} from './control.js';
+export type { DashboardControl, DashboardMemoryStore } from './control.js';
 export { renderMarkdown } from './internal/markdown.js';

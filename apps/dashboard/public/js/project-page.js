@@ -32,7 +32,7 @@ export function describeEvent(event) {
       const usage = event.usage ?? {};
       const cleared =
         event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
-      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(usage.input_tokens ?? 0)} out ${formatTokens(usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
+      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(usage.inputTokens ?? usage.input_tokens ?? 0)} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
     }
     case 'tool-call':
       return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
@@ -72,6 +72,26 @@ function eventClass(event) {
   )
     return 'event major';
   return 'event';
+}
+
+/** Keeps 3 lines of context around changes; longer unchanged runs become one `skip` line. */
+function collapseUnchanged(lines, context = 3) {
+  const keep = lines.map((line) => line.op !== 'equal');
+  const near = lines.map((_, index) => {
+    for (let offset = -context; offset <= context; offset++) if (keep[index + offset]) return true;
+    return false;
+  });
+  const result = [];
+  let skipped = 0;
+  lines.forEach((line, index) => {
+    if (near[index]) {
+      if (skipped > 0) result.push({ op: 'skip', count: skipped });
+      skipped = 0;
+      result.push(line);
+    } else skipped++;
+  });
+  if (skipped > 0) result.push({ op: 'skip', count: skipped });
+  return result;
 }
 
 export function projectPage(main, projectId) {
@@ -387,13 +407,15 @@ export function projectPage(main, projectId) {
         { class: 'history', dataset: { testid: 'memory-history' } },
         versions.map((version, index) => {
           const older = versions[index + 1];
+          // Version ids are opaque strings; number them for people, oldest = v1.
+          const number = versions.length - index;
           return h(
             'li',
             { dataset: { version: version.version } },
             h(
               'span',
               {},
-              `v${version.version} · ${version.command} · ${formatNumber(version.bytes)} B · ${formatDateTime(version.at)}${version.session ? ` · ${version.session.slice(0, 8)}` : ''}`,
+              `v${number} · ${version.command} · ${formatNumber(version.bytes)} B · ${formatDateTime(version.at)}${version.session ? ` · session ${version.session.slice(0, 8)}` : ''}`,
             ),
             ' ',
             h(
@@ -401,12 +423,20 @@ export function projectPage(main, projectId) {
               {
                 type: 'button',
                 class: 'small',
-                dataset: { diff: version.version },
+                dataset: { diff: number },
                 on: {
-                  click: () => showDiff(path, older ? older.version : 0, version.version, diffBox),
+                  click: () =>
+                    showDiff(
+                      path,
+                      older?.version,
+                      version.version,
+                      `v${number - 1}`,
+                      `v${number}`,
+                      diffBox,
+                    ),
                 },
               },
-              older ? `diff vs v${older.version}` : 'diff vs empty',
+              older ? `diff vs v${number - 1}` : 'diff vs empty',
             ),
           );
         }),
@@ -432,7 +462,7 @@ export function projectPage(main, projectId) {
     }
   }
 
-  async function showDiff(path, from, to, box) {
+  async function showDiff(path, from, to, fromLabel, toLabel, box) {
     try {
       const result = await getJson(`${projectPath(projectId)}/memory/diff`, { path, from, to });
       const diff = result.diff;
@@ -441,17 +471,19 @@ export function projectPage(main, projectId) {
         h(
           'h4',
           {},
-          `v${from || '∅'} → v${to}: +${diff.added} −${diff.removed}${diff.truncated ? ' (too many changes: whole file shown)' : ''}`,
+          `${from === undefined ? 'empty' : fromLabel} → ${toLabel}: +${diff.added} −${diff.removed}${diff.truncated ? ' (too many changes: whole file shown)' : ''}`,
         ),
         h(
           'pre',
           { class: 'diff-lines' },
-          diff.lines.map((line) =>
-            h(
-              'span',
-              { class: `line ${line.op}` },
-              `${line.op === 'insert' ? '+' : line.op === 'delete' ? '-' : ' '} ${line.text}\n`,
-            ),
+          collapseUnchanged(diff.lines).map((line) =>
+            line.op === 'skip'
+              ? h('span', { class: 'line skip' }, `⋯ ${line.count} unchanged lines\n`)
+              : h(
+                  'span',
+                  { class: `line ${line.op}` },
+                  `${line.op === 'insert' ? '+' : line.op === 'delete' ? '-' : ' '} ${line.text}\n`,
+                ),
           ),
         ),
       );
@@ -507,8 +539,8 @@ export function projectPage(main, projectId) {
         sessionNumber: null,
         turn: event.turn,
         at: event.at,
-        inputTokens: event.usage?.input_tokens ?? 0,
-        outputTokens: event.usage?.output_tokens ?? 0,
+        inputTokens: event.usage?.inputTokens ?? event.usage?.input_tokens ?? 0,
+        outputTokens: event.usage?.outputTokens ?? event.usage?.output_tokens ?? 0,
         clearedInputTokens: event.clearedInputTokens ?? 0,
         edits: (event.appliedEdits ?? []).map((edit) => edit.type),
       });

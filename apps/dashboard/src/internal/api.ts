@@ -14,7 +14,7 @@ import {
   memoryFileQuerySchema,
   projectIdSchema,
   projectsQuerySchema,
-  toCreateProjectInput,
+  toProjectInput,
   toStorePath,
   toVirtualPath,
 } from './validation.js';
@@ -144,8 +144,11 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.post('/projects', async (context) => {
     const body = parse(createProjectSchema, await readJsonBody(context), 'project');
-    const project = await control.createProject(toCreateProjectInput(body));
-    return context.json({ project: projectView(project, undefined) }, 201);
+    // The same two calls as `baton enqueue`: store the project, then queue its first session.
+    const created = await control.createProject(toProjectInput(body));
+    const queued = await control.enqueue(created.id);
+    const project = (await control.getProject(created.id)) ?? created;
+    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
   });
 
   api.get('/projects/:id', async (context) => {
@@ -153,7 +156,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     const project = await requireProject(projectId);
     const [sessions, transitions] = await Promise.all([
       control.listSessions(projectId),
-      control.transitions(projectId),
+      control.listTransitions(projectId),
     ]);
     return context.json({
       project: projectView(project, hub.activity(projectId)),
@@ -243,7 +246,6 @@ export function createApiRoutes(options: ApiOptions): Hono {
         depth: entry.depth,
       })),
       usage,
-      history: typeof memory.listHistory === 'function',
     });
   });
 
@@ -268,9 +270,9 @@ export function createApiRoutes(options: ApiOptions): Hono {
     const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
     const memory = await store(projectId);
     const storePath = toStorePath(query.path);
-    const versions = memory.listHistory ? await memory.listHistory(storePath) : [];
+    const versions = await memory.listHistory(storePath);
     const changes: unknown[] = [];
-    if (memory.readChanges) {
+    {
       // The feed is per namespace and capped; keep the entries about this path (or renames of it).
       let after: string | undefined;
       for (let page = 0; page < 20; page++) {
@@ -295,7 +297,6 @@ export function createApiRoutes(options: ApiOptions): Hono {
       path: query.path,
       versions,
       changes,
-      supported: memory.listHistory !== undefined,
     });
   });
 
@@ -303,9 +304,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
     const projectId = projectIdParam(context);
     const query = parse(memoryDiffQuerySchema, context.req.query(), 'query');
     const memory = await store(projectId);
-    if (!memory.readHistory) throw new ApiError(404, 'not_found', 'This store keeps no history.');
     const storePath = toStorePath(query.path);
-    const before = query.from === 0 ? '' : await memory.readHistory(storePath, query.from);
+    const before = query.from === undefined ? '' : await memory.readHistory(storePath, query.from);
     const after =
       query.to === undefined
         ? await readFile(memory, storePath)
@@ -315,7 +315,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
     return context.json({
       path: query.path,
-      from: query.from,
+      from: query.from ?? null,
       to: query.to ?? null,
       diff: diffLines(before, after),
     });

@@ -175,6 +175,7 @@ export function createApp(options: AppOptions): Hono {
   });
 
   if (options.queueBoard !== undefined) {
+    app.get('/queues/', (context) => context.redirect('/queues', 301));
     app.route('/queues', options.queueBoard);
   } else {
     app.get('/queues', (context) =>

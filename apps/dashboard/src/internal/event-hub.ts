@@ -7,7 +7,7 @@
  * every subscriber in memory, so a hundred open tabs cost Redis what one tab costs. The loop runs
  * only while someone is subscribed.
  */
-import type { DashboardControl, EventEntryLike, ProjectRecordLike } from '../control.js';
+import type { DashboardControl, EventEntry, ProjectRecord } from '../control.js';
 import {
   compareStreamIds,
   projectView,
@@ -19,7 +19,7 @@ import {
 export type HubMessage =
   | { type: 'project'; project: ProjectView }
   | { type: 'removed'; projectId: string }
-  | { type: 'event'; projectId: string; entry: EventEntryLike };
+  | { type: 'event'; projectId: string; entry: EventEntry };
 
 export type HubListener = (message: HubMessage) => void;
 
@@ -43,7 +43,7 @@ export interface EventHub {
   /** What the hub knows about a project's current session/turn. */
   activity(projectId: string): ProjectActivity | undefined;
   /** Reads the last `count` entries of a project's stream (pages through it once). */
-  tail(projectId: string, count: number): Promise<EventEntryLike[]>;
+  tail(projectId: string, count: number): Promise<EventEntry[]>;
   close(): Promise<void>;
 }
 
@@ -56,7 +56,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   const globalListeners = new Set<HubListener>();
   const projectListeners = new Map<string, Set<HubListener>>();
   const views = new Map<string, string>();
-  const records = new Map<string, ProjectRecordLike>();
+  const records = new Map<string, ProjectRecord>();
   const cursors = new Map<string, string>();
   const activities = new Map<string, ProjectActivity>();
   let timer: NodeJS.Timeout | undefined;
@@ -68,8 +68,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
     for (const listener of projectListeners.get(projectId) ?? []) listener(message);
   }
 
-  async function tail(projectId: string, count: number): Promise<EventEntryLike[]> {
-    const kept: EventEntryLike[] = [];
+  async function tail(projectId: string, count: number): Promise<EventEntry[]> {
+    const kept: EventEntry[] = [];
     let fromId: string | undefined;
     for (;;) {
       const page = await control.readEvents(
@@ -112,7 +112,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     return changed;
   }
 
-  function publishView(project: ProjectRecordLike): void {
+  function publishView(project: ProjectRecord): void {
     const view = projectView(project, activities.get(project.id));
     const json = JSON.stringify(view);
     if (views.get(project.id) === json) return;

@@ -13,7 +13,7 @@
  */
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
-import type { DashboardControl, EventEntryLike } from '../control.js';
+import type { DashboardControl, EventEntry } from '../control.js';
 import type { EventHub, HubMessage } from './event-hub.js';
 import { compareStreamIds, projectView, STREAM_ID_PATTERN } from './views.js';
 
@@ -143,7 +143,7 @@ export function projectStream(context: Context, projectId: string, options: SseO
     let buffering = true;
     const buffered: HubMessage[] = [];
 
-    function sendEntry(entry: EventEntryLike): void {
+    function sendEntry(entry: EventEntry): void {
       if (lastSent !== undefined && compareStreamIds(entry.id, lastSent) <= 0) return;
       lastSent = entry.id;
       writer.send({ event: 'event', id: entry.id, data: entry });

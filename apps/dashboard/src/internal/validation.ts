@@ -1,6 +1,6 @@
 /** Every input the dashboard accepts, validated with zod before anything else sees it. */
 import { z } from 'zod';
-import { PROJECT_STATUSES, type CreateProjectInput, type ProjectStatus } from '../control.js';
+import { PROJECT_STATUSES, type ProjectInput, type ProjectStatus } from '../control.js';
 import { STREAM_ID_PATTERN } from './views.js';
 
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
@@ -76,11 +76,18 @@ export const eventsQuerySchema = z
 
 export const memoryFileQuerySchema = z.object({ path: memoryPathSchema }).strict();
 
+/** Version ids of the Redis store's history (`<epoch>:<sequence>`, or plain digits). */
+const versionSchema = z
+  .string()
+  .regex(/^\d{1,20}(:\d{1,20})?$/, 'must be a version id from the history');
+
 export const memoryDiffQuerySchema = z
   .object({
     path: memoryPathSchema,
-    from: z.coerce.number().int().min(0),
-    to: z.coerce.number().int().min(0).optional(),
+    /** Older version; absent = the empty file (the diff of a create). */
+    from: versionSchema.optional(),
+    /** Newer version; absent = the current content. */
+    to: versionSchema.optional(),
   })
   .strict();
 
@@ -135,8 +142,6 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
 }
 
 /** Drops keys whose value is undefined (exactOptionalPropertyTypes). */
-export function toCreateProjectInput(
-  value: z.infer<typeof createProjectSchema>,
-): CreateProjectInput {
-  return JSON.parse(JSON.stringify(value)) as CreateProjectInput;
+export function toProjectInput(value: z.infer<typeof createProjectSchema>): ProjectInput {
+  return JSON.parse(JSON.stringify(value)) as ProjectInput;
 }

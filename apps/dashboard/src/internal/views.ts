@@ -2,12 +2,7 @@
  * The JSON shapes the dashboard's API returns, computed from control-API records. Kept separate
  * from the records so the UI never depends on how the worker stores things.
  */
-import type {
-  EventEntryLike,
-  ProjectRecordLike,
-  SessionSummaryLike,
-  StreamEventLike,
-} from '../control.js';
+import type { EventEntry, ProjectRecord, SessionSummary, StreamEvent } from '../control.js';
 
 /** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
 export interface ProjectActivity {
@@ -43,7 +38,7 @@ export interface ProjectView {
 }
 
 export function projectView(
-  project: ProjectRecordLike,
+  project: ProjectRecord,
   activity: ProjectActivity | undefined,
 ): ProjectView {
   const active = project.activeSession;
@@ -103,7 +98,7 @@ function record(value: unknown): Record<string, unknown> | undefined {
 /** Folds one event into a project's activity. */
 export function updateActivity(
   previous: ProjectActivity | undefined,
-  event: StreamEventLike,
+  event: StreamEvent,
 ): ProjectActivity {
   const next: ProjectActivity = previous
     ? { ...previous }
@@ -141,7 +136,7 @@ export interface TurnPoint {
 }
 
 /** Input tokens per turn, from `turn` events, with the turns where context edits cleared. */
-export function tokenSeries(entries: readonly EventEntryLike[]): TurnPoint[] {
+export function tokenSeries(entries: readonly EventEntry[]): TurnPoint[] {
   const sessionNumbers = new Map<string, number>();
   const points: TurnPoint[] = [];
   for (const { event } of entries) {
@@ -168,8 +163,8 @@ export function tokenSeries(entries: readonly EventEntryLike[]): TurnPoint[] {
       sessionNumber: sessionNumbers.get(sessionId) ?? null,
       turn: numberField(event.turn) ?? points.length + 1,
       at: numberField(event.at) ?? 0,
-      inputTokens: numberField(usage.input_tokens) ?? numberField(usage.inputTokens) ?? 0,
-      outputTokens: numberField(usage.output_tokens) ?? numberField(usage.outputTokens) ?? 0,
+      inputTokens: numberField(usage.inputTokens) ?? numberField(usage.input_tokens) ?? 0,
+      outputTokens: numberField(usage.outputTokens) ?? numberField(usage.output_tokens) ?? 0,
       clearedInputTokens: numberField(event.clearedInputTokens) ?? clearedFromEdits,
       edits,
     });
@@ -198,7 +193,7 @@ export interface ChecklistView {
 /** The feature checklist from `features.json`, joined with which session flipped each feature. */
 export function checklistView(
   content: string | null,
-  sessions: readonly SessionSummaryLike[],
+  sessions: readonly SessionSummary[],
 ): ChecklistView {
   if (content === null) return { state: 'missing', rows: [], passing: 0, total: 0 };
   let parsed: unknown;
@@ -208,7 +203,7 @@ export function checklistView(
     return { state: 'invalid', rows: [], passing: 0, total: 0 };
   }
   if (!Array.isArray(parsed)) return { state: 'invalid', rows: [], passing: 0, total: 0 };
-  const flipped = new Map<string, SessionSummaryLike>();
+  const flipped = new Map<string, SessionSummary>();
   for (const session of sessions) {
     for (const id of session.flippedFeatures) flipped.set(id, session);
   }

@@ -1,0 +1,217 @@
+/// <reference lib="dom" />
+/**
+ * Browser tests: Debian's /usr/bin/chromium driven by playwright-core against a dashboard whose
+ * projects run on the model simulator through a real in-process worker.
+ */
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
+import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import { randomHex } from './support/redis.js';
+import { startSimWorker, type SimWorker } from './support/sim-worker.js';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
+const available = existsSync(CHROMIUM);
+if (!available) {
+  console.warn(
+    `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; CI installs it)`,
+  );
+}
+
+describe.skipIf(!available)('the dashboard in a real browser', () => {
+  let dashboard: TestDashboard;
+  let worker: SimWorker;
+  let context: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  const pageErrors: string[] = [];
+
+  beforeAll(async () => {
+    await mkdir(ARTIFACTS, { recursive: true });
+    dashboard = await startTestDashboard({ withQueueBoard: true });
+    worker = await startSimWorker({
+      prefix: dashboard.prefix,
+      memoryPrefix: dashboard.memoryPrefix,
+      // Slow enough to watch the features bar move, fast enough for a test.
+      faults: { latencyMs: 120 },
+    });
+    userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-chromium-'));
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+        '--no-first-run',
+      ],
+      viewport: { width: 1400, height: 900 },
+    });
+    page = context.pages()[0] ?? (await context.newPage());
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+    page.on('dialog', (dialog) => {
+      // The only dialog we expect is the cancel confirmation; an alert() would be injected script.
+      if (dialog.type() === 'confirm') void dialog.accept();
+      else {
+        pageErrors.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
+        void dialog.dismiss();
+      }
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await context?.close();
+    await worker?.stop();
+    await dashboard?.close();
+    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
+  });
+
+  const url = (pathname: string) => new URL(pathname, dashboard.server.url).toString();
+  const shot = (name: string) =>
+    page.screenshot({ path: path.join(ARTIFACTS, `dashboard-${name}.png`), fullPage: true });
+
+  it('creates a project from the form and watches its features bar fill live', async () => {
+    const id = `ui-${randomHex(3)}`;
+    await page.goto(url('/new'));
+    await page.fill('input[name=id]', id);
+    await page.fill(
+      'textarea[name=goal]',
+      'Build a tiny calculator\n- add two numbers\n- subtract two numbers\n- multiply two numbers',
+    );
+    await page.selectOption('select[name=contextPreset]', 'coding');
+    await page.fill('input[name=maxSessions]', '10');
+    await shot('new-project');
+    await page.click('[data-testid=create-form] button[type=submit]');
+    await page.waitForURL(`**/projects/${id}`);
+
+    await page.goto(url('/'));
+    await page.evaluate(() => {
+      (window as unknown as { __sameDocument: boolean }).__sameDocument = true;
+    });
+    const bar = `[data-testid="features-${id}"]`;
+    // Record every value the bar shows, as the page receives updates.
+    await page.evaluate((selector) => {
+      const seen: string[] = [];
+      (window as unknown as { __barValues: string[] }).__barValues = seen;
+      const record = () => {
+        const element = document.querySelector(selector) as HTMLElement | null;
+        const value = element ? `${element.dataset.passing}/${element.dataset.total}` : 'none';
+        if (seen[seen.length - 1] !== value) seen.push(value);
+      };
+      new MutationObserver(record).observe(document.body, {
+        subtree: true,
+        childList: true,
+        attributes: true,
+      });
+      record();
+    }, bar);
+    await page.waitForFunction(
+      (selector) =>
+        (document.querySelector(selector) as HTMLElement | null)?.dataset.passing === '3',
+      bar,
+      {
+        timeout: 45_000,
+      },
+    );
+    await page.waitForSelector(`tr[data-project="${id}"][data-status="completed"]`, {
+      timeout: 15_000,
+    });
+    const values = await page.evaluate(
+      () => (window as unknown as { __barValues: string[] }).__barValues,
+    );
+    expect(values).toEqual(expect.arrayContaining(['1/3', '2/3', '3/3']));
+    // Still the same document: the page updated without a reload.
+    expect(
+      await page.evaluate(() => (window as unknown as { __sameDocument?: boolean }).__sameDocument),
+    ).toBe(true);
+    expect(await page.textContent(`${bar} .bar-label`)).toBe('3/3');
+    await shot('projects');
+
+    // The project page: progress log, checklist, memory history with a diff.
+    await page.click(`a.project-link[href="/projects/${id}"]`);
+    await page.waitForSelector(
+      '[data-testid=progress-log] h1, [data-testid=progress-log] h2, [data-testid=progress-log] p',
+    );
+    expect(await page.textContent('[data-testid=progress-log]')).toMatch(/Session/);
+    await page.waitForSelector('tr[data-feature="F3"][data-passes="true"]');
+    await page.waitForSelector('[data-testid=token-chart] circle');
+    await page.waitForSelector('[data-testid=event-tail] li');
+    await page.click('button.file-link[data-path="/memories/features.json"]');
+    await page.waitForSelector('[data-testid=memory-history] li');
+    const versions = await page.locator('[data-testid=memory-history] li').count();
+    expect(versions).toBeGreaterThanOrEqual(2);
+    await page.locator('[data-testid=memory-history] button').first().click();
+    await page.waitForSelector('[data-testid=memory-diff] .line.insert');
+    expect(await page.textContent('[data-testid=memory-diff] .line.insert')).toContain(
+      '"passes": true',
+    );
+    await shot('project');
+    expect(pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('cancels a project from its page', async () => {
+    const id = `cancel-${randomHex(3)}`;
+    // Created but not queued, so no worker races the click.
+    await dashboard.control.createProject({ id, goal: 'Something long\n- one\n- two' });
+    await page.goto(url(`/projects/${id}`));
+    await page.click('button[data-action=cancel]');
+    await page.waitForSelector('.project-head .badge.status-cancelled');
+    expect((await dashboard.control.getProject(id))?.status).toBe('cancelled');
+    await page.waitForSelector('button[data-action=resume]');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('renders a hostile progress log without running any of it', async () => {
+    const id = `hostile-${randomHex(3)}`;
+    await dashboard.control.createProject({ id, goal: 'Hostile\n- one' });
+    const store = await dashboard.control.memoryStore(id);
+    await store.write('progress.md', HOSTILE_MARKDOWN, { mode: 'create' });
+    await page.goto(url(`/projects/${id}`));
+    await page.waitForSelector('[data-testid=progress-log] h1');
+    await page.click('button.file-link[data-path="/memories/progress.md"]');
+    await page.waitForSelector('.file-content h1');
+    // Hover and click everything that could carry a handler or a javascript: URL.
+    for (const link of await page.locator('[data-testid=progress-log] a').all()) await link.hover();
+    const report = await page.evaluate(() => ({
+      pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+      scripts: document.querySelectorAll('#main script').length,
+      images: document.querySelectorAll('#main img, #main iframe').length,
+      handlers: [...document.querySelectorAll('#main *')].filter((element) =>
+        [...element.attributes].some((attribute) => attribute.name.startsWith('on')),
+      ).length,
+      dangerousLinks: [...document.querySelectorAll('#main a[href]')]
+        .map((link) => link.getAttribute('href') ?? '')
+        // Browsers drop whitespace and control characters inside a scheme, so we do too.
+        .map((href) => [...href].filter((character) => character.charCodeAt(0) > 0x20).join(''))
+        .filter((href) => /^(javascript|data|vbscript):/i.test(href)),
+      text: document.querySelector('[data-testid=progress-log]')?.textContent ?? '',
+    }));
+    expect(report).toMatchObject({
+      pwned: undefined,
+      scripts: 0,
+      images: 0,
+      handlers: 0,
+      dangerousLinks: [],
+    });
+    // The attack is shown as text, so a reader sees what the agent wrote.
+    expect(report.text).toContain('<script>window.__pwned = 1</script>');
+    await shot('hostile-progress');
+    expect(pageErrors).toEqual([]);
+  });
+
+  it('shows Bull Board behind the dashboard at /queues', async () => {
+    await page.goto(url('/queues'));
+    await page.waitForSelector('text=baton-sessions', { timeout: 15_000 });
+    await shot('queues');
+  });
+});

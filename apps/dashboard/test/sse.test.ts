@@ -1,0 +1,143 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
+import { randomHex } from './support/redis.js';
+import { seedSession } from './support/seed.js';
+
+type Entry = { id: string; event: { type: string; turn?: number } };
+
+describe('live updates over Server-Sent Events', () => {
+  let dashboard: TestDashboard;
+  const connections: SseConnection[] = [];
+
+  beforeEach(async () => {
+    dashboard = await startTestDashboard();
+  });
+
+  afterEach(async () => {
+    for (const connection of connections.splice(0)) connection.close();
+    await dashboard.close();
+  });
+
+  async function open(pathname: string, headers: Record<string, string> = {}) {
+    const connection = await connectSse(
+      new URL(pathname, dashboard.server.url).toString(),
+      headers,
+    );
+    connections.push(connection);
+    return connection;
+  }
+
+  function turnEvent(projectId: string, turn: number) {
+    return {
+      v: 1,
+      type: 'turn',
+      at: Date.now(),
+      projectId,
+      sessionId: 'live',
+      turn,
+      stopReason: 'tool_use',
+      durationMs: 1,
+      usage: { inputTokens: 100 * turn, outputTokens: 1 },
+      appliedEdits: [],
+      clearedInputTokens: 0,
+      costUsd: 0,
+    };
+  }
+
+  const events = (connection: SseConnection): Entry[] =>
+    connection.messages
+      .filter((message) => message.event === 'event')
+      .map((message) => message.data as Entry);
+
+  it('sends a project snapshot, then each new event with its stream id', async () => {
+    const id = `s-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a' });
+    const seeded = await seedSession(dashboard.repository, id, {
+      sessionId: 's1',
+      sessionNumber: 1,
+      turns: [{ input: 10 }],
+    });
+
+    const stream = await open(`/api/projects/${id}/stream`);
+    const snapshot = await stream.next((message) => message.event === 'snapshot');
+    const data = snapshot.data as { project: { id: string }; events: Entry[]; sessions: unknown[] };
+    expect(data.project.id).toBe(id);
+    expect(data.sessions).toHaveLength(1);
+    // Creation writes a project-status event before the seeded ones.
+    expect(data.events.slice(-seeded.length).map((entry) => entry.id)).toEqual(seeded);
+    expect(snapshot.id).toBe(seeded[seeded.length - 1]);
+
+    const liveId = await dashboard.repository.appendEvent(id, turnEvent(id, 7));
+    const live = await stream.next((message) => message.event === 'event');
+    expect(live.id).toBe(liveId);
+    expect((live.data as Entry).event).toMatchObject({ type: 'turn', turn: 7 });
+  });
+
+  it('resumes after Last-Event-ID with every missed event once, in order', async () => {
+    const id = `r-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a' });
+    const first = await open(`/api/projects/${id}/stream`);
+    await first.next((message) => message.event === 'snapshot');
+    const ids: string[] = [];
+    for (let turn = 1; turn <= 3; turn++)
+      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+    await first.next((message) => message.id === ids[2]);
+    const lastSeen = events(first).at(-1)?.id;
+    expect(lastSeen).toBe(ids[2]);
+    first.close();
+
+    // Written while the browser was away.
+    for (let turn = 4; turn <= 6; turn++)
+      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+    const second = await open(`/api/projects/${id}/stream`, { 'last-event-id': lastSeen! });
+    const snapshot = await second.next((message) => message.event === 'snapshot');
+    expect((snapshot.data as { events: unknown[] }).events).toEqual([]);
+    // And written while it reconnects and afterwards.
+    for (let turn = 7; turn <= 9; turn++)
+      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+    await second.next((message) => message.id === ids[8]);
+    expect(events(second).map((entry) => entry.id)).toEqual(ids.slice(3));
+    expect(events(second).map((entry) => entry.event.turn)).toEqual([4, 5, 6, 7, 8, 9]);
+  });
+
+  it('fans one reader out to every client of the projects stream', async () => {
+    const id = `f-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a' });
+    const clients = await Promise.all([
+      open('/api/stream'),
+      open('/api/stream'),
+      open('/api/stream'),
+    ]);
+    for (const client of clients) {
+      const snapshot = await client.next((message) => message.event === 'snapshot');
+      const projects = (snapshot.data as { projects: { id: string; status: string }[] }).projects;
+      expect(projects.map((project) => project.id)).toEqual([id]);
+    }
+    await dashboard.repository.transition(id, 'running', { reason: 'test' });
+    await dashboard.repository.markSessionStart(
+      id,
+      { sessionId: 'live', sessionNumber: 1, jobId: 'j', workerId: 'w', startedAt: Date.now() },
+      false,
+    );
+    await dashboard.repository.appendEvent(id, turnEvent(id, 3));
+    const isLive = (message: SseMessage) => {
+      const project = message.data as {
+        id: string;
+        status: string;
+        currentSession: { turn: number | null } | null;
+      };
+      return (
+        message.event === 'project' &&
+        project.status === 'running' &&
+        project.currentSession?.turn === 3
+      );
+    };
+    for (const client of clients) await client.next(isLive);
+  });
+
+  it('pings idle clients', async () => {
+    const stream = await open('/api/stream');
+    await stream.next((message) => message.event === 'ping', 5_000);
+  });
+});
