@@ -296,6 +296,28 @@ describe('the scripted coding agent', () => {
     expect(passing()).toEqual(['F1']);
   });
 
+  it('reads one file per turn with parallelToolCalls: false and still completes the feature', async () => {
+    await init();
+    const serial = await startModelSim({ parallelToolCalls: false });
+    try {
+      const serialClient = new Anthropic({ apiKey: 'test', baseURL: serial.url, maxRetries: 0 });
+      const result = await driveSession({
+        client: serialClient,
+        memory,
+        workspace,
+        prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
+      });
+      expect(
+        result.responses.every(
+          (response) => response.content.filter((block) => block.type === 'tool_use').length <= 1,
+        ),
+      ).toBe(true);
+      expect(passing()).toEqual(['F1']);
+    } finally {
+      await serial.close();
+    }
+  });
+
   it('checks the workspace with git status after an interrupted session', async () => {
     await init();
     await driveSession({
