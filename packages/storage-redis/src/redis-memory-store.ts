@@ -316,13 +316,23 @@ export class RedisMemoryStore implements MemoryStore {
       throw statusError(status, path);
     }
     const entries: ListedEntry[] = [];
+    const skipHidden = options.skipHidden === true;
     for (let index = 1; index + 2 < reply.length; index += 3) {
-      const entryPath = String(reply[index]);
-      entries.push({
-        path: entryPath,
-        depth: Number(reply[index + 2]),
-        ...parseIndexValue(String(reply[index + 1])),
-      });
+      const directory = String(reply[index]);
+      const depth = Number(reply[index + 1]);
+      const packed = String(reply[index + 2]);
+      const children = packed === '' ? [] : packed.split('\0');
+      for (let child = 0; child + 1 < children.length; child += 2) {
+        const name = children[child] as string;
+        if (skipHidden && (name.startsWith('.') || name === 'node_modules')) {
+          continue;
+        }
+        entries.push({
+          path: directory === '' ? name : `${directory}/${name}`,
+          depth,
+          ...parseIndexValue(children[child + 1] as string),
+        });
+      }
     }
     entries.sort((left, right) => (left.path < right.path ? -1 : left.path > right.path ? 1 : 0));
     return entries;
@@ -612,7 +622,8 @@ function checkPath(path: string): void {
     return;
   }
   for (const segment of path.split('/')) {
-    if (segment === '' || segment === '.' || segment === '..') {
+    // NUL separates entries in the list script's reply, so it may not appear in a name.
+    if (segment === '' || segment === '.' || segment === '..' || segment.includes('\0')) {
       throw new StoreError(
         'invalid_path',
         `${JSON.stringify(path)} is not a canonical store path.`,

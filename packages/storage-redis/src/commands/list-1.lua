@@ -1,15 +1,18 @@
 --[[
-  Lists a directory up to a depth from the directory index (HGETALL per directory shown):
-  cost is proportional to the entries returned, never to the keyspace.
+  Lists a directory up to a depth from the directory index (one HGETALL per directory shown):
+  cost is proportional to the entries returned, never to the keyspace. The index hashes are
+  returned as they are; the client filters, parses and sorts them.
 
   KEYS[1] meta hash (only routes the call to the namespace's slot)
   ARGV[1..3] key prefixes (see includes/lib.lua)
   ARGV[4] directory store path ('' = root)
   ARGV[5] depth (1 = direct children)
-  ARGV[6] '1' to skip names starting with '.' and 'node_modules' (and everything below them)
+  ARGV[6] '1' to skip names starting with '.' and 'node_modules': hidden directories are not
+          descended into (the client drops the hidden names themselves)
 
-  Returns { 0, path1, value1, depth1, path2, ... } where value is the index value
-  ('f,<size>,<mtime>' | 'd,<mtime>'), unsorted; { 1 } not found; { 4 } a file.
+  Returns { 0, directory1, depth1, 'name\0value\0name\0value...', directory2, ... } where depth
+  is the depth of the directory's children and value the index value ('f,<size>,<mtime>' |
+  'd,<mtime>'); store paths never contain NUL (the store refuses them). { 1 } not found; { 4 } a file.
 ]]
 --- @include "lib"
 
@@ -24,21 +27,25 @@ if root ~= '' then
 end
 
 local result = { OK }
-local queue, depths = { root }, { 0 }
+local queue, depths = { root }, { 1 }
 local index = 1
+local DIRECTORY = string.byte('d')
+local DOT = string.byte('.')
 while index <= #queue do
-  local directory, depth = queue[index], depths[index] + 1
+  local directory, depth = queue[index], depths[index]
   local entries = redis.call('HGETALL', CHILDREN .. directory)
-  for i = 1, #entries, 2 do
-    local name, value = entries[i], entries[i + 1]
-    if not (skipHidden and (string.sub(name, 1, 1) == '.' or name == 'node_modules')) then
-      local child = joinPath(directory, name)
-      result[#result + 1] = child
-      result[#result + 1] = value
-      result[#result + 1] = depth
-      if depth < maxDepth and string.sub(value, 1, 1) == 'd' then
-        queue[#queue + 1] = child
-        depths[#depths + 1] = depth
+  result[#result + 1] = directory
+  result[#result + 1] = depth
+  -- One string per directory: the client splits it natively instead of decoding 2 replies per entry.
+  result[#result + 1] = table.concat(entries, '\0')
+  if depth < maxDepth then
+    for i = 1, #entries, 2 do
+      if string.byte(entries[i + 1], 1) == DIRECTORY then
+        local name = entries[i]
+        if not (skipHidden and (string.byte(name, 1) == DOT or name == 'node_modules')) then
+          queue[#queue + 1] = joinPath(directory, name)
+          depths[#depths + 1] = depth + 1
+        end
       end
     end
   end
