@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanupTestStores, openTestStore, randomNamespace } from './helpers.js';
+import { createRedisMemoryStore } from '../src/index.js';
+import { cleanupTestStores, openTestStore, randomNamespace, REDIS_URL } from './helpers.js';
 
 afterEach(cleanupTestStores);
 
@@ -57,5 +58,27 @@ describe('the edit cache never loses an update', () => {
     await expect(first.edit('gone.md', (current) => current)).rejects.toMatchObject({
       code: 'not_found',
     });
+  });
+
+  it('gives up with conflict after maxEditAttempts lost compare-and-sets, writing nothing', async () => {
+    const namespace = randomNamespace();
+    const writer = openTestStore({ namespace });
+    const impatient = createRedisMemoryStore({ url: REDIS_URL, namespace, maxEditAttempts: 1 });
+    try {
+      await writer.write('f.md', 'v1', { mode: 'create' });
+      expect(await impatient.read('f.md')).toBe('v1');
+      await writer.write('f.md', 'v2', { mode: 'overwrite' });
+      await expect(impatient.edit('f.md', (current) => `${current}!`)).rejects.toMatchObject({
+        code: 'conflict',
+      });
+      expect(await writer.read('f.md')).toBe('v2');
+      // The conflict refreshed nothing stale: the next edit sees the stored content.
+      expect(await impatient.edit('f.md', (current) => `${current}!`)).toEqual({
+        before: 'v2',
+        after: 'v2!',
+      });
+    } finally {
+      await impatient.close();
+    }
   });
 });
