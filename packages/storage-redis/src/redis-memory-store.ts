@@ -40,9 +40,11 @@ export interface RedisMemoryStoreOptions {
    * Files whose last read or written version this store keeps in memory, so an `edit` right after
    * a `read` or `write` (the usual view-then-str_replace pattern) commits in one round trip. Always
    * safe: the commit is compare-and-set on the version, so a stale entry only costs a retry.
-   * 0 turns the cache off. Default 256 (files over 1 MiB are never cached).
+   * 0 turns the cache off. Default 4,096.
    */
   editCacheEntries?: number;
+  /** Upper bound of the cached content in UTF-16 code units (about bytes for text). Default 16 Mi. */
+  editCacheChars?: number;
 }
 
 /**
@@ -123,7 +125,6 @@ interface Versioned {
 }
 
 const DIRECTORY_SIZE = 4096;
-const EDIT_CACHE_MAX_CHARS = 1_048_576;
 const UNLIMITED = '-1';
 
 /**
@@ -143,6 +144,8 @@ export class RedisMemoryStore implements MemoryStore {
   private readonly maxEditAttempts: number;
   private readonly prefixes: readonly [string, string, string];
   private readonly editCacheEntries: number;
+  private readonly editCacheChars: number;
+  private cachedChars = 0;
   /** path -> last version this store saw (LRU by insertion order). */
   private readonly recent = new Map<string, Versioned>();
   private closed = false;
@@ -155,7 +158,14 @@ export class RedisMemoryStore implements MemoryStore {
     this.keys = createNamespaceKeys(options.namespace, options.prefix ?? DEFAULT_KEY_PREFIX);
     this.historyDepth = nonNegativeInteger(options.historyDepth ?? 5, 'historyDepth');
     this.feedMaxLength = nonNegativeInteger(options.feedMaxLength ?? 10_000, 'feedMaxLength');
-    this.editCacheEntries = nonNegativeInteger(options.editCacheEntries ?? 256, 'editCacheEntries');
+    this.editCacheEntries = nonNegativeInteger(
+      options.editCacheEntries ?? 4_096,
+      'editCacheEntries',
+    );
+    this.editCacheChars = nonNegativeInteger(
+      options.editCacheChars ?? 16_777_216,
+      'editCacheChars',
+    );
     this.maxEditAttempts = Math.max(
       1,
       nonNegativeInteger(options.maxEditAttempts ?? 100, 'maxEditAttempts'),
@@ -262,7 +272,7 @@ export class RedisMemoryStore implements MemoryStore {
         if (!fromCache) {
           throw error;
         }
-        this.recent.delete(path);
+        this.uncache(path);
         fromCache = false;
         current = await this.readVersioned(path, 'edit');
         continue;
@@ -281,13 +291,13 @@ export class RedisMemoryStore implements MemoryStore {
         return { before: current.content, after };
       }
       if (status !== ScriptStatus.conflict) {
-        this.recent.delete(path);
+        this.uncache(path);
         throw statusError(status, path, undefined, Number(reply[1]));
       }
       current = { version: String(reply[1]), content: String(reply[2]) };
       fromCache = false;
       if (attempt >= this.maxEditAttempts) {
-        this.recent.delete(path);
+        this.uncache(path);
         throw statusError(status, path);
       }
       if (attempt >= 3) {
@@ -508,7 +518,7 @@ export class RedisMemoryStore implements MemoryStore {
       this.remember(path, versioned);
       return versioned;
     }
-    this.recent.delete(path);
+    this.uncache(path);
     if (status === ScriptStatus.notFound) {
       return null;
     }
@@ -568,16 +578,27 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   private remember(path: string, versioned: Versioned): void {
-    this.recent.delete(path);
-    if (this.editCacheEntries === 0 || versioned.content.length > EDIT_CACHE_MAX_CHARS) {
+    this.uncache(path);
+    const size = versioned.content.length;
+    if (this.editCacheEntries === 0 || size > this.editCacheChars / 4) {
       return;
     }
     this.recent.set(path, versioned);
-    if (this.recent.size > this.editCacheEntries) {
-      const oldest = this.recent.keys().next();
-      if (oldest.done !== true) {
-        this.recent.delete(oldest.value);
+    this.cachedChars += size;
+    // Map iteration order is insertion order: the first key is the least recently stored.
+    for (const oldest of this.recent.keys()) {
+      if (this.recent.size <= this.editCacheEntries && this.cachedChars <= this.editCacheChars) {
+        break;
       }
+      this.uncache(oldest);
+    }
+  }
+
+  private uncache(path: string): void {
+    const cached = this.recent.get(path);
+    if (cached !== undefined) {
+      this.cachedChars -= cached.content.length;
+      this.recent.delete(path);
     }
   }
 
@@ -586,7 +607,7 @@ export class RedisMemoryStore implements MemoryStore {
     const below = `${path}/`;
     for (const cached of this.recent.keys()) {
       if (cached === path || cached.startsWith(below)) {
-        this.recent.delete(cached);
+        this.uncache(cached);
       }
     }
   }
