@@ -9,7 +9,7 @@ import { decideAfterSession, isFailedSession, type AbortReason } from './chainin
 import { describeError } from './errors.js';
 import { acquireProjectLease, startLeaseHeartbeat, type LeaseOptions } from './lease.js';
 import type { WorkerMetrics } from './metrics.js';
-import type { ProjectRecord, SessionBudgetsInput } from './project.js';
+import type { ActiveSessionInfo, ProjectRecord, SessionBudgetsInput } from './project.js';
 import type { ProjectRepository, SessionSummary } from './project-repository.js';
 import { enqueueSession, type SessionJobData } from './queue.js';
 import type {
@@ -185,6 +185,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       options.metrics?.activeSessions.inc();
 
       const store = await options.memoryStore(projectId);
+      if (previous) await recordInterruption(store, previous, sessionNumber, sessionId, log);
       const kind = (await store.read('features.json')) === null ? 'init' : 'resume';
       await mkdir(project.workspace, { recursive: true });
       const sessionLog = log.child({ sessionId, kind });
@@ -363,6 +364,32 @@ async function runGuarded(
       endedAt: Date.now(),
       error: describeError(error),
     };
+  }
+}
+
+/**
+ * Notes a crash in the progress log, so the next agent (and a human reading memory) knows the
+ * previous session stopped without its end-of-session entry.
+ */
+async function recordInterruption(
+  store: MemoryStore,
+  previous: ActiveSessionInfo,
+  sessionNumber: number,
+  sessionId: string,
+  log: Logger,
+): Promise<void> {
+  const note =
+    `\n## Session ${previous.sessionNumber} interrupted\n` +
+    `- It started at ${new Date(previous.startedAt).toISOString()} and never finished ` +
+    `(its worker stopped). Session ${sessionNumber} resumes the work.\n`;
+  try {
+    await store.edit('progress.md', (current) => `${current.replace(/\n*$/, '\n')}${note}`, {
+      command: 'insert',
+      session: sessionId,
+    });
+  } catch (error) {
+    // No progress log yet (the crash hit the init session): the new session writes one.
+    log.debug({ error: describeError(error) }, 'could not note the interruption in progress.md');
   }
 }
 

@@ -1,0 +1,123 @@
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBatonControl, type BatonControl, type EventEntry } from '../src/index.js';
+import {
+  deletePrefix,
+  randomPrefix,
+  randomProjectId,
+  REDIS_URL,
+  waitFor,
+} from './support/redis.js';
+import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+
+describe('a worker killed with SIGKILL mid-session', () => {
+  let prefix: string;
+  let control: BatonControl;
+  let sim: ModelSim;
+  let home: string;
+  const workers: WorkerProcess[] = [];
+  const projects: string[] = [];
+
+  beforeEach(async () => {
+    prefix = randomPrefix();
+    home = await mkdtemp(path.join(os.tmpdir(), 'baton-crash-'));
+    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    sim = await startModelSim({ port: 0 });
+  });
+
+  afterEach(async () => {
+    await stopAll(workers);
+    for (const id of projects.splice(0)) await control.deleteProject(id);
+    await control.close();
+    await sim.close();
+    await deletePrefix(REDIS_URL, prefix);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('is resumed by another worker within 15 s, loses no acknowledged write and notes the interruption', async () => {
+    const env = {
+      REDIS_URL,
+      BATON_PREFIX: prefix,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+    };
+    const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
+    workers.push(first);
+    const id = randomProjectId('crash');
+    projects.push(id);
+    await control.createProject({ id, goal: 'Tools\n- add\n- subtract\n- multiply' });
+
+    // Let init finish, then stall the first request of the next session.
+    await control.enqueue(id);
+    await waitFor(
+      'init session done',
+      async () => ((await control.getProject(id))?.counters.sessions ?? 0) >= 1,
+    );
+    sim.setFaults({ stallOn: [sim.requests + 3] });
+    await sim.waitForStalled(1, 20_000);
+    const running = await control.getProject(id);
+    expect(running?.status).toBe('running');
+    expect(running?.activeSession?.workerId).toBe('first');
+
+    const second = await spawnWorker({ ...env, BATON_WORKER_ID: 'second' });
+    workers.push(second);
+    const eventsBeforeKill = await control.readEvents(id, { count: 10_000 });
+    const killedAt = Date.now();
+    first.kill('SIGKILL');
+    await first.exited;
+    sim.setFaults({});
+    sim.releaseStalls();
+
+    const claimed = await waitFor(
+      'the second worker to claim the interrupted session',
+      async () => {
+        const events = await control.readEvents(id, { count: 10_000 });
+        return events.find(
+          (entry) =>
+            entry.event.type === 'session-claimed' &&
+            entry.event.workerId === 'second' &&
+            entry.event.interrupted === true,
+        );
+      },
+      30_000,
+    );
+    const resumedAfterMs = claimed.event.at - killedAt;
+    expect(resumedAfterMs).toBeLessThan(15_000);
+
+    const done = await waitFor(
+      'project completed',
+      async () => {
+        const project = await control.getProject(id);
+        if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
+        return project?.status === 'completed' ? project : null;
+      },
+      60_000,
+    );
+    expect(done.counters.featuresPassing).toBe(3);
+    expect(done.counters.interruptions).toBe(1);
+
+    // Every memory write acknowledged (reported) before the crash is still there.
+    const store = await control.memoryStore(id);
+    const acknowledged = eventsBeforeKill
+      .map((entry: EventEntry) => entry.event)
+      .filter((event) => event.type === 'memory-change')
+      .map((event) => event.change as { path: string; command: string });
+    expect(acknowledged.length).toBeGreaterThan(0);
+    for (const change of acknowledged) {
+      if (change.command === 'delete' || change.command === 'rename') continue;
+      const storePath = change.path.replace(/^\/memories\/?/, '');
+      expect(await store.stat(storePath), change.path).not.toBeNull();
+    }
+    const progress = (await store.read('progress.md')) ?? '';
+    expect(progress).toMatch(/Session \d+ interrupted/);
+    const interrupted = (await control.readEvents(id, { count: 10_000 })).filter(
+      (entry) => entry.event.type === 'session-interrupted',
+    );
+    expect(interrupted).toHaveLength(1);
+    expect(interrupted[0]?.event.workerId).toBe('first');
+  });
+});
