@@ -62,6 +62,44 @@ describe('handler over FileSystemStore: concurrent edits never lose an update', 
   });
 });
 
+describe('handler over FileSystemStore: one winner for racing creates and renames', () => {
+  it('two concurrent renames onto one destination: exactly one wins, nothing is overwritten', async () => {
+    const { tool, store } = await setup();
+    await tool.execute({ command: 'create', path: '/memories/one.md', file_text: '1' });
+    await tool.execute({ command: 'create', path: '/memories/two.md', file_text: '2' });
+    const results = await Promise.all(
+      ['one', 'two'].map((name) =>
+        tool.execute({
+          command: 'rename',
+          old_path: `/memories/${name}.md`,
+          new_path: '/memories/target.md',
+        }),
+      ),
+    );
+    expect(results.filter((result) => !result.isError)).toHaveLength(1);
+    expect(results.filter((result) => result.isError).map((result) => result.content)).toEqual([
+      'Error: The destination /memories/target.md already exists',
+    ]);
+    const files = (await store.list('', { depth: 1 })).map((entry) => entry.path);
+    expect(files).toHaveLength(2);
+    expect(files).toContain('target.md');
+  });
+
+  it('two concurrent creates of one path: exactly one wins', async () => {
+    const { tool, store } = await setup();
+    const results = await Promise.all(
+      ['first', 'second'].map((file_text) =>
+        tool.execute({ command: 'create', path: '/memories/race.md', file_text }),
+      ),
+    );
+    expect(results.filter((result) => !result.isError)).toHaveLength(1);
+    expect(results.find((result) => result.isError)?.content).toBe(
+      'Error: File /memories/race.md already exists',
+    );
+    expect(['first', 'second']).toContain(await store.read('race.md'));
+  });
+});
+
 describe('handler over FileSystemStore: no host path or stack trace ever reaches the model', () => {
   it('answers every command through a symlink escape without leaking the host path', async () => {
     const { directory, root, tool } = await setup();
