@@ -24,6 +24,11 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
 const LISTING_ENTRIES = 2000;
+const STORE_LIMITS = { maxFileBytes: 1_048_576, maxTotalBytes: 52_428_800, maxFiles: 10_000 };
+const HANDLER_LIMITS = {
+  maxTotalBytes: Number.POSITIVE_INFINITY,
+  maxFiles: Number.POSITIVE_INFINITY,
+};
 
 interface Measurement {
   name: string;
@@ -186,7 +191,7 @@ async function directoryView(store: RedisMemoryStore, client: Redis): Promise<vo
     ),
   );
   console.log(`${format(list)}   median ${list.p50.toFixed(2)} ms`);
-  const tool = createMemoryTool({ store, limits: { maxViewChars: 1_000_000 } });
+  const tool = createMemoryTool({ store, limits: { ...HANDLER_LIMITS, maxViewChars: 1_000_000 } });
   const view = await sequential(`view ${LISTING_ENTRIES}-entry directory (handler)`, 50, async () =>
     ensure(
       !(await tool.execute({ command: 'view', path: '/memories/big' })).isError,
@@ -265,10 +270,12 @@ async function main(): Promise<void> {
     `Redis ${/redis_version:(\S+)/u.exec(info)?.[1] ?? '?'} at ${REDIS_URL}; ${OPS} sequential ops per command; Node ${process.version}\n`,
   );
   const namespaces: string[] = [];
+  // Quotas are enforced atomically by the store; the handler gets infinite totals so it does not
+  // pre-check them with an extra usage() round trip (the recommended production wiring).
   const open = (): RedisMemoryStore => {
     const namespace = `bench-${randomUUID()}`;
     namespaces.push(namespace);
-    return createRedisMemoryStore({ redis: client, namespace });
+    return createRedisMemoryStore({ redis: client, namespace, limits: STORE_LIMITS });
   };
   try {
     // Warm-up: connections, script cache, JIT.
@@ -287,7 +294,7 @@ async function main(): Promise<void> {
     console.log('');
     await runWorkload('store', storeWorkload(open()), floors);
     console.log('');
-    const tool = createMemoryTool({ store: open() });
+    const tool = createMemoryTool({ store: open(), limits: HANDLER_LIMITS });
     await runWorkload(
       'handler+store',
       handlerWorkload((input) => tool.execute(input)),
