@@ -1,0 +1,62 @@
+import { Option, type Command } from 'commander';
+import {
+  parseNonEmpty,
+  parsePositiveInteger,
+  parsePositiveNumber,
+  parseProjectId,
+} from '../internal/argument-parsers.js';
+import type { RunOptions } from '../internal/run-project.js';
+
+const DEFAULT_SESSIONS = 10;
+
+/** `baton run`: init then resume sessions in-process until every feature passes. */
+export function registerRunCommand(program: Command): void {
+  program
+    .command('run')
+    .description(
+      'Run sessions of a project in this process (filesystem memory under BATON_HOME, no Redis) until every feature passes.',
+    )
+    .option(
+      '--goal <text>',
+      'the project goal (bullet lines "- ..." become features)',
+      parseNonEmpty,
+    )
+    .option('--goal-file <file>', 'read the goal from a file')
+    .option(
+      '--workspace <dir>',
+      'work in this directory (default: BATON_HOME/projects/<id>/workspace, a new git repository)',
+    )
+    .option(
+      '--sessions <n>',
+      `most sessions to run now, init included (default ${DEFAULT_SESSIONS})`,
+      parsePositiveInteger(1_000),
+      DEFAULT_SESSIONS,
+    )
+    .option(
+      '--project <id>',
+      'project id; an existing project continues from its memory',
+      parseProjectId,
+    )
+    .option(
+      '--model <model>',
+      'model id (default BATON_MODEL, else claude-sonnet-4-5; "sim" = the simulator)',
+      parseNonEmpty,
+    )
+    .addOption(
+      new Option('--preset <preset>', 'context-editing preset')
+        .choices(['coding', 'search-heavy', 'long-horizon', 'off'])
+        .default('coding'),
+    )
+    .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
+    .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
+    .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
+    .addHelpText(
+      'after',
+      '\nExit codes: 0 every feature passes, 2 bad arguments, 3 features remain, 4 budget used up,\n5 the model refused, 6 a session failed, 130 Ctrl-C (continue with --project ID), 1 unexpected error.',
+    )
+    .action(async (options: RunOptions) => {
+      // Loaded on use, so `--help` and argument errors stay fast.
+      const { runProject } = await import('../internal/run-project.js');
+      process.exitCode = await runProject(options);
+    });
+}

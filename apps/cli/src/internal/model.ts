@@ -1,0 +1,48 @@
+import Anthropic from '@anthropic-ai/sdk';
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+
+/** Default model for the real API when neither `--model` nor `BATON_MODEL` is set. */
+export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+
+/** The client a command uses, and the simulator it started (if any). */
+export interface ModelConnection {
+  client: Anthropic;
+  model: string;
+  sim: ModelSim | undefined;
+  /** One line for the user, e.g. "No ANTHROPIC_API_KEY: using the built-in simulator at ...". */
+  notice: string;
+}
+
+/**
+ * `ANTHROPIC_API_KEY` (+ optional `ANTHROPIC_BASE_URL`) -> the real API with `BATON_MODEL` or
+ * `--model`. With no key, or the model `sim`, an in-process simulator. The SDK's own retries are
+ * off: @baton/session retries itself and reports every retry as an event.
+ */
+export async function connectModel(options: {
+  model?: string;
+  env?: NodeJS.ProcessEnv;
+}): Promise<ModelConnection> {
+  const env = options.env ?? process.env;
+  const apiKey = env.ANTHROPIC_API_KEY?.trim();
+  const requested = options.model ?? (env.BATON_MODEL?.trim() || undefined);
+  if (apiKey === undefined || apiKey === '' || requested === 'sim') {
+    const sim = await startModelSim({ port: 0 });
+    const client = new Anthropic({ apiKey: 'sim', baseURL: sim.url, maxRetries: 0 });
+    const why = apiKey ? 'model "sim" requested' : 'no ANTHROPIC_API_KEY set';
+    return {
+      client,
+      model: requested ?? 'sim',
+      sim,
+      notice: `Using the built-in model simulator (${why}) at ${sim.url}.`,
+    };
+  }
+  const baseURL = env.ANTHROPIC_BASE_URL?.trim();
+  const client = new Anthropic({ apiKey, maxRetries: 0, ...(baseURL ? { baseURL } : {}) });
+  const model = requested ?? DEFAULT_MODEL;
+  return {
+    client,
+    model,
+    sim: undefined,
+    notice: `Using the Anthropic API${baseURL ? ` at ${baseURL}` : ''} with model ${model}.`,
+  };
+}

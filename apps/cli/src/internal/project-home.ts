@@ -1,0 +1,86 @@
+import { execFile } from 'node:child_process';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+
+/** What `baton run` keeps about a project in `<BATON_HOME>/projects/<id>/project.json`. */
+export interface ProjectRecord {
+  id: string;
+  goal: string;
+  /** Absolute workspace directory. */
+  workspace: string;
+  createdAt: string;
+  /** Sessions started so far (the next session's number is this plus one). */
+  sessions: number;
+  /** True while a session runs: still true at the next start means the last one crashed. */
+  running: boolean;
+  /** Outcome of the last finished session. */
+  lastOutcome?: string;
+}
+
+/** Paths of one project under BATON_HOME. */
+export interface ProjectPaths {
+  dir: string;
+  record: string;
+  memories: string;
+  workspace: string;
+}
+
+/** `BATON_HOME` (default `.baton` in the current directory), absolute. */
+export function batonHome(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const home = env.BATON_HOME?.trim();
+  return path.resolve(cwd, home === undefined || home === '' ? '.baton' : home);
+}
+
+export function projectPaths(home: string, id: string): ProjectPaths {
+  const dir = path.join(home, 'projects', id);
+  return {
+    dir,
+    record: path.join(dir, 'project.json'),
+    memories: path.join(dir, 'memories'),
+    workspace: path.join(dir, 'workspace'),
+  };
+}
+
+export async function readProject(paths: ProjectPaths): Promise<ProjectRecord | null> {
+  try {
+    return JSON.parse(await readFile(paths.record, 'utf8')) as ProjectRecord;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
+
+/** Write project.json atomically (temp file + rename) so a crash never leaves half a record. */
+export async function writeProject(paths: ProjectPaths, record: ProjectRecord): Promise<void> {
+  await mkdir(paths.dir, { recursive: true });
+  const temporary = `${paths.record}.${process.pid}.tmp`;
+  await writeFile(temporary, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  await rename(temporary, paths.record);
+}
+
+/** A readable, unique project id from a goal's first line or a file name: `todo-app-3fa2`. */
+export function deriveProjectId(source: string): string {
+  const slug = source
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 32)
+    .replace(/-+$/g, '');
+  return `${slug === '' ? 'project' : slug}-${randomBytes(2).toString('hex')}`;
+}
+
+function git(cwd: string, args: string[]): Promise<void> {
+  return new Promise((resolve, reject) => {
+    execFile('git', args, { cwd }, (error) => (error ? reject(error) : resolve()));
+  });
+}
+
+/** Create the workspace directory; `initGit` makes it a repository of its own (skipped if it already is one or git is missing). */
+export async function prepareWorkspace(directory: string, initGit: boolean): Promise<void> {
+  await mkdir(directory, { recursive: true });
+  if (!initGit) return;
+  const existing = await stat(path.join(directory, '.git')).catch(() => null);
+  if (existing !== null) return;
+  await git(directory, ['init', '-q']).catch(() => undefined);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env node
+// The `baton` command: this file only registers commands (one file each under commands/).
+import { Command, CommanderError } from 'commander';
+import { registerRunCommand } from './commands/run.js';
+import { registerSimCommand } from './commands/sim.js';
+import { CliError } from './errors.js';
+import { EXIT_CODES } from './exit-codes.js';
+
+const commands: Array<(program: Command) => void> = [registerRunCommand, registerSimCommand];
+
+const program = new Command('baton')
+  .description(
+    'Run long coding tasks as a chain of Claude agent sessions that hand over through memory.',
+  )
+  .showSuggestionAfterError(true)
+  .exitOverride()
+  .configureOutput({ outputError: (text, write) => write(text.replace(/\n+$/, '\n')) });
+for (const register of commands) register(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // Help and version exit 0; every parsing mistake was already printed as one line.
+    process.exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
+  } else if (error instanceof CliError) {
+    process.stderr.write(`baton: ${error.message}\n`);
+    process.exitCode = error.exitCode;
+  } else {
+    process.stderr.write(
+      `baton: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exitCode = EXIT_CODES.internal;
+  }
+}

@@ -1,0 +1,54 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, tempDir } from './helpers.js';
+
+// One directory for the file: no test here writes anything (a mistake must stop before any work).
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeAll(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterAll(async () => {
+  await cleanup();
+});
+
+describe('every command has --help', () => {
+  it.concurrent.each([[['--help']], [['run', '--help']], [['sim', '--help']]])(
+    'baton %s',
+    async (args) => {
+      const result = await runCli(args, { cwd: dir, env: cliEnv(dir) });
+      expect(result.code).toBe(0);
+      expect(result.stdout).toMatch(/^Usage: baton/);
+      if (args[0] === 'run') expect(result.stdout).toContain('Exit codes: 0 every feature passes');
+    },
+  );
+});
+
+describe('argument mistakes: one clear line and exit code 2', () => {
+  it.concurrent.each([
+    [['run'], 'give --goal TEXT or --goal-file FILE'],
+    [
+      ['run', '--goal', 'x', '--sessions', '0'],
+      "option '--sessions <n>' argument '0' is invalid. expected a whole number",
+    ],
+    [
+      ['run', '--goal', 'x', '--preset', 'turbo'],
+      'Allowed choices are coding, search-heavy, long-horizon, off',
+    ],
+    [['run', '--goal', 'x', '--budget-usd', '-1'], 'expected a number greater than 0'],
+    [['run', '--goal', 'x', '--goal-file', 'g.md'], 'use either --goal or --goal-file, not both'],
+    [['run', '--goal-file', 'missing.md'], 'cannot read --goal-file missing.md: no such file'],
+    [
+      ['run', '--project', '../escape', '--goal', 'x'],
+      "option '--project <id>' argument '../escape' is invalid",
+    ],
+    [['run', '--goal', 'x', '--frobnicate'], "unknown option '--frobnicate'"],
+    [['launch'], "unknown command 'launch'"],
+    [['sim', '--port', '70000'], 'expected a port from 0 to 65535'],
+  ])('baton %s', async (args, message) => {
+    const result = await runCli(args, { cwd: dir, env: cliEnv(dir) });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain(message);
+    expect(result.stderr.trim().split('\n')).toHaveLength(1);
+    expect(result.stdout).toBe('');
+  });
+});

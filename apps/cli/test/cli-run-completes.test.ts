@@ -1,0 +1,133 @@
+import { execFileSync } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startModelSim } from '@baton/model-sim';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EXAMPLE_GOAL, cliEnv, runCli, startCli, tempDir } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await cleanup();
+});
+
+const home = () => path.join(dir, 'home');
+
+describe('baton run on the built-in simulator', () => {
+  it('runs the example goal to completion and exits 0', async () => {
+    const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', 'todo'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.split('\n');
+    expect(lines[0]).toMatch(
+      /^Using the built-in model simulator \(no ANTHROPIC_API_KEY set\) at http:\/\/127\.0\.0\.1:\d+\.$/,
+    );
+    expect(result.stdout).toContain('● session 1 (init) · project todo · model sim');
+    expect(result.stdout).toContain('● session 5 (resume)');
+    expect(result.stdout).toContain('› bash sh features/f1.sh');
+    expect(result.stdout).toContain('Features [██████████] 4/4');
+    expect(result.stdout).not.toContain('\u001b[');
+
+    const project = path.join(home(), 'projects', 'todo');
+    const features = JSON.parse(
+      await readFile(path.join(project, 'memories', 'features.json'), 'utf8'),
+    ) as Array<{ passes: boolean }>;
+    expect(features).toHaveLength(4);
+    expect(features.every((feature) => feature.passes)).toBe(true);
+    expect(await readFile(path.join(project, 'memories', 'progress.md'), 'utf8')).toContain(
+      'Session 5',
+    );
+    const log = execFileSync('git', ['log', '--format=%s'], {
+      cwd: path.join(project, 'workspace'),
+      encoding: 'utf8',
+    });
+    expect(log.trim().split('\n')).toHaveLength(5);
+    expect(JSON.parse(await readFile(path.join(project, 'project.json'), 'utf8'))).toMatchObject({
+      id: 'todo',
+      sessions: 5,
+      running: false,
+      lastOutcome: 'completed',
+    });
+  });
+
+  it('--json prints events as JSON lines and a run-end summary', async () => {
+    const result = await runCli(['run', '--goal', 'Tiny\n- One thing', '--json'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; v?: number; exitCode?: number });
+    expect(events[0]).toMatchObject({ type: 'session-start', v: 1 });
+    expect(events[events.length - 1]).toMatchObject({
+      type: 'run-end',
+      exitCode: 0,
+      features: { passing: 1, total: 1 },
+    });
+    expect(result.stderr).toContain('Using the built-in model simulator');
+  });
+
+  it('stops at --sessions with exit 3, says how to continue, and --project continues', async () => {
+    const first = await runCli(
+      ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'later', '--sessions', '2'],
+      { cwd: dir, env: cliEnv(home()) },
+    );
+    expect(first.code).toBe(3);
+    expect(first.stdout).toContain('Features [███░░░░░░░] 1/4');
+    expect(first.stdout).toContain('Continue with: baton run --project later');
+    const second = await runCli(['run', '--project', 'later'], { cwd: dir, env: cliEnv(home()) });
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('● session 3 (resume)');
+  });
+
+  it('stops with exit 4 when --budget-usd is used up', async () => {
+    const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--budget-usd', '0.01'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(result.code).toBe(4);
+    expect(result.stdout).toContain('Stopped at the cost budget.');
+  });
+
+  it('Ctrl-C ends the session cleanly (end-of-session turn) and exits 130', async () => {
+    // An external simulator that stalls the 3rd request (init, writing the progress log), so the
+    // run is mid-request when interrupted.
+    const sim = await startModelSim({ faults: { stallOn: [3] } });
+    try {
+      const child = startCli(
+        ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'stop', '--model', 'sim-model'],
+        {
+          cwd: dir,
+          env: cliEnv(home(), { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
+        },
+      );
+      await child.waitForOutput('Using the Anthropic API at');
+      await sim.waitForStalled(1, 20_000);
+      child.kill('SIGINT');
+      const result = await child.done;
+      expect(result.code).toBe(130);
+      expect(result.stdout).toContain('Ctrl-C: ending the session cleanly');
+      expect(result.stdout).toContain('(end of session)');
+      expect(result.stdout).toContain('■ cancelled');
+      expect(result.stdout).toContain('Stopped. Continue with: baton run --project stop');
+      const progress = await readFile(
+        path.join(home(), 'projects', 'stop', 'memories', 'progress.md'),
+        'utf8',
+      );
+      expect(progress).toContain('Session 1 end');
+      expect(
+        JSON.parse(await readFile(path.join(home(), 'projects', 'stop', 'project.json'), 'utf8')),
+      ).toMatchObject({ sessions: 1, running: false, lastOutcome: 'cancelled' });
+    } finally {
+      await sim.close();
+    }
+  });
+});
