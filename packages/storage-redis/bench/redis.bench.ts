@@ -67,10 +67,11 @@ async function sequential(
 }
 
 function format(measurement: Measurement, floor?: Measurement): string {
+  // Throughput ratio, and the p50 ratio, which is steadier on a busy machine (tails dominate the mean).
   const ratio =
     floor === undefined
       ? ''
-      : `  ${(measurement.opsPerSecond / floor.opsPerSecond).toFixed(2)}x ${floor.name}`;
+      : `  ${(measurement.opsPerSecond / floor.opsPerSecond).toFixed(2)}x ${floor.name} (p50: ${(floor.p50 / measurement.p50).toFixed(2)}x)`;
   return `${measurement.name.padEnd(44)} ${measurement.opsPerSecond.toFixed(0).padStart(8)} ops/s   p50 ${measurement.p50.toFixed(3)} ms   p99 ${measurement.p99.toFixed(3)} ms${ratio}`;
 }
 
