@@ -1,4 +1,4 @@
-import { readdir } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { FILE_SYSTEM_STORE_RESERVED_NAME, isStoreError } from '@baton/core';
@@ -67,5 +67,19 @@ describe("FileSystemStore keeps its own files (temp files, trash, locks) out of 
     await Promise.all([...writes, ...listings]);
     for (const path of seen) expect(path).toMatch(/^file-\d+\.md$/);
     expect(await readdir(join(fixture.root, FILE_SYSTEM_STORE_RESERVED_NAME, 'tmp'))).toEqual([]);
+  });
+
+  it('recreates its own directory if someone deletes it while the store is open', async () => {
+    const { store } = fixture;
+    await store.write('a.md', 'a', { mode: 'create' });
+    await rm(join(fixture.root, FILE_SYSTEM_STORE_RESERVED_NAME), { recursive: true });
+    await store.write('b.md', 'b', { mode: 'create' });
+    await store.edit('a.md', (current) => `${current}!`);
+    await rm(join(fixture.root, FILE_SYSTEM_STORE_RESERVED_NAME, 'tmp'), { recursive: true });
+    await store.delete('b.md');
+    await store.write('dir/c.md', 'c', { mode: 'create' });
+    await store.delete('dir');
+    expect(await store.read('a.md')).toBe('a!');
+    expect((await store.list('', { depth: 2 })).map((entry) => entry.path)).toEqual(['a.md']);
   });
 });

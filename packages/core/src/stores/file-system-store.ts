@@ -3,6 +3,7 @@ import {
   chmodSync,
   closeSync,
   constants,
+  existsSync,
   fchmodSync,
   fstatSync,
   fsync,
@@ -383,15 +384,20 @@ export class FileSystemStore implements MemoryStore {
     return this.#mutex.run(async () => {
       let release;
       try {
-        release = await acquireFileLock(this.#lockPath, {
-          timeoutMs: this.#lockTimeoutMs,
-          staleMs: this.#lockStaleMs,
-        });
+        release = await this.#lock();
       } catch (error) {
-        throw toStoreError(error);
+        // Someone removed the store's own directory: put it back, once.
+        if (errnoCode(error) !== 'ENOENT') throw toStoreError(error);
+        try {
+          this.#ensureInternalDirectories();
+          release = await this.#lock();
+        } catch (retryError) {
+          throw toStoreError(retryError);
+        }
       }
       this.#dirty = false;
       try {
+        if (!existsSync(this.#temp)) this.#ensureInternalDirectories();
         await this.#checkGeneration();
         const result = await body();
         if (this.#dirty) await this.#bumpGeneration();
@@ -405,6 +411,19 @@ export class FileSystemStore implements MemoryStore {
         await release();
       }
     });
+  }
+
+  #lock(): Promise<() => Promise<void>> {
+    return acquireFileLock(this.#lockPath, {
+      timeoutMs: this.#lockTimeoutMs,
+      staleMs: this.#lockStaleMs,
+    });
+  }
+
+  #ensureInternalDirectories(): void {
+    mkdirSync(this.#temp, { recursive: true, mode: 0o700 });
+    chmodSync(this.#internal, 0o700);
+    chmodSync(this.#temp, 0o700);
   }
 
   /**
