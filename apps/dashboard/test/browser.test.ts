@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { randomHex } from './support/redis.js';
+import { seedSession } from './support/seed.js';
 import { startSimWorker, type SimWorker } from './support/sim-worker.js';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -39,7 +40,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       prefix: dashboard.prefix,
       memoryPrefix: dashboard.memoryPrefix,
       // Slow enough to watch the features bar move, fast enough for a test.
-      faults: { latencyMs: 120 },
+      faults: { latencyMs: 60 },
     });
     userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-chromium-'));
     context = await chromium.launchPersistentContext(userDataDir, {
@@ -209,9 +210,48 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('marks the turns where context editing cleared input tokens', async () => {
+    const id = `chart-${randomHex(3)}`;
+    await dashboard.control.createProject({ id, goal: 'Long task\n- one' });
+    const growth = (start: number) =>
+      Array.from({ length: 8 }, (_, index) => ({ input: start + index * 2_500 }));
+    await seedSession(dashboard.repository, id, {
+      sessionId: 'c1',
+      sessionNumber: 1,
+      kind: 'init',
+      turns: growth(3_000),
+    });
+    await seedSession(dashboard.repository, id, {
+      sessionId: 'c2',
+      sessionNumber: 2,
+      turns: [
+        ...growth(4_000),
+        { input: 9_000, cleared: 14_000 },
+        ...growth(10_000).slice(0, 4),
+        { input: 8_000, cleared: 9_500 },
+      ],
+    });
+    await page.goto(url(`/projects/${id}`));
+    await page.waitForSelector('[data-testid=token-chart] circle.cleared');
+    expect(await page.locator('[data-testid=token-chart] circle.cleared').count()).toBe(2);
+    await page
+      .locator('#tokens')
+      .screenshot({ path: path.join(ARTIFACTS, 'dashboard-token-chart.png') });
+  });
+
+  it('serves a login page', async () => {
+    await page.goto(url('/login'));
+    await page.waitForSelector('input[name=token]');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-login.png') });
+  });
+
   it('shows Bull Board behind the dashboard at /queues', async () => {
     await page.goto(url('/queues'));
     await page.waitForSelector('text=baton-sessions', { timeout: 15_000 });
     await shot('queues');
+    // Every project the suite made, in their different states, for the docs.
+    await page.goto(url('/'));
+    await page.waitForSelector('tr[data-status="cancelled"]');
+    await shot('projects-overview');
   });
 });

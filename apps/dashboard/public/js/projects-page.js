@@ -18,6 +18,7 @@ export function projectsPage(main) {
 
   const filters = h('div', { class: 'filters', role: 'group', 'aria-label': 'Filter by status' });
   const summary = h('p', { class: 'summary' });
+  let queue = null;
   const body = h('tbody');
   const empty = h(
     'p',
@@ -149,7 +150,13 @@ export function projectsPage(main) {
     empty.hidden = projects.size > 0;
     table.hidden = projects.size === 0;
     const running = [...projects.values()].filter((project) => project.status === 'running').length;
-    replace(summary, `${projects.size} projects · ${running} running`);
+    const queueText = queue
+      ? ` · queue: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed`
+      : '';
+    replace(
+      summary,
+      `${projects.size} project${projects.size === 1 ? '' : 's'} · ${running} running${queueText}`,
+    );
     renderFilters();
   }
 
@@ -167,6 +174,7 @@ export function projectsPage(main) {
     .catch(() => {});
   openStream('/api/stream', {
     snapshot(data) {
+      queue = data.queue;
       projects.clear();
       for (const project of data.projects) projects.set(project.id, project);
       render();
@@ -174,6 +182,10 @@ export function projectsPage(main) {
     project: update,
     removed(data) {
       projects.delete(data.id);
+      render();
+    },
+    queue(counts) {
+      queue = counts;
       render();
     },
   });

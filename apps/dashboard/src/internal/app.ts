@@ -104,7 +104,9 @@ export function createApp(options: AppOptions): Hono {
       .replace('<!--status-->', '<p class="error" role="alert">That token is not correct.</p>');
     return context.html(html);
   });
+  // What the login page itself needs.
   app.get('/assets/style.css', (context) => serveAsset(context, assets.get('style.css')));
+  app.get('/assets/favicon.svg', (context) => serveAsset(context, assets.get('favicon.svg')));
 
   app.post('/login', async (context) => {
     const sameOrigin = auth.checkSameOrigin(context, 'cookie');

@@ -19,7 +19,8 @@ import {
 export type HubMessage =
   | { type: 'project'; project: ProjectView }
   | { type: 'removed'; projectId: string }
-  | { type: 'event'; projectId: string; entry: EventEntry };
+  | { type: 'event'; projectId: string; entry: EventEntry }
+  | { type: 'queue'; counts: Record<string, number> };
 
 export type HubListener = (message: HubMessage) => void;
 
@@ -62,6 +63,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let closed = false;
+  let polls = 0;
+  let queueJson = '';
 
   function deliver(projectId: string, message: HubMessage): void {
     for (const listener of globalListeners) listener(message);
@@ -120,7 +123,17 @@ export function createEventHub(options: EventHubOptions): EventHub {
     deliver(project.id, { type: 'project', project: view });
   }
 
+  async function pollQueue(): Promise<void> {
+    const counts = await control.queueCounts();
+    const json = JSON.stringify(counts);
+    if (json === queueJson) return;
+    queueJson = json;
+    for (const listener of globalListeners) listener({ type: 'queue', counts });
+  }
+
   async function poll(): Promise<void> {
+    // Queue counts change with every job; a few seconds of lag is fine for a summary line.
+    if (polls++ % 4 === 0 && globalListeners.size > 0) await pollQueue();
     const projects = await control.listProjects();
     const seen = new Set<string>();
     for (const project of projects) {

@@ -105,11 +105,16 @@ export function projectsStream(context: Context, options: SseOptions): Response 
     const writer = createClientWriter(stream, options.maxQueuedMessages);
     const pending: HubMessage[] = [];
     let ready = false;
+    const forward = (message: HubMessage) => {
+      if (message.type === 'project') writer.send({ event: 'project', data: message.project });
+      else if (message.type === 'removed')
+        writer.send({ event: 'removed', data: { id: message.projectId } });
+      else if (message.type === 'queue') writer.send({ event: 'queue', data: message.counts });
+    };
     const unsubscribe = options.hub.subscribe((message) => {
       if (message.type === 'event') return;
       if (!ready) pending.push(message);
-      else if (message.type === 'project') writer.send({ event: 'project', data: message.project });
-      else writer.send({ event: 'removed', data: { id: message.projectId } });
+      else forward(message);
     });
     const stopPing = startPing(writer.send, options.pingIntervalMs);
     try {
@@ -119,11 +124,7 @@ export function projectsStream(context: Context, options: SseOptions): Response 
       ]);
       writer.send({ event: 'snapshot', data: { projects, queue, at: Date.now() } });
       ready = true;
-      for (const message of pending.splice(0)) {
-        if (message.type === 'project') writer.send({ event: 'project', data: message.project });
-        else if (message.type === 'removed')
-          writer.send({ event: 'removed', data: { id: message.projectId } });
-      }
+      for (const message of pending.splice(0)) forward(message);
       await writer.closed;
     } finally {
       stopPing();
@@ -152,7 +153,8 @@ export function projectStream(context: Context, projectId: string, options: SseO
     function handle(message: HubMessage): void {
       if (message.type === 'event') sendEntry(message.entry);
       else if (message.type === 'project') writer.send({ event: 'project', data: message.project });
-      else writer.send({ event: 'removed', data: { id: message.projectId } });
+      else if (message.type === 'removed')
+        writer.send({ event: 'removed', data: { id: message.projectId } });
     }
 
     const unsubscribe = options.hub.subscribeProject(projectId, (message) => {
