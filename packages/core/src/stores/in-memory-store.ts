@@ -74,7 +74,12 @@ export class InMemoryStore implements MemoryStore {
   write(path: string, content: string, options: WriteOptions): Promise<void> {
     return this.#run(() => {
       assertStorePath(path);
-      if (path === '') throw new StoreError('is_directory', 'The root is a directory.');
+      if (path === '') {
+        throw new StoreError(
+          options.mode === 'create' ? 'exists' : 'is_directory',
+          'The root is a directory.',
+        );
+      }
       const existing = this.#nodes.get(path);
       if (options.mode === 'create' && existing !== undefined) {
         throw new StoreError('exists', 'Something already exists at the path.');

@@ -51,6 +51,18 @@ export const readWriteCases: ConformanceGroup = {
       },
     },
     {
+      name: 'writes to the root are refused: create with exists, overwrite with is_directory',
+      run: async (store) => {
+        await expectStoreError(store.write('', 'x', { mode: 'create' }), 'exists');
+        await expectStoreError(store.write('', 'x', { mode: 'overwrite' }), 'is_directory');
+        await expectStoreError(
+          store.edit('', () => 'x'),
+          'is_directory',
+        );
+        expect((await store.stat(''))?.kind).toBe('directory');
+      },
+    },
+    {
       name: 'write in overwrite mode replaces a file',
       run: async (store) => {
         await seed(store, { 'notes.md': 'first version, longer' });
