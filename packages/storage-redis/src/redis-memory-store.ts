@@ -337,10 +337,13 @@ export class RedisMemoryStore implements MemoryStore {
         if (skipHidden && (name.startsWith('.') || name === 'node_modules')) {
           continue;
         }
+        const stat = parseIndexValue(children[child + 1] as string);
         entries.push({
           path: directory === '' ? name : `${directory}/${name}`,
           depth,
-          ...parseIndexValue(children[child + 1] as string),
+          kind: stat.kind,
+          size: stat.size,
+          modifiedAt: stat.modifiedAt,
         });
       }
     }
@@ -660,9 +663,13 @@ function splitPath(path: string): [string, string] {
 
 /** Parses a directory-index value: `f,<size>,<mtime>` or `d,<mtime>`. */
 function parseIndexValue(value: string): EntryStat {
-  if (value.startsWith('f,')) {
-    const [, size, modified] = value.split(',');
-    return { kind: 'file', size: Number(size), modifiedAt: Number(modified) };
+  if (value.charCodeAt(0) === 102 /* 'f' */) {
+    const comma = value.indexOf(',', 2);
+    return {
+      kind: 'file',
+      size: Number(value.slice(2, comma)),
+      modifiedAt: Number(value.slice(comma + 1)),
+    };
   }
   return { kind: 'directory', size: DIRECTORY_SIZE, modifiedAt: Number(value.slice(2)) };
 }
