@@ -83,7 +83,8 @@ const ROOT_MUTEXES = new Map<string, AsyncMutex>();
  * - Atomic and durable: every file write goes to a temp file (same filesystem), is fsynced, then
  *   renamed over the target (overwrite) or hard-linked to it (create: `link()` fails if anything
  *   is there, so two creators have one winner); the directory is fsynced after every change of
- *   its entries. A directory delete is one `rename()` into the trash, then removal.
+ *   its entries (skipped with `durability: 'data'`). A directory delete is one `rename()` into
+ *   the trash, then removal.
  * - Concurrency: every mutation holds the store lock: an in-process FIFO mutex plus a lock file
  *   (O_EXCL) shared by every process on the host using this root, with stale-lock recovery. That
  *   makes `edit`, rename-without-overwrite and limits exact across processes. Reads take no
@@ -91,6 +92,8 @@ const ROOT_MUTEXES = new Map<string, AsyncMutex>();
  * - Security: no symbolic link is ever followed; a path through one is refused with
  *   `invalid_path` and `list` skips them. Files are 0600, directories 0700. No error message
  *   contains a host path.
+ *
+ * The guarantees, their costs and their limits are documented in docs/memory-store.md.
  */
 export class FileSystemStore implements MemoryStore {
   readonly #root: string;
