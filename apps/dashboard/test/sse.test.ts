@@ -136,6 +136,54 @@ describe('live updates over Server-Sent Events', () => {
     for (const client of clients) await client.next(isLive);
   });
 
+  it('reads each project stream once per poll however many clients watch it', async () => {
+    const id = `o-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a' });
+    const calls = { listProjects: 0, readEvents: 0 };
+    const counted = new Proxy(dashboard.control, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (
+          (property === 'listProjects' || property === 'readEvents') &&
+          typeof value === 'function'
+        ) {
+          return (...args: unknown[]) => {
+            calls[property]++;
+            return (value as (...inner: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value;
+      },
+    });
+    const { createDashboardServer } = await import('../src/index.js');
+    const server = await createDashboardServer({
+      control: counted,
+      port: 0,
+      token: '',
+      pollIntervalMs: 20,
+    });
+    const clients: SseConnection[] = [];
+    try {
+      for (let index = 0; index < 5; index++) {
+        const client = await connectSse(`${server.url}/api/projects/${id}/stream`);
+        clients.push(client);
+        await client.next((message) => message.event === 'snapshot');
+      }
+      // Catch-up reads at connect time are done; from here only the hub reads.
+      calls.listProjects = 0;
+      calls.readEvents = 0;
+      const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, 1));
+      for (const client of clients) await client.next((message) => message.id === eventId);
+      // One poll = one project list + one read of this (watched) project's stream. Five clients
+      // reading for themselves would make at least five reads per poll.
+      expect(calls.listProjects).toBeGreaterThan(0);
+      expect(calls.readEvents).toBeLessThanOrEqual(calls.listProjects + 1);
+    } finally {
+      for (const client of clients) client.close();
+      await server.close();
+    }
+  });
+
   it('pings idle clients', async () => {
     const stream = await open('/api/stream');
     await stream.next((message) => message.event === 'ping', 5_000);

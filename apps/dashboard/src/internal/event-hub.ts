@@ -64,6 +64,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
   let running: Promise<void> | undefined;
   let closed = false;
   let polls = 0;
+  let lastErrorReportAt = 0;
   let queueJson = '';
 
   function deliver(projectId: string, message: HubMessage): void {
@@ -170,7 +171,13 @@ export function createEventHub(options: EventHubOptions): EventHub {
     timer = setTimeout(() => {
       timer = undefined;
       running = poll()
-        .catch((error: unknown) => options.onError?.(error))
+        .catch((error: unknown) => {
+          // While Redis is down every poll fails: report once a minute, not twice a second.
+          const now = Date.now();
+          if (now - lastErrorReportAt < 60_000) return;
+          lastErrorReportAt = now;
+          options.onError?.(error);
+        })
         .finally(() => {
           running = undefined;
           schedule(pollIntervalMs);
