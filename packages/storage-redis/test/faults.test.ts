@@ -93,7 +93,13 @@ describe('a Redis crash in the middle of a stream of writes', () => {
     for (const line of acknowledgedLines) {
       expect(log).toContain(line);
     }
+    // No script was half-applied: the usage counters match the directory index exactly.
     const usage = await store.usage();
+    const files = (await store.list('', { depth: 10 })).filter((entry) => entry.kind === 'file');
+    expect(usage).toEqual({
+      files: files.length,
+      bytes: files.reduce((sum, entry) => sum + entry.size, 0),
+    });
     expect(usage.files).toBeGreaterThanOrEqual(acknowledgedFiles.size + 1);
     await store.clear();
     await store.close();
