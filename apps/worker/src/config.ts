@@ -50,6 +50,10 @@ export interface WorkerConfig {
   memoryIdleTtlMs: number;
   /** `BATON_JOB_RETENTION_MS`: finished jobs older than this are removed. Default 7 days. */
   jobRetentionMs: number;
+  /** `BATON_API_MAX_RETRIES`: retries of a failed model request (429/529/5xx/network). Default 6. */
+  apiMaxRetries: number;
+  /** `BATON_API_RETRY_BASE_MS`: first retry delay, doubled each time. Default 1000. */
+  apiRetryBaseMs: number;
   /** `LOG_LEVEL`: pino level, default `info`. */
   logLevel: string;
   /** `BATON_WORKER_ID`: default `<hostname>:<pid>`. */
@@ -129,7 +133,7 @@ const envSchema = z.object({
   BATON_LOCK_DURATION_MS: integer('BATON_LOCK_DURATION_MS', 6000, 1000),
   BATON_STALLED_INTERVAL_MS: integer('BATON_STALLED_INTERVAL_MS', 3000, 500),
   BATON_MAX_STALLED_COUNT: integer('BATON_MAX_STALLED_COUNT', 100, 1),
-  BATON_LEASE_TTL_MS: integer('BATON_LEASE_TTL_MS', 8000, 1000),
+  BATON_LEASE_TTL_MS: integer('BATON_LEASE_TTL_MS', 8000, 2000),
   BATON_SHUTDOWN_GRACE_MS: integer('BATON_SHUTDOWN_GRACE_MS', 30_000, 0),
   BATON_CHAIN_DELAY_MS: integer('BATON_CHAIN_DELAY_MS', 1000, 0),
   BATON_RETRY_DELAY_MS: integer('BATON_RETRY_DELAY_MS', 5000, 0),
@@ -139,6 +143,8 @@ const envSchema = z.object({
   BATON_MEMORY_SWEEP_MS: integer('BATON_MEMORY_SWEEP_MS', 3_600_000, 0),
   BATON_MEMORY_IDLE_TTL_MS: integer('BATON_MEMORY_IDLE_TTL_MS', 0, 0),
   BATON_JOB_RETENTION_MS: integer('BATON_JOB_RETENTION_MS', 7 * 24 * 3_600_000, 1000),
+  BATON_API_MAX_RETRIES: integer('BATON_API_MAX_RETRIES', 6, 0, 100),
+  BATON_API_RETRY_BASE_MS: integer('BATON_API_RETRY_BASE_MS', 1000, 0),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], {
       error: 'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
@@ -169,12 +175,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     problems.push(
       'ANTHROPIC_API_KEY is not set: set it, or choose the simulator with BATON_MODEL=sim',
     );
-  }
-  if (parsed.success) {
-    const values = parsed.data;
-    if (values.BATON_LEASE_TTL_MS < 2 * 1000) {
-      problems.push('BATON_LEASE_TTL_MS must be at least 2000');
-    }
   }
   if (problems.length > 0 || !parsed.success) {
     throw new WorkerError('invalid_config', problems.join('\n'));
@@ -217,6 +217,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     memorySweepEveryMs: values.BATON_MEMORY_SWEEP_MS,
     memoryIdleTtlMs: values.BATON_MEMORY_IDLE_TTL_MS,
     jobRetentionMs: values.BATON_JOB_RETENTION_MS,
+    apiMaxRetries: values.BATON_API_MAX_RETRIES,
+    apiRetryBaseMs: values.BATON_API_RETRY_BASE_MS,
     logLevel: values.LOG_LEVEL ?? 'info',
     workerId:
       values.BATON_WORKER_ID && values.BATON_WORKER_ID !== ''

@@ -125,6 +125,9 @@ export async function startWorkerFromConfig(
     runSession: options.runSession ?? runSession,
     client,
     memoryStore,
+    sessionOptions: () => ({
+      retry: { maxRetries: config.apiMaxRetries, baseDelayMs: config.apiRetryBaseMs },
+    }),
     defaultModel: config.model,
     workerId: config.workerId,
     logger,

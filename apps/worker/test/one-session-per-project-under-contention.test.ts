@@ -1,0 +1,134 @@
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createBatonControl,
+  SESSION_QUEUE_NAME,
+  type BatonControl,
+  type EventEntry,
+  type SessionJobData,
+} from '../src/index.js';
+import {
+  deletePrefix,
+  randomPrefix,
+  randomProjectId,
+  REDIS_URL,
+  waitFor,
+} from './support/redis.js';
+import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+
+/** Walks a project's stream in order; returns every place two sessions were open at once. */
+export function overlappingSessions(entries: readonly EventEntry[]): string[] {
+  const problems: string[] = [];
+  let open: string | null = null;
+  for (const { id, event } of entries) {
+    if (event.type === 'session-start') {
+      if (open !== null)
+        problems.push(`${id}: session ${String(event.sessionId)} started while ${open} was open`);
+      open = String(event.sessionId);
+    } else if (event.type === 'session-end') {
+      if (open !== event.sessionId)
+        problems.push(`${id}: session ${String(event.sessionId)} ended but ${open} was open`);
+      open = null;
+    }
+  }
+  return problems;
+}
+
+describe('three workers, ten projects, duplicate jobs for every session', () => {
+  let prefix: string;
+  let control: BatonControl;
+  let sim: ModelSim;
+  let home: string;
+  const workers: WorkerProcess[] = [];
+  const projects: string[] = [];
+
+  beforeEach(async () => {
+    prefix = randomPrefix();
+    home = await mkdtemp(path.join(os.tmpdir(), 'baton-contention-'));
+    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    sim = await startModelSim({ port: 0 });
+  });
+
+  afterEach(async () => {
+    await stopAll(workers);
+    for (const id of projects.splice(0)) await control.deleteProject(id);
+    await control.close();
+    await sim.close();
+    await deletePrefix(REDIS_URL, prefix);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('never runs two sessions of one project at once and completes every project', async () => {
+    const env = {
+      REDIS_URL,
+      BATON_PREFIX: prefix,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_CONCURRENCY: '4',
+      LOG_LEVEL: 'warn',
+    };
+    workers.push(
+      ...(await Promise.all(
+        ['a', 'b', 'c'].map((name) =>
+          spawnWorker({ ...env, BATON_WORKER_ID: name, LOG_LEVEL: 'info' }),
+        ),
+      )),
+    );
+
+    const ids = Array.from({ length: 10 }, (_, index) => randomProjectId(`c${index}`));
+    projects.push(...ids);
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    const queue = new Queue<SessionJobData>(SESSION_QUEUE_NAME, { connection, prefix });
+    try {
+      for (const id of ids) {
+        await control.createProject({ id, goal: `Project ${id}\n- alpha\n- beta` });
+        // The normal job plus four rogue copies of session 1 under other ids: five jobs race for
+        // one project on three workers. Only the lease keeps them apart.
+        await control.enqueue(id);
+        for (let copy = 0; copy < 4; copy += 1) {
+          await queue.add(
+            'rogue',
+            { projectId: id, sessionNumber: 1, reason: 'enqueue' },
+            { jobId: `${id}-rogue-${copy}` },
+          );
+        }
+        await control.resume(id).catch(() => undefined);
+      }
+
+      await waitFor(
+        'every project completed',
+        async () => {
+          const all = await Promise.all(ids.map((id) => control.getProject(id)));
+          const failed = all.find((project) => project?.status === 'failed');
+          if (failed) throw new Error(`${failed.id} failed: ${failed.statusReason}`);
+          return all.every((project) => project?.status === 'completed');
+        },
+        90_000,
+        200,
+      );
+    } finally {
+      await queue.close();
+      connection.disconnect();
+    }
+
+    const workersUsed = new Set<string>();
+    for (const id of ids) {
+      const entries = await control.readEvents(id, { count: 100_000 });
+      expect(overlappingSessions(entries), id).toEqual([]);
+      const project = await control.getProject(id);
+      expect(project?.counters.featuresPassing).toBe(2);
+      // init + two resumes: the rogue copies never ran a session of their own.
+      expect(project?.counters.sessions).toBe(3);
+      for (const entry of entries) {
+        if (entry.event.type === 'session-claimed') workersUsed.add(String(entry.event.workerId));
+      }
+    }
+    expect(workersUsed.size).toBeGreaterThan(1);
+  });
+});
