@@ -166,3 +166,29 @@ describe('cancellation through an AbortSignal', () => {
     expect(h.sim.requests).toBe(before);
   });
 });
+
+describe('hand-over between sessions', () => {
+  it('a resume after an interrupted session says so in its first message', async () => {
+    const { h, seen } = await initialised();
+    const result = await runSession(h.options({ sessionNumber: 4, interrupted: true }));
+    expect(result.outcome).toBe('completed');
+    const first = seen[0]!.params.messages[0]!;
+    const text =
+      typeof first.content === 'string'
+        ? first.content
+        : (first.content ?? [])
+            .map((block) => (block.type === 'text' ? block.text : ''))
+            .join('\n');
+    expect(text.split('\n')[0]).toBe(
+      '<baton_session kind="resume" project="todo" session="4" interrupted="true">',
+    );
+    expect(text).toContain('interrupted before it could finish');
+    const start = h.events[0];
+    expect(start).toMatchObject({
+      type: 'session-start',
+      interrupted: true,
+      sessionNumber: 4,
+      kind: 'resume',
+    });
+  });
+});
