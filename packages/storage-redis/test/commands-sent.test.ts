@@ -96,3 +96,28 @@ describe('a directory view costs O(entries shown)', () => {
     ]);
   });
 });
+
+describe('round trips per operation', () => {
+  it('mutations take at most two round trips: create one, edit two cold and one right after a read', async () => {
+    const store = openTestStore();
+    const clientCalls = (sent: Sent[]): string[] =>
+      sent.filter((entry) => entry.source !== 'lua').map((entry) => entry.command);
+    const create = await commandsSentBy(store.keys.base, () =>
+      store.write('m/a.md', 'one', { mode: 'create' }),
+    );
+    expect(clientCalls(create)).toHaveLength(1);
+    const cold = openTestStore({ namespace: store.namespace });
+    const coldEdit = await commandsSentBy(store.keys.base, () =>
+      cold.edit('m/a.md', (current) => `${current} two`),
+    );
+    expect(clientCalls(coldEdit)).toHaveLength(2);
+    const warmEdit = await commandsSentBy(store.keys.base, async () => {
+      await cold.read('m/a.md');
+      await cold.edit('m/a.md', (current) => `${current} three`);
+    });
+    expect(clientCalls(warmEdit)).toHaveLength(2); // the read, then a single commit
+    for (const action of [() => cold.rename('m', 'n'), () => cold.delete('n')]) {
+      expect(clientCalls(await commandsSentBy(store.keys.base, action))).toHaveLength(1);
+    }
+  });
+});
