@@ -3,10 +3,26 @@
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerUpCommand } from './commands/up.js';
+import { registerLogsCommand } from './commands/logs.js';
+import { registerProjectsCommand } from './commands/projects.js';
+import { registerMemoryHistoryCommand } from './commands/memory-history.js';
+import { registerMemoryTransferCommands } from './commands/memory-transfer.js';
+import { registerMemoryExecCommand } from './commands/memory-exec.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
 const commands: Array<(program: Command) => void> = [registerRunCommand, registerSimCommand];
+// cli helper (issue 6): `up`, `logs`, `projects`, and memory history/export/import/exec, which
+// attach to the `memory` group (registered before them when commands/memory.ts is present).
+commands.push(
+  registerUpCommand,
+  registerLogsCommand,
+  registerProjectsCommand,
+  registerMemoryHistoryCommand,
+  registerMemoryTransferCommands,
+  registerMemoryExecCommand,
+);
 
 const program = new Command('baton')
   .description(

@@ -1,0 +1,147 @@
+import type { Command } from 'commander';
+import { Option } from 'commander';
+import { countFeatures, readFeatures } from '@baton/session';
+import type { ProjectStatus } from '@baton/worker';
+import { formatTokens, formatUsd } from '../internal/live-output.js';
+import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
+import { withControl } from '../internal/remote-control.js';
+import { formatTable } from '../internal/table.js';
+
+/** `@baton/worker`'s PROJECT_STATUSES, spelled out so `--help` need not load the worker package. */
+const STATUSES: readonly ProjectStatus[] = [
+  'queued',
+  'running',
+  'paused',
+  'completed',
+  'failed',
+  'cancelled',
+];
+
+interface ProjectsOptions {
+  json?: boolean;
+  status?: ProjectStatus;
+  local?: boolean;
+}
+
+/** One row of `baton projects` (also its `--json` shape, one object per project). */
+export interface ProjectRow {
+  id: string;
+  status: string;
+  featuresPassing: number;
+  featuresTotal: number;
+  sessions: number;
+  inputTokens: number | null;
+  outputTokens: number | null;
+  costUsd: number | null;
+  createdAt: string;
+}
+
+async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
+  return withControl(async (control) => {
+    const projects = await control.listProjects(status === undefined ? {} : { status });
+    return projects.map((project) => ({
+      id: project.id,
+      status: project.status,
+      featuresPassing: project.counters.featuresPassing,
+      featuresTotal: project.counters.featuresTotal,
+      sessions: project.counters.sessions,
+      inputTokens: project.counters.inputTokens,
+      outputTokens: project.counters.outputTokens,
+      costUsd: Number(project.counters.costUsd.toFixed(6)),
+      createdAt: new Date(project.createdAt).toISOString(),
+    }));
+  });
+}
+
+/** Local projects keep no token or cost totals; their features come from their memory. */
+async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
+  const rows: ProjectRow[] = [];
+  for (const project of await listLocalProjects()) {
+    const store = await openLocalMemory(project);
+    let features;
+    try {
+      features = await readFeatures(store);
+    } finally {
+      await store.close();
+    }
+    const counts = features === null ? { passing: 0, total: 0 } : countFeatures(features);
+    const derived: ProjectStatus = project.record.running
+      ? 'running'
+      : counts.total > 0 && counts.passing === counts.total
+        ? 'completed'
+        : project.record.lastOutcome === 'failed'
+          ? 'failed'
+          : project.record.lastOutcome === 'cancelled'
+            ? 'cancelled'
+            : 'paused';
+    if (status !== undefined && derived !== status) continue;
+    rows.push({
+      id: project.record.id,
+      status: derived,
+      featuresPassing: counts.passing,
+      featuresTotal: counts.total,
+      sessions: project.record.sessions,
+      inputTokens: null,
+      outputTokens: null,
+      costUsd: null,
+      createdAt: project.record.createdAt,
+    });
+  }
+  return rows;
+}
+
+function render(rows: ProjectRow[]): string {
+  const dash = '-';
+  return formatTable(
+    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'USD'],
+    rows.map((row) => [
+      row.id,
+      row.status,
+      `${row.featuresPassing}/${row.featuresTotal}`,
+      String(row.sessions),
+      row.inputTokens === null || row.outputTokens === null
+        ? dash
+        : formatTokens(row.inputTokens + row.outputTokens),
+      row.costUsd === null ? dash : formatUsd(row.costUsd),
+    ]),
+    [2, 3, 4, 5],
+  );
+}
+
+/** `baton projects [--json] [--status S] [--local]`. */
+export function registerProjectsCommand(program: Command): void {
+  program
+    .command('projects')
+    .description(
+      'List every project: status, features passing, sessions, tokens (input + output) and USD.',
+    )
+    .addOption(
+      new Option('--status <status>', 'only projects with this status').choices([...STATUSES]),
+    )
+    .option('--json', 'print a JSON array of projects')
+    .option(
+      '--local',
+      '`baton run` projects under BATON_HOME instead of Redis (no token or USD totals)',
+    )
+    .addHelpText(
+      'after',
+      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.\nExit codes: 0 ok, 2 bad arguments, 8 Redis unreachable, 1 unexpected error.',
+    )
+    .action(async (options: ProjectsOptions) => {
+      const rows =
+        options.local === true ? await localRows(options.status) : await remoteRows(options.status);
+      if (options.json === true) {
+        process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+        return;
+      }
+      if (rows.length === 0) {
+        process.stdout.write(
+          options.status === undefined
+            ? 'No projects yet. Start one with `baton enqueue` (or `baton run` locally).\n'
+            : `No ${options.status} projects.\n`,
+        );
+        return;
+      }
+      process.stdout.write(`${render(rows)}\n`);
+    });
+}

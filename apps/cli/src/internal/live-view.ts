@@ -1,0 +1,326 @@
+import type { FeatureCounts } from '@baton/session';
+import { featureBar, formatTokens, formatUsd } from './live-output.js';
+
+/**
+ * The live view shared by `baton logs -f` (and meant for `baton run`): one readable line per
+ * event, and a status line with the current session and turn, the last tool calls, features
+ * passing as a progress bar, tokens and USD. On a TTY the status line is redrawn in place under
+ * the event lines; elsewhere it is printed as a plain line after each session ends, so piped
+ * output stays append-only text. Colours only when asked (see `shouldUseColor`).
+ */
+
+/** Any event of a project stream: the session's own events and the worker's (`type`, `at`, ...). */
+export interface ViewEvent {
+  type: string;
+  at: number;
+  projectId?: string;
+  [field: string]: unknown;
+}
+
+/** Options of `createLiveView`. */
+export interface LiveViewOptions {
+  /** Where text goes (e.g. `process.stdout.write`). */
+  write: (text: string) => void;
+  /** ANSI colours. Default false. */
+  color?: boolean;
+  /** Redraw a status line in place (only on a TTY). Default false: status lines are plain lines. */
+  statusLine?: boolean;
+  /** Tool calls kept for the status line. Default 3. */
+  recentToolCalls?: number;
+  /** Prefix each event line with its local time (HH:MM:SS). Default true. */
+  timestamps?: boolean;
+}
+
+/** What the view knows after the events it has seen. */
+export interface LiveViewState {
+  session: { number: number; kind: string } | null;
+  turn: number;
+  recentToolCalls: string[];
+  features: FeatureCounts | null;
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+export interface LiveView {
+  /** Prints the event's line and updates the status. */
+  onEvent(event: ViewEvent): void;
+  /** Start values (e.g. features from the project record) before any event. */
+  seed(values: Partial<Pick<LiveViewState, 'features'>>): void;
+  state(): LiveViewState;
+  /** The status line's text (no colours, no newline). */
+  statusText(): string;
+  /** Prints a line above the status line. */
+  line(text: string): void;
+  /** Clears the in-place status line (call before exiting). */
+  close(): void;
+}
+
+/** Colours only on a TTY and never with `NO_COLOR` set (https://no-color.org) or `TERM=dumb`. */
+export function shouldUseColor(
+  stream: { isTTY?: boolean },
+  env: NodeJS.ProcessEnv = process.env,
+): boolean {
+  return (
+    stream.isTTY === true &&
+    (env.NO_COLOR === undefined || env.NO_COLOR === '') &&
+    env.TERM !== 'dumb'
+  );
+}
+
+const STYLES = {
+  dim: [2, 22],
+  bold: [1, 22],
+  red: [31, 39],
+  green: [32, 39],
+  yellow: [33, 39],
+  cyan: [36, 39],
+  magenta: [35, 39],
+} as const;
+type Style = keyof typeof STYLES;
+
+const TOOL_NAMES: Record<string, string> = { str_replace_based_edit_tool: 'editor' };
+
+function toolName(tool: unknown): string {
+  const name = typeof tool === 'string' ? tool : 'tool';
+  return TOOL_NAMES[name] ?? name;
+}
+
+function number(value: unknown): number {
+  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
+}
+
+function text(value: unknown): string {
+  return typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
+}
+
+function record(value: unknown): Record<string, unknown> {
+  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
+}
+
+function counts(value: unknown): FeatureCounts | null {
+  const fields = record(value);
+  return typeof fields.passing === 'number' && typeof fields.total === 'number'
+    ? { passing: fields.passing, total: fields.total }
+    : null;
+}
+
+function clock(at: number): string {
+  const date = new Date(at);
+  return [date.getHours(), date.getMinutes(), date.getSeconds()]
+    .map((part) => String(part).padStart(2, '0'))
+    .join(':');
+}
+
+function formatBytes(bytes: number): string {
+  return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} kB`;
+}
+
+/** One readable line for an event (without time prefix or newline). `paint` adds colours. */
+export function describeEvent(
+  event: ViewEvent,
+  paint: (style: Style, value: string) => string = (_style, value) => value,
+): string {
+  switch (event.type) {
+    case 'project-status': {
+      const reason = text(event.reason);
+      return paint(
+        'magenta',
+        `◆ project ${text(event.from) || 'new'} → ${text(event.to)}${reason === '' ? '' : ` (${reason})`}`,
+      );
+    }
+    case 'session-queued':
+      return paint(
+        'dim',
+        `  session ${number(event.sessionNumber)} queued (${text(event.reason)}${number(event.delayMs) > 0 ? `, in ${(number(event.delayMs) / 1000).toFixed(1)} s` : ''})`,
+      );
+    case 'session-claimed':
+      return paint(
+        'dim',
+        `  session ${number(event.sessionNumber)} claimed by worker ${text(event.workerId)}${event.interrupted === true ? ' (previous session was interrupted)' : ''}`,
+      );
+    case 'session-interrupted':
+      return paint(
+        'yellow',
+        `  ! session ${number(event.sessionNumber)} was interrupted (its worker stopped); it will be resumed`,
+      );
+    case 'session-released':
+      return paint(
+        'dim',
+        `  session ${number(event.sessionNumber)} released by worker ${text(event.workerId)} (${text(event.outcome)})`,
+      );
+    case 'session-start':
+      return (
+        paint('bold', `● session ${number(event.sessionNumber)} (${text(event.kind)})`) +
+        paint(
+          'dim',
+          ` · model ${text(event.model)}${event.interrupted === true ? ' · previous session was interrupted' : ''}`,
+        )
+      );
+    case 'turn': {
+      const usage = record(event.usage);
+      const totals = record(event.totals);
+      const cleared = number(event.clearedInputTokens);
+      return (
+        paint(
+          'dim',
+          `  turn ${number(event.turn)}${event.phase === 'end' ? ' (end of session)' : ''} · ${text(event.stopReason)} · in ${formatTokens(number(usage.inputTokens))} out ${formatTokens(number(usage.outputTokens))}`,
+        ) +
+        (cleared > 0 ? paint('cyan', ` · cleared ${formatTokens(cleared)}`) : '') +
+        paint('dim', ` · ${formatUsd(number(totals.costUsd ?? event.costUsd))}`)
+      );
+    }
+    case 'tool-call':
+      return `    ${event.isError === true ? paint('red', '✗') : paint('green', '›')} ${toolName(event.tool)} ${text(event.summary)}`;
+    case 'memory-change': {
+      const change = record(event.change);
+      const target =
+        change.newPath === undefined
+          ? text(change.path)
+          : `${text(change.path)} → ${text(change.newPath)}`;
+      return paint(
+        'cyan',
+        `    ✎ memory ${text(change.command)} ${target}${change.command === 'delete' ? '' : ` (${formatBytes(number(change.bytes))})`}`,
+      );
+    }
+    case 'api-retry':
+      return paint(
+        'yellow',
+        `  API ${event.status === undefined ? 'connection' : number(event.status)} error: retry ${number(event.attempt)} in ${Math.round(number(event.delayMs))} ms`,
+      );
+    case 'session-end': {
+      const result = record(event.result);
+      const outcome = text(result.outcome);
+      const usage = record(result.usage);
+      const mark =
+        outcome === 'completed'
+          ? paint('green', '✓')
+          : outcome === 'cancelled' || outcome === 'budget_exhausted'
+            ? paint('yellow', '■')
+            : paint('red', '✗');
+      const flipped = Array.isArray(result.flippedFeatures) ? result.flippedFeatures : [];
+      const after = counts(result.featuresAfter) ?? { passing: 0, total: 0 };
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns · in ${formatTokens(number(usage.inputTokens))} out ${formatTokens(number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
+    }
+    default: {
+      const { type, at: _at, v: _v, projectId: _projectId, ...rest } = event;
+      return paint('dim', `  ${type} ${JSON.stringify(rest)}`);
+    }
+  }
+}
+
+export function createLiveView(options: LiveViewOptions): LiveView {
+  const color = options.color ?? false;
+  const inPlace = options.statusLine ?? false;
+  const keep = options.recentToolCalls ?? 3;
+  const timestamps = options.timestamps ?? true;
+  const paint = (style: Style, value: string) =>
+    color ? `\u001b[${STYLES[style][0]}m${value}\u001b[${STYLES[style][1]}m` : value;
+
+  const state: LiveViewState = {
+    session: null,
+    turn: 0,
+    recentToolCalls: [],
+    features: null,
+    inputTokens: 0,
+    outputTokens: 0,
+    costUsd: 0,
+  };
+  // Totals of sessions that ended, plus the running session's own totals from its last turn.
+  const ended = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  let statusShown = false;
+
+  function clearStatus(): void {
+    if (statusShown) options.write('\r\u001b[2K');
+    statusShown = false;
+  }
+
+  function drawStatus(): void {
+    if (!inPlace) return;
+    options.write(paint('bold', statusText()));
+    statusShown = true;
+  }
+
+  function statusText(): string {
+    const parts: string[] = [];
+    parts.push(
+      state.session === null
+        ? 'no session yet'
+        : `session ${state.session.number} (${state.session.kind}) turn ${state.turn}`,
+    );
+    parts.push(`features ${featureBar(state.features ?? { passing: 0, total: 0 })}`);
+    parts.push(
+      `in ${formatTokens(state.inputTokens)} out ${formatTokens(state.outputTokens)} · ${formatUsd(state.costUsd)}`,
+    );
+    if (state.recentToolCalls.length > 0) parts.push(`last: ${state.recentToolCalls.join(', ')}`);
+    return parts.join(' · ');
+  }
+
+  function line(value: string): void {
+    clearStatus();
+    options.write(`${value}\n`);
+    drawStatus();
+  }
+
+  function update(event: ViewEvent): boolean {
+    switch (event.type) {
+      case 'session-start':
+        state.session = { number: number(event.sessionNumber), kind: text(event.kind) };
+        state.turn = 0;
+        state.recentToolCalls = [];
+        return false;
+      case 'turn': {
+        state.turn = number(event.turn);
+        const totals = record(event.totals);
+        state.inputTokens = ended.inputTokens + number(totals.inputTokens);
+        state.outputTokens = ended.outputTokens + number(totals.outputTokens);
+        state.costUsd = ended.costUsd + number(totals.costUsd);
+        return false;
+      }
+      case 'tool-call':
+        state.recentToolCalls = [
+          ...state.recentToolCalls,
+          `${toolName(event.tool)} ${text(event.summary)}`.slice(0, 60),
+        ].slice(-keep);
+        return false;
+      case 'session-end': {
+        const result = record(event.result);
+        const usage = record(result.usage);
+        ended.inputTokens += number(usage.inputTokens);
+        ended.outputTokens += number(usage.outputTokens);
+        ended.costUsd += number(usage.costUsd);
+        state.inputTokens = ended.inputTokens;
+        state.outputTokens = ended.outputTokens;
+        state.costUsd = ended.costUsd;
+        state.features = counts(result.featuresAfter) ?? state.features;
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  return {
+    onEvent(event) {
+      const sessionEnded = update(event);
+      const prefix = timestamps ? `${paint('dim', clock(event.at))} ` : '';
+      const description = describeEvent(event, paint);
+      line(
+        description
+          .split('\n')
+          .map((part, index) => (index === 0 ? prefix + part : part))
+          .join('\n'),
+      );
+      if (sessionEnded && !inPlace) options.write(`${statusText()}\n`);
+    },
+    seed(values) {
+      if (values.features !== undefined) state.features = values.features;
+    },
+    state: () => ({ ...state, recentToolCalls: [...state.recentToolCalls] }),
+    statusText,
+    line,
+    close() {
+      clearStatus();
+    },
+  };
+}

@@ -1,0 +1,219 @@
+import { appendFile, mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { createLocalProject } from './local-project-fixture.js';
+import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+const running: CliProcess[] = [];
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  for (const process of running.splice(0)) {
+    process.kill('SIGKILL');
+    await process.done;
+  }
+  await world.cleanup();
+  await cleanupDir();
+});
+
+const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+const sessionEvents = (projectId: string) =>
+  [
+    {
+      type: 'session-start',
+      at,
+      sessionId: 's1',
+      kind: 'init',
+      sessionNumber: 1,
+      interrupted: false,
+      model: 'sim',
+    },
+    {
+      type: 'turn',
+      at,
+      sessionId: 's1',
+      turn: 1,
+      phase: 'work',
+      stopReason: 'tool_use',
+      durationMs: 5,
+      usage: {
+        inputTokens: 1200,
+        outputTokens: 80,
+        cacheReadInputTokens: 0,
+        cacheCreationInputTokens: 0,
+      },
+      appliedEdits: [],
+      clearedInputTokens: 0,
+      costUsd: 0.0048,
+      totals: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0048 },
+    },
+    {
+      type: 'tool-call',
+      at,
+      sessionId: 's1',
+      turn: 1,
+      tool: 'memory',
+      summary: 'create /memories/features.json',
+      isError: false,
+      durationMs: 1,
+    },
+    {
+      type: 'memory-change',
+      at,
+      sessionId: 's1',
+      change: { command: 'create', path: '/memories/features.json', bytes: 321, at },
+    },
+    {
+      type: 'session-end',
+      at,
+      sessionId: 's1',
+      result: {
+        sessionId: 's1',
+        kind: 'init',
+        outcome: 'completed',
+        reason: 'the model ended its turn',
+        turns: 1,
+        usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0048 },
+        featuresBefore: { passing: 0, total: 0 },
+        featuresAfter: { passing: 0, total: 2 },
+        allFeaturesPass: false,
+        flippedFeatures: [],
+        startedAt: at,
+        endedAt: at,
+      },
+    },
+  ].map((event) => ({ v: 1, projectId, ...event }));
+
+async function seededProject(): Promise<string> {
+  const id = world.projectId('logs');
+  await world.control.createProject({ id, goal: '- one\n- two', workspace: dir });
+  for (const { v: _v, projectId: _projectId, ...event } of sessionEvents(id))
+    await world.append(id, event);
+  return id;
+}
+
+describe('baton logs', () => {
+  it('prints turns, tool calls, memory changes and session ends as readable lines', async () => {
+    const id = await seededProject();
+    const result = await runCli(['logs', id], { cwd: dir, env: world.env(dir) });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^\d\d:\d\d:\d\d ● session 1 \(init\) · model sim$/);
+    expect(lines[1]).toMatch(/turn 1 · tool_use · in 1\.2k out 80 · \$0\.0048$/);
+    expect(lines[2]).toMatch(/ › memory create \/memories\/features\.json$/);
+    expect(lines[3]).toMatch(/✎ memory create \/memories\/features\.json \(321 B\)$/);
+    expect(lines[4]).toMatch(
+      /✓ completed · no feature flipped · features \[░{10}\] 0\/2 · 1 turns/,
+    );
+    // Not following and not a TTY: the status is a plain line after the session end.
+    expect(lines[5]).toBe(
+      'session 1 (init) turn 1 · features [░░░░░░░░░░] 0/2 · in 1.2k out 80 · $0.0048 · last: memory create /memories/features.json',
+    );
+    expect(result.stdout).not.toContain('\u001b[');
+  });
+
+  it('--json prints the events exactly as stored, one per line', async () => {
+    const id = await seededProject();
+    const result = await runCli(['logs', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as unknown);
+    expect(events).toEqual(sessionEvents(id));
+  });
+
+  it('an unknown project exits 7 with one line', async () => {
+    const result = await runCli(['logs', 'nobody-z'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(7);
+    expect(oneLine(result.stderr)).toBe(
+      'baton: no project nobody-z on Redis (see `baton projects`).',
+    );
+  });
+
+  it("-f shows a running project's events live and stops when it completes (worker from `baton up`)", async () => {
+    const up = startCli(['up', '--port', '0', '--json'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_CHAIN_DELAY_MS: '0', BATON_HOME: path.join(dir, 'home') }),
+    });
+    running.push(up);
+    await up.waitForOutput('"type":"ready"', 60_000);
+
+    const id = world.projectId('live');
+    await world.control.createProject({
+      id,
+      goal: 'Say hello\n- Write a hello file',
+      workspace: path.join(dir, 'workspace'),
+    });
+    // A first event, so we can tell when `logs -f` has read the history and is following.
+    await world.append(id, { type: 'note', at: Date.now(), text: 'before' });
+    const logs = startCli(['logs', id, '-f'], { cwd: dir, env: world.env(dir) });
+    running.push(logs);
+    await logs.waitForOutput('note {"text":"before"}', 30_000);
+
+    await world.control.enqueue(id);
+    const result = await logs.done;
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const output = result.stdout;
+    // Everything after the note arrived while following.
+    expect(output.indexOf('session 1 queued')).toBeGreaterThan(output.indexOf('note'));
+    for (const expected of [
+      '● session 1 (init)',
+      '● session 2 (resume)',
+      '› memory',
+      '✎ memory create /memories/features.json',
+      'flipped F1',
+      '◆ project running → completed',
+    ]) {
+      expect(output).toContain(expected);
+    }
+    expect(output.trimEnd().split('\n').at(-1)).toContain('◆ project running → completed');
+
+    up.kill('SIGTERM');
+    const stopped = await up.done;
+    expect(stopped.code).toBe(0);
+    expect(stopped.stdout).toContain('"type":"stopped"');
+  }, 180_000);
+});
+
+describe('baton logs --local', () => {
+  it('prints a local event log and follows lines appended to it until Ctrl-C', async () => {
+    const project = await createLocalProject(dir, 'local-l');
+    const [first, ...rest] = sessionEvents('local-l');
+    await writeFile(path.join(project, 'events.jsonl'), `${JSON.stringify(first)}\n`);
+    const logs = startCli(['logs', 'local-l', '--local', '-f', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    running.push(logs);
+    await logs.waitForOutput('"session-start"');
+    for (const event of rest)
+      await appendFile(path.join(project, 'events.jsonl'), `${JSON.stringify(event)}\n`);
+    await logs.waitForOutput('"session-end"');
+    logs.kill('SIGINT');
+    const result = await logs.done;
+    expect(result.code).toBe(0);
+    expect(
+      result.stdout
+        .trimEnd()
+        .split('\n')
+        .map((line) => JSON.parse(line) as unknown),
+    ).toEqual(sessionEvents('local-l'));
+  });
+
+  it('a local project without an event log exits 2 saying so', async () => {
+    await mkdir(path.join(dir, 'x'));
+    await createLocalProject(dir, 'local-n');
+    const result = await runCli(['logs', 'local-n', '--local'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain('local project local-n has no event log');
+  });
+});

@@ -1,0 +1,113 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { tempDir } from './helpers.js';
+import { createLocalProject } from './local-project-fixture.js';
+import { createRedisWorld, oneLine, runCliWithInput, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+const FEATURES = JSON.stringify(
+  [{ id: 'F1', description: 'a thing', steps: ['check it'], passes: false }],
+  null,
+  2,
+);
+
+function lines(...commands: unknown[]): string {
+  return (
+    commands
+      .map((command) => (typeof command === 'string' ? command : JSON.stringify(command)))
+      .join('\n') + '\n'
+  );
+}
+
+function results(stdout: string): Array<{ content: string; isError: boolean }> {
+  return stdout
+    .trimEnd()
+    .split('\n')
+    .map((line) => JSON.parse(line) as { content: string; isError: boolean });
+}
+
+describe('baton memory exec', () => {
+  it('answers each JSON line with one { content, isError } line, in order, on a Redis project', async () => {
+    const id = world.projectId('exec');
+    await world.control.createProject({ id, goal: '- one', workspace: dir });
+    const result = await runCliWithInput(
+      ['memory', 'exec', id],
+      lines(
+        { command: 'create', path: '/memories/notes.md', file_text: 'hello\n' },
+        { command: 'view', path: '/memories/notes.md' },
+        'not json',
+        { command: 'view', path: '/etc/passwd' },
+      ),
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const answers = results(result.stdout);
+    expect(answers).toHaveLength(4);
+    expect(answers[0]).toEqual({
+      content: 'File created successfully at: /memories/notes.md',
+      isError: false,
+    });
+    expect(answers[1]?.isError).toBe(false);
+    expect(answers[1]?.content).toContain('hello');
+    expect(answers[2]).toEqual({
+      content: expect.stringMatching(/^line 3 is not JSON/) as unknown,
+      isError: true,
+    });
+    expect(answers[3]?.isError).toBe(true);
+    const store = await world.control.memoryStore(id);
+    expect(await store.read('notes.md')).toBe('hello\n');
+  });
+
+  it('applies the checklist guard (unless --no-guard) on a local project', async () => {
+    const project = await createLocalProject(dir, 'local-e', { 'features.json': FEATURES });
+    const rewrite = {
+      command: 'str_replace',
+      path: '/memories/features.json',
+      old_str: '"description": "a thing"',
+      new_str: '"description": "another thing"',
+    };
+    const guarded = await runCliWithInput(
+      ['memory', 'exec', 'local-e', '--local'],
+      lines(rewrite),
+      {
+        cwd: dir,
+        env: world.env(dir),
+      },
+    );
+    expect(guarded.code).toBe(0);
+    expect(results(guarded.stdout)[0]?.isError).toBe(true);
+    expect(await readFile(path.join(project, 'memories', 'features.json'), 'utf8')).toBe(FEATURES);
+
+    const unguarded = await runCliWithInput(
+      ['memory', 'exec', 'local-e', '--local', '--no-guard'],
+      lines(rewrite),
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(results(unguarded.stdout)[0]?.isError).toBe(false);
+    expect(await readFile(path.join(project, 'memories', 'features.json'), 'utf8')).toContain(
+      'another thing',
+    );
+  });
+
+  it('an unknown project exits 7 with one line', async () => {
+    const result = await runCliWithInput(['memory', 'exec', 'nobody-y'], '', {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.code).toBe(7);
+    expect(oneLine(result.stderr)).toContain('no project nobody-y');
+  });
+});

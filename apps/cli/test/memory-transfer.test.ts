@@ -1,0 +1,126 @@
+import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from './helpers.js';
+import { createLocalProject } from './local-project-fixture.js';
+import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+describe('baton memory export / import', () => {
+  it('round-trips Redis -> folder -> another Redis project, nested folders included', async () => {
+    const source = world.projectId('src');
+    const target = world.projectId('dst');
+    for (const id of [source, target])
+      await world.control.createProject({ id, goal: '- one', workspace: dir });
+    const store = await world.control.memoryStore(source);
+    await store.write('progress.md', '# Progress\n', { mode: 'create' });
+    await store.write('notes/deep/idea.md', 'ünïcode ✓\n', { mode: 'create' });
+
+    const out = path.join(dir, 'export');
+    const exported = await runCli(['memory', 'export', source, out, '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(exported.stderr).toBe('');
+    expect(exported.code).toBe(0);
+    expect(JSON.parse(exported.stdout)).toEqual({
+      project: source,
+      directory: out,
+      files: 2,
+      bytes: 11 + Buffer.byteLength('ünïcode ✓\n'),
+    });
+    expect(await readFile(path.join(out, 'notes', 'deep', 'idea.md'), 'utf8')).toBe('ünïcode ✓\n');
+
+    const imported = await runCli(['memory', 'import', target, out], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(imported.code).toBe(0);
+    expect(imported.stdout).toMatch(/^Imported 2 files \(\d+ bytes\) from /);
+    const targetStore = await world.control.memoryStore(target);
+    expect(await targetStore.read('notes/deep/idea.md')).toBe('ünïcode ✓\n');
+    expect(await targetStore.read('progress.md')).toBe('# Progress\n');
+  });
+
+  it('works on a local project with --local', async () => {
+    await createLocalProject(dir, 'local-a', { 'progress.md': 'p\n', 'sub/x.txt': 'x' });
+    await createLocalProject(dir, 'local-b');
+    const out = path.join(dir, 'out');
+    const exported = await runCli(['memory', 'export', 'local-a', out, '--local'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(exported.code).toBe(0);
+    expect(exported.stdout).toMatch(/^Exported 2 files \(3 bytes\) to /);
+    const imported = await runCli(['memory', 'import', 'local-b', out, '--local', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(imported.code).toBe(0);
+    expect(
+      await readFile(path.join(dir, 'projects', 'local-b', 'memories', 'sub', 'x.txt'), 'utf8'),
+    ).toBe('x');
+  });
+
+  it('export refuses a non-empty folder without --force (exit 2)', async () => {
+    await createLocalProject(dir, 'local-a', { 'progress.md': 'p\n' });
+    const out = path.join(dir, 'full');
+    await mkdir(out);
+    await writeFile(path.join(out, 'keep.txt'), 'mine');
+    const refused = await runCli(['memory', 'export', 'local-a', out, '--local'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toContain(
+      'is not empty; choose an empty folder or add --force',
+    );
+    const forced = await runCli(['memory', 'export', 'local-a', out, '--local', '--force'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(forced.code).toBe(0);
+    expect(await readFile(path.join(out, 'keep.txt'), 'utf8')).toBe('mine');
+  });
+
+  it('import refuses links and leaves the memory untouched (exit 2)', async () => {
+    await createLocalProject(dir, 'local-a');
+    const input = path.join(dir, 'in');
+    await mkdir(input);
+    await writeFile(path.join(input, 'a.md'), 'a');
+    await symlink('/etc/hostname', path.join(input, 'b.md'));
+    const result = await runCli(['memory', 'import', 'local-a', input, '--local'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain('links are not imported');
+    await expect(
+      readFile(path.join(dir, 'projects', 'local-a', 'memories', 'a.md'), 'utf8'),
+    ).rejects.toThrow();
+  });
+
+  it.each([
+    [['memory', 'import', 'nobody-x', 'DIR'], 7, 'no project nobody-x on Redis'],
+    [['memory', 'import', 'nobody-x', 'missing-dir'], 2, 'no folder'],
+    [['memory', 'export', 'nobody-x', 'DIR', '--local'], 7, 'no project nobody-x under'],
+  ])('mistake %j exits %i with one line', async (args, code, message) => {
+    const result = await runCli(
+      args.map((arg) => (arg === 'DIR' ? dir : arg)),
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(result.code).toBe(code);
+    expect(oneLine(result.stderr)).toContain(message);
+  });
+});

@@ -1,0 +1,152 @@
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from './helpers.js';
+import { closedPort, createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+async function seedProjects() {
+  const queued = world.projectId('alpha');
+  const cancelled = world.projectId('beta');
+  await world.control.createProject({ id: queued, goal: '- one\n- two', workspace: dir });
+  await world.control.createProject({ id: cancelled, goal: '- three', workspace: dir });
+  await world.control.cancel(cancelled);
+  return { queued, cancelled };
+}
+
+describe('baton projects', () => {
+  it('prints a table with status, features, sessions, tokens and USD for every project', async () => {
+    const { queued, cancelled } = await seedProjects();
+    const result = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+USD$/);
+    expect(lines.find((line) => line.startsWith(queued))).toMatch(
+      /queued\s+0\/0\s+0\s+0\s+\$0\.0000$/,
+    );
+    expect(lines.find((line) => line.startsWith(cancelled))).toMatch(/cancelled/);
+    expect(lines).toHaveLength(3);
+  });
+
+  it('--json prints an array of rows with numeric fields', async () => {
+    const { queued } = await seedProjects();
+    const result = await runCli(['projects', '--json'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(0);
+    const rows = JSON.parse(result.stdout) as Array<Record<string, unknown>>;
+    expect(rows).toHaveLength(2);
+    expect(rows.find((row) => row.id === queued)).toEqual({
+      id: queued,
+      status: 'queued',
+      featuresPassing: 0,
+      featuresTotal: 0,
+      sessions: 0,
+      inputTokens: 0,
+      outputTokens: 0,
+      costUsd: 0,
+      createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,
+    });
+  });
+
+  it('--status keeps only projects with that status', async () => {
+    const { cancelled } = await seedProjects();
+    const result = await runCli(['projects', '--status', 'cancelled', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.code).toBe(0);
+    expect((JSON.parse(result.stdout) as Array<{ id: string }>).map((row) => row.id)).toEqual([
+      cancelled,
+    ]);
+  });
+
+  it('says so when there are no projects', async () => {
+    const result = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('No projects yet');
+  });
+
+  it('--local lists `baton run` projects with features read from their memory', async () => {
+    const project = path.join(dir, 'projects', 'local-one');
+    await mkdir(path.join(project, 'memories'), { recursive: true });
+    await writeFile(
+      path.join(project, 'project.json'),
+      JSON.stringify({
+        id: 'local-one',
+        goal: 'x',
+        workspace: dir,
+        createdAt: new Date().toISOString(),
+        sessions: 2,
+        running: false,
+        lastOutcome: 'completed',
+      }),
+    );
+    await writeFile(
+      path.join(project, 'memories', 'features.json'),
+      JSON.stringify([
+        { id: 'F1', description: 'a', steps: ['s'], passes: true },
+        { id: 'F2', description: 'b', steps: ['s'], passes: false },
+      ]),
+    );
+    const result = await runCli(['projects', '--local', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.stderr).toBe('');
+    expect(JSON.parse(result.stdout)).toEqual([
+      expect.objectContaining({
+        id: 'local-one',
+        status: 'paused',
+        featuresPassing: 1,
+        featuresTotal: 2,
+        sessions: 2,
+        costUsd: null,
+      }),
+    ]);
+  });
+});
+
+describe('baton projects: mistakes give one line and a meaningful exit code', () => {
+  it('an unknown --status is a usage error (2)', async () => {
+    const result = await runCli(['projects', '--status', 'sleeping'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain('Allowed choices are queued, running');
+  });
+
+  it('unreachable Redis exits 8 naming the URL', async () => {
+    const port = await closedPort();
+    const result = await runCli(['projects'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    });
+    expect(result.code).toBe(8);
+    expect(oneLine(result.stderr)).toMatch(
+      new RegExp(`^baton: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}`),
+    );
+  });
+
+  it('a REDIS_URL that is not a redis URL exits 2', async () => {
+    const result = await runCli(['projects'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: 'http://localhost:6379' }),
+    });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toBe(
+      'baton: REDIS_URL must start with redis:// or rediss://, got "http://localhost:6379".',
+    );
+  });
+});

@@ -1,0 +1,139 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import {
+  ProjectRepository,
+  createBatonControl,
+  createKeys,
+  type BatonControl,
+  type StreamEvent,
+} from '@baton/worker';
+import { Redis } from 'ioredis';
+import { CLI_MAIN, type CliRun } from './helpers.js';
+
+/** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
+
+export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+export function randomHex(bytes = 4): string {
+  return randomBytes(bytes).toString('hex');
+}
+
+/** A private Redis world for one test: its own key prefix, control API and repository. */
+export interface RedisWorld {
+  prefix: string;
+  control: BatonControl;
+  repository: ProjectRepository;
+  /** Environment for spawned `baton` processes pointing at this world. */
+  env(home: string, extra?: Record<string, string | undefined>): NodeJS.ProcessEnv;
+  /** A project id unique to this test run. */
+  projectId(name: string): string;
+  /** Appends an event to a project's stream as the worker does. */
+  append(projectId: string, event: Omit<StreamEvent, 'v' | 'projectId'>): Promise<string>;
+  /** Deletes the projects it created (records, events, memory) and every key under the prefix. */
+  cleanup(): Promise<void>;
+}
+
+export function createRedisWorld(): RedisWorld {
+  const prefix = `{cli-test-${randomHex()}}`;
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  const control = createBatonControl({ url: REDIS_URL, prefix });
+  const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
+  const projects: string[] = [];
+  return {
+    prefix,
+    control,
+    repository,
+    env(home, extra = {}) {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        BATON_HOME: home,
+        NO_COLOR: '1',
+        REDIS_URL,
+        BATON_PREFIX: prefix,
+        ...extra,
+      };
+      for (const key of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'BATON_MODEL']) {
+        if (!(key in extra)) delete env[key];
+      }
+      for (const [key, value] of Object.entries(extra)) if (value === undefined) delete env[key];
+      return env;
+    },
+    projectId(name) {
+      const id = `${name}-${randomHex(3)}`;
+      projects.push(id);
+      return id;
+    },
+    append(projectId, event) {
+      return repository.appendEvent(projectId, { v: 1, projectId, ...event } as StreamEvent);
+    },
+    async cleanup() {
+      for (const id of projects) await control.deleteProject(id).catch(() => undefined);
+      let cursor = '0';
+      do {
+        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keys.length > 0) await redis.del(...keys);
+      } while (cursor !== '0');
+      await control.close();
+      redis.disconnect();
+    },
+  };
+}
+
+/** A TCP port on 127.0.0.1 that nothing listens on (bound, then released). */
+export function closedPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** Runs `baton ...args` with `input` on stdin. */
+export function runCliWithInput(
+  args: string[],
+  input: string,
+  options: { cwd: string; env: NodeJS.ProcessEnv },
+): Promise<CliRun> {
+  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
+    cwd: options.cwd,
+    env: options.env,
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(input);
+  return new Promise((resolve) => {
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+/** Waits until `check` returns something truthy, polling every 50 ms; throws naming `what` after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline)
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+}
+
+/** The one line a failing command printed on stderr (asserts it is exactly one line). */
+export function oneLine(stderr: string): string {
+  const lines = stderr.split('\n').filter((line) => line.trim() !== '');
+  if (lines.length !== 1) throw new Error(`expected one line on stderr, got:\n${stderr}`);
+  return lines[0] ?? '';
+}

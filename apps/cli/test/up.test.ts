@@ -1,0 +1,181 @@
+import { stat } from 'node:fs/promises';
+import { createServer, type Server } from 'node:net';
+import path from 'node:path';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import {
+  REDIS_URL,
+  closedPort,
+  createRedisWorld,
+  oneLine,
+  waitFor,
+  type RedisWorld,
+} from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+const running: CliProcess[] = [];
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  for (const process of running.splice(0)) {
+    process.kill('SIGKILL');
+    await process.done;
+  }
+  await world.cleanup();
+  await cleanupDir();
+});
+
+interface Ready {
+  type: 'ready';
+  dashboardUrl: string;
+  redisUrl: string;
+  redisSource: string;
+  redisDataDirectory: string | null;
+  redisPid: number | null;
+  simulator: boolean;
+}
+
+function readyLine(stdout: string): Ready {
+  const line = stdout.split('\n').find((text) => text.includes('"type":"ready"'));
+  if (line === undefined) throw new Error(`no ready line in ${stdout}`);
+  return JSON.parse(line) as Ready;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function answersPing(url: string): Promise<boolean> {
+  const client = new Redis(url, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('baton up', () => {
+  it('starts its own redis-server (append-only, under BATON_HOME/redis) when none answers, and stops it on exit', async () => {
+    const home = path.join(dir, 'home');
+    const probe = await closedPort();
+    const up = startCli(['up', '--port', '0', '--json'], {
+      cwd: dir,
+      env: world.env(dir, {
+        REDIS_URL: undefined,
+        BATON_HOME: home,
+        BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
+      }),
+    });
+    running.push(up);
+    await up.waitForOutput('"type":"ready"', 60_000);
+    const ready = readyLine(up.stdout());
+    expect(ready).toMatchObject({
+      redisSource: 'child',
+      redisDataDirectory: path.join(home, 'redis'),
+      simulator: true,
+    });
+    expect(ready.redisUrl).toMatch(/^redis:\/\/127\.0\.0\.1:\d+$/);
+    expect(ready.redisUrl).not.toBe(`redis://127.0.0.1:${probe}`);
+    const pid = ready.redisPid ?? 0;
+    expect(alive(pid)).toBe(true);
+    expect(await answersPing(ready.redisUrl)).toBe(true);
+    const client = new Redis(ready.redisUrl);
+    expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
+    client.disconnect();
+    const dashboard = await fetch(`${ready.dashboardUrl}/api/projects`);
+    expect(dashboard.status).toBe(200);
+
+    up.kill('SIGTERM');
+    const result = await up.done;
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('{"type":"stopped","drained":true}');
+    await waitFor('the redis-server child to exit', () => !alive(pid));
+    expect(await answersPing(ready.redisUrl)).toBe(false);
+    expect((await stat(path.join(home, 'redis', 'appendonlydir'))).isDirectory()).toBe(true);
+  }, 120_000);
+
+  it('uses the Redis that answers on the probed address instead of starting one', async () => {
+    const up = startCli(['up', '--port', '0', '--json'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: undefined, BATON_REDIS_PROBE_URL: REDIS_URL }),
+    });
+    running.push(up);
+    await up.waitForOutput('"type":"ready"', 60_000);
+    expect(readyLine(up.stdout())).toMatchObject({ redisSource: 'probe', redisPid: null });
+    up.kill('SIGINT');
+    expect((await up.done).code).toBe(0);
+  }, 120_000);
+
+  it('without a redis-server binary, exits 9 with one line naming the install command', async () => {
+    const probe = await closedPort();
+    const result = await runCli(['up', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, {
+        REDIS_URL: undefined,
+        PATH: path.join(dir, 'no-binaries-here'),
+        BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
+      }),
+    });
+    expect(result.code).toBe(9);
+    expect(oneLine(result.stderr)).toBe(
+      'baton: no Redis answers and no redis-server binary was found: install one with `apt-get install redis-server` or set REDIS_URL.',
+    );
+  });
+
+  it('uses REDIS_URL as is: unreachable exits 8 (no fallback), not a URL exits 2', async () => {
+    const port = await closedPort();
+    const unreachable = await runCli(['up', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    });
+    expect(unreachable.code).toBe(8);
+    expect(oneLine(unreachable.stderr)).toContain(
+      `cannot reach Redis at redis://127.0.0.1:${port}`,
+    );
+
+    const bad = await runCli(['up'], { cwd: dir, env: world.env(dir, { REDIS_URL: 'localhost' }) });
+    expect(bad.code).toBe(2);
+    expect(oneLine(bad.stderr)).toBe('baton: REDIS_URL is not a URL: "localhost".');
+  });
+
+  it('a dashboard port in use exits 2 with one line', async () => {
+    const server: Server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    const port = typeof address === 'object' && address !== null ? address.port : 0;
+    try {
+      const result = await runCli(['up', '--port', String(port)], {
+        cwd: dir,
+        env: world.env(dir),
+      });
+      expect(result.code).toBe(2);
+      expect(oneLine(result.stderr)).toContain(`cannot listen on 127.0.0.1:${port}`);
+    } finally {
+      server.close();
+    }
+  }, 60_000);
+
+  it('--port out of range is a usage error', async () => {
+    const result = await runCli(['up', '--port', '99999'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain('expected a port from 0 to 65535');
+  });
+});
