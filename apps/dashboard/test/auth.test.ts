@@ -19,6 +19,25 @@ function rawGet(url: string, headers: Record<string, string>): Promise<number> {
   });
 }
 
+/** POST with node:http, resolving with the status even if the server hangs up mid-upload. */
+function rawPost(url: string, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
+    request.on('error', (error) => setTimeout(() => reject(error), 1_000));
+    request.end(body);
+  });
+}
+
 describe('dashboard access control', () => {
   let dashboard: TestDashboard | undefined;
 
@@ -89,6 +108,13 @@ describe('dashboard access control', () => {
         headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url },
         body: new URLSearchParams({ token }).toString(),
       });
+
+    // The server answers 413 from Content-Length and hangs up before reading the body.
+    const huge = await rawPost(`${server.url}/login`, `token=${'x'.repeat(300 * 1024)}`, {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: server.url,
+    });
+    expect(huge).toBe(413);
 
     const wrong = await form('not-the-token-at-all');
     expect(wrong.status).toBe(303);

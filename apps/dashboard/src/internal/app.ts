@@ -1,5 +1,6 @@
 /** Wires the Hono app: security headers, auth, login, static UI, the JSON/SSE API and Bull Board. */
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Asset } from './assets.js';
 import { createApiRoutes, controlErrorToApi, ApiError, type ApiOptions } from './api.js';
@@ -91,6 +92,19 @@ export function createApp(options: AppOptions): Hono {
     await next();
     setSecurityHeaders(context);
   });
+
+  // No request of ours needs more; this also caps the unauthenticated login form.
+  app.use(
+    '*',
+    bodyLimit({
+      maxSize: 256 * 1024,
+      onError: (context) =>
+        context.json(
+          { error: { code: 'too_large', message: 'Request body is larger than 256 KiB.' } },
+          413,
+        ),
+    }),
+  );
 
   // Health and the login page work without a session.
   app.get('/healthz', (context) => context.json({ ok: true }));
