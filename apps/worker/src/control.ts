@@ -127,7 +127,11 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   }
 
   function sessionQueue(): Queue<SessionJobData> {
-    queue ??= createSessionQueue({ connection: redis, keys });
+    if (!queue) {
+      queue = createSessionQueue({ connection: redis, keys });
+      // Failures surface as rejected calls; the event only needs a listener.
+      queue.on('error', () => undefined);
+    }
     return queue;
   }
 

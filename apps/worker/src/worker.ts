@@ -153,6 +153,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   worker.on('failed', (job, error) =>
     logger.error({ jobId: job?.id, error: describeError(error) }, 'session job failed'),
   );
+  queue.on('error', (error) => logger.warn({ error: describeError(error) }, 'queue error'));
   options.commandConnection.on('error', () => (redisUp = false));
   options.commandConnection.on('ready', () => (redisUp = true));
 

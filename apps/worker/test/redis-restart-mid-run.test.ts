@@ -1,0 +1,82 @@
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBatonControl, type BatonControl } from '../src/index.js';
+import { createPrivateRedis, type PrivateRedis } from './support/private-redis.js';
+import { randomPrefix, randomProjectId, waitFor } from './support/redis.js';
+import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+
+describe('Redis restarts in the middle of a run', () => {
+  let redis: PrivateRedis;
+  let control: BatonControl | undefined;
+  let sim: ModelSim;
+  let home: string;
+  const workers: WorkerProcess[] = [];
+
+  beforeEach(async () => {
+    redis = await createPrivateRedis();
+    await redis.start();
+    home = await mkdtemp(path.join(os.tmpdir(), 'baton-restart-'));
+    sim = await startModelSim({ port: 0 });
+  });
+
+  afterEach(async () => {
+    await stopAll(workers);
+    await control?.close();
+    await sim.close();
+    await redis.destroy();
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('the worker reconnects and the projects complete', async () => {
+    const prefix = randomPrefix();
+    control = createBatonControl({ url: redis.url, prefix, workspaceRoot: home });
+    const worker = await spawnWorker({
+      REDIS_URL: redis.url,
+      BATON_PREFIX: prefix,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_RETRY_DELAY_MS: '200',
+      BATON_MAX_FAILURES: '5',
+    });
+    workers.push(worker);
+    const ids = [randomProjectId('restart'), randomProjectId('restart')];
+    for (const id of ids) {
+      await control.createProject({ id, goal: 'Survive\n- one\n- two\n- three' });
+      await control.enqueue(id);
+    }
+    sim.setFaults({ latencyMs: 100 });
+    await waitFor('first sessions done', async () => {
+      const all = await Promise.all(ids.map((id) => control!.getProject(id)));
+      return all.every((project) => (project?.counters.sessions ?? 0) >= 1);
+    });
+
+    await redis.stop();
+    // Down long enough for commands to fail and connections to drop, short of the lock duration.
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    await redis.start();
+
+    await waitFor(
+      'every project completed after the restart',
+      async () => {
+        const all = await Promise.all(ids.map((id) => control!.getProject(id)));
+        const failed = all.find((project) => project?.status === 'failed');
+        if (failed) throw new Error(`${failed.id} failed: ${failed.statusReason}`);
+        return all.every((project) => project?.status === 'completed');
+      },
+      90_000,
+      200,
+    );
+    for (const id of ids) {
+      const store = await control.memoryStore(id);
+      const features = JSON.parse((await store.read('features.json')) ?? '[]') as {
+        passes: boolean;
+      }[];
+      expect(features.every((feature) => feature.passes)).toBe(true);
+    }
+    expect(worker.child.exitCode).toBeNull();
+  });
+});

@@ -1,0 +1,124 @@
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { Redis } from 'ioredis';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createBatonControl, type BatonControl } from '../src/index.js';
+import {
+  deletePrefix,
+  randomPrefix,
+  randomProjectId,
+  REDIS_URL,
+  waitFor,
+} from './support/redis.js';
+import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+
+describe('SIGTERM', () => {
+  let prefix: string;
+  let control: BatonControl;
+  let sim: ModelSim;
+  let home: string;
+  const workers: WorkerProcess[] = [];
+  const projects: string[] = [];
+
+  beforeEach(async () => {
+    prefix = randomPrefix();
+    home = await mkdtemp(path.join(os.tmpdir(), 'baton-drain-'));
+    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    sim = await startModelSim({ port: 0 });
+  });
+
+  afterEach(async () => {
+    await stopAll(workers);
+    for (const id of projects.splice(0)) await control.deleteProject(id);
+    await control.close();
+    await sim.close();
+    await deletePrefix(REDIS_URL, prefix);
+    await rm(home, { recursive: true, force: true });
+  });
+
+  it('gives running sessions their end-of-session turn, leaves no active job or lock, and hands the project on', async () => {
+    const env = {
+      REDIS_URL,
+      BATON_PREFIX: prefix,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_SHUTDOWN_GRACE_MS: '20000',
+    };
+    const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'draining' });
+    workers.push(first);
+    const ids = [randomProjectId('drain'), randomProjectId('drain')];
+    projects.push(...ids);
+    for (const id of ids) {
+      await control.createProject({ id, goal: 'Work\n- one\n- two\n- three' });
+      await control.enqueue(id);
+    }
+    await waitFor('both inits done', async () => {
+      const all = await Promise.all(ids.map((id) => control.getProject(id)));
+      return all.every((project) => (project?.counters.sessions ?? 0) >= 1);
+    });
+    // Hold the next requests so both sessions are mid-turn when the signal arrives.
+    sim.setFaults({ latencyMs: 400 });
+    // ...and past their first turn (a session aborted before any turn has nothing to close).
+    await waitFor('both projects mid-session after a turn', async () => {
+      for (const id of ids) {
+        const project = await control.getProject(id);
+        const active = project?.activeSession;
+        if (project?.status !== 'running' || !active) return false;
+        const events = await control.readEvents(id, { count: 10_000 });
+        const turned = events.some(
+          (entry) => entry.event.type === 'turn' && entry.event.sessionId === active.sessionId,
+        );
+        if (!turned) return false;
+      }
+      return true;
+    });
+
+    first.kill('SIGTERM');
+    expect(await first.exited).toBe(0);
+
+    const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    try {
+      const counts = await control.queueCounts();
+      expect(counts.active).toBe(0);
+      expect(await redis.keys(`${prefix}:baton-sessions:*:lock`)).toEqual([]);
+      for (const id of ids) {
+        expect(await redis.exists(control.keys.lease(id))).toBe(0);
+        const project = await control.getProject(id);
+        expect(project?.activeSession).toBeNull();
+        expect(project?.status).toBe('queued');
+        const last = (await control.listSessions(id)).at(-1);
+        expect(last?.outcome).toBe('cancelled');
+        expect(last?.workerId).toBe('draining');
+        // The end-of-session phase ran after the abort.
+        const events = await control.readEvents(id, { count: 10_000 });
+        const endTurns = events.filter(
+          (entry) =>
+            entry.event.type === 'turn' &&
+            entry.event.phase === 'end' &&
+            entry.event.sessionId === last?.sessionId,
+        );
+        expect(endTurns.length).toBeGreaterThan(0);
+      }
+    } finally {
+      redis.disconnect();
+    }
+    expect(first.logs.some((line) => line.msg === 'worker closed' && line.drained === true)).toBe(
+      true,
+    );
+
+    sim.setFaults({});
+    const second = await spawnWorker({ ...env, BATON_WORKER_ID: 'next' });
+    workers.push(second);
+    await waitFor(
+      'both projects completed elsewhere',
+      async () => {
+        const all = await Promise.all(ids.map((id) => control.getProject(id)));
+        return all.every((project) => project?.status === 'completed');
+      },
+      60_000,
+    );
+  });
+});
