@@ -131,3 +131,28 @@ describe('baton run on the built-in simulator', () => {
     }
   });
 });
+
+describe('baton sim', () => {
+  it('serves the Messages API in the foreground until Ctrl-C', async () => {
+    const child = startCli(['sim', '--port', '0'], { cwd: dir, env: cliEnv(home()) });
+    await child.waitForOutput('Press Ctrl-C to stop.');
+    const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(child.stdout())?.[1];
+    expect(url).toBeDefined();
+    const response = await fetch(`${url}/v1/messages`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'x-api-key': 'any',
+        'anthropic-version': '2023-06-01',
+      },
+      body: JSON.stringify({
+        model: 'sim',
+        max_tokens: 100,
+        messages: [{ role: 'user', content: 'hello' }],
+      }),
+    });
+    expect(response.status).toBe(200);
+    child.kill('SIGINT');
+    expect((await child.done).code).toBe(0);
+  });
+});
