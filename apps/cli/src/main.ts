@@ -9,6 +9,7 @@ import { registerProjectsCommand } from './commands/projects.js';
 import { registerMemoryHistoryCommand } from './commands/memory-history.js';
 import { registerMemoryTransferCommands } from './commands/memory-transfer.js';
 import { registerMemoryExecCommand } from './commands/memory-exec.js';
+import { registerDashboardCommand } from './commands/dashboard.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
@@ -23,6 +24,8 @@ commands.push(
   registerMemoryTransferCommands,
   registerMemoryExecCommand,
 );
+// dashboard helper (issue 7): `baton dashboard`.
+commands.push(registerDashboardCommand);
 
 const program = new Command('baton')
   .description(
