@@ -1,0 +1,128 @@
+import { describe, expect, it } from 'vitest';
+import { createLiveView, describeEvent, shouldUseColor, type ViewEvent } from './live-view.js';
+
+const at = Date.UTC(2026, 0, 1, 12, 0, 0);
+const events: ViewEvent[] = [
+  { type: 'session-start', at, sessionNumber: 2, kind: 'resume', model: 'sim', interrupted: true },
+  {
+    type: 'turn',
+    at,
+    turn: 1,
+    phase: 'work',
+    stopReason: 'tool_use',
+    usage: { inputTokens: 2000, outputTokens: 100 },
+    clearedInputTokens: 1500,
+    totals: { inputTokens: 2000, outputTokens: 100, costUsd: 0.5 },
+  },
+  { type: 'tool-call', at, tool: 'bash', summary: 'npm test', isError: false },
+  {
+    type: 'tool-call',
+    at,
+    tool: 'str_replace_based_edit_tool',
+    summary: 'create a.js',
+    isError: true,
+  },
+  {
+    type: 'session-end',
+    at,
+    result: {
+      outcome: 'completed',
+      turns: 1,
+      usage: { inputTokens: 2000, outputTokens: 100, costUsd: 0.5 },
+      featuresAfter: { passing: 3, total: 4 },
+      flippedFeatures: ['F3'],
+      reason: 'done',
+    },
+  },
+];
+
+function collect(options: { color?: boolean; statusLine?: boolean } = {}) {
+  let text = '';
+  const view = createLiveView({ write: (chunk) => (text += chunk), timestamps: false, ...options });
+  return { view, text: () => text };
+}
+
+describe('live view', () => {
+  it('colours only on a TTY without NO_COLOR or TERM=dumb', () => {
+    expect(shouldUseColor({ isTTY: true }, {})).toBe(true);
+    expect(shouldUseColor({ isTTY: false }, {})).toBe(false);
+    expect(shouldUseColor({}, {})).toBe(false);
+    expect(shouldUseColor({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
+    expect(shouldUseColor({ isTTY: true }, { TERM: 'dumb' })).toBe(false);
+  });
+
+  it('plain output has one line per event, no escape codes, and a status line after a session ends', () => {
+    const { view, text } = collect();
+    for (const event of events) view.onEvent(event);
+    expect(text()).not.toContain('\u001b');
+    expect(text().trimEnd().split('\n')).toEqual([
+      '● session 2 (resume) · model sim · previous session was interrupted',
+      '  turn 1 · tool_use · in 2.0k out 100 · cleared 1.5k · $0.5000',
+      '    › bash npm test',
+      '    ✗ editor create a.js',
+      '✓ completed · flipped F3 · features [████████░░] 3/4 · 1 turns · in 2.0k out 100 · $0.5000',
+      'session 2 (resume) turn 1 · features [████████░░] 3/4 · in 2.0k out 100 · $0.5000 · last: bash npm test, editor create a.js',
+    ]);
+  });
+
+  it('sums tokens and USD across sessions and keeps only the last tool calls', () => {
+    const { view } = collect();
+    for (const event of [...events, ...events]) view.onEvent(event);
+    view.onEvent({
+      type: 'tool-call',
+      at,
+      tool: 'memory',
+      summary: 'view /memories',
+      isError: false,
+    });
+    view.onEvent({
+      type: 'tool-call',
+      at,
+      tool: 'memory',
+      summary: 'view /memories/progress.md',
+      isError: false,
+    });
+    const state = view.state();
+    expect(state.inputTokens).toBe(4000);
+    expect(state.costUsd).toBeCloseTo(1);
+    expect(state.recentToolCalls).toEqual([
+      'editor create a.js',
+      'memory view /memories',
+      'memory view /memories/progress.md',
+    ]);
+  });
+
+  it('on a TTY redraws the status line in place under the event lines, and close() clears it', () => {
+    const { view, text } = collect({ color: true, statusLine: true });
+    view.onEvent(events[0] as ViewEvent);
+    view.onEvent(events[1] as ViewEvent);
+    expect(text()).toContain('\r\u001b[2K');
+    expect(text()).toContain('\u001b[1msession 2 (resume) turn 1');
+    view.close();
+    expect(text().endsWith('\r\u001b[2K')).toBe(true);
+  });
+
+  it('describes worker events and unknown events readably', () => {
+    expect(
+      describeEvent({
+        type: 'project-status',
+        at,
+        from: 'running',
+        to: 'paused',
+        reason: 'budget',
+      }),
+    ).toBe('◆ project running → paused (budget)');
+    expect(
+      describeEvent({
+        type: 'session-queued',
+        at,
+        sessionNumber: 3,
+        reason: 'chain',
+        delayMs: 1500,
+      }),
+    ).toBe('  session 3 queued (chain, in 1.5 s)');
+    expect(describeEvent({ type: 'something-new', at, v: 1, projectId: 'p', detail: 7 })).toBe(
+      '  something-new {"detail":7}',
+    );
+  });
+});
