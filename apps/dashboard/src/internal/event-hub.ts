@@ -143,12 +143,13 @@ export function createEventHub(options: EventHubOptions): EventHub {
       records.set(project.id, project);
       const watched = (projectListeners.get(project.id)?.size ?? 0) > 0;
       // A status change may come with events we have not read yet (session-end, project-status).
+      // Finished projects are not read at all until someone opens them: a dashboard over a
+      // thousand old projects costs one project-list read per poll.
       const live =
         LIVE_STATUSES.has(project.status) ||
         watched ||
-        previous === undefined ||
-        previous.status !== project.status ||
-        previous.statusAt !== project.statusAt;
+        (previous !== undefined &&
+          (previous.status !== project.status || previous.statusAt !== project.statusAt));
       if (live) await readNewEvents(project.id);
       publishView(project);
     }
