@@ -1,0 +1,94 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { Option, type Command } from 'commander';
+import { CONTEXT_PRESETS } from '@baton/worker';
+import { CliError } from '../errors.js';
+import {
+  parseNonEmpty,
+  parsePositiveInteger,
+  parsePositiveNumber,
+  parseProjectId,
+} from '../internal/argument-parsers.js';
+import { withControl } from '../internal/remote-control.js';
+import { projectJson } from './status.js';
+
+interface EnqueueOptions {
+  project: string;
+  goal?: string;
+  goalFile?: string;
+  workspace?: string;
+  model?: string;
+  budgetUsd?: number;
+  maxSessions?: number;
+  preset?: (typeof CONTEXT_PRESETS)[number];
+  json?: boolean;
+}
+
+/** `baton enqueue`: store a project in Redis and queue its first session for the workers. */
+export function registerEnqueueCommand(program: Command): void {
+  program
+    .command('enqueue')
+    .description(
+      'Create a project in Redis and queue its first session for `baton worker` processes.',
+    )
+    .requiredOption('--project <id>', 'project id (letters, digits, "-", "_")', parseProjectId)
+    .option('--goal <text>', 'the goal (bullet lines "- ..." become features)', parseNonEmpty)
+    .option('--goal-file <file>', 'read the goal from a file')
+    .option(
+      '--workspace <dir>',
+      'workspace directory on the worker machines (default BATON_HOME/workspaces/<id>)',
+    )
+    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseNonEmpty)
+    .option(
+      '--budget-usd <usd>',
+      'pause the project once it has spent this much',
+      parsePositiveNumber,
+    )
+    .option(
+      '--max-sessions <n>',
+      'pause the project after this many sessions',
+      parsePositiveInteger(100_000),
+    )
+    .addOption(
+      new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESETS]),
+    )
+    .option('--json', 'print JSON')
+    .action(async (options: EnqueueOptions) => {
+      if ((options.goal === undefined) === (options.goalFile === undefined)) {
+        throw new CliError('usage', 'give exactly one of --goal and --goal-file');
+      }
+      let goal = options.goal ?? '';
+      if (options.goalFile !== undefined) {
+        try {
+          goal = await readFile(options.goalFile, 'utf8');
+        } catch {
+          throw new CliError('usage', `cannot read --goal-file ${options.goalFile}`);
+        }
+      }
+      const budgets: Record<string, number> = {};
+      if (options.budgetUsd !== undefined) budgets.maxUsd = options.budgetUsd;
+      if (options.maxSessions !== undefined) budgets.maxSessions = options.maxSessions;
+      await withControl(async (control) => {
+        const project = await control.createProject({
+          id: options.project,
+          goal,
+          ...(options.workspace !== undefined
+            ? { workspace: path.resolve(options.workspace) }
+            : {}),
+          ...(options.model !== undefined ? { model: options.model } : {}),
+          ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
+          ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
+        });
+        const queued = await control.enqueue(project.id);
+        if (options.json) {
+          process.stdout.write(
+            `${JSON.stringify({ ...projectJson(project), jobId: queued.jobId }, null, 2)}\n`,
+          );
+        } else {
+          process.stdout.write(
+            `queued project ${project.id} (job ${queued.jobId}); follow it with: baton status ${project.id}\n`,
+          );
+        }
+      });
+    });
+}

@@ -1,0 +1,88 @@
+import { toVirtualPath } from '@baton/core';
+import type { Command } from 'commander';
+import { CliError } from '../errors.js';
+import { parsePositiveInteger, parseProjectId } from '../internal/argument-parsers.js';
+import { CommandFailure } from '../internal/command-failure.js';
+import { EXIT_CODES } from '../exit-codes.js';
+import { memoryGroup } from '../internal/memory-group.js';
+import { memoryPathArgument, withProjectMemory } from '../internal/project-memory.js';
+
+interface ReadOptions {
+  json?: boolean;
+  local?: boolean;
+}
+
+/** `baton memory ls|cat ID [PATH]`: read a project's memory (Redis, or `--local` for `baton run`). */
+export function registerMemoryCommand(program: Command): void {
+  const memory = memoryGroup(program);
+
+  memory
+    .command('ls')
+    .description('List a memory directory (default /memories).')
+    .argument('<id>', 'project id', parseProjectId)
+    .argument('[path]', 'directory, e.g. /memories or notes')
+    .option('--depth <n>', 'levels to list (default 2)', parsePositiveInteger(100), 2)
+    .option('--json', 'print JSON')
+    .option('--local', 'a `baton run` project (filesystem memory under BATON_HOME)')
+    .action(
+      async (
+        id: string,
+        pathArgument: string | undefined,
+        options: ReadOptions & { depth: number },
+      ) => {
+        const directory = pathArgument === undefined ? '' : memoryPathArgument(pathArgument);
+        await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+          const stat = await store.stat(directory);
+          if (stat === null) throw notFound(directory);
+          if (stat.kind !== 'directory') {
+            throw new CliError(
+              'usage',
+              `${toVirtualPath(directory)} is a file; use baton memory cat.`,
+            );
+          }
+          const entries = await store.list(directory, { depth: options.depth });
+          if (options.json) {
+            const listed = entries.map((entry) => ({ ...entry, path: toVirtualPath(entry.path) }));
+            process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+            return;
+          }
+          for (const entry of entries) {
+            const size = entry.kind === 'directory' ? '-' : String(entry.size);
+            const suffix = entry.kind === 'directory' ? '/' : '';
+            process.stdout.write(`${size.padStart(9)}  ${toVirtualPath(entry.path)}${suffix}\n`);
+          }
+        });
+      },
+    );
+
+  memory
+    .command('cat')
+    .description('Print a memory file.')
+    .argument('<id>', 'project id', parseProjectId)
+    .argument('<path>', 'file, e.g. /memories/progress.md or progress.md')
+    .option('--json', 'print JSON { path, content }')
+    .option('--local', 'a `baton run` project (filesystem memory under BATON_HOME)')
+    .action(async (id: string, pathArgument: string, options: ReadOptions) => {
+      const file = memoryPathArgument(pathArgument);
+      if (file === '')
+        throw new CliError('usage', '/memories is a directory; use baton memory ls.');
+      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+        const stat = await store.stat(file);
+        if (stat === null) throw notFound(file);
+        if (stat.kind === 'directory') {
+          throw new CliError(
+            'usage',
+            `${toVirtualPath(file)} is a directory; use baton memory ls.`,
+          );
+        }
+        const content = (await store.read(file)) ?? '';
+        process.stdout.write(
+          options.json ? `${JSON.stringify({ path: toVirtualPath(file), content })}\n` : content,
+        );
+      });
+    });
+}
+
+function notFound(path: string): CommandFailure {
+  return new CommandFailure('not_found', EXIT_CODES.notFound, `nothing at ${toVirtualPath(path)}.`);
+}

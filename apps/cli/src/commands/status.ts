@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import type { ProjectRecord } from '@baton/worker';
+import { parseProjectId } from '../internal/argument-parsers.js';
+import { projectNotFound } from '../internal/command-failure.js';
+import { withControl } from '../internal/remote-control.js';
+import { formatTable } from '../internal/table.js';
+
+/** The JSON shape of `baton status ID --json` (stable: scripts read it). */
+export function projectJson(project: ProjectRecord) {
+  return {
+    id: project.id,
+    status: project.status,
+    statusReason: project.statusReason,
+    statusAt: new Date(project.statusAt).toISOString(),
+    goal: project.goal,
+    workspace: project.workspace,
+    model: project.model,
+    contextPreset: project.contextPreset,
+    budgets: project.budgets,
+    features: { passing: project.counters.featuresPassing, total: project.counters.featuresTotal },
+    sessions: project.counters.sessions,
+    interruptions: project.counters.interruptions,
+    tokens: {
+      input: project.counters.inputTokens,
+      output: project.counters.outputTokens,
+      cleared: project.counters.clearedInputTokens,
+    },
+    costUsd: project.counters.costUsd,
+    activeSession: project.activeSession,
+    lastError: project.lastError,
+    createdAt: new Date(project.createdAt).toISOString(),
+  };
+}
+
+function describeProject(project: ProjectRecord): string {
+  const c = project.counters;
+  const lines = [
+    `project   ${project.id}`,
+    `status    ${project.status}${project.statusReason ? ` (${project.statusReason})` : ''} since ${new Date(project.statusAt).toISOString()}`,
+    `features  ${c.featuresPassing}/${c.featuresTotal} passing`,
+    `sessions  ${c.sessions}${c.interruptions > 0 ? ` (${c.interruptions} interrupted)` : ''}`,
+    `tokens    ${c.inputTokens} in, ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
+    `cost      $${c.costUsd.toFixed(4)}`,
+    `workspace ${project.workspace}`,
+  ];
+  if (project.activeSession) {
+    lines.push(
+      `running   session ${project.activeSession.sessionNumber} on ${project.activeSession.workerId}`,
+    );
+  }
+  if (project.lastError) lines.push(`lastError ${project.lastError}`);
+  return `${lines.join('\n')}\n`;
+}
+
+/** `baton status [ID]`: one project's record, or every project in one table. */
+export function registerStatusCommand(program: Command): void {
+  program
+    .command('status')
+    .description(
+      'Show a queued project (or all of them) from Redis: status, features, sessions, tokens, cost.',
+    )
+    .argument('[id]', 'project id', parseProjectId)
+    .option('--json', 'print JSON')
+    .action(async (id: string | undefined, options: { json?: boolean }) => {
+      await withControl(async (control) => {
+        if (id !== undefined) {
+          const project = await control.getProject(id);
+          if (!project) throw projectNotFound(id, 'on Redis (see `baton status`)');
+          process.stdout.write(
+            options.json
+              ? `${JSON.stringify(projectJson(project), null, 2)}\n`
+              : describeProject(project),
+          );
+          return;
+        }
+        const projects = await control.listProjects();
+        if (options.json) {
+          process.stdout.write(`${JSON.stringify(projects.map(projectJson), null, 2)}\n`);
+          return;
+        }
+        if (projects.length === 0) {
+          process.stdout.write('no projects\n');
+          return;
+        }
+        const rows = projects.map((project) => [
+          project.id,
+          project.status,
+          `${project.counters.featuresPassing}/${project.counters.featuresTotal}`,
+          String(project.counters.sessions),
+          `$${project.counters.costUsd.toFixed(2)}`,
+        ]);
+        process.stdout.write(
+          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'COST'], rows, [2, 3, 4])}\n`,
+        );
+      });
+    });
+}

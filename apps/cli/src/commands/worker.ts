@@ -1,0 +1,68 @@
+import type { Command } from 'commander';
+import { loadWorkerConfig, startWorkerFromConfig } from '@baton/worker';
+import { CliError } from '../errors.js';
+import { parsePort, parsePositiveInteger } from '../internal/argument-parsers.js';
+import { toCommandFailure } from '../internal/remote-control.js';
+
+interface WorkerOptions {
+  concurrency?: number;
+  port?: number;
+}
+
+/** `baton worker`: run a worker process in the foreground (config from the environment). */
+export function registerWorkerCommand(program: Command): void {
+  program
+    .command('worker')
+    .description(
+      'Run a worker: take sessions from Redis (REDIS_URL), run them, chain the next; Ctrl-C drains. See docs/workers.md for every variable.',
+    )
+    .option(
+      '--concurrency <n>',
+      'sessions run at once (BATON_CONCURRENCY, default 4)',
+      parsePositiveInteger(1000),
+    )
+    .option(
+      '--port <port>',
+      '/metrics and /healthz port (BATON_HTTP_PORT, default 9464; 0 = any)',
+      parsePort,
+    )
+    .action(async (options: WorkerOptions) => {
+      const env = { ...process.env };
+      if (options.concurrency !== undefined) env.BATON_CONCURRENCY = String(options.concurrency);
+      if (options.port !== undefined) env.BATON_HTTP_PORT = String(options.port);
+      let config;
+      try {
+        config = loadWorkerConfig(env);
+      } catch (error) {
+        throw new CliError(
+          'usage',
+          (error instanceof Error ? error.message : String(error)).split('\n').join('; '),
+        );
+      }
+      let running;
+      try {
+        running = await startWorkerFromConfig(config);
+      } catch (error) {
+        throw toCommandFailure(error);
+      }
+      const worker = running;
+      const drained = await new Promise<boolean>((resolve) => {
+        let signals = 0;
+        const onSignal = () => {
+          signals += 1;
+          if (signals > 1) process.exit(1);
+          worker.shutdown().then(
+            (result) => resolve(result.drained),
+            () => resolve(false),
+          );
+        };
+        process.on('SIGINT', onSignal);
+        process.on('SIGTERM', onSignal);
+      });
+      if (!drained)
+        throw new CliError(
+          'internal',
+          'shutdown grace period ran out; running sessions will resume on another worker',
+        );
+    });
+}

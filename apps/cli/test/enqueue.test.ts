@@ -1,0 +1,98 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from './helpers.js';
+import { closedPort, createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+describe('baton enqueue', () => {
+  it('stores the project with its options and queues session 1', async () => {
+    const id = world.projectId('enq');
+    const result = await runCli(
+      [
+        'enqueue',
+        '--project',
+        id,
+        '--goal',
+        'Build\n- a\n- b',
+        '--workspace',
+        'ws',
+        '--model',
+        'claude-x',
+        '--budget-usd',
+        '2.5',
+        '--max-sessions',
+        '7',
+        '--preset',
+        'long-horizon',
+        '--json',
+      ],
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const printed = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(printed).toMatchObject({
+      id,
+      status: 'queued',
+      features: { passing: 0, total: 0 },
+      jobId: `${id}@1`,
+    });
+    const project = await world.control.getProject(id);
+    expect(project).toMatchObject({
+      workspace: `${dir}/ws`,
+      model: 'claude-x',
+      contextPreset: 'long-horizon',
+      budgets: { maxUsd: 2.5, maxSessions: 7 },
+    });
+    expect((await world.control.queueCounts()).waiting).toBe(1);
+  });
+
+  it('rejects bad arguments with one line and exit code 2, writing nothing', async () => {
+    const id = world.projectId('bad');
+    const cases: string[][] = [
+      ['enqueue', '--project', id],
+      ['enqueue', '--project', id, '--goal', 'x', '--budget-usd', '-1'],
+      ['enqueue', '--project', id, '--goal', 'x', '--max-sessions', '0'],
+      ['enqueue', '--project', id, '--goal', 'x', '--preset', 'huge'],
+      ['enqueue', '--project', 'no spaces', '--goal', 'x'],
+      ['enqueue', '--goal', 'x'],
+    ];
+    for (const args of cases) {
+      const result = await runCli(args, { cwd: dir, env: world.env(dir) });
+      expect(result.code, args.join(' ')).toBe(2);
+      expect(oneLine(result.stderr)).toMatch(/^(baton: |error: )/);
+    }
+    expect(await world.control.getProject(id)).toBeNull();
+  });
+
+  it('refuses an id that is taken and says how to continue it', async () => {
+    const id = world.projectId('dup');
+    await world.control.createProject({ id, goal: 'x' });
+    const result = await runCli(['enqueue', '--project', id, '--goal', 'y'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain(`project ${id} already exists`);
+  });
+
+  it('fails with one line when Redis does not answer', async () => {
+    const port = await closedPort();
+    const result = await runCli(['enqueue', '--project', 'x1', '--goal', 'y'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    });
+    expect(result.code).toBe(8);
+    expect(oneLine(result.stderr)).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1/);
+  });
+});

@@ -1,0 +1,74 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from './helpers.js';
+import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+async function seed() {
+  const id = world.projectId('mem');
+  await world.control.createProject({ id, goal: '- a' });
+  const store = await world.control.memoryStore(id);
+  await store.write('progress.md', '# Progress\nSession 1\n', { mode: 'create' });
+  await store.write('notes/today.md', 'hi', { mode: 'create' });
+  await store.close();
+  return id;
+}
+
+describe('baton memory ls|cat', () => {
+  it('ls lists /memories from Redis, cat prints a file', async () => {
+    const id = await seed();
+    const ls = await runCli(['memory', 'ls', id], { cwd: dir, env: world.env(dir) });
+    expect(ls.code).toBe(0);
+    expect(ls.stdout).toMatch(/\/memories\/notes\/$/m);
+    expect(ls.stdout).toMatch(/^\s+2\s+\/memories\/notes\/today\.md$/m);
+    expect(ls.stdout).toMatch(/\/memories\/progress\.md$/m);
+    const cat = await runCli(['memory', 'cat', id, '/memories/progress.md'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(cat.code).toBe(0);
+    expect(cat.stdout).toBe('# Progress\nSession 1\n');
+    const json = await runCli(['memory', 'ls', id, 'notes', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(JSON.parse(json.stdout)).toEqual([
+      expect.objectContaining({ path: '/memories/notes/today.md', kind: 'file', size: 2 }),
+    ]);
+  });
+
+  it('missing files, directories given to cat and hostile paths are one line each', async () => {
+    const id = await seed();
+    const missing = await runCli(['memory', 'cat', id, 'nope.md'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(missing.code).toBe(7);
+    expect(oneLine(missing.stderr)).toContain('/memories/nope.md');
+    const directory = await runCli(['memory', 'cat', id, 'notes'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(directory.code).toBe(2);
+    oneLine(directory.stderr);
+    const hostile = await runCli(['memory', 'cat', id, '/memories/../etc/passwd'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(hostile.code).toBe(2);
+    oneLine(hostile.stderr);
+    const unknown = await runCli(['memory', 'ls', 'ghost-2'], { cwd: dir, env: world.env(dir) });
+    expect(unknown.code).toBe(7);
+    oneLine(unknown.stderr);
+  });
+});

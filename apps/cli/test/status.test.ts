@@ -1,0 +1,58 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli, tempDir } from './helpers.js';
+import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let world: RedisWorld;
+beforeEach(async () => {
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  world = createRedisWorld();
+});
+afterEach(async () => {
+  await world.cleanup();
+  await cleanupDir();
+});
+
+describe('baton status', () => {
+  it('--json has the status and features passing/total of one project', async () => {
+    const id = world.projectId('st');
+    await world.control.createProject({ id, goal: '- a' });
+    await world.repository.redis.hset(
+      world.control.keys.project(id),
+      'featuresPassing',
+      1,
+      'featuresTotal',
+      3,
+    );
+    const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(0);
+    const status = JSON.parse(result.stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({
+      id,
+      status: 'queued',
+      features: { passing: 1, total: 3 },
+      sessions: 0,
+    });
+  });
+
+  it('prints a readable record, and a table without an id', async () => {
+    const id = world.projectId('st');
+    await world.control.createProject({ id, goal: '- a' });
+    await world.control.cancel(id);
+    const one = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(one.code).toBe(0);
+    expect(one.stdout).toMatch(/^project\s+/m);
+    expect(one.stdout).toMatch(/^status\s+cancelled \(cancelled by user\)/m);
+    const all = await runCli(['status'], { cwd: dir, env: world.env(dir) });
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/^PROJECT\s+STATUS\s+FEATURES\s+SESSIONS\s+COST/);
+    expect(all.stdout).toContain(id);
+  });
+
+  it('an unknown project is one line and exit code 7', async () => {
+    const result = await runCli(['status', 'nope-nope'], { cwd: dir, env: world.env(dir) });
+    expect(result.code).toBe(7);
+    expect(oneLine(result.stderr)).toContain('no project nope-nope');
+  });
+});
