@@ -3,6 +3,12 @@
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';
 import { registerSimCommand } from './commands/sim.js';
+import { registerWorkerCommand } from './commands/worker.js';
+import { registerEnqueueCommand } from './commands/enqueue.js';
+import { registerResumeCommand } from './commands/resume.js';
+import { registerCancelCommand } from './commands/cancel.js';
+import { registerStatusCommand } from './commands/status.js';
+import { registerMemoryCommand } from './commands/memory.js';
 import { registerUpCommand } from './commands/up.js';
 import { registerLogsCommand } from './commands/logs.js';
 import { registerProjectsCommand } from './commands/projects.js';
@@ -14,8 +20,17 @@ import { CliError } from './errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
 const commands: Array<(program: Command) => void> = [registerRunCommand, registerSimCommand];
+// worker helper (issue 5): the Redis verbs; `memory` creates the `memory` group with ls and cat.
+commands.push(
+  registerWorkerCommand,
+  registerEnqueueCommand,
+  registerResumeCommand,
+  registerCancelCommand,
+  registerStatusCommand,
+  registerMemoryCommand,
+);
 // cli helper (issue 6): `up`, `logs`, `projects`, and memory history/export/import/exec, which
-// attach to the `memory` group (registered before them when commands/memory.ts is present).
+// attach to the `memory` group registered above.
 commands.push(
   registerUpCommand,
   registerLogsCommand,
