@@ -1,9 +1,12 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
 import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+
+// Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
+vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
 let cleanupDir: () => Promise<void>;

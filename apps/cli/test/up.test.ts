@@ -2,7 +2,7 @@ import { stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
 import {
   REDIS_URL,
@@ -12,6 +12,9 @@ import {
   waitFor,
   type RedisWorld,
 } from './redis-fixtures.js';
+
+// Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
+vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
 let cleanupDir: () => Promise<void>;
