@@ -88,6 +88,7 @@ describe('RedisMemoryStore semantics', () => {
     expect(await codeOf(store.list('b.md', { depth: 1 }))).toBe('not_a_directory');
     expect(await codeOf(store.list('nope', { depth: 1 }))).toBe('not_found');
     expect(await store.list('', { depth: 1, skipHidden: true })).toHaveLength(3);
+    expect(await store.list('a', { depth: 0 })).toEqual([]);
   });
 
   it('deletes files and whole directories, keeping the parent', async () => {

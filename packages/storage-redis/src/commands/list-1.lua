@@ -27,6 +27,9 @@ if root ~= '' then
 end
 
 local result = { OK }
+if maxDepth < 1 then
+  return result
+end
 local queue, depths = { root }, { 1 }
 local index = 1
 local DIRECTORY = string.byte('d')
