@@ -1,0 +1,119 @@
+import { describe, expect, it } from 'vitest';
+import { decideAfterSession, type ChainInput } from './chaining.js';
+import { emptyCounters } from './project.js';
+
+function input(overrides: Partial<ChainInput> = {}): ChainInput {
+  return {
+    outcome: 'completed',
+    reason: 'end_turn',
+    allFeaturesPass: false,
+    featuresAfter: { passing: 1, total: 3 },
+    abortReason: undefined,
+    status: 'running',
+    counters: { ...emptyCounters(), sessions: 2 },
+    budgets: {},
+    lastError: null,
+    chainDelayMs: 1000,
+    retryDelayMs: 100,
+    maxConsecutiveFailures: 3,
+    ...overrides,
+  };
+}
+
+describe('decideAfterSession', () => {
+  it('queues the next resume after the chain delay while features fail', () => {
+    expect(decideAfterSession(input())).toEqual({
+      kind: 'next',
+      delayMs: 1000,
+      jobReason: 'chain',
+      reason: '2 of 3 features still failing',
+    });
+  });
+
+  it('completes when every feature passes, even with budgets used up', () => {
+    const decision = decideAfterSession(
+      input({ featuresAfter: { passing: 3, total: 3 }, budgets: { maxSessions: 2 } }),
+    );
+    expect(decision).toEqual({
+      kind: 'finish',
+      status: 'completed',
+      reason: 'all 3 features pass',
+    });
+  });
+
+  it('pauses with the budget named when sessions, USD or tokens run out', () => {
+    expect(decideAfterSession(input({ budgets: { maxSessions: 2 } }))).toMatchObject({
+      kind: 'finish',
+      status: 'paused',
+      reason: 'budget: 2 of 2 sessions used',
+    });
+    const spent = { ...emptyCounters(), sessions: 2, costUsd: 1.5 };
+    expect(decideAfterSession(input({ counters: spent, budgets: { maxUsd: 1 } }))).toMatchObject({
+      status: 'paused',
+      reason: 'budget: $1.5000 spent of $1',
+    });
+    const tokens = { ...emptyCounters(), inputTokens: 90, outputTokens: 20 };
+    expect(
+      decideAfterSession(input({ counters: tokens, budgets: { maxTokens: 100 } })),
+    ).toMatchObject({
+      status: 'paused',
+      reason: 'budget: 110 tokens used of 100',
+    });
+  });
+
+  it('retries failed sessions with exponential backoff, then fails with the last error', () => {
+    const failed = (failures: number) =>
+      input({
+        outcome: 'failed',
+        error: 'HTTP 500 from the API',
+        counters: { ...emptyCounters(), sessions: failures, consecutiveFailures: failures },
+      });
+    expect(decideAfterSession(failed(1))).toMatchObject({
+      kind: 'next',
+      delayMs: 100,
+      jobReason: 'retry',
+    });
+    expect(decideAfterSession(failed(2))).toMatchObject({ kind: 'next', delayMs: 200 });
+    expect(decideAfterSession(failed(3))).toEqual({
+      kind: 'finish',
+      status: 'failed',
+      reason: '3 failed sessions in a row; last error: HTTP 500 from the API',
+    });
+  });
+
+  it('treats a session that leaves no checklist as failed', () => {
+    expect(decideAfterSession(input({ featuresAfter: { passing: 0, total: 0 } }))).toMatchObject({
+      kind: 'next',
+      jobReason: 'retry',
+    });
+  });
+
+  it('respects a cancel that arrived during the session', () => {
+    expect(decideAfterSession(input({ status: 'cancelled' }))).toEqual({
+      kind: 'stop',
+      reason: 'cancelled',
+    });
+    expect(decideAfterSession(input({ abortReason: 'cancelled' }))).toEqual({
+      kind: 'stop',
+      reason: 'cancelled',
+    });
+  });
+
+  it('hands a shut-down session on at once, and leaves a lost lease alone', () => {
+    expect(
+      decideAfterSession(input({ outcome: 'cancelled', abortReason: 'shutdown' })),
+    ).toMatchObject({
+      kind: 'next',
+      delayMs: 0,
+      jobReason: 'shutdown',
+    });
+    expect(decideAfterSession(input({ abortReason: 'lease_lost' }))).toMatchObject({
+      kind: 'abandon',
+    });
+    expect(
+      decideAfterSession(input({ abortReason: 'lock_lost', status: 'cancelled' })),
+    ).toMatchObject({
+      kind: 'abandon',
+    });
+  });
+});

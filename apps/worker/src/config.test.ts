@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { loadWorkerConfig } from './config.js';
+import { isWorkerError } from './errors.js';
+
+function problems(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadWorkerConfig(env);
+  } catch (error) {
+    if (isWorkerError(error) && error.code === 'invalid_config') return error.message.split('\n');
+    throw error;
+  }
+  return [];
+}
+
+describe('loadWorkerConfig', () => {
+  it('has defaults tuned for resumption within 15 s', () => {
+    const config = loadWorkerConfig({ ANTHROPIC_API_KEY: 'key' });
+    expect(config).toMatchObject({
+      redisUrl: 'redis://127.0.0.1:6379',
+      prefix: '{baton}',
+      simulator: false,
+      model: 'claude-sonnet-4-5',
+      concurrency: 4,
+      lockDurationMs: 6000,
+      stalledIntervalMs: 3000,
+      maxStalledCount: 100,
+      leaseTtlMs: 8000,
+    });
+    // Worst case: lock expiry plus two stall checks.
+    expect(config.lockDurationMs + 2 * config.stalledIntervalMs).toBeLessThanOrEqual(15_000);
+  });
+
+  it('needs no key when the simulator is chosen', () => {
+    expect(loadWorkerConfig({ BATON_MODEL: 'sim' })).toMatchObject({
+      simulator: true,
+      model: 'sim',
+    });
+    expect(loadWorkerConfig({ BATON_SIMULATOR: '1' }).simulator).toBe(true);
+  });
+
+  it('reports one line per problem, each naming the variable', () => {
+    const lines = problems({
+      REDIS_URL: 'http://localhost',
+      BATON_CONCURRENCY: '0',
+      BATON_PREFIX: 'no-tag',
+      LOG_LEVEL: 'chatty',
+    });
+    expect(lines).toEqual([
+      'REDIS_URL must start with redis:// or rediss://, got "http://localhost"',
+      'BATON_PREFIX must contain one {hash tag} and no ":", got "no-tag"',
+      'BATON_CONCURRENCY must be an integer from 1 to 1000, got "0"',
+      'LOG_LEVEL must be one of fatal, error, warn, info, debug, trace, silent',
+      'ANTHROPIC_API_KEY is not set: set it, or choose the simulator with BATON_MODEL=sim',
+    ]);
+  });
+
+  it('rejects an unparseable REDIS_URL', () => {
+    expect(problems({ BATON_MODEL: 'sim', REDIS_URL: 'redis://:x' })).toEqual([
+      'REDIS_URL is not a URL: "redis://:x"',
+    ]);
+  });
+});
