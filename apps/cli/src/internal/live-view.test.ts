@@ -102,6 +102,20 @@ describe('live view', () => {
     expect(text().endsWith('\r\u001b[2K')).toBe(true);
   });
 
+  it('cuts the in-place status line to the terminal width so it can be redrawn', () => {
+    let text = '';
+    const view = createLiveView({
+      write: (chunk) => (text += chunk),
+      statusLine: true,
+      columns: 40,
+      timestamps: false,
+    });
+    for (const event of events) view.onEvent(event);
+    const status = text.split('\n').at(-1) ?? '';
+    expect([...status].length).toBe(39);
+    expect(status.endsWith('…')).toBe(true);
+  });
+
   it('describes worker events and unknown events readably', () => {
     expect(
       describeEvent({

@@ -29,6 +29,8 @@ export interface LiveViewOptions {
   recentToolCalls?: number;
   /** Prefix each event line with its local time (HH:MM:SS). Default true. */
   timestamps?: boolean;
+  /** Terminal width: the in-place status line is cut to fit (a wrapped line cannot be redrawn). */
+  columns?: number;
 }
 
 /** What the view knows after the events it has seen. */
@@ -237,7 +239,11 @@ export function createLiveView(options: LiveViewOptions): LiveView {
 
   function drawStatus(): void {
     if (!inPlace) return;
-    options.write(paint('bold', statusText()));
+    const full = statusText();
+    const width = Math.max(20, (options.columns ?? 80) - 1);
+    options.write(
+      paint('bold', [...full].length > width ? `${[...full].slice(0, width - 1).join('')}…` : full),
+    );
     statusShown = true;
   }
 
