@@ -3,7 +3,7 @@
  * the store. A recording wrapper lists the calls.
  */
 import { describe, expect, it } from 'vitest';
-import { createMemoryTool } from './memory-tool.js';
+import { createMemoryTool, memoryStoreLimits } from './memory-tool.js';
 import type { MemoryStore } from './store.js';
 import { createInMemoryStore } from './stores/in-memory-store.js';
 
@@ -83,6 +83,24 @@ describe('store calls per command', () => {
       'stat("b.md")',
       'usage()',
       'write("b.md", "b", {"command":"create","mode":"create"})',
+    ]);
+  });
+
+  it('with the store enforcing quotas, writes make no usage() call', async () => {
+    const inner = createInMemoryStore({ limits: memoryStoreLimits() });
+    const { store, calls } = recording(inner);
+    const tool = createMemoryTool({ store, quotaEnforcement: 'store' });
+    await tool.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' });
+    await tool.execute({
+      command: 'insert',
+      path: '/memories/b.md',
+      insert_line: 0,
+      insert_text: 'a',
+    });
+    expect(calls).toEqual([
+      'stat("b.md")',
+      'write("b.md", "b", {"command":"create","mode":"create"})',
+      'edit("b.md", fn, {"command":"insert"})',
     ]);
   });
 

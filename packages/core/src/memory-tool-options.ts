@@ -122,7 +122,25 @@ export interface MemoryToolOptions {
   session?: string;
   /** Clock for `MemoryChange.at`. Default `Date.now`. */
   now?: () => number;
+  /**
+   * Who enforces `maxTotalBytes` and `maxFiles`. Default `'handler'`.
+   *
+   * - `'handler'`: before every create, str_replace and insert the handler calls `store.usage()`
+   *   and refuses a write that would break a limit. Works with any store, costs one extra store
+   *   round trip per write, and is not atomic (two writers racing near a limit can overshoot it).
+   * - `'store'`: the store was created with the same limits (`memoryStoreLimits(limits)`) and
+   *   enforces them atomically; the handler makes no `usage()` call and turns the store's
+   *   `quota_exceeded` into a tool error naming the limit. With a store created without limits,
+   *   this mode means no store-wide quota at all: that is why it is not the default (the handler
+   *   cannot see a store's limits).
+   *
+   * `maxFileBytes` is always checked by the handler too (it needs no store call).
+   */
+  quotaEnforcement?: MemoryQuotaEnforcement;
 }
+
+/** See `MemoryToolOptions.quotaEnforcement`. */
+export type MemoryQuotaEnforcement = 'handler' | 'store';
 
 /** What `execute` returns: the tool result content and whether it is an error. */
 export interface MemoryToolResult {

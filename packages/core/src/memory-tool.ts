@@ -15,10 +15,12 @@ import { strReplace } from './commands/str-replace.js';
 import { view } from './commands/view.js';
 import { createCommandContext, type CommandContext } from './internal/command-context.js';
 import { MemoryToolError } from './memory-tool-error.js';
+import type { StoreLimits } from './store.js';
 import {
   DEFAULT_MEMORY_TOOL_LIMITS,
   MEMORY_COMMAND_NAMES,
   type MemoryCommandName,
+  type MemoryQuotaEnforcement,
   type MemoryTool,
   type MemoryToolLimits,
   type MemoryToolOptions,
@@ -103,6 +105,7 @@ export function createMemoryTool(options: MemoryToolOptions): MemoryTool {
     hooks,
     session: options.session,
     now: options.now ?? Date.now,
+    quotaEnforcement: resolveQuotaEnforcement(options.quotaEnforcement),
   });
 
   async function execute(input: unknown): Promise<MemoryToolResult> {
@@ -227,6 +230,29 @@ function invalidInput(message: string): MemoryToolError {
   return new MemoryToolError(message, { code: 'invalid_input' });
 }
 
+/** Checks `quotaEnforcement` at construction, so a typo cannot silently turn quotas off. */
+function resolveQuotaEnforcement(value: unknown): MemoryQuotaEnforcement {
+  if (value === undefined) return 'handler';
+  if (value === 'handler' || value === 'store') return value;
+  throw new TypeError(
+    `Memory tool option quotaEnforcement must be 'handler' or 'store', got ${String(value)}.`,
+  );
+}
+
+/**
+ * The `StoreLimits` that make a store enforce the memory tool's store-wide limits itself: create
+ * the store with these and the tool with `quotaEnforcement: 'store'`. `Infinity` becomes
+ * unlimited (`undefined`).
+ */
+export function memoryStoreLimits(limits: Partial<MemoryToolLimits> = {}): StoreLimits {
+  const resolved = resolveLimits(limits);
+  const result: StoreLimits = {};
+  for (const key of ['maxFileBytes', 'maxTotalBytes', 'maxFiles'] as const) {
+    if (Number.isFinite(resolved[key])) result[key] = resolved[key];
+  }
+  return result;
+}
+
 /** Merges and checks limits, so a typo cannot silently disable one. */
 function resolveLimits(overrides: Partial<MemoryToolLimits> | undefined): MemoryToolLimits {
   const limits: MemoryToolLimits = { ...DEFAULT_MEMORY_TOOL_LIMITS };
@@ -253,6 +279,7 @@ export { DEFAULT_MEMORY_TOOL_LIMITS, MEMORY_COMMAND_NAMES } from './memory-tool-
 export type {
   MemoryChange,
   MemoryCommandName,
+  MemoryQuotaEnforcement,
   MemoryTool,
   MemoryToolErrorInfo,
   MemoryToolHooks,

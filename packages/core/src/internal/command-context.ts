@@ -6,6 +6,7 @@ import { MemoryToolError } from '../memory-tool-error.js';
 import type {
   MemoryChange,
   MemoryCommandName,
+  MemoryQuotaEnforcement,
   MemoryToolHooks,
   MemoryToolLimits,
   MemoryWrite,
@@ -35,7 +36,10 @@ export interface CommandContext {
    * retry loop. Returns the content to store.
    */
   prepareWrite(write: MemoryWrite): string;
-  /** Store usage, fetched only when a whole-store limit could be reached; `undefined` otherwise. */
+  /**
+   * Store usage, fetched only when the handler enforces the store-wide limits and one of them is
+   * finite; `undefined` otherwise (then `assertQuota` checks nothing).
+   */
   usageForQuota(): Promise<StoreUsage | undefined>;
   /** Throws `limit` if a mutation adding `deltaBytes` and `deltaFiles` would break a store-wide limit. */
   assertQuota(
@@ -55,8 +59,9 @@ export function createCommandContext(options: {
   hooks: MemoryToolHooks;
   session: string | undefined;
   now: () => number;
+  quotaEnforcement: MemoryQuotaEnforcement;
 }): CommandContext {
-  const { store, limits, hooks, session, now } = options;
+  const { store, limits, hooks, session, now, quotaEnforcement } = options;
 
   return {
     store,
@@ -101,6 +106,8 @@ export function createCommandContext(options: {
     },
 
     async usageForQuota() {
+      // The store enforces the store-wide limits atomically; its refusal arrives as quota_exceeded.
+      if (quotaEnforcement === 'store') return undefined;
       // Infinity (or a huge number) disables a limit; skip the store round trip then.
       if (!Number.isFinite(limits.maxTotalBytes) && !Number.isFinite(limits.maxFiles)) {
         return undefined;

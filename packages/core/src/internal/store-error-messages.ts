@@ -86,7 +86,7 @@ export function toMemoryToolError(error: unknown, context: StoreCallContext): Me
       }
       return fail('invalid_path', `Error: The path ${path} is not allowed.`);
     case 'quota_exceeded':
-      return fail('limit', `Error: Cannot write ${path}: ${error.message} Nothing was changed.`);
+      return fail('limit', quotaMessage(error, path));
     case 'conflict':
       return fail(
         'unavailable',
@@ -97,5 +97,31 @@ export function toMemoryToolError(error: unknown, context: StoreCallContext): Me
         'unavailable',
         'Error: The memory store is unavailable right now. Try again later.',
       );
+  }
+}
+
+/**
+ * The model's message for a limit the store enforced. Store sentences name store paths and vary
+ * by backend, so the handler writes its own per limit, with the number taken from the store's
+ * sentence when it has one (`... of 100 bytes ...`).
+ */
+function quotaMessage(error: StoreError, path: string): string {
+  const limit = /\bof (\d+) (?:bytes|files)\b/.exec(error.message)?.[1];
+  const cleanUp = 'Nothing was changed; delete files you no longer need.';
+  switch (error.limit) {
+    case 'maxFileBytes':
+      return limit === undefined
+        ? `Error: File ${path} would be over the memory store's size limit per file. Nothing was changed.`
+        : `Error: File ${path} would be over the limit of ${limit} bytes per file. Nothing was changed.`;
+    case 'maxTotalBytes':
+      return limit === undefined
+        ? `Error: Cannot write ${path}: the memory directory would go over its limit on total size. ${cleanUp}`
+        : `Error: Cannot write ${path}: the memory directory would go over its limit of ${limit} bytes in total. ${cleanUp}`;
+    case 'maxFiles':
+      return limit === undefined
+        ? `Error: Cannot write ${path}: the memory directory would go over its limit on the number of files. ${cleanUp}`
+        : `Error: Cannot write ${path}: the memory directory would go over its limit of ${limit} files. ${cleanUp}`;
+    case undefined:
+      return `Error: Cannot write ${path}: the memory store refused it as over a limit. ${cleanUp}`;
   }
 }
