@@ -1,0 +1,48 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  createBatonControl,
+  ProjectRepository,
+  createKeys,
+  type BatonControl,
+  type EventEntry,
+} from '../src/index.js';
+import { Redis } from 'ioredis';
+import { deletePrefix, randomPrefix, randomProjectId, REDIS_URL } from './support/redis.js';
+
+describe('followEvents', () => {
+  let prefix: string;
+  let control: BatonControl;
+  let redis: Redis;
+  beforeEach(() => {
+    prefix = randomPrefix();
+    control = createBatonControl({ url: REDIS_URL, prefix });
+    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+  });
+  afterEach(async () => {
+    await control.close();
+    redis.disconnect();
+    await deletePrefix(REDIS_URL, prefix);
+  });
+
+  it('yields retained history then blocks for new events, and stops when aborted', async () => {
+    const id = randomProjectId();
+    const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
+    await control.createProject({ id, goal: 'x' });
+    await control.enqueue(id); // writes a session-queued event
+    const abort = new AbortController();
+    const seen: EventEntry[] = [];
+    const following = (async () => {
+      for await (const entry of control.followEvents(id, { signal: abort.signal, blockMs: 200 })) {
+        seen.push(entry);
+        if (seen.length === 3) abort.abort();
+      }
+    })();
+    await repository.appendEvent(id, { v: 1, type: 'custom', at: Date.now(), projectId: id });
+    await repository.appendEvent(id, { v: 1, type: 'custom', at: Date.now(), projectId: id });
+    await following;
+    expect(seen.map((entry) => entry.event.type)).toEqual(['session-queued', 'custom', 'custom']);
+    // Ids increase, so a reader can resume after the last one it saw.
+    const after = await control.readEvents(id, { fromId: seen[0]!.id });
+    expect(after.map((entry) => entry.id)).toEqual([seen[1]!.id, seen[2]!.id]);
+  });
+});
