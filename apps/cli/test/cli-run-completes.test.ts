@@ -54,6 +54,19 @@ describe('baton run on the built-in simulator', () => {
       running: false,
       lastOutcome: 'completed',
     });
+
+    const logs = await runCli(['logs', 'todo', '--local', '--json'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(logs.code).toBe(0);
+    const events = logs.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; sessionId: string });
+    expect(events.filter((event) => event.type === 'session-start')).toHaveLength(5);
+    expect(events.filter((event) => event.type === 'session-end')).toHaveLength(5);
+    expect(events.some((event) => event.type === 'tool-call')).toBe(true);
   });
 
   it('--json prints events as JSON lines and a run-end summary', async () => {

@@ -25,7 +25,7 @@ export async function requireLocalProject(id: string): Promise<LocalProject> {
     record,
     dir: paths.dir,
     memories: paths.memories,
-    eventsFile: path.join(paths.dir, 'events.jsonl'),
+    eventsFile: paths.events,
   };
 }
 
@@ -49,7 +49,7 @@ export async function listLocalProjects(): Promise<LocalProject[]> {
       record,
       dir: paths.dir,
       memories: paths.memories,
-      eventsFile: path.join(paths.dir, 'events.jsonl'),
+      eventsFile: paths.events,
     });
   }
   return projects.sort((a, b) => a.record.createdAt.localeCompare(b.record.createdAt));

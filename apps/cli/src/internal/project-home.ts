@@ -24,6 +24,8 @@ export interface ProjectPaths {
   record: string;
   memories: string;
   workspace: string;
+  /** Every session event of the project as JSON lines, read by `baton logs --local`. */
+  events: string;
 }
 
 /** `BATON_HOME` (default `.baton` in the current directory), absolute. */
@@ -39,6 +41,7 @@ export function projectPaths(home: string, id: string): ProjectPaths {
     record: path.join(dir, 'project.json'),
     memories: path.join(dir, 'memories'),
     workspace: path.join(dir, 'workspace'),
+    events: path.join(dir, 'events.jsonl'),
   };
 }
 

@@ -1,3 +1,4 @@
+import { appendFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
@@ -190,6 +191,8 @@ export async function runProject(options: RunOptions): Promise<number> {
           ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
         },
         onEvent: (event) => {
+          // Synchronous so lines stay in event order; `baton logs --local -f` follows this file.
+          appendFileSync(paths.events, `${JSON.stringify(event)}\n`, { mode: 0o600 });
           if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
           else output.onEvent(event);
         },
