@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryTool } from '../memory-tool.js';
 import type { MemoryToolLimits } from '../memory-tool-options.js';
 import { createInMemoryStore } from '../stores/in-memory-store.js';
+import { compareTreeOrder } from './view.js';
 
 function setup(limits: Partial<MemoryToolLimits> = {}) {
   const store = createInMemoryStore();
@@ -245,5 +246,60 @@ describe('view of a file', () => {
     await store.write('crlf.md', 'a\r\nb\r\n', { mode: 'create' });
     const { content } = await tool.execute({ command: 'view', path: '/memories/crlf.md' });
     expect(content.split('\n').slice(1)).toEqual(['     1\ta', '     2\tb']);
+  });
+});
+
+describe('view of a directory: tree order without splitting paths', () => {
+  const referenceOrder = (left: string, right: string): number => {
+    const a = left.split('/');
+    const b = right.split('/');
+    for (let index = 0; index < Math.min(a.length, b.length); index++) {
+      if (a[index] !== b[index]) return a[index]! < b[index]! ? -1 : 1;
+    }
+    return a.length - b.length;
+  };
+
+  it('compareTreeOrder agrees with a segment-by-segment comparison', () => {
+    const names = ['a', 'a-b', 'a.md', 'a b', 'ab', 'a~', 'b', '!', 'é', '\u{1f600}', 'A'];
+    const paths = names.flatMap((name) => [name, ...names.map((child) => `${name}/${child}`)]);
+    for (const left of paths) {
+      for (const right of paths) {
+        expect(Math.sign(compareTreeOrder(left, right)), `${left} vs ${right}`).toBe(
+          Math.sign(referenceOrder(left, right)),
+        );
+      }
+    }
+  });
+
+  it('prints the same listing whatever order the store returns entries in', async () => {
+    const { store, tool } = setup();
+    for (const path of ['a/x.md', 'a-b/y.md', 'a.md', 'b/z.md', 'a/c/d.md']) {
+      await store.write(path, 'x', { mode: 'create' });
+    }
+    const expected = await tool.execute({ command: 'view', path: '/memories' });
+    const reversed = createMemoryTool({
+      store: {
+        read: (path) => store.read(path),
+        stat: (path) => store.stat(path),
+        write: (path, content, options) => store.write(path, content, options),
+        edit: (path, transform, context) => store.edit(path, transform, context),
+        list: async (path, options) => (await store.list(path, options)).reverse(),
+        delete: (path, context) => store.delete(path, context),
+        rename: (from, to, context) => store.rename(from, to, context),
+        usage: () => store.usage(),
+        close: () => store.close(),
+      },
+    });
+    expect(await reversed.execute({ command: 'view', path: '/memories' })).toEqual(expected);
+    expect(expected.content.split('\n').slice(2)).toEqual([
+      '4.0K\t/memories/a/',
+      '4.0K\t/memories/a/c/',
+      '1B\t/memories/a/x.md',
+      '4.0K\t/memories/a-b/',
+      '1B\t/memories/a-b/y.md',
+      '1B\t/memories/a.md',
+      '4.0K\t/memories/b/',
+      '1B\t/memories/b/z.md',
+    ]);
   });
 });

@@ -16,7 +16,7 @@ import type { CommandContext } from '../internal/command-context.js';
 import { notFoundMessage, toMemoryToolError } from '../internal/store-error-messages.js';
 import { MAX_VIEW_LINES, formatSize, parseText, renderNumberedLines } from '../internal/text.js';
 import { MemoryToolError } from '../memory-tool-error.js';
-import { toVirtualPath } from '../path-policy.js';
+import { MEMORY_ROOT } from '../path-policy.js';
 import { isStoreError, type EntryStat, type ListedEntry } from '../store.js';
 
 /** Input of `view`, as validated by the tool. */
@@ -51,9 +51,15 @@ async function viewDirectory(
   virtualPath: string,
   context: CommandContext,
 ): Promise<string> {
+  // The stat (for the directory's own size line) and the list are independent: issue both at
+  // once, so a networked store can answer them in one round trip.
   let stat: EntryStat | null;
+  let entries: ListedEntry[];
   try {
-    stat = await context.store.stat(storePath);
+    [stat, entries] = await Promise.all([
+      context.store.stat(storePath),
+      context.store.list(storePath, { depth: 2, skipHidden: true }),
+    ]);
   } catch (error) {
     throw toMemoryToolError(error, { command: 'view', path: virtualPath });
   }
@@ -61,26 +67,24 @@ async function viewDirectory(
     // Deleted between the read and the stat.
     throw new MemoryToolError(notFoundMessage('view', virtualPath), { code: 'not_found' });
   }
-  let entries: ListedEntry[];
-  try {
-    entries = await context.store.list(storePath, { depth: 2, skipHidden: true });
-  } catch (error) {
-    throw toMemoryToolError(error, { command: 'view', path: virtualPath });
-  }
   const header = `Here're the files and directories up to 2 levels deep in ${virtualPath}, excluding hidden items and node_modules:`;
   const lines = [header, `${formatSize(stat.size)}\t${virtualPath}`];
   let length = lines[0]!.length + 1 + lines[1]!.length;
   const sorted = sortTreeOrder(entries);
   const maxChars = context.limits.maxViewChars;
+  // The cut hint is built once; per entry only its length is needed, which depends only on the
+  // number of digits of the count it shows.
+  const hintPrefix = `[Listing cut at ${maxChars.toLocaleString('en-US')} characters: `;
+  const hintSuffix = ' more entries not shown. View a subdirectory to see them.]';
+  const hintLength = hintPrefix.length + hintSuffix.length;
   for (let index = 0; index < sorted.length; index++) {
     const entry = sorted[index]!;
-    const suffix = entry.kind === 'directory' ? '/' : '';
-    const line = `${formatSize(entry.size)}\t${toVirtualPath(entry.path)}${suffix}`;
+    const line = `${formatSize(entry.size)}\t${MEMORY_ROOT}/${entry.path}${entry.kind === 'directory' ? '/' : ''}`;
     const remaining = sorted.length - index;
     const budget =
-      remaining === 1 ? maxChars : maxChars - listingHint(maxChars, remaining).length - 1;
+      remaining === 1 ? maxChars : maxChars - (hintLength + String(remaining).length) - 1;
     if (length + 1 + line.length > budget) {
-      lines.push(listingHint(maxChars, remaining));
+      lines.push(`${hintPrefix}${remaining}${hintSuffix}`);
       break;
     }
     lines.push(line);
@@ -89,26 +93,39 @@ async function viewDirectory(
   return lines.join('\n');
 }
 
-function listingHint(maxChars: number, omitted: number): string {
-  return `[Listing cut at ${maxChars.toLocaleString('en-US')} characters: ${omitted} more entries not shown. View a subdirectory to see them.]`;
-}
-
 /**
  * Tree order: every directory directly followed by its children, siblings by name in code-unit
  * order. Plain path order would put `a-b` between `a` and `a/x`, since `-` sorts before `/`.
+ * Stores return path order, which is already tree order unless a name contains a character that
+ * sorts before `/`: one linear check skips the sort in that common case.
  */
 function sortTreeOrder(entries: ListedEntry[]): ListedEntry[] {
-  const keyed = entries.map((entry) => ({ entry, segments: entry.path.split('/') }));
-  keyed.sort((left, right) => {
-    const count = Math.min(left.segments.length, right.segments.length);
-    for (let index = 0; index < count; index++) {
-      const a = left.segments[index]!;
-      const b = right.segments[index]!;
-      if (a !== b) return a < b ? -1 : 1;
+  for (let index = 1; index < entries.length; index++) {
+    if (compareTreeOrder(entries[index - 1]!.path, entries[index]!.path) > 0) {
+      return [...entries].sort((left, right) => compareTreeOrder(left.path, right.path));
     }
-    return left.segments.length - right.segments.length;
-  });
-  return keyed.map((item) => item.entry);
+  }
+  return entries;
+}
+
+const SLASH = 0x2f;
+
+/**
+ * Compares two store paths segment by segment without splitting them: the same as comparing
+ * code units with `/` counted below every other character (a segment that ends first sorts
+ * first), and a path before everything below it.
+ */
+export function compareTreeOrder(left: string, right: string): number {
+  const count = Math.min(left.length, right.length);
+  for (let index = 0; index < count; index++) {
+    const a = left.charCodeAt(index);
+    const b = right.charCodeAt(index);
+    if (a === b) continue;
+    if (a === SLASH) return -1;
+    if (b === SLASH) return 1;
+    return a - b;
+  }
+  return left.length - right.length;
 }
 
 function viewFile(
