@@ -28,7 +28,7 @@ describe('baton run on the built-in simulator', () => {
     expect(lines[0]).toMatch(
       /^Using the built-in model simulator \(no ANTHROPIC_API_KEY set\) at http:\/\/127\.0\.0\.1:\d+\.$/,
     );
-    expect(result.stdout).toContain('● session 1 (init) · project todo · model sim');
+    expect(result.stdout).toContain('● session 1 (init) · model sim');
     expect(result.stdout).toContain('● session 5 (resume)');
     expect(result.stdout).toContain('› bash sh features/f1.sh');
     expect(result.stdout).toContain('Features [██████████] 4/4');

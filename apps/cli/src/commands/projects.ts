@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { countFeatures, readFeatures } from '@baton/session';
 import type { ProjectStatus } from '@baton/worker';
-import { formatTokens, formatUsd } from '../internal/live-output.js';
+import { formatTokens, formatUsd } from '../internal/format.js';
 import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';

@@ -1,8 +1,8 @@
 import type { FeatureCounts } from '@baton/session';
-import { featureBar, formatTokens, formatUsd } from './live-output.js';
+import { featureBar, formatTokens, formatUsd } from './format.js';
 
 /**
- * The live view shared by `baton logs -f` (and meant for `baton run`): one readable line per
+ * The live view shared by `baton run` and `baton logs -f`: one readable line per
  * event, and a status line with the current session and turn, the last tool calls, features
  * passing as a progress bar, tokens and USD. On a TTY the status line is redrawn in place under
  * the event lines; elsewhere it is printed as a plain line after each session ends, so piped

@@ -6,7 +6,8 @@ import { createFileSystemStore } from '@baton/core';
 import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@baton/session';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { createLiveOutput, featureBar, formatUsd } from './live-output.js';
+import { featureBar, formatUsd } from './format.js';
+import { createLiveView, shouldUseColor, type ViewEvent } from './live-view.js';
 import { connectModel } from './model.js';
 import {
   batonHome,
@@ -135,9 +136,12 @@ export async function runProject(options: RunOptions): Promise<number> {
   const store = await createFileSystemStore({ root: paths.memories });
   const context = defineContextConfig({ preset: options.preset });
   const json = options.json === true;
-  const output = createLiveOutput({
+  const output = createLiveView({
     write: (text) => process.stdout.write(text),
-    color: !json && process.stdout.isTTY === true && process.env.NO_COLOR === undefined,
+    color: !json && shouldUseColor(process.stdout),
+    statusLine: !json && process.stdout.isTTY === true,
+    timestamps: false,
+    ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
   });
   const say = (text: string) => (json ? process.stderr.write(`${text}\n`) : output.line(text));
   const connection = await connectModel({
@@ -192,9 +196,11 @@ export async function runProject(options: RunOptions): Promise<number> {
         },
         onEvent: (event) => {
           // Synchronous so lines stay in event order; `baton logs --local -f` follows this file.
-          appendFileSync(paths.events, `${JSON.stringify(event)}\n`, { mode: 0o600 });
-          if (json) process.stdout.write(`${JSON.stringify(event)}\n`);
-          else output.onEvent(event);
+          const line = JSON.stringify(event);
+          appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
+          if (json) process.stdout.write(`${line}\n`);
+          // The view reads events as plain JSON records, the same shape `baton logs` gets from Redis.
+          else output.onEvent(event as unknown as ViewEvent);
         },
       });
       project.running = false;
@@ -235,6 +241,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       say(exitCode === EXIT_CODES.cancelled ? `Stopped. ${continueHint}` : continueHint);
     return exitCode;
   } finally {
+    output.close();
     process.off('SIGINT', onSigint);
     await store.close();
     await connection.sim?.close();

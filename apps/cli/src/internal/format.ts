@@ -1,0 +1,18 @@
+import type { FeatureCounts } from '@baton/session';
+
+/** Compact token counts: 950, 1.2k, 3.4M. */
+export function formatTokens(count: number): string {
+  if (count < 1_000) return String(count);
+  if (count < 1_000_000) return `${(count / 1_000).toFixed(1)}k`;
+  return `${(count / 1_000_000).toFixed(1)}M`;
+}
+
+export function formatUsd(value: number): string {
+  return `$${value.toFixed(value < 1 ? 4 : 2)}`;
+}
+
+/** `[████░░░░░░] 2/5` */
+export function featureBar(counts: FeatureCounts, width = 10): string {
+  const filled = counts.total === 0 ? 0 : Math.round((counts.passing / counts.total) * width);
+  return `[${'█'.repeat(filled)}${'░'.repeat(width - filled)}] ${counts.passing}/${counts.total}`;
+}
