@@ -57,7 +57,7 @@ export async function runModelSimFromCli(
       );
     }
   }
-  const sim = await startModelSim({ port: 8787, ...options });
+  const sim = await startModelSim({ port: 8790, ...options });
   const log = cli.log ?? ((line: string) => console.log(line));
   log(
     `Baton model simulator listening on ${sim.url} (set ANTHROPIC_BASE_URL=${sim.url}; any API key works).`,

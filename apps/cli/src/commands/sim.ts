@@ -16,7 +16,7 @@ export function registerSimCommand(program: Command): void {
     .description(
       'Run the offline model simulator (Messages API subset) in the foreground; point ANTHROPIC_BASE_URL at it.',
     )
-    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8787)
+    .option('--port <port>', 'port to listen on (0 = any free port)', parsePort, 8790)
     .option('--host <host>', 'interface to bind (default 127.0.0.1)', parseNonEmpty)
     .option('--faults <json>', 'faults to inject, e.g. {"rateLimitOn":[1]}')
     .action(async (options: SimOptions) => {
