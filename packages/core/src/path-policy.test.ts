@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isMemoryToolError } from './memory-tool-error.js';
 import { displayPath, parseMemoryPath, toVirtualPath } from './path-policy.js';
+import { HOSTILE_MEMORY_PATHS } from './testing/hostile-paths.js';
 
 /** Returns the refusal message, failing the test if the path was accepted. */
 function refusal(path: string, options?: Parameters<typeof parseMemoryPath>[1]): string {
@@ -14,39 +15,9 @@ function refusal(path: string, options?: Parameters<typeof parseMemoryPath>[1]):
 }
 
 describe('path policy: hostile paths are refused', () => {
-  const hostile: Array<[why: string, path: string, messagePart: string]> = [
-    ['outside the root', '/etc/passwd', 'outside the memory directory'],
-    ['a sibling sharing the prefix', '/memoriesX/a', 'outside the memory directory'],
-    ['a sibling with an underscore', '/memories_backup/a', 'outside the memory directory'],
-    ['the prefix without a slash', '/memoriesX', 'outside the memory directory'],
-    ['relative', 'memories/a.md', 'outside the memory directory'],
-    ['empty', '', 'empty'],
-    ['dot-dot escaping', '/memories/../etc/passwd', "'..' segment"],
-    ['dot-dot staying inside', '/memories/a/../b.md', "'..' segment"],
-    ['dot-dot to the root', '/memories/x/..', "'..' segment"],
-    ['trailing dot-dot', '/memories/..', "'..' segment"],
-    ['backslash traversal', '/memories/..\\etc', 'backslash'],
-    ['backslash separator', '/memories\\a.md', 'backslash'],
-    ['NUL', '/memories/a\u0000.md', 'control'],
-    ['newline', '/memories/a\n.md', 'control'],
-    ['tab', '/memories/a\t.md', 'control'],
-    ['DEL', '/memories/a\u007f', 'control'],
-    ['C1 control', '/memories/a\u0085', 'control'],
-    ['bidi override', '/memories/\u202egnp.exe', 'control'],
-    ['zero-width space', '/memories/a\u200b.md', 'control'],
-    ['lone surrogate', '/memories/a\ud800.md', 'control'],
-    ['encoded traversal, lower case', '/memories/%2e%2e%2fetc', 'percent-encoded'],
-    ['encoded traversal, upper case', '/memories/%2E%2E%2Fetc', 'percent-encoded'],
-    ['encoded traversal, mixed case', '/memories/%2e%2E/etc', 'percent-encoded'],
-    ['encoded slash only', '/memories/..%2fetc', 'percent-encoded'],
-    ['encoded backslash', '/memories/..%5cetc', 'percent-encoded'],
-    ['double-encoded dot', '/memories/%252e%252e/etc', 'percent-encoded'],
-    ['double-encoded slash', '/memories/..%252fetc', 'percent-encoded'],
-    ['encoded NUL', '/memories/a%00.md', 'percent-encoded'],
-    ['overlong UTF-8 dot', '/memories/%c0%ae%c0%ae/etc', 'percent-encoded'],
-    ['overlong UTF-8 three bytes', '/memories/%e0%80%ae', 'percent-encoded'],
-    ['IIS %u encoding', '/memories/%u002e%u002e/etc', 'percent-encoded'],
-  ];
+  const hostile = HOSTILE_MEMORY_PATHS.map(
+    ({ reason, path, messagePart }) => [reason, path, messagePart] as const,
+  );
 
   it.each(hostile)('refuses %s: %j', (_why, path, messagePart) => {
     const message = refusal(path);

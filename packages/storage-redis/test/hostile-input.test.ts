@@ -1,29 +1,14 @@
 import { createMemoryTool } from '@baton/core';
+import { HOSTILE_MEMORY_PATHS } from '@baton/core/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanupTestStores, openTestStore } from './helpers.js';
 
 afterEach(cleanupTestStores);
 
-// Representative hostile paths from the core path policy's tests, run through the real handler
-// on a Redis store: the handler must refuse them and the namespace must not change.
-const HOSTILE_PATHS = [
-  '/etc/passwd',
-  '/memoriesX/a',
-  '/memories_backup/a',
-  'memories/a.md',
-  '',
-  '/memories/../etc/passwd',
-  '/memories/a/../b.md',
-  '/memories/..',
-  '/memories/..\\etc',
-  '/memories\\a.md',
-  '/memories/a\u0000.md',
-  '/memories/a\n.md',
-  '/memories/\u202egnp.exe',
-  '/memories/%2e%2e%2fetc',
-  '/memories/%2E%2E%2Fetc',
-  '/memories/{other-namespace}/x.md',
-];
+// The handler's own hostile-path cases (from @baton/core/testing, so this list cannot drift from
+// the path policy's tests), run through the real handler on a Redis store: every command must
+// refuse them and the namespace must not change.
+const HOSTILE_PATHS = HOSTILE_MEMORY_PATHS.map((hostile) => hostile.path);
 
 describe('hostile input through the memory tool on Redis', () => {
   it('refuses every hostile path for every command and writes nothing', async () => {
@@ -31,7 +16,7 @@ describe('hostile input through the memory tool on Redis', () => {
     await store.write('progress.md', 'safe', { mode: 'create' });
     const tool = createMemoryTool({ store });
     const before = { usage: await store.usage(), changes: (await store.readChanges()).length };
-    const refusedCommands = HOSTILE_PATHS.filter((path) => !path.includes('{')).flatMap((path) => [
+    const refusedCommands = HOSTILE_PATHS.flatMap((path) => [
       { command: 'view', path },
       { command: 'create', path, file_text: 'x' },
       { command: 'str_replace', path, old_str: 'safe', new_str: 'owned' },

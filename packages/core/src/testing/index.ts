@@ -10,6 +10,8 @@
  * ```
  * Needs vitest (an optional peer dependency of `@baton/core`).
  */
+export { HOSTILE_MEMORY_PATHS } from './hostile-paths.js';
+export type { HostileMemoryPath } from './hostile-paths.js';
 export { describeMemoryStoreConformance, memoryStoreConformanceCaseNames } from './conformance.js';
 export type { MemoryStoreConformanceOptions } from './conformance.js';
 export type {
