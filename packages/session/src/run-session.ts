@@ -99,6 +99,9 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRes
       store: options.store,
       session: sessionId,
       allowFeatureAdditions: options.kind === 'init',
+      ...(options.memoryQuotaEnforcement === undefined
+        ? {}
+        : { quotaEnforcement: options.memoryQuotaEnforcement }),
       onChange: (change) => emit({ type: 'memory-change', change }),
     }),
     createBashTool({ ...options.tools, root }),

@@ -4,7 +4,7 @@ import type {
   BetaClearToolUses20250919EditResponse,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { ResolvedContextConfig, UsageTotals } from '@baton/context-config';
-import type { MemoryChange, MemoryStore } from '@baton/core';
+import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
 import type { SessionCommit } from './git.js';
 import type { RetryOptions } from './retry.js';
@@ -44,6 +44,12 @@ export interface RunSessionOptions {
   kind: SessionKind;
   /** The project's memory. */
   store: MemoryStore;
+  /**
+   * Who enforces the memory tool's store-wide quotas (`@baton/core`'s `quotaEnforcement`). Pass
+   * `'store'` when `store` was created with `memoryStoreLimits()`: atomic quotas and no `usage()`
+   * round trip per memory write. Default `'handler'`, safe with a store created without limits.
+   */
+  memoryQuotaEnforcement?: MemoryQuotaEnforcement;
   /** Absolute directory of the project's workspace (must exist). */
   workspace: string;
   /** A real SDK client (its `baseURL` may point at @baton/model-sim). Its own retries are not used. */

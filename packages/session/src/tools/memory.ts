@@ -2,6 +2,7 @@ import {
   createMemoryTool,
   parseMemoryPath,
   type MemoryChange,
+  type MemoryQuotaEnforcement,
   type MemoryStore,
 } from '@baton/core';
 import {
@@ -24,6 +25,11 @@ export interface SessionMemoryToolOptions {
   allowFeatureAdditions?: boolean;
   /** Called after every successful mutation. */
   onChange?: (change: MemoryChange) => void | Promise<void>;
+  /**
+   * `'store'` when `store` was created with `memoryStoreLimits()` and enforces the quotas
+   * atomically (no `usage()` call per write); default `'handler'`, safe with any store.
+   */
+  quotaEnforcement?: MemoryQuotaEnforcement;
 }
 
 function storePathOf(virtualPath: string | undefined): string | undefined {
@@ -50,6 +56,7 @@ export function createSessionMemoryTool(options: SessionMemoryToolOptions): Sess
   const tool = createMemoryTool({
     store: options.store,
     session: options.session,
+    quotaEnforcement: options.quotaEnforcement ?? 'handler',
     hooks: {
       beforeWrite: composeBeforeWrite(createRedactionHook(), createChecklistGuard(guardOptions)),
       ...(options.onChange ? { afterChange: options.onChange } : {}),
