@@ -61,6 +61,8 @@ export interface SessionProcessorOptions {
   running: Map<string, RunningSession>;
   /** Upper bound on how long a job waits before retrying a busy lease. Default 500 ms. */
   leaseBusyRetryMs?: number;
+  /** True once this worker is shutting down: jobs fetched after that go back to the queue. */
+  stopping?: () => boolean;
 }
 
 const RUNNABLE = ['queued', 'running'] as const;
@@ -96,6 +98,11 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       return skipped(`session ${sessionNumber} already ran`);
     }
 
+    if (options.stopping?.()) {
+      // Fetched while shutting down: hand it straight back for another worker.
+      await job.moveToDelayed(Date.now(), token);
+      throw new DelayedError();
+    }
     const claim = await acquireProjectLease(options.lease, projectId);
     if (!claim.acquired) {
       // Another session of this project is running somewhere: come back shortly. The job keeps

@@ -93,6 +93,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
         queue.getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed'),
     });
   const running = new Map<string, RunningSession>();
+  let closing: Promise<{ drained: boolean }> | undefined;
 
   // Every job in flight (including ones that only find a busy lease), so shutdown can wait.
   let inFlight = 0;
@@ -113,6 +114,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     retryDelayMs: options.retryDelayMs,
     maxConsecutiveFailures: options.maxConsecutiveFailures,
     running,
+    stopping: () => closing !== undefined,
     ...(options.leaseBusyRetryMs !== undefined
       ? { leaseBusyRetryMs: options.leaseBusyRetryMs }
       : {}),
@@ -248,7 +250,6 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     return readyPromise;
   }
 
-  let closing: Promise<{ drained: boolean }> | undefined;
   async function close(graceMs: number): Promise<{ drained: boolean }> {
     closing ??= (async () => {
       logger.info({ running: running.size, graceMs }, 'shutting down');

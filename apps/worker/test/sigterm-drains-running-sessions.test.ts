@@ -76,6 +76,11 @@ describe('SIGTERM', () => {
       return true;
     });
 
+    // Park each session in its next model request, so the signal surely lands mid-session.
+    const seen = sim.requests;
+    sim.setFaults({ latencyMs: 400, stallOn: [seen + 1, seen + 2] });
+    await sim.waitForStalled(2, 20_000);
+
     first.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 
@@ -110,6 +115,7 @@ describe('SIGTERM', () => {
     );
 
     sim.setFaults({});
+    sim.releaseStalls();
     const second = await spawnWorker({ ...env, BATON_WORKER_ID: 'next' });
     workers.push(second);
     await waitFor(
