@@ -1,6 +1,6 @@
 import { readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { createFileSystemStore, type FileSystemStore } from '@baton/core';
+import { createFileSystemStore, memoryStoreLimits, type FileSystemStore } from '@baton/core';
 import { projectNotFound } from './command-failure.js';
 import { batonHome, projectPaths, readProject, type ProjectRecord } from './project-home.js';
 
@@ -57,5 +57,5 @@ export async function listLocalProjects(): Promise<LocalProject[]> {
 
 /** The local project's memory: the same `FileSystemStore` layout `baton run` uses. */
 export async function openLocalMemory(project: LocalProject): Promise<FileSystemStore> {
-  return createFileSystemStore({ root: project.memories });
+  return createFileSystemStore({ root: project.memories, limits: memoryStoreLimits() });
 }

@@ -2,7 +2,7 @@ import { appendFileSync } from 'node:fs';
 import { readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
-import { createFileSystemStore } from '@baton/core';
+import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@baton/session';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
@@ -133,7 +133,11 @@ export async function runProject(options: RunOptions): Promise<number> {
   }
   // Only the default workspace is made a git repository; a user's own directory is left as it is.
   await prepareWorkspace(project.workspace, project.workspace === paths.workspace);
-  const store = await createFileSystemStore({ root: paths.memories });
+  // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
+  const store = await createFileSystemStore({
+    root: paths.memories,
+    limits: memoryStoreLimits(),
+  });
   const context = defineContextConfig({ preset: options.preset });
   const json = options.json === true;
   const output = createLiveView({
@@ -189,6 +193,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         context,
         sessionNumber: project.sessions,
         interrupted,
+        memoryQuotaEnforcement: 'store',
         signal: controller.signal,
         budgets: {
           ...(budgetLeft === undefined ? {} : { maxUsd: budgetLeft }),
