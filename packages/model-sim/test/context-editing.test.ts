@@ -1,15 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import type { BetaContextManagementConfig } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startModelSim } from '../src/index.js';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { ModelSim } from '../src/index.js';
-import { createMemoryStandIn } from './support/memory-stand-in.js';
 import type { MemoryStandIn } from './support/memory-stand-in.js';
-import { createWorkspaceTools } from './support/workspace-tools.js';
 import type { WorkspaceTools } from './support/workspace-tools.js';
+import { useSimSession } from './support/sim-session-fixture.js';
 import { SESSION_TOOLS, driveSession, sessionPrompt } from './support/drive-session.js';
 
 const GOAL = 'Tiny tool.\n- First thing\n- Second thing';
@@ -19,25 +14,18 @@ let sim: ModelSim;
 let client: Anthropic;
 let memory: MemoryStandIn;
 let workspace: WorkspaceTools;
-let root: string;
+useSimSession((fixture) => ({ sim, client, memory, workspace } = fixture), {
+  tempPrefix: 'baton-sim-ctx-',
+});
 
+// Every test continues a project whose first session already ran.
 beforeEach(async () => {
-  sim = await startModelSim();
-  client = new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 });
-  memory = createMemoryStandIn();
-  root = await mkdtemp(path.join(tmpdir(), 'baton-sim-ctx-'));
-  workspace = createWorkspaceTools(root);
   await driveSession({
     client,
     memory,
     workspace,
     prompt: sessionPrompt({ kind: 'init', session: 1, goal: GOAL }),
   });
-});
-
-afterEach(async () => {
-  await sim.close();
-  await rm(root, { recursive: true, force: true });
 });
 
 const aggressive: BetaContextManagementConfig = {

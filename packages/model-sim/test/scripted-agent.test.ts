@@ -1,14 +1,12 @@
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startModelSim } from '../src/index.js';
 import type { ModelSim } from '../src/index.js';
-import { createMemoryStandIn } from './support/memory-stand-in.js';
 import type { MemoryStandIn } from './support/memory-stand-in.js';
-import { createWorkspaceTools } from './support/workspace-tools.js';
 import type { WorkspaceTools } from './support/workspace-tools.js';
+import { useSimSession } from './support/sim-session-fixture.js';
 import { driveSession, sessionPrompt } from './support/drive-session.js';
 
 const GOAL = [
@@ -23,18 +21,8 @@ let client: Anthropic;
 let memory: MemoryStandIn;
 let workspace: WorkspaceTools;
 let root: string;
-
-beforeEach(async () => {
-  sim = await startModelSim();
-  client = new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 });
-  memory = createMemoryStandIn();
-  root = await mkdtemp(path.join(tmpdir(), 'baton-sim-'));
-  workspace = createWorkspaceTools(root);
-});
-
-afterEach(async () => {
-  await sim.close();
-  await rm(root, { recursive: true, force: true });
+useSimSession((fixture) => ({ sim, client, memory, workspace, root } = fixture), {
+  tempPrefix: 'baton-sim-',
 });
 
 interface FeatureEntry {

@@ -1,35 +1,19 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
 import { MemoryToolError, createInMemoryStore, createMemoryTool } from '@baton/core';
 import type { MemoryTool } from '@baton/core';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startModelSim } from '../src/index.js';
-import type { ModelSim } from '../src/index.js';
-import { createWorkspaceTools } from './support/workspace-tools.js';
+import { describe, expect, it } from 'vitest';
 import type { WorkspaceTools } from './support/workspace-tools.js';
+import { useSimSession } from './support/sim-session-fixture.js';
 import { driveSession, sessionPrompt } from './support/drive-session.js';
 
 // The same conversations as scripted-agent.test.ts, against @baton/core's real memory handler:
 // the agent must read its exact view output and satisfy its str_replace/insert rules.
 const GOAL = 'A tiny todo app.\n- Add a todo\n- List todos\n- Mark a todo as done';
 
-let sim: ModelSim;
 let client: Anthropic;
 let workspace: WorkspaceTools;
-let root: string;
-
-beforeEach(async () => {
-  sim = await startModelSim();
-  client = new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 });
-  root = await mkdtemp(path.join(tmpdir(), 'baton-sim-core-'));
-  workspace = createWorkspaceTools(root);
-});
-
-afterEach(async () => {
-  await sim.close();
-  await rm(root, { recursive: true, force: true });
+useSimSession((fixture) => ({ client, workspace } = fixture), {
+  tempPrefix: 'baton-sim-core-',
 });
 
 function adapter(tool: MemoryTool) {
