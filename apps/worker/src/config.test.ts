@@ -19,7 +19,7 @@ describe('loadWorkerConfig', () => {
       redisUrl: 'redis://127.0.0.1:6379',
       prefix: '{baton}',
       simulator: false,
-      model: 'claude-sonnet-4-5',
+      model: 'claude-sonnet-4-6',
       concurrency: 4,
       lockDurationMs: 6000,
       stalledIntervalMs: 3000,

@@ -154,7 +154,7 @@ const envSchema = z.object({
 });
 
 /** Default model when `BATON_MODEL` is not set. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /**
  * Reads and validates the worker's configuration. Throws `WorkerError('invalid_config')` whose

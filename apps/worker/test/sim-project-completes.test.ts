@@ -43,7 +43,7 @@ describe('a worker process runs a project on the simulator through the real SDK'
       BATON_PREFIX: prefix,
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: sim.url,
-      BATON_MODEL: 'claude-sonnet-4-5',
+      BATON_MODEL: 'claude-sonnet-4-6',
       BATON_CHAIN_DELAY_MS: '0',
     });
     workers.push(worker);

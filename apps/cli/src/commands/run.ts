@@ -39,7 +39,7 @@ export function registerRunCommand(program: Command): void {
     )
     .option(
       '--model <model>',
-      'model id (default BATON_MODEL, else claude-sonnet-4-5; "sim" = the simulator)',
+      'model id (default BATON_MODEL, else claude-sonnet-4-6; "sim" = the simulator)',
       parseNonEmpty,
     )
     .addOption(

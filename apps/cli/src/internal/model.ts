@@ -2,7 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 
 /** Default model for the real API when neither `--model` nor `BATON_MODEL` is set. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-5';
+export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /** The client a command uses, and the simulator it started (if any). */
 export interface ModelConnection {
