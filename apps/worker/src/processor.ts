@@ -200,6 +200,8 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
 
       const result = await runGuarded(options.runSession, {
         context: defineContextConfig({ preset: project.contextPreset }),
+        // Memory stores are created with the tool's limits and enforce them atomically in Lua.
+        memoryQuotaEnforcement: 'store',
         ...(options.sessionOptions?.(project) ?? {}),
         project: { id: project.id, goal: project.goal },
         kind,

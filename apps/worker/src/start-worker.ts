@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { memoryStoreLimits } from '@baton/core';
 import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import type { Redis } from 'ioredis';
@@ -107,7 +108,11 @@ export async function startWorkerFromConfig(
   });
 
   const memoryStore = (projectId: string) =>
-    createRedisMemoryStore({ redis: memoryConnection, namespace: projectId });
+    createRedisMemoryStore({
+      redis: memoryConnection,
+      namespace: projectId,
+      limits: memoryStoreLimits(),
+    });
 
   const worker = createBatonWorker({
     workerConnection,
