@@ -1,18 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from './helpers.js';
-import { closedPort, createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './helpers.js';
+import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture));
 
 describe('baton enqueue', () => {
   it('stores the project with its options and queues session 1', async () => {

@@ -1,29 +1,17 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli, startCli, type CliProcess } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
-import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
 const running: CliProcess[] = [];
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    process.kill('SIGKILL');
-    await process.done;
-  }
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
 const at = Date.UTC(2026, 0, 2, 3, 4, 5);
 const sessionEvents = (projectId: string) =>

@@ -1,24 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { tempDir } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
 import { createLocalProject } from './local-project-fixture.js';
-import { createRedisWorld, oneLine, runCliWithInput, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, runCliWithInput, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture));
 
 const FEATURES = JSON.stringify(
   [{ id: 'F1', description: 'a thing', steps: ['check it'], passes: false }],

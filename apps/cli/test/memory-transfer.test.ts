@@ -1,24 +1,16 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runCli, tempDir } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
-import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture));
 
 describe('baton memory export / import', () => {
   it('round-trips Redis -> folder -> another Redis project, nested folders included', async () => {

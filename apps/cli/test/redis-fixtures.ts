@@ -9,7 +9,8 @@ import {
   type StreamEvent,
 } from '@baton/worker';
 import { Redis } from 'ioredis';
-import { CLI_MAIN, type CliRun } from './helpers.js';
+import { afterEach, beforeEach } from 'vitest';
+import { CLI_MAIN, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
 
@@ -79,6 +80,42 @@ export function createRedisWorld(): RedisWorld {
       redis.disconnect();
     },
   };
+}
+
+/** What each test of a file that calls `useRedisWorld` gets: a fresh temp dir and Redis world. */
+export interface RedisWorldFixture {
+  /** A private temp dir, the cwd and BATON_HOME of the spawned `baton`. */
+  dir: string;
+  world: RedisWorld;
+}
+
+/**
+ * Registers the beforeEach/afterEach that give every test of the file its own temp dir and
+ * Redis world, and hands them to `use` before each test. After each test it first SIGKILLs
+ * (and awaits) the processes left in `running`, so none still holds the world or the dir,
+ * then cleans up the world and removes the dir.
+ */
+export function useRedisWorld(
+  use: (fixture: RedisWorldFixture) => void,
+  options: { running?: CliProcess[] } = {},
+): void {
+  let current: (RedisWorldFixture & { cleanupDir: () => Promise<void> }) | undefined;
+  beforeEach(async () => {
+    const { dir, cleanup: cleanupDir } = await tempDir();
+    current = { dir, world: createRedisWorld(), cleanupDir };
+    use({ dir: current.dir, world: current.world });
+  });
+  afterEach(async () => {
+    for (const process of options.running?.splice(0) ?? []) {
+      process.kill('SIGKILL');
+      await process.done;
+    }
+    if (current === undefined) return;
+    const { world, cleanupDir } = current;
+    current = undefined;
+    await world.cleanup();
+    await cleanupDir();
+  });
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on (bound, then released). */

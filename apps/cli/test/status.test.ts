@@ -1,18 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, tempDir } from './helpers.js';
-import { createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './helpers.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture));
 
 describe('baton status', () => {
   it('--json has the status and features passing/total of one project', async () => {

@@ -2,13 +2,13 @@ import { stat } from 'node:fs/promises';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli, startCli, type CliProcess } from './helpers.js';
 import {
   REDIS_URL,
   closedPort,
-  createRedisWorld,
   oneLine,
+  useRedisWorld,
   waitFor,
   type RedisWorld,
 } from './redis-fixtures.js';
@@ -17,21 +17,9 @@ import {
 vi.setConfig({ testTimeout: 120_000 });
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
 const running: CliProcess[] = [];
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  for (const process of running.splice(0)) {
-    process.kill('SIGKILL');
-    await process.done;
-  }
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
 interface Ready {
   type: 'ready';

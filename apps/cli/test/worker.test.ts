@@ -1,18 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, tempDir } from './helpers.js';
-import { closedPort, createRedisWorld, oneLine, type RedisWorld } from './redis-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from './helpers.js';
+import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 let dir: string;
-let cleanupDir: () => Promise<void>;
 let world: RedisWorld;
-beforeEach(async () => {
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  world = createRedisWorld();
-});
-afterEach(async () => {
-  await world.cleanup();
-  await cleanupDir();
-});
+useRedisWorld((fixture) => ({ dir, world } = fixture));
 
 describe('baton worker', () => {
   it('refuses to start without an API key or simulator, or with a bad REDIS_URL, in one line each', async () => {
