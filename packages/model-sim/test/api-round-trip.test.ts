@@ -1,19 +1,11 @@
-import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startModelSim } from '../src/index.js';
+import type Anthropic from '@anthropic-ai/sdk';
+import { describe, expect, it } from 'vitest';
 import type { ModelSim } from '../src/index.js';
+import { useSimClient } from './support/sim-session-fixture.js';
 
 let sim: ModelSim;
 let client: Anthropic;
-
-beforeEach(async () => {
-  sim = await startModelSim();
-  client = new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 });
-});
-
-afterEach(async () => {
-  await sim.close();
-});
+useSimClient((fixture) => ({ sim, client } = fixture));
 
 const hello = { role: 'user' as const, content: 'Hello there' };
 

@@ -10,11 +10,37 @@ import type { MemoryStandIn } from './memory-stand-in.js';
 import { createWorkspaceTools } from './workspace-tools.js';
 import type { WorkspaceTools } from './workspace-tools.js';
 
-/** What each test of a file that calls `useSimSession` gets, fresh for every test. */
-export interface SimSessionFixture {
+/** What each test of a file that calls `useSimClient` gets, fresh for every test. */
+export interface SimClientFixture {
   sim: ModelSim;
   /** The real SDK client pointed at `sim`, without retries (so a fault shows up as one error). */
   client: Anthropic;
+}
+
+async function startSimClient(): Promise<SimClientFixture> {
+  const sim = await startModelSim();
+  return { sim, client: new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 }) };
+}
+
+/**
+ * Registers the beforeEach/afterEach that start a simulator and a client for every test of the
+ * file, and hands them to `use` before each test. After each test it closes the simulator.
+ */
+export function useSimClient(use: (fixture: SimClientFixture) => void): void {
+  let current: SimClientFixture | undefined;
+  beforeEach(async () => {
+    current = await startSimClient();
+    use(current);
+  });
+  afterEach(async () => {
+    const sim = current?.sim;
+    current = undefined;
+    await sim?.close();
+  });
+}
+
+/** What each test of a file that calls `useSimSession` gets, fresh for every test. */
+export interface SimSessionFixture extends SimClientFixture {
   memory: MemoryStandIn;
   workspace: WorkspaceTools;
   /** The workspace's temp dir. */
@@ -32,11 +58,11 @@ export function useSimSession(
 ): void {
   let current: SimSessionFixture | undefined;
   beforeEach(async () => {
-    const sim = await startModelSim();
+    const { sim, client } = await startSimClient();
     const root = await mkdtemp(path.join(tmpdir(), options.tempPrefix));
     current = {
       sim,
-      client: new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 }),
+      client,
       memory: createMemoryStandIn(),
       workspace: createWorkspaceTools(root),
       root,
