@@ -1,7 +1,8 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcessByStdio } from 'node:child_process';
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 
 export const CLI_MAIN = path.resolve(
@@ -42,15 +43,18 @@ export function cliEnv(
   return env;
 }
 
+/** Starts `baton ...args`; with `input`, that text is its stdin (otherwise stdin is /dev/null). */
 export function startCli(
   args: string[],
-  options: { cwd: string; env: NodeJS.ProcessEnv },
+  options: { cwd: string; env: NodeJS.ProcessEnv; input?: string },
 ): CliProcess {
+  // The conditional stdin hides from spawn's overloads that stdout and stderr are always piped.
   const child = spawn(process.execPath, [CLI_MAIN, ...args], {
     cwd: options.cwd,
     env: options.env,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+    stdio: [options.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+  }) as ChildProcessByStdio<Writable | null, Readable, Readable>;
+  if (options.input !== undefined) child.stdin?.end(options.input);
   let stdout = '';
   let stderr = '';
   const waiters: Array<() => void> = [];

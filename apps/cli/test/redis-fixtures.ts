@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import {
@@ -10,7 +9,7 @@ import {
 } from '@baton/worker';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
-import { CLI_MAIN, tempDir, type CliProcess, type CliRun } from './helpers.js';
+import { startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
 
@@ -137,19 +136,7 @@ export function runCliWithInput(
   input: string,
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): Promise<CliRun> {
-  const child = spawn(process.execPath, [CLI_MAIN, ...args], {
-    cwd: options.cwd,
-    env: options.env,
-    stdio: ['pipe', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  child.stdin.end(input);
-  return new Promise((resolve) => {
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
-  });
+  return startCli(args, { ...options, input }).done;
 }
 
 /** Waits until `check` returns something truthy, polling every 50 ms; throws naming `what` after `timeoutMs`. */
