@@ -6,6 +6,7 @@ import type { MemoryStandIn } from './support/memory-stand-in.js';
 import type { WorkspaceTools } from './support/workspace-tools.js';
 import { useSimSession } from './support/sim-session-fixture.js';
 import { SESSION_TOOLS, driveSession, sessionPrompt } from './support/drive-session.js';
+import type { DriveOptions } from './support/drive-session.js';
 
 const GOAL = 'Tiny tool.\n- First thing\n- Second thing';
 const BETAS = ['context-management-2025-06-27'];
@@ -38,15 +39,20 @@ const aggressive: BetaContextManagementConfig = {
   ],
 };
 
+/** Session 2 of the project; `options` (context management, streaming) go to driveSession. */
+function resumeSession(options: Pick<DriveOptions, 'contextManagement' | 'stream'> = {}) {
+  return driveSession({
+    client,
+    memory,
+    workspace,
+    prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
+    ...options,
+  });
+}
+
 describe('context editing emulation', () => {
   it('clears old tool results above a low trigger: lower input_tokens and applied_edits in the response', async () => {
-    const result = await driveSession({
-      client,
-      memory,
-      workspace,
-      prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
-      contextManagement: aggressive,
-    });
+    const result = await resumeSession({ contextManagement: aggressive });
     const cleared = result.responses.filter(
       (response) => (response.context_management?.applied_edits.length ?? 0) > 0,
     );
@@ -89,14 +95,7 @@ describe('context editing emulation', () => {
   });
 
   it('streams applied_edits in message_delta', async () => {
-    const result = await driveSession({
-      client,
-      memory,
-      workspace,
-      prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
-      contextManagement: aggressive,
-      stream: true,
-    });
+    const result = await resumeSession({ contextManagement: aggressive, stream: true });
     expect(
       result.responses.some(
         (response) => (response.context_management?.applied_edits.length ?? 0) > 0,
@@ -105,12 +104,7 @@ describe('context editing emulation', () => {
   });
 
   it('count_tokens applies context_management and reports original_input_tokens', async () => {
-    const result = await driveSession({
-      client,
-      memory,
-      workspace,
-      prompt: sessionPrompt({ kind: 'resume', session: 2, goal: GOAL }),
-    });
+    const result = await resumeSession();
     const counted = await client.beta.messages.countTokens({
       model: 'sim',
       tools: SESSION_TOOLS,
