@@ -10,6 +10,8 @@
  *    tool time, divided by turns), p50/p95, and the worker's peak RSS.
  * 2. The floor: a bare BullMQ worker with a no-op processor over the same number of jobs at the
  *    same concurrency, in this process.
+ *    BENCH_CONCURRENCY (default 16) sets the worker's concurrency; at 1 the per-turn time excluding
+ *    model and tool time is the harness's own overhead (no waiting behind other sessions).
  * 3. Idle sessions: BENCH_IDLE (default 200) sessions held open at once (simulator latency 5 s,
  *    worker concurrency = BENCH_IDLE): the worker's RSS while they all wait.
  */
@@ -28,7 +30,7 @@ import { spawnWorker, type WorkerProcess } from '../test/support/worker-process.
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 200);
 const IDLE = Number(process.env.BENCH_IDLE ?? 200);
-const CONCURRENCY = 16;
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 
 function percentile(values: number[], p: number): number {
   if (values.length === 0) return NaN;
