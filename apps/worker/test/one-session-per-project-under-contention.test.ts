@@ -1,25 +1,10 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  createBatonControl,
-  SESSION_QUEUE_NAME,
-  type BatonControl,
-  type EventEntry,
-  type SessionJobData,
-} from '../src/index.js';
-import {
-  deletePrefix,
-  randomPrefix,
-  randomProjectId,
-  REDIS_URL,
-  waitFor,
-} from './support/redis.js';
-import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { SESSION_QUEUE_NAME, type EventEntry, type SessionJobData } from '../src/index.js';
+import { randomProjectId, REDIS_URL, waitFor } from './support/redis.js';
+import { useProcessWorld } from './support/process-world.js';
+import { spawnWorker } from './support/worker-process.js';
 
 /** Walks a project's stream in order; returns every place two sessions were open at once. */
 export function overlappingSessions(entries: readonly EventEntry[]): string[] {
@@ -40,30 +25,10 @@ export function overlappingSessions(entries: readonly EventEntry[]): string[] {
 }
 
 describe('three workers, ten projects, duplicate jobs for every session', () => {
-  let prefix: string;
-  let control: BatonControl;
-  let sim: ModelSim;
-  let home: string;
-  const workers: WorkerProcess[] = [];
-  const projects: string[] = [];
-
-  beforeEach(async () => {
-    prefix = randomPrefix();
-    home = await mkdtemp(path.join(os.tmpdir(), 'baton-contention-'));
-    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
-    sim = await startModelSim({ port: 0 });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    for (const id of projects.splice(0)) await control.deleteProject(id);
-    await control.close();
-    await sim.close();
-    await deletePrefix(REDIS_URL, prefix);
-    await rm(home, { recursive: true, force: true });
-  });
+  const world = useProcessWorld('baton-contention-');
 
   it('never runs two sessions of one project at once and completes every project', async () => {
+    const { prefix, control, sim, workers, projects } = world;
     const env = {
       REDIS_URL,
       BATON_PREFIX: prefix,

@@ -1,43 +1,13 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createBatonControl, type BatonControl } from '../src/index.js';
-import {
-  deletePrefix,
-  randomPrefix,
-  randomProjectId,
-  REDIS_URL,
-  waitFor,
-} from './support/redis.js';
-import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { randomProjectId, REDIS_URL, waitFor } from './support/redis.js';
+import { useProcessWorld } from './support/process-world.js';
+import { spawnWorker } from './support/worker-process.js';
 
 describe('a worker process runs a project on the simulator through the real SDK', () => {
-  let prefix: string;
-  let control: BatonControl;
-  let sim: ModelSim;
-  let home: string;
-  const workers: WorkerProcess[] = [];
-  const projects: string[] = [];
-
-  beforeEach(async () => {
-    prefix = randomPrefix();
-    home = await mkdtemp(path.join(os.tmpdir(), 'baton-worker-'));
-    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
-    sim = await startModelSim({ port: 0 });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    for (const id of projects.splice(0)) await control.deleteProject(id);
-    await control.close();
-    await sim.close();
-    await deletePrefix(REDIS_URL, prefix);
-    await rm(home, { recursive: true, force: true });
-  });
+  const world = useProcessWorld('baton-worker-');
 
   it('goes init -> resumes -> completed with Redis memory, events, summaries and metrics', async () => {
+    const { prefix, control, sim, workers, projects } = world;
     const worker = await spawnWorker({
       REDIS_URL,
       BATON_PREFIX: prefix,
