@@ -57,7 +57,11 @@ const FULL = 'full: file + directory fsync';
 const DATA = 'data: file fsync (like the SDK)';
 
 /** A configuration of ours worth showing next to the default for some operations. */
-type Variant = 'durability data' | 'durability data, quota in store' | 'no view cut';
+type Variant =
+  | 'durability data'
+  | 'durability data, quota in store'
+  | 'no view cut'
+  | 'no listing cache';
 
 /** Our handler over a fresh `FileSystemStore`. */
 async function createOurs(variant?: Variant): Promise<Side> {
@@ -72,6 +76,9 @@ async function createOurs(variant?: Variant): Promise<Side> {
     root: join(directory, 'memories'),
     durability,
     ...(quotaInStore ? { limits: memoryStoreLimits(quota) } : {}),
+    // Every view reads the directory and lstats each entry: the cost of the first view after
+    // another process changed the directory (or of a new process).
+    ...(variant === 'no listing cache' ? { listingCacheEntries: 0 } : {}),
   });
   const tool = createMemoryTool({
     store,
@@ -127,6 +134,8 @@ const OPERATIONS: Array<{
   /** Other configurations of ours worth showing for this operation. */
   variants: Variant[];
   setup: (run: Run) => Promise<void>;
+  /** Untimed step before each timed operation (same for every side). */
+  before?: (run: Run, index: number) => Promise<unknown>;
   operation: (run: Run, index: number) => Promise<unknown>;
 }> = [
   {
@@ -188,19 +197,38 @@ const OPERATIONS: Array<{
     name: `view directory (${DIRECTORY_FILES.toLocaleString('en-US')} files)`,
     writes: false,
     iterations: DIRECTORY_VIEW_ITERATIONS,
-    variants: ['no view cut'],
-    setup: async (run) => {
-      for (let index = 0; index < DIRECTORY_FILES; index++) {
-        await run({
-          command: 'create',
-          path: `/memories/big/note-${String(index).padStart(4, '0')}.md`,
-          file_text: `note ${index}`,
-        });
-      }
-    },
+    variants: ['no view cut', 'no listing cache'],
+    setup: fillBigDirectory,
+    operation: (run) => run({ command: 'view', path: '/memories/big' }),
+  },
+  {
+    name: `view directory right after a str_replace in it (${DIRECTORY_FILES.toLocaleString('en-US')} files)`,
+    writes: false,
+    iterations: DIRECTORY_VIEW_ITERATIONS,
+    variants: ['no listing cache'],
+    setup: fillBigDirectory,
+    // Untimed: the edit changes the directory (its file is replaced by a rename) and one entry.
+    before: (run, index) =>
+      run({
+        command: 'str_replace',
+        path: '/memories/big/note-0000.md',
+        old_str: `note ${index === 0 ? 0 : `0 ${index - 1}`}`,
+        new_str: `note 0 ${index}`,
+      }),
     operation: (run) => run({ command: 'view', path: '/memories/big' }),
   },
 ];
+
+/** Creates DIRECTORY_FILES small files in /memories/big. */
+async function fillBigDirectory(run: Run): Promise<void> {
+  for (let index = 0; index < DIRECTORY_FILES; index++) {
+    await run({
+      command: 'create',
+      path: `/memories/big/note-${String(index).padStart(4, '0')}.md`,
+      file_text: `note ${index}`,
+    });
+  }
+}
 
 function format(value: number, digits = 2): string {
   return value.toLocaleString('en-US', {
@@ -233,6 +261,7 @@ async function main(): Promise<void> {
     for (let index = 0; index < operation.iterations; index++) {
       for (let offset = 0; offset < sides.length; offset++) {
         const sideIndex = (index + offset) % sides.length;
+        await operation.before?.(sides[sideIndex]!.run, index);
         const before = process.hrtime.bigint();
         await operation.operation(sides[sideIndex]!.run, index);
         durations[sideIndex]!.push(Number(process.hrtime.bigint() - before) / 1e6);

@@ -33,6 +33,11 @@ import {
   type WriteOptions,
 } from '../store.js';
 import { AsyncMutex } from './internal/async-mutex.js';
+import {
+  DirectorySnapshots,
+  snapshotEntry,
+  type SnapshotEntry,
+} from './internal/directory-snapshots.js';
 import { PROCESS_TOKEN, acquireFileLock, isOwnerGone } from './internal/file-lock.js';
 import { errnoCode, toStoreError } from './internal/fs-errors.js';
 import { assertWithinLimits, validateLimits } from './internal/store-limits.js';
@@ -43,6 +48,7 @@ import {
   compareCodeUnits,
   isBelow,
   isHiddenName,
+  parentOf,
 } from './internal/store-paths.js';
 
 /**
@@ -68,6 +74,19 @@ export interface FileSystemStoreOptions {
    * (never a torn or empty file), but a crash can roll back the last acknowledged mutations.
    */
   durability?: 'full' | 'data';
+  /**
+   * How many directory entries `list` keeps cached, over all directories, so a view of an
+   * unchanged directory costs one `lstat` of the directory instead of one per entry (see
+   * docs/memory-store.md, "Listing cache"). 0 turns the cache off. Default 50 000.
+   */
+  listingCacheEntries?: number;
+  /**
+   * A cached directory listing is read again from the disk after this long, so changes made to
+   * the folder by programs other than a `FileSystemStore` (which may not change the directory's
+   * time, like an in-place append) show in a listing at most this late. Changes made through any
+   * `FileSystemStore`, in any process, show at once. 0 turns the cache off. Default 10 000 ms.
+   */
+  listingCacheMaxAgeMs?: number;
 }
 
 /** The result of walking a path's ancestors. */
@@ -106,8 +125,11 @@ export class FileSystemStore implements MemoryStore {
   readonly #lockStaleMs: number;
   readonly #syncDirectories: boolean;
   readonly #mutex: AsyncMutex;
+  readonly #snapshots: DirectorySnapshots;
   #usage: StoreUsage | undefined;
   #generation = '';
+  /** The generation token read when the current mutation took the store lock. */
+  #lockedGeneration = '';
   #dirty = false;
   #closed = false;
   #tempCounter = 0;
@@ -127,6 +149,10 @@ export class FileSystemStore implements MemoryStore {
       throw new TypeError(`durability must be 'full' or 'data', got ${String(durability)}.`);
     }
     this.#syncDirectories = durability === 'full';
+    this.#snapshots = new DirectorySnapshots(
+      options.listingCacheEntries,
+      options.listingCacheMaxAgeMs,
+    );
     let mutex = ROOT_MUTEXES.get(realRoot);
     if (mutex === undefined) {
       mutex = new AsyncMutex();
@@ -225,12 +251,14 @@ export class FileSystemStore implements MemoryStore {
       });
       this.#dirty = true;
       if (ancestors.status === 'missing') await this.#makeDirectories(ancestors.missing);
+      const patch = this.#prepareChange(path);
       await this.#writeAtomically(
         this.#host(path),
         bytes,
         existing === null ? 'create' : 'replace',
       );
       this.#usage = next;
+      patch();
     });
   }
 
@@ -269,8 +297,10 @@ export class FileSystemStore implements MemoryStore {
         files: next.files,
       });
       this.#dirty = true;
+      const patch = this.#prepareChange(path);
       await this.#writeAtomically(this.#host(path), bytes, 'replace');
       this.#usage = next;
+      patch();
       return { before, after };
     });
   }
@@ -290,7 +320,9 @@ export class FileSystemStore implements MemoryStore {
           throw new StoreError('not_a_directory', 'The path is a file, not a directory.');
         }
         const entries: ListedEntry[] = [];
-        this.#collect(path, 1, options, entries);
+        let generation: string | undefined;
+        const readGeneration = (): string => (generation ??= this.#readGeneration());
+        this.#collect(path, stats, 1, options, entries, readGeneration);
         return entries.sort((left, right) => compareCodeUnits(left.path, right.path));
       } catch (error) {
         throw toStoreError(error);
@@ -312,14 +344,19 @@ export class FileSystemStore implements MemoryStore {
       if (existing.isDirectory()) {
         const removed = this.#measure(host);
         this.#dirty = true;
+        const patch = this.#prepareChange(path);
         // One rename makes the whole subtree disappear at once; removal happens afterwards.
         trash = this.#tempPath('trash');
         renameSync(host, trash);
+        this.#snapshots.dropTree(path);
+        patch();
         await this.#syncDirectory(dirname(host));
         this.#usage = { bytes: usage.bytes - removed.bytes, files: usage.files - removed.files };
       } else {
         this.#dirty = true;
+        const patch = this.#prepareChange(path);
         unlinkSync(host);
+        patch();
         await this.#syncDirectory(dirname(host));
         this.#usage = {
           bytes: usage.bytes - (existing.isFile() ? existing.size : 0),
@@ -359,6 +396,10 @@ export class FileSystemStore implements MemoryStore {
       if (destination.status === 'missing') await this.#makeDirectories(destination.missing);
       const fromHost = this.#host(from);
       const toHost = this.#host(to);
+      // Rare and possibly a whole tree: forget the listings involved instead of patching them.
+      for (const directory of [parentOf(from), parentOf(to)]) this.#snapshots.drop(directory);
+      this.#snapshots.dropTree(from);
+      this.#snapshots.dropTree(to);
       renameSync(fromHost, toHost);
       await this.#syncDirectory(dirname(toHost));
       if (dirname(fromHost) !== dirname(toHost)) await this.#syncDirectory(dirname(fromHost));
@@ -399,18 +440,23 @@ export class FileSystemStore implements MemoryStore {
         }
       }
       this.#dirty = false;
+      let failed = false;
       try {
         if (!existsSync(this.#temp)) this.#ensureInternalDirectories();
-        await this.#checkGeneration();
-        const result = await body();
-        if (this.#dirty) await this.#bumpGeneration();
-        return result;
+        this.#checkGeneration();
+        return await body();
       } catch (error) {
+        failed = true;
         // Something may have changed on disk: recount next time rather than trust the cache.
         if (this.#dirty) this.#usage = undefined;
         // Only filesystem errors are translated; an edit transform's own error propagates as is.
         throw isSystemError(error) ? toStoreError(error) : error;
       } finally {
+        // Also after a failure half-way: other processes must not trust their caches either.
+        if (this.#dirty) {
+          const written = this.#bumpGeneration();
+          this.#snapshots.commit(this.#lockedGeneration, failed ? undefined : written);
+        }
         await release();
       }
     });
@@ -430,23 +476,27 @@ export class FileSystemStore implements MemoryStore {
   }
 
   /**
-   * The usage cache is valid while the generation file still holds the token this process wrote
-   * last (or read when it counted). Any other process's mutation changes the token.
+   * Called with the store lock held. The usage cache is valid while the generation file still
+   * holds the token this process wrote last (or read when it counted). Any other process's
+   * mutation changes the token.
    */
-  async #checkGeneration(): Promise<void> {
-    if (this.#usage === undefined) return;
+  #checkGeneration(): void {
     const current = this.#readGeneration();
-    if (current !== this.#generation) this.#usage = undefined;
+    this.#lockedGeneration = current;
+    if (this.#usage !== undefined && current !== this.#generation) this.#usage = undefined;
   }
 
-  async #bumpGeneration(): Promise<void> {
+  /** Writes a fresh generation token; returns it, or undefined if it could not be written. */
+  #bumpGeneration(): string | undefined {
     // Not fsynced on purpose: after a machine crash no process has a cache left to validate.
     const token = `${PROCESS_TOKEN}-${randomBytes(4).toString('hex')}`;
     try {
       writeFileSync(this.#generationPath, token, { mode: 0o600 });
       this.#generation = token;
+      return token;
     } catch {
       this.#usage = undefined;
+      return undefined;
     }
   }
 
@@ -490,23 +540,91 @@ export class FileSystemStore implements MemoryStore {
   }
 
   /**
-   * Synchronous on purpose: for thousands of entries lstatSync is several times faster than
-   * thousands of threadpool round trips, and a 2,000-entry listing blocks the loop for a few ms.
+   * Appends the entries below `directory` (whose `lstat` is `stats`) to `into`, from the listing
+   * cache when the directory is unchanged. Subdirectories are always `lstat`ed live: their own
+   * times change without their parent changing.
    */
-  #collect(directory: string, depth: number, options: ListOptions, into: ListedEntry[]): void {
-    for (const entry of readdirSync(this.#host(directory), { withFileTypes: true })) {
-      if (directory === '' && entry.name === FILE_SYSTEM_STORE_RESERVED_NAME) continue;
+  #collect(
+    directory: string,
+    stats: Stats,
+    depth: number,
+    options: ListOptions,
+    into: ListedEntry[],
+    generation: () => string,
+  ): void {
+    let entries = this.#snapshots.get(directory, stats, generation);
+    if (entries === undefined) {
+      const takenAt = Date.now();
+      entries = this.#readEntries(directory);
+      this.#snapshots.set(directory, stats, entries, takenAt, generation());
+    }
+    for (const entry of entries) {
       if (options.skipHidden === true && isHiddenName(entry.name)) continue;
-      // Symbolic links and special files are not part of the store.
-      if (!entry.isFile() && !entry.isDirectory()) continue;
       const path = directory === '' ? entry.name : `${directory}/${entry.name}`;
-      const stats = lstatSync(this.#host(path), { throwIfNoEntry: false });
-      if (stats === undefined || (!stats.isFile() && !stats.isDirectory())) continue;
-      into.push({ path, depth, ...toEntryStat(stats) });
-      if (stats.isDirectory() && depth < options.depth) {
-        this.#collect(path, depth + 1, options, into);
+      if (entry.kind === 'file') {
+        into.push({ path, depth, kind: 'file', size: entry.size, modifiedAt: entry.modifiedAt });
+        continue;
+      }
+      const below = lstatSync(this.#host(path), { throwIfNoEntry: false });
+      // Gone or replaced since the directory was read: its parent changed, the next list sees it.
+      if (below?.isDirectory() !== true) continue;
+      into.push({
+        path,
+        depth,
+        kind: 'directory',
+        size: DIRECTORY_SIZE,
+        modifiedAt: below.mtimeMs,
+      });
+      if (depth < options.depth) this.#collect(path, below, depth + 1, options, into, generation);
+    }
+  }
+
+  /**
+   * A directory's entries sorted by name, with the stats of its files. Synchronous on purpose:
+   * for thousands of entries lstatSync is several times faster than thousands of thread-pool
+   * round trips, and a 2,000-entry read blocks the loop for a few ms.
+   */
+  #readEntries(directory: string): SnapshotEntry[] {
+    const entries: SnapshotEntry[] = [];
+    for (const dirent of readdirSync(this.#host(directory), { withFileTypes: true })) {
+      if (directory === '' && dirent.name === FILE_SYSTEM_STORE_RESERVED_NAME) continue;
+      // Symbolic links and special files are not part of the store.
+      if (dirent.isDirectory()) {
+        entries.push({ name: dirent.name, kind: 'directory' });
+      } else if (dirent.isFile()) {
+        const path = directory === '' ? dirent.name : `${directory}/${dirent.name}`;
+        const stats = lstatSync(this.#host(path), { throwIfNoEntry: false });
+        const entry = stats === undefined ? undefined : snapshotEntry(dirent.name, stats);
+        if (entry !== undefined) entries.push(entry);
       }
     }
+    return entries.sort((left, right) => compareCodeUnits(left.name, right.name));
+  }
+
+  /**
+   * Before a mutation changes the entry at `path` (store lock held): keeps the cached listing of
+   * its directory only if it is current, and returns the function that, after the change, patches
+   * the entry's new state into it (one `lstat` of the directory and one of the entry).
+   */
+  #prepareChange(path: string): () => void {
+    const directory = parentOf(path);
+    if (!this.#snapshots.has(directory)) return () => undefined;
+    const hostDirectory = this.#host(directory);
+    const before = lstatSync(hostDirectory, { throwIfNoEntry: false });
+    if (!this.#snapshots.prepareChange(directory, before, this.#lockedGeneration)) {
+      return () => undefined;
+    }
+    const name = path.slice(directory === '' ? 0 : directory.length + 1);
+    return () => {
+      const after = lstatSync(hostDirectory, { throwIfNoEntry: false });
+      const stats = lstatSync(this.#host(path), { throwIfNoEntry: false });
+      this.#snapshots.patch(
+        directory,
+        after,
+        name,
+        stats === undefined ? undefined : snapshotEntry(name, stats),
+      );
+    };
   }
 
   /**
@@ -533,6 +651,8 @@ export class FileSystemStore implements MemoryStore {
 
   /** Creates `missing` (outermost first) with mode 0700, fsyncing each parent. */
   async #makeDirectories(missing: string[]): Promise<void> {
+    // The first new directory changes its parent's entries; the others are new.
+    if (missing[0] !== undefined) this.#snapshots.drop(parentOf(missing[0]));
     for (const directory of missing) {
       const host = this.#host(directory);
       try {
