@@ -107,11 +107,17 @@ export async function startWorkerFromConfig(
     fetch: rateLimitedFetch(limiter),
   });
 
+  // Reads record access times at most once per granularity: keep it well below the sweep's idle time.
+  const accessTimeGranularityMs =
+    config.memoryIdleTtlMs > 0
+      ? Math.min(60_000, Math.floor(config.memoryIdleTtlMs / 10))
+      : undefined;
   const memoryStore = (projectId: string) =>
     createRedisMemoryStore({
       redis: memoryConnection,
       namespace: projectId,
       limits: memoryStoreLimits(),
+      ...(accessTimeGranularityMs === undefined ? {} : { accessTimeGranularityMs }),
     });
 
   const worker = createBatonWorker({

@@ -13,6 +13,7 @@ import {
 } from '@baton/core';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
+import { AccessRecords } from './internal/access-records.js';
 import { defineScripts, type RedisClient, type ScriptCommands } from './internal/scripts.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
 
@@ -45,6 +46,14 @@ export interface RedisMemoryStoreOptions {
   editCacheEntries?: number;
   /** Upper bound of the cached content in UTF-16 code units (about bytes for text). Default 16 Mi. */
   editCacheChars?: number;
+  /**
+   * Access-time granularity ("relatime") in ms. Reads record a file's access time for the expiry
+   * sweep; this store records it at most once per granularity per path, and a read of a path it
+   * recorded (or wrote) less than this long ago is two plain commands sent together instead of a
+   * script (cheaper in Redis). So a file's access time can lag its last read by up to this much:
+   * sweep with an idle time well above it. 0 records every read. Default 60,000 (one minute).
+   */
+  accessTimeGranularityMs?: number;
 }
 
 /**
@@ -148,6 +157,8 @@ export class RedisMemoryStore implements MemoryStore {
   private cachedChars = 0;
   /** path -> last version this store saw (LRU by insertion order). */
   private readonly recent = new Map<string, Versioned>();
+  /** When this store last had Redis record each path's access time. */
+  private readonly accessRecords: AccessRecords;
   private closed = false;
 
   constructor(options: RedisMemoryStoreOptions) {
@@ -165,6 +176,9 @@ export class RedisMemoryStore implements MemoryStore {
     this.editCacheChars = nonNegativeInteger(
       options.editCacheChars ?? 16_777_216,
       'editCacheChars',
+    );
+    this.accessRecords = new AccessRecords(
+      nonNegativeInteger(options.accessTimeGranularityMs ?? 60_000, 'accessTimeGranularityMs'),
     );
     this.maxEditAttempts = Math.max(
       1,
@@ -240,8 +254,8 @@ export class RedisMemoryStore implements MemoryStore {
 
   /**
    * Read-modify-write with compare-and-set: take the content and its version (from the edit cache
-   * if this store just read or wrote the file, otherwise from the read script, which also records
-   * the access), run `transform` in this process, then commit with the write script in `cas` mode,
+   * if this store just read or wrote the file, otherwise read like `read`, which also records the
+   * access), run `transform` in this process, then commit with the write script in `cas` mode,
    * which only writes if the file still has that version. On a conflict the script returns the
    * current content and version, so each retry is one more round trip; after `maxEditAttempts`
    * the edit fails with `conflict`. `transform` may therefore run more than once. If it throws on
@@ -400,6 +414,8 @@ export class RedisMemoryStore implements MemoryStore {
       throw statusError(Number(reply[0]), from, to);
     }
     this.forget(from);
+    // A moved file keeps its access time, which may be older than this store's record of `to`.
+    this.forget(to);
   }
 
   async usage(): Promise<StoreUsage> {
@@ -460,7 +476,7 @@ export class RedisMemoryStore implements MemoryStore {
 
   /**
    * Removes files not read or written for `olderThanMs` (or since `accessedBefore`; both by the
-   * Redis server clock), in atomic
+   * Redis server clock; reads show up with a lag of up to `accessTimeGranularityMs`), in atomic
    * batches, until none is left. Safe to run while others write: a file touched after the
    * batch ran is kept; one removed before a write is simply created again by it.
    */
@@ -484,6 +500,9 @@ export class RedisMemoryStore implements MemoryStore {
         ),
       );
       const paths = reply.slice(1).map(String);
+      for (const path of paths) {
+        this.accessRecords.drop(path);
+      }
       removed.push(...paths);
       if (paths.length < batchSize) {
         return { removed };
@@ -505,6 +524,7 @@ export class RedisMemoryStore implements MemoryStore {
     } catch (error) {
       throw toStoreError(error, 'clear the namespace');
     }
+    this.accessRecords.clear();
   }
 
   private async readVersioned(path: string, action: string): Promise<Versioned | null> {
@@ -512,6 +532,14 @@ export class RedisMemoryStore implements MemoryStore {
     if (path === '') {
       throw new StoreError('is_directory', 'The root is a directory.');
     }
+    const recordedVersion = this.accessRecords.recentVersion(path);
+    if (recordedVersion !== undefined) {
+      const read = await this.readWithoutRecording(path, action, recordedVersion);
+      if (read !== 'record') {
+        return read;
+      }
+    }
+    const sentAt = performance.now();
     const reply = await this.run(action, path, () =>
       this.client.batonMemoryRead(this.keys.accessTimes, ...this.prefixes, path),
     );
@@ -519,6 +547,7 @@ export class RedisMemoryStore implements MemoryStore {
     if (status === ScriptStatus.ok) {
       const versioned = { content: String(reply[1]), version: String(reply[2]) };
       this.remember(path, versioned);
+      this.accessRecords.record(path, versioned.version, sentAt);
       return versioned;
     }
     this.uncache(path);
@@ -528,7 +557,43 @@ export class RedisMemoryStore implements MemoryStore {
     throw statusError(status, path);
   }
 
-  private runWrite(
+  /**
+   * The read of a path whose access this store recorded less than the granularity ago: the file
+   * hash and the parent's index entry, sent back-to-back without a script (one round trip, no
+   * access-time write). Each answer is valid at its own instant, so the result is linearizable:
+   * content if the file was there, else `is_directory` or `null` by the index. Returns `'record'`
+   * when the file has another version than the recorded one: it was written, or moved here with
+   * an older access time, by another store, so the caller reads it again with the script.
+   */
+  private async readWithoutRecording(
+    path: string,
+    action: string,
+    recordedVersion: string,
+  ): Promise<Versioned | null | 'record'> {
+    const [parent, name] = splitPath(path);
+    const [[content, version], index] = await this.run(action, path, () =>
+      Promise.all([
+        this.client.hmget(this.keys.file(path), 'c', 'v'),
+        this.client.hget(this.keys.children(parent), name),
+      ]),
+    );
+    if (content !== null && content !== undefined && version !== null && version !== undefined) {
+      if (version !== recordedVersion) {
+        return 'record';
+      }
+      const versioned = { content, version };
+      this.remember(path, versioned);
+      return versioned;
+    }
+    this.uncache(path);
+    this.accessRecords.drop(path);
+    if (index !== null && index.charCodeAt(0) === 100 /* 'd' */) {
+      throw statusError(ScriptStatus.isDirectory, path);
+    }
+    return null;
+  }
+
+  private async runWrite(
     path: string,
     content: string,
     mode: 'create' | 'overwrite' | 'cas',
@@ -536,7 +601,8 @@ export class RedisMemoryStore implements MemoryStore {
     command: string,
     session: string | undefined,
   ): Promise<unknown[]> {
-    return this.run(command, path, () =>
+    const sentAt = performance.now();
+    const reply = await this.run(command, path, () =>
       this.client.batonMemoryWrite(
         this.keys.meta,
         this.keys.accessTimes,
@@ -553,13 +619,18 @@ export class RedisMemoryStore implements MemoryStore {
         oneLine(session),
       ),
     );
+    if (reply[0] === ScriptStatus.ok) {
+      // The write script sets the access time too.
+      this.accessRecords.record(path, String(reply[1]), sentAt);
+    }
+    return reply;
   }
 
-  private async run(
+  private async run<Reply>(
     action: string,
     path: string,
-    call: () => Promise<unknown[]>,
-  ): Promise<unknown[]> {
+    call: () => Promise<Reply>,
+  ): Promise<Reply> {
     this.ensureOpen();
     try {
       return await call();
@@ -605,8 +676,9 @@ export class RedisMemoryStore implements MemoryStore {
     }
   }
 
-  /** Drops cached versions of `path` and everything below it (it was deleted or moved). */
+  /** Drops cached versions and access records of `path` and everything below it (deleted or moved). */
   private forget(path: string): void {
+    this.accessRecords.forget(path);
     const below = `${path}/`;
     for (const cached of this.recent.keys()) {
       if (cached === path || cached.startsWith(below)) {

@@ -42,6 +42,8 @@ describe('Redis Cluster', () => {
     for (const store of stores) {
       await store.write('a/b/c.md', 'x', { mode: 'create' });
       await store.edit('a/b/c.md', (current) => `${current}y`);
+      // Within the access-time granularity: HMGET + HGET without a script, on the namespace's slot.
+      expect(await store.read('a/b/c.md')).toBe('xy');
       await store.rename('a', 'z');
       expect(await store.list('', { depth: 3 })).toHaveLength(3);
       expect(await store.listHistory('z/b/c.md')).toHaveLength(2);

@@ -111,9 +111,24 @@ describe('a Redis crash in the middle of a stream of writes', () => {
       namespace: randomNamespace(),
       redisOptions: FAST_RECONNECT,
     });
+    // Recording every read: reads always run the script (the store above, which just wrote
+    // a.md, reads it with plain HMGET + HGET instead). Both paths must fail the same way.
+    const recording = createRedisMemoryStore({
+      url: server.url,
+      namespace: store.namespace,
+      redisOptions: FAST_RECONNECT,
+      accessTimeGranularityMs: 0,
+    });
     await store.write('a.md', 'a', { mode: 'create' });
     await server.kill();
-    await expect(store.read('a.md')).rejects.toMatchObject({ code: 'unavailable' });
+    await expect(store.read('a.md')).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^Redis is unavailable while trying to read a\.md/u),
+    });
+    await expect(recording.read('a.md')).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(/^Redis is unavailable while trying to read a\.md/u),
+    });
     await expect(store.list('', { depth: 1 })).rejects.toMatchObject({ code: 'unavailable' });
     await expect(store.usage()).rejects.toMatchObject({ code: 'unavailable' });
     await server.restart();
@@ -131,5 +146,6 @@ describe('a Redis crash in the middle of a stream of writes', () => {
     expect(value).toBe('a');
     await store.clear();
     await store.close();
+    await recording.close();
   });
 });

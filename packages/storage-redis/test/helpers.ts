@@ -16,6 +16,7 @@ export interface TestStoreOptions {
   limits?: StoreLimits;
   historyDepth?: number;
   feedMaxLength?: number;
+  accessTimeGranularityMs?: number;
   redis?: RedisClient;
 }
 
@@ -29,6 +30,9 @@ export function openTestStore(options: TestStoreOptions = {}): RedisMemoryStore 
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.historyDepth === undefined ? {} : { historyDepth: options.historyDepth }),
     ...(options.feedMaxLength === undefined ? {} : { feedMaxLength: options.feedMaxLength }),
+    ...(options.accessTimeGranularityMs === undefined
+      ? {}
+      : { accessTimeGranularityMs: options.accessTimeGranularityMs }),
   });
   opened.push(store);
   return store;

@@ -122,7 +122,8 @@ async function modifiedAt(store: RedisMemoryStore, path: string): Promise<number
 
 describe('expiry sweep', () => {
   it('removes files not read or written for the idle time and keeps the rest', async () => {
-    const store = openTestStore();
+    // Granularity 0: the read right after the write must move the access time.
+    const store = openTestStore({ accessTimeGranularityMs: 0 });
     await store.write('old/stale.md', 'stale', { mode: 'create' });
     await store.write('old/read-later.md', 'kept', { mode: 'create' });
     const oldTime = await modifiedAt(store, 'old/read-later.md');
