@@ -48,10 +48,10 @@ export interface RedisMemoryStoreOptions {
   editCacheChars?: number;
   /**
    * Access-time granularity ("relatime") in ms. Reads record a file's access time for the expiry
-   * sweep; this store records it at most once per granularity per path, and a read of a path it
-   * recorded (or wrote) less than this long ago is two plain commands sent together instead of a
-   * script (cheaper in Redis). So a file's access time can lag its last read by up to this much:
-   * sweep with an idle time well above it. 0 records every read. Default 60,000 (one minute).
+   * sweep; this store records it at most once per granularity per path: a read of a path it
+   * recorded (or wrote) less than this long ago is one plain `HMGET` instead of a script (cheaper
+   * in Redis). So a file's access time can lag its last read by up to this much: sweep with an
+   * idle time well above it. 0 records every read. Default 60,000 (one minute).
    */
   accessTimeGranularityMs?: number;
 }
@@ -558,39 +558,28 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /**
-   * The read of a path whose access this store recorded less than the granularity ago: the file
-   * hash and the parent's index entry, sent back-to-back without a script (one round trip, no
-   * access-time write). Each answer is valid at its own instant, so the result is linearizable:
-   * content if the file was there, else `is_directory` or `null` by the index. Returns `'record'`
-   * when the file has another version than the recorded one: it was written, or moved here with
-   * an older access time, by another store, so the caller reads it again with the script.
+   * The read of a path whose access this store recorded less than the granularity ago: one plain
+   * `HMGET` of the file hash (no script, no access-time write). Returns `'record'` when the file
+   * is not there (the script then answers not found or is_directory from the index) or has
+   * another version than the recorded one (written, or moved here with an older access time, by
+   * another store), so the caller reads it with the script. Only `HMGET`, not also the parent's
+   * index entry: two commands sent back-to-back cost about two round trips on a fast loopback.
    */
   private async readWithoutRecording(
     path: string,
     action: string,
     recordedVersion: string,
-  ): Promise<Versioned | null | 'record'> {
-    const [parent, name] = splitPath(path);
-    const [[content, version], index] = await this.run(action, path, () =>
-      Promise.all([
-        this.client.hmget(this.keys.file(path), 'c', 'v'),
-        this.client.hget(this.keys.children(parent), name),
-      ]),
+  ): Promise<Versioned | 'record'> {
+    const [content, version] = await this.run(action, path, () =>
+      this.client.hmget(this.keys.file(path), 'c', 'v'),
     );
-    if (content !== null && content !== undefined && version !== null && version !== undefined) {
-      if (version !== recordedVersion) {
-        return 'record';
-      }
-      const versioned = { content, version };
-      this.remember(path, versioned);
-      return versioned;
+    if (typeof content !== 'string' || version !== recordedVersion) {
+      this.accessRecords.drop(path);
+      return 'record';
     }
-    this.uncache(path);
-    this.accessRecords.drop(path);
-    if (index !== null && index.charCodeAt(0) === 100 /* 'd' */) {
-      throw statusError(ScriptStatus.isDirectory, path);
-    }
-    return null;
+    const versioned = { content, version };
+    this.remember(path, versioned);
+    return versioned;
   }
 
   private async runWrite(
