@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:net';
 import {
   ProjectRepository,
@@ -7,17 +6,12 @@ import {
   type BatonControl,
   type StreamEvent,
 } from '@baton/worker';
+import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
 import { startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
-
-export const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
-
-export function randomHex(bytes = 4): string {
-  return randomBytes(bytes).toString('hex');
-}
 
 /** A private Redis world for one test: its own key prefix, control API and repository. */
 export interface RedisWorld {
@@ -35,7 +29,7 @@ export interface RedisWorld {
 }
 
 export function createRedisWorld(): RedisWorld {
-  const prefix = `{cli-test-${randomHex()}}`;
+  const prefix = `{cli-test-${randomHex(4)}}`;
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const control = createBatonControl({ url: REDIS_URL, prefix });
   const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
@@ -69,12 +63,7 @@ export function createRedisWorld(): RedisWorld {
     },
     async cleanup() {
       for (const id of projects) await control.deleteProject(id).catch(() => undefined);
-      let cursor = '0';
-      do {
-        const [next, keys] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keys.length > 0) await redis.del(...keys);
-      } while (cursor !== '0');
+      await deletePrefix(prefix);
       await control.close();
       redis.disconnect();
     },
@@ -137,22 +126,6 @@ export function runCliWithInput(
   options: { cwd: string; env: NodeJS.ProcessEnv },
 ): Promise<CliRun> {
   return startCli(args, { ...options, input }).done;
-}
-
-/** Waits until `check` returns something truthy, polling every 50 ms; throws naming `what` after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  check: () => Promise<T | undefined | null | false> | T | undefined | null | false,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value) return value;
-    if (Date.now() > deadline)
-      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
 }
 
 /** The one line a failing command printed on stderr (asserts it is exactly one line). */

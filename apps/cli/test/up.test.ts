@@ -3,15 +3,9 @@ import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
+import { REDIS_URL, waitFor } from '@baton/test-support';
 import { runCli, startCli, type CliProcess } from './helpers.js';
-import {
-  REDIS_URL,
-  closedPort,
-  oneLine,
-  useRedisWorld,
-  waitFor,
-  type RedisWorld,
-} from './redis-fixtures.js';
+import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });

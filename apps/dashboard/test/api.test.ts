@@ -1,8 +1,8 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies: the assertions are the type checks */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomHex } from '@baton/test-support';
 import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { randomHex } from './support/redis.js';
 import { seedSession } from './support/seed.js';
 
 const FEATURES = [

@@ -1,9 +1,9 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createBatonControl } from '@baton/worker';
+import { REDIS_URL } from '@baton/test-support';
 import { createDashboardServer, DashboardError } from '../src/index.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { REDIS_URL } from './support/redis.js';
 
 const TOKEN = 'correct-horse-battery-staple-42';
 

@@ -10,9 +10,9 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomHex } from '@baton/test-support';
 import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { randomHex } from './support/redis.js';
 import { seedSession } from './support/seed.js';
 import { startSimWorker, type SimWorker } from './support/sim-worker.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomHex, waitFor } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { randomHex, waitFor } from './support/redis.js';
 import { startSimWorker, type SimWorker } from './support/sim-worker.js';
 import { connectSse, type SseConnection } from './support/sse-client.js';
 
@@ -56,13 +56,17 @@ describe('a project run on the simulator by a real worker, watched through the d
       30_000,
     );
 
-    const checklist = await waitFor('checklist', async () => {
-      const body = (await (await dashboard.request(`/api/projects/${id}/checklist`)).json()) as {
-        passing: number;
-        rows: { flippedInSession: number | null }[];
-      };
-      return body.passing === 2 ? body : null;
-    });
+    const checklist = await waitFor(
+      'checklist',
+      async () => {
+        const body = (await (await dashboard.request(`/api/projects/${id}/checklist`)).json()) as {
+          passing: number;
+          rows: { flippedInSession: number | null }[];
+        };
+        return body.passing === 2 ? body : null;
+      },
+      15_000,
+    );
     expect(checklist.rows.map((row) => row.flippedInSession)).toEqual([2, 3]);
 
     const progressLog = (await (

@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { randomHex } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
-import { randomHex } from './support/redis.js';
 import { seedSession } from './support/seed.js';
 
 type Entry = { id: string; event: { type: string; turn?: number } };

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { REDIS_URL, waitFor } from '@baton/test-support';
 import { type EventEntry } from '../src/index.js';
-import { randomProjectId, REDIS_URL, waitFor } from './support/redis.js';
+import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { spawnWorker } from './support/worker-process.js';
 

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL } from '@baton/test-support';
 import {
   createBatonControl,
   ProjectRepository,
@@ -7,7 +8,7 @@ import {
   type EventEntry,
 } from '../src/index.js';
 import { Redis } from 'ioredis';
-import { deletePrefix, randomPrefix, randomProjectId, REDIS_URL } from './support/redis.js';
+import { randomPrefix, randomProjectId } from './support/redis.js';
 
 describe('followEvents', () => {
   let prefix: string;
@@ -21,7 +22,7 @@ describe('followEvents', () => {
   afterEach(async () => {
     await control.close();
     redis.disconnect();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix);
   });
 
   it('yields retained history then blocks for new events, and stops when aborted', async () => {

@@ -1,10 +1,11 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
 import { MAINTENANCE_QUEUE_NAME } from '../src/index.js';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
-import { deletePrefix, randomPrefix, REDIS_URL, waitFor } from './support/redis.js';
+import { randomPrefix } from './support/redis.js';
 
 describe('maintenance runs as BullMQ job schedulers', () => {
   let prefix: string;
@@ -14,7 +15,7 @@ describe('maintenance runs as BullMQ job schedulers', () => {
   });
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix);
   });
 
   it('upserts the memory sweep and job retention schedulers once, whatever the number of workers, and runs them', async () => {

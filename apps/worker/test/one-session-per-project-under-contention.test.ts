@@ -1,8 +1,9 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
+import { REDIS_URL, waitFor } from '@baton/test-support';
 import { SESSION_QUEUE_NAME, type EventEntry, type SessionJobData } from '../src/index.js';
-import { randomProjectId, REDIS_URL, waitFor } from './support/redis.js';
+import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { spawnWorker } from './support/worker-process.js';
 

@@ -1,14 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
-import {
-  deletePrefix,
-  randomPrefix,
-  randomProjectId,
-  REDIS_URL,
-  waitFor,
-} from './support/redis.js';
+import { randomPrefix, randomProjectId } from './support/redis.js';
 
 describe('a project chains sessions until every feature passes', () => {
   let prefix: string;
@@ -23,7 +18,7 @@ describe('a project chains sessions until every feature passes', () => {
   afterEach(async () => {
     for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
     await control.close();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix);
   });
 
   it('runs init then one resume per feature and ends completed with counters and summaries', async () => {

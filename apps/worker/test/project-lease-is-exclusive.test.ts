@@ -1,12 +1,13 @@
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
 import {
   acquireProjectLease,
   createKeys,
   createModelRateLimiter,
   type BatonKeys,
 } from '../src/index.js';
-import { deletePrefix, randomPrefix, REDIS_URL, waitFor } from './support/redis.js';
+import { randomPrefix } from './support/redis.js';
 
 describe('the per-project lease and the shared model rate limit', () => {
   let prefix: string;
@@ -24,7 +25,7 @@ describe('the per-project lease and the shared model rate limit', () => {
   });
   afterEach(async () => {
     for (const redis of connections.splice(0)) redis.disconnect();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix);
   });
 
   it('gives a project to exactly one of many concurrent claimants', async () => {

@@ -5,15 +5,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
 import { startInProcessWorker } from './support/in-process-worker.js';
-import {
-  deletePrefix,
-  randomPrefix,
-  randomProjectId,
-  REDIS_URL,
-  waitFor,
-} from './support/redis.js';
+import { randomPrefix, randomProjectId } from './support/redis.js';
 
 describe('project lifecycle on the simulator (real runSession, in-process worker)', () => {
   let prefix: string;
@@ -35,7 +30,7 @@ describe('project lifecycle on the simulator (real runSession, in-process worker
     for (const id of projects.splice(0)) await control.deleteProject(id);
     await control.close();
     await sim.close();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix);
     await rm(home, { recursive: true, force: true });
   });
 

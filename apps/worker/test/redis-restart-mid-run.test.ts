@@ -3,9 +3,10 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { waitFor } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
 import { createPrivateRedis, type PrivateRedis } from './support/private-redis.js';
-import { randomPrefix, randomProjectId, waitFor } from './support/redis.js';
+import { randomPrefix, randomProjectId } from './support/redis.js';
 import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
 
 describe('Redis restarts in the middle of a run', () => {

@@ -1,6 +1,7 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
-import { randomProjectId, REDIS_URL, waitFor } from './support/redis.js';
+import { REDIS_URL, waitFor } from '@baton/test-support';
+import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { spawnWorker } from './support/worker-process.js';
 

@@ -9,12 +9,12 @@ import {
   type BatonControl,
 } from '@baton/worker';
 import { Redis } from 'ioredis';
+import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import {
   createDashboardServer,
   type DashboardServer,
   type DashboardServerOptions,
 } from '../../src/index.js';
-import { deletePrefix, randomHex, REDIS_URL } from './redis.js';
 
 export interface TestDashboard {
   control: BatonControl;

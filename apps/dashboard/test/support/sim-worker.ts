@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { startModelSim, type ModelSim, type SimFaults } from '@baton/model-sim';
 import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
+import { REDIS_URL } from '@baton/test-support';
 import {
   createBatonWorker,
   createLogger,
@@ -11,7 +12,6 @@ import {
   type SessionRunner,
 } from '@baton/worker';
 import { Redis } from 'ioredis';
-import { REDIS_URL } from './redis.js';
 
 export interface SimWorker {
   sim: ModelSim;

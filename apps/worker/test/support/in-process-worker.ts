@@ -2,6 +2,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
+import { REDIS_URL } from '@baton/test-support';
 import {
   createBatonWorker,
   memoryConnectionOptions,
@@ -10,7 +11,6 @@ import {
   type BatonWorkerOptions,
   type SessionRunner,
 } from '../../src/index.js';
-import { REDIS_URL } from './redis.js';
 
 /** A worker in the test process with real connections; `stop()` closes it and its connections. */
 export async function startInProcessWorker(

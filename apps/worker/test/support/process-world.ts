@@ -3,8 +3,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { afterEach, beforeEach } from 'vitest';
+import { deletePrefix, REDIS_URL } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../../src/index.js';
-import { deletePrefix, randomPrefix, REDIS_URL } from './redis.js';
+import { randomPrefix } from './redis.js';
 import { stopAll, type WorkerProcess } from './worker-process.js';
 
 /** What a test that runs worker processes gets: its own prefix, control API, simulator and home. */
@@ -42,7 +43,7 @@ export function useProcessWorld(tempPrefix: string): ProcessWorld {
     for (const id of world.projects.splice(0)) await world.control.deleteProject(id);
     await world.control.close();
     await world.sim.close();
-    await deletePrefix(REDIS_URL, world.prefix);
+    await deletePrefix(world.prefix);
     await rm(world.home, { recursive: true, force: true });
   });
   return world;
