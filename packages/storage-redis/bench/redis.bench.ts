@@ -3,7 +3,8 @@
  * (or `pnpm bench` here). Needs Redis at REDIS_URL (default redis://127.0.0.1:6379).
  *
  * Prints, in one run: raw ioredis GET/SET round trips (the floor); the store's view (read),
- * create, str_replace and insert (edit) sequentially, with ops/s and p50/p99; the same through
+ * create, str_replace and insert (edit) sequentially, with ops/s and p50/p99, each interleaved
+ * call by call with its floor (GET for view, SET for mutations) and compared with it; the same through
  * the core memory-tool handler; a 2,000-entry directory view; 64 concurrent clients on a mixed
  * workload; and the SDK's filesystem memory tool on the same sequential workload.
  * Environment: BENCH_OPS (sequential ops per command, default 2000), BENCH_SECONDS (duration
@@ -42,6 +43,24 @@ function percentile(sorted: number[], fraction: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * fraction))] ?? Number.NaN;
 }
 
+function measurement(name: string, latencies: number[]): Measurement {
+  const totalMs = latencies.reduce((sum, latency) => sum + latency, 0);
+  const sorted = [...latencies].sort((left, right) => left - right);
+  return {
+    name,
+    ops: latencies.length,
+    opsPerSecond: (latencies.length / totalMs) * 1000,
+    p50: percentile(sorted, 0.5),
+    p99: percentile(sorted, 0.99),
+  };
+}
+
+async function timed(operation: () => Promise<unknown>, into: number[]): Promise<void> {
+  const before = process.hrtime.bigint();
+  await operation();
+  into.push(Number(process.hrtime.bigint() - before) / 1e6);
+}
+
 /** Runs `operation(i)` `count` times one after the other and measures each call. */
 async function sequential(
   name: string,
@@ -49,29 +68,51 @@ async function sequential(
   operation: (index: number) => Promise<unknown>,
 ): Promise<Measurement> {
   const latencies: number[] = [];
-  const started = process.hrtime.bigint();
   for (let index = 0; index < count; index += 1) {
-    const before = process.hrtime.bigint();
-    await operation(index);
-    latencies.push(Number(process.hrtime.bigint() - before) / 1e6);
+    await timed(() => operation(index), latencies);
   }
-  const totalMs = Number(process.hrtime.bigint() - started) / 1e6;
-  latencies.sort((left, right) => left - right);
-  return {
-    name,
-    ops: count,
-    opsPerSecond: (count / totalMs) * 1000,
-    p50: percentile(latencies, 0.5),
-    p99: percentile(latencies, 0.99),
-  };
+  return measurement(name, latencies);
+}
+
+/** A raw ioredis command measured interleaved with a store operation. */
+interface Floor {
+  name: string;
+  run: () => Promise<unknown>;
+}
+
+/**
+ * Like `sequential`, but each call of `operation` is paired with one call of the `floor` (the
+ * one going first alternates), so both see the same machine state: this VM's loopback round
+ * trip moves between about 25 us and 85 us from one second to the next, and a floor measured
+ * once at the start would make the ratios depend on which state each phase happened to hit.
+ */
+async function interleaved(
+  name: string,
+  count: number,
+  operation: (index: number) => Promise<unknown>,
+  floor: Floor,
+): Promise<{ result: Measurement; floor: Measurement }> {
+  const latencies: number[] = [];
+  const floorLatencies: number[] = [];
+  for (let index = 0; index < count; index += 1) {
+    if (index % 2 === 0) {
+      await timed(floor.run, floorLatencies);
+      await timed(() => operation(index), latencies);
+    } else {
+      await timed(() => operation(index), latencies);
+      await timed(floor.run, floorLatencies);
+    }
+  }
+  return { result: measurement(name, latencies), floor: measurement(floor.name, floorLatencies) };
 }
 
 function format(measurement: Measurement, floor?: Measurement): string {
-  // Throughput ratio, and the p50 ratio, which is steadier on a busy machine (tails dominate the mean).
+  // Throughput ratio, and the p50 ratio, which is steadier on a busy machine (tails dominate the
+  // mean); then the floor's own numbers from the same interleaved loop.
   const ratio =
     floor === undefined
       ? ''
-      : `  ${(measurement.opsPerSecond / floor.opsPerSecond).toFixed(2)}x ${floor.name} (p50: ${(floor.p50 / measurement.p50).toFixed(2)}x)`;
+      : `  ${(measurement.opsPerSecond / floor.opsPerSecond).toFixed(2)}x ${floor.name} (p50: ${(floor.p50 / measurement.p50).toFixed(2)}x; floor ${floor.opsPerSecond.toFixed(0)} ops/s, p50 ${floor.p50.toFixed(3)} ms)`;
   return `${measurement.name.padEnd(44)} ${measurement.opsPerSecond.toFixed(0).padStart(8)} ops/s   p50 ${measurement.p50.toFixed(3)} ms   p99 ${measurement.p99.toFixed(3)} ms${ratio}`;
 }
 
@@ -97,19 +138,23 @@ interface Workload {
 async function runWorkload(
   label: string,
   workload: Workload,
-  floors: { get: Measurement; set: Measurement },
-): Promise<Measurement[]> {
-  const results = [
-    await sequential(`${label} create`, OPS, (index) => workload.create(index)),
-    await sequential(`${label} view (file)`, OPS, (index) => workload.view(index)),
-    await sequential(`${label} str_replace`, OPS, (index) => workload.strReplace(index)),
-    await sequential(`${label} insert`, OPS, (index) => workload.insert(index)),
+  floors: { get: Floor; set: Floor },
+): Promise<void> {
+  const steps: Array<[string, (index: number) => Promise<unknown>, Floor]> = [
+    ['create', (index) => workload.create(index), floors.set],
+    ['view (file)', (index) => workload.view(index), floors.get],
+    ['str_replace', (index) => workload.strReplace(index), floors.set],
+    ['insert', (index) => workload.insert(index), floors.set],
   ];
-  console.log(format(results[0] as Measurement, floors.set));
-  console.log(format(results[1] as Measurement, floors.get));
-  console.log(format(results[2] as Measurement, floors.set));
-  console.log(format(results[3] as Measurement, floors.set));
-  return results;
+  for (const [name, operation, floor] of steps) {
+    const { result, floor: measured } = await interleaved(
+      `${label} ${name}`,
+      OPS,
+      operation,
+      floor,
+    );
+    console.log(format(result, measured));
+  }
 }
 
 function storeWorkload(store: RedisMemoryStore): Workload {
@@ -163,13 +208,12 @@ function handlerWorkload(
   };
 }
 
-async function rawFloors(client: Redis): Promise<{ get: Measurement; set: Measurement }> {
-  const key = `bench-raw:{${randomUUID()}}`;
-  await client.set(key, FILE_TEXT);
-  const set = await sequential('raw ioredis SET', OPS, () => client.set(key, FILE_TEXT));
-  const get = await sequential('raw ioredis GET', OPS, () => client.get(key));
-  await client.del(key);
-  return { get, set };
+/** Raw ioredis GET and SET of a key holding the same text as the store's files. */
+function rawFloors(client: Redis, key: string): { get: Floor; set: Floor } {
+  return {
+    get: { name: 'raw ioredis GET', run: () => client.get(key) },
+    set: { name: 'raw ioredis SET', run: () => client.set(key, FILE_TEXT) },
+  };
 }
 
 async function directoryView(store: RedisMemoryStore, client: Redis): Promise<void> {
@@ -271,6 +315,7 @@ async function main(): Promise<void> {
     `Redis ${/redis_version:(\S+)/u.exec(info)?.[1] ?? '?'} at ${REDIS_URL}; ${OPS} sequential ops per command; Node ${process.version}\n`,
   );
   const namespaces: string[] = [];
+  const floorKey = `bench-raw:{${randomUUID()}}`;
   // Quotas are enforced atomically by the store; the handler gets infinite totals so it does not
   // pre-check them with an extra usage() round trip (the recommended production wiring).
   const open = (): RedisMemoryStore => {
@@ -289,9 +334,11 @@ async function main(): Promise<void> {
         await client.get('warm');
       }
     });
-    const floors = await rawFloors(client);
-    console.log(format(floors.get));
-    console.log(format(floors.set));
+    await client.set(floorKey, FILE_TEXT);
+    const floors = rawFloors(client, floorKey);
+    // Alone, for scale; every ratio below uses the floor measured interleaved with that row.
+    console.log(format(await sequential(floors.get.name, OPS, floors.get.run)));
+    console.log(format(await sequential(floors.set.name, OPS, floors.set.run)));
     console.log('');
     await runWorkload('store', storeWorkload(open()), floors);
     console.log('');
@@ -328,6 +375,7 @@ async function main(): Promise<void> {
     for (const namespace of namespaces) {
       await createRedisMemoryStore({ redis: client, namespace }).clear();
     }
+    await client.del(floorKey);
     await client.quit();
   }
 }
