@@ -184,6 +184,77 @@ describe('live updates over Server-Sent Events', () => {
     }
   });
 
+  it('reports every feature step even when several sessions end between two polls', async () => {
+    const id = `k-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a\n- b' });
+    // A gate on the hub's project-list read: while it is closed the next poll waits, so both
+    // sessions below end "between two polls", whatever the machine's speed.
+    let gate: Promise<void> | undefined;
+    let open: () => void = () => undefined;
+    const gated = new Proxy(dashboard.control, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (property === 'listProjects' && typeof value === 'function') {
+          return async (...args: unknown[]) => {
+            await gate;
+            return (value as (...inner: unknown[]) => unknown).apply(target, args);
+          };
+        }
+        return value;
+      },
+    });
+    const { createDashboardServer } = await import('../src/index.js');
+    const server = await createDashboardServer({
+      control: gated,
+      port: 0,
+      token: '',
+      pollIntervalMs: 20,
+    });
+    const client = await connectSse(`${server.url}/api/projects/${id}/stream`);
+    try {
+      await client.next((message) => message.event === 'snapshot');
+      // The hub has seen the project once (its cursor is set): wait for one project message.
+      await client.next((message) => message.event === 'project');
+      gate = new Promise((resolve) => {
+        open = resolve;
+      });
+      await dashboard.repository.transition(id, 'running', { reason: 'test' });
+      for (const [sessionNumber, passing] of [
+        [1, 1],
+        [2, 2],
+      ] as const) {
+        await seedSession(dashboard.repository, id, {
+          sessionId: `s${sessionNumber}`,
+          sessionNumber,
+          turns: [{ input: 10 }],
+          features: { before: [passing - 1, 2], after: [passing, 2] },
+        });
+        await dashboard.repository.appendEvent(id, {
+          v: 1,
+          type: 'session-end',
+          at: Date.now(),
+          projectId: id,
+          sessionId: `s${sessionNumber}`,
+          result: { featuresAfter: { passing, total: 2 } },
+        });
+      }
+      open();
+      const passing = (count: number) => (message: SseMessage) =>
+        message.event === 'project' &&
+        (message.data as { features: { passing: number } }).features.passing === count;
+      await client.next(passing(2));
+      const steps = client.messages
+        .filter((message) => message.event === 'project')
+        .map((message) => (message.data as { features: { passing: number } }).features.passing);
+      // 0 (before), then each session's count in order, never going back.
+      expect(steps.filter((count, index) => count !== steps[index - 1])).toEqual([0, 1, 2]);
+    } finally {
+      open();
+      client.close();
+      await server.close();
+    }
+  });
+
   it('pings idle clients', async () => {
     const stream = await open('/api/stream');
     await stream.next((message) => message.event === 'ping', 5_000);

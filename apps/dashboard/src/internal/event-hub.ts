@@ -50,6 +50,20 @@ export interface EventHub {
 
 const LIVE_STATUSES = new Set(['queued', 'running']);
 
+/** The feature counts a `session-end` event reports (`result.featuresAfter`), if well-formed. */
+function sessionEndFeatures(
+  event: EventEntry['event'],
+): { passing: number; total: number } | undefined {
+  if (event.type !== 'session-end') return undefined;
+  const result = event.result as
+    { featuresAfter?: { passing?: unknown; total?: unknown } } | undefined;
+  const passing = result?.featuresAfter?.passing;
+  const total = result?.featuresAfter?.total;
+  return Number.isSafeInteger(passing) && Number.isSafeInteger(total)
+    ? { passing: passing as number, total: total as number }
+    : undefined;
+}
+
 export function createEventHub(options: EventHubOptions): EventHub {
   const { control } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
@@ -89,7 +103,12 @@ export function createEventHub(options: EventHubOptions): EventHub {
     return kept;
   }
 
-  async function readNewEvents(projectId: string): Promise<boolean> {
+  /**
+   * `base`: the project record as of the previous poll. Each `session-end` event read in order
+   * publishes `base` with that session's feature counts, so a browser sees every step (1 of 3,
+   * 2 of 3, ...) even when several sessions end between two polls.
+   */
+  async function readNewEvents(projectId: string, base: ProjectRecord): Promise<boolean> {
     let cursor = cursors.get(projectId);
     if (cursor === undefined) {
       // First sight of this project: start at the end, learning the current turn from the tail.
@@ -109,6 +128,17 @@ export function createEventHub(options: EventHubOptions): EventHub {
         activities.set(projectId, updateActivity(activities.get(projectId), entry.event));
         changed = true;
         deliver(projectId, { type: 'event', projectId, entry });
+        const features = sessionEndFeatures(entry.event);
+        if (features !== undefined) {
+          publishView({
+            ...base,
+            counters: {
+              ...base.counters,
+              featuresPassing: features.passing,
+              featuresTotal: features.total,
+            },
+          });
+        }
       }
       cursors.set(projectId, cursor);
       if (entries.length < batchSize) break;
@@ -150,7 +180,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
         watched ||
         (previous !== undefined &&
           (previous.status !== project.status || previous.statusAt !== project.statusAt));
-      if (live) await readNewEvents(project.id);
+      if (live) await readNewEvents(project.id, previous ?? project);
       publishView(project);
     }
     for (const id of [...records.keys()]) {
