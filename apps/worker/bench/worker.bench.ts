@@ -24,7 +24,8 @@ import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import { createBatonControl, type BatonControl, type EventEntry } from '../src/index.js';
 import setup from '../test/support/global-setup.js';
-import { deletePrefix, randomPrefix, waitFor } from '../test/support/redis.js';
+import { deletePrefix, waitFor } from '@baton/test-support';
+import { randomPrefix } from '../test/support/redis.js';
 import { spawnWorker, type WorkerProcess } from '../test/support/worker-process.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -56,7 +57,7 @@ const fmt = (value: number, digits = 2) => value.toFixed(digits);
 async function cleanup(control: BatonControl, ids: string[], prefix: string) {
   for (const id of ids) await control.deleteProject(id).catch(() => undefined);
   await control.close();
-  await deletePrefix(REDIS_URL, prefix);
+  await deletePrefix(prefix, REDIS_URL);
 }
 
 async function throughput(home: string) {
@@ -199,7 +200,7 @@ async function bareBullmq(jobs: number) {
     await queue.close();
     producer.disconnect();
     consumer.disconnect();
-    await deletePrefix(REDIS_URL, prefix);
+    await deletePrefix(prefix, REDIS_URL);
   }
 }
 
