@@ -1,3 +1,4 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { link, mkdir, readdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -80,6 +81,34 @@ describe('FileSystemStore crash safety', () => {
     await writeFile(lock, `${pid}-abcdef123456`);
     await fixture.store.write('after-crash.md', 'ok', { mode: 'create' });
     expect(await fixture.store.read('after-crash.md')).toBe('ok');
+  });
+
+  it("the lock is a hard link to the owner's file while held, and a dead owner's link and file go away", async () => {
+    const internal = join(fixture.root, FILE_SYSTEM_STORE_RESERVED_NAME);
+    const lock = join(internal, 'store.lock');
+    let seenWhileHeld: { content: string; links: number } | undefined;
+    await fixture.store.write('held.md', '', { mode: 'create' });
+    await fixture.store.edit('held.md', (current) => {
+      // Runs inside the mutation, lock held.
+      seenWhileHeld = { content: readFileSync(lock, 'utf8'), links: statSync(lock).nlink };
+      return `${current}x`;
+    });
+    expect(seenWhileHeld?.content).toMatch(/^\d+-[0-9a-f]{12}$/u);
+    expect(seenWhileHeld?.links).toBe(2);
+    expect(existsSync(lock)).toBe(false);
+
+    // A process killed while holding the lock: its link and its owner file stay behind.
+    const dead = `${await deadPid()}-abcdef123456`;
+    await writeFile(join(internal, 'owners', dead), dead);
+    await link(join(internal, 'owners', dead), lock);
+    const live = `1-${'b'.repeat(12)}`;
+    await writeFile(join(internal, 'owners', live), live);
+    const reopened = await createFileSystemStore({ root: fixture.root });
+    expect(await readdir(join(internal, 'owners'))).toContain(live);
+    expect(await readdir(join(internal, 'owners'))).not.toContain(dead);
+    await reopened.write('after.md', 'ok', { mode: 'create' });
+    expect(existsSync(lock)).toBe(false);
+    await reopened.close();
   });
 
   it('a lock file held by a live process makes writers wait, then fail with conflict', async () => {

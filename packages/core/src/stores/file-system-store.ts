@@ -118,6 +118,7 @@ export class FileSystemStore implements MemoryStore {
   readonly #root: string;
   readonly #internal: string;
   readonly #temp: string;
+  readonly #owners: string;
   readonly #lockPath: string;
   readonly #generationPath: string;
   readonly #limits: StoreLimits;
@@ -139,6 +140,7 @@ export class FileSystemStore implements MemoryStore {
     this.#root = realRoot;
     this.#internal = join(realRoot, FILE_SYSTEM_STORE_RESERVED_NAME);
     this.#temp = join(this.#internal, 'tmp');
+    this.#owners = join(this.#internal, 'owners');
     this.#lockPath = join(this.#internal, 'store.lock');
     this.#generationPath = join(this.#internal, 'generation');
     this.#limits = validateLimits(options.limits);
@@ -163,15 +165,17 @@ export class FileSystemStore implements MemoryStore {
 
   /** Creates the internal directories and removes what crashed writers left behind. */
   async prepare(): Promise<void> {
-    await mkdir(this.#temp, { recursive: true, mode: 0o700 });
-    await chmod(this.#internal, 0o700);
-    await chmod(this.#temp, 0o700);
-    const leftovers = await readdir(this.#temp);
-    await Promise.all(
-      leftovers
-        .filter((name) => isOwnerGone(ownerOfTempName(name)))
-        .map((name) => rm(join(this.#temp, name), { recursive: true, force: true })),
-    );
+    this.#ensureInternalDirectories();
+    // Temp files and trash (`<token>.<n>.<kind>`) and lock owner files (`<token>`) of processes
+    // that are gone.
+    for (const directory of [this.#temp, this.#owners]) {
+      const leftovers = await readdir(directory);
+      await Promise.all(
+        leftovers
+          .filter((name) => isOwnerGone(ownerOfTempName(name)))
+          .map((name) => rm(join(directory, name), { recursive: true, force: true })),
+      );
+    }
   }
 
   async read(path: string): Promise<string | null> {
@@ -466,13 +470,17 @@ export class FileSystemStore implements MemoryStore {
     return acquireFileLock(this.#lockPath, {
       timeoutMs: this.#lockTimeoutMs,
       staleMs: this.#lockStaleMs,
+      // Named after this process, so `prepare` removes it once we are gone.
+      ownerPath: join(this.#owners, PROCESS_TOKEN),
     });
   }
 
   #ensureInternalDirectories(): void {
-    mkdirSync(this.#temp, { recursive: true, mode: 0o700 });
+    for (const directory of [this.#temp, this.#owners]) {
+      mkdirSync(directory, { recursive: true, mode: 0o700 });
+      chmodSync(directory, 0o700);
+    }
     chmodSync(this.#internal, 0o700);
-    chmodSync(this.#temp, 0o700);
   }
 
   /**
@@ -749,7 +757,7 @@ function assertUserPath(path: string): void {
   }
 }
 
-/** `<pid>-<nonce>.<n>.<kind>` -> `<pid>-<nonce>`. */
+/** `<pid>-<nonce>.<n>.<kind>` (temp file) or `<pid>-<nonce>` (lock owner) -> `<pid>-<nonce>`. */
 function ownerOfTempName(name: string): string {
   return name.split('.', 1)[0] ?? '';
 }

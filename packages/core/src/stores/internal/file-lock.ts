@@ -1,5 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  linkSync,
+  openSync,
+  readFileSync,
+  statSync,
+  unlinkSync,
+  writeFileSync,
+  writeSync,
+} from 'node:fs';
 import { StoreError } from '../../store.js';
 import { errnoCode } from './fs-errors.js';
 
@@ -15,6 +24,11 @@ export interface FileLockOptions {
   timeoutMs: number;
   /** A lock whose owner cannot be identified (empty or foreign content) is stale after this long. */
   staleMs: number;
+  /**
+   * This process's owner file, on the lock's filesystem, holding `PROCESS_TOKEN` (created when
+   * missing). Taking the lock hard-links it to the lock path; releasing unlinks that name.
+   */
+  ownerPath: string;
 }
 
 /** Releases a lock taken by `acquireFileLock`. */
@@ -36,11 +50,17 @@ export function isOwnerGone(token: string): boolean {
 }
 
 /**
- * A cross-process lock: a file created with O_EXCL holding the owner's token. Crash recovery: a
- * lock whose owner process is gone (same host) is broken at once; a lock with unreadable content
- * is broken once older than `staleMs`. Breaking is itself serialised through a second O_EXCL file
- * (`<lock>.break`) and re-checks the content before unlinking, so two processes recovering at
- * once can never remove a lock a third one has just taken.
+ * A cross-process lock: the lock path is a hard link to the owner's file (`ownerPath`, content:
+ * the owner's token). `link()` fails if the name exists, so one process wins, and reading the
+ * lock reads the owner's token. A link only adds a name to an existing inode: creating and
+ * unlinking a fresh lock file instead allocated and freed an inode on every mutation, which made
+ * the next `fsync` cost about 0.8 ms more on ext4 here (measured: docs/benchmarks/memory.md).
+ * A lock file created by an older version (O_EXCL, token inside) is honoured the same way.
+ *
+ * Crash recovery: a lock whose owner process is gone (same host) is broken at once; a lock with
+ * unreadable content is broken once older than `staleMs`. Breaking is itself serialised through
+ * a second O_EXCL file (`<lock>.break`) and re-checks the content before unlinking, so two
+ * processes recovering at once can never remove a lock a third one has just taken.
  */
 export async function acquireFileLock(
   path: string,
@@ -51,7 +71,7 @@ export async function acquireFileLock(
   for (;;) {
     // Synchronous calls: each is a few microseconds on a local disk, far cheaper than a thread
     // pool round trip, and a write takes the lock on every call.
-    if (tryCreate(path)) {
+    if (tryLink(options.ownerPath, path)) {
       return () => {
         removeQuietly(path);
         return Promise.resolve();
@@ -68,6 +88,22 @@ export async function acquireFileLock(
     // Polling is the only portable way to wait for a lock file; back off to stay cheap.
     await new Promise((resolve) => setTimeout(resolve, delayMs));
     delayMs = Math.min(delayMs * 2, 20);
+  }
+}
+
+function tryLink(ownerPath: string, path: string): boolean {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      linkSync(ownerPath, path);
+      return true;
+    } catch (error) {
+      const code = errnoCode(error);
+      if (code === 'EEXIST') return false;
+      // The owner file is created on first use (and again if someone removed it). If the
+      // directory itself is gone, writing it throws ENOENT for the caller to handle.
+      if (code !== 'ENOENT' || attempt > 0) throw error;
+      writeFileSync(ownerPath, PROCESS_TOKEN, { mode: 0o600 });
+    }
   }
 }
 
