@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
+import type { StreamEvent } from '@baton/worker';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
 import { seedSession } from './support/seed.js';
@@ -236,7 +237,7 @@ describe('live updates over Server-Sent Events', () => {
           projectId: id,
           sessionId: `s${sessionNumber}`,
           result: { featuresAfter: { passing, total: 2 } },
-        });
+        } as StreamEvent);
       }
       open();
       const passing = (count: number) => (message: SseMessage) =>

@@ -58,10 +58,7 @@ const DATA = 'data: file fsync (like the SDK)';
 
 /** A configuration of ours worth showing next to the default for some operations. */
 type Variant =
-  | 'durability data'
-  | 'durability data, quota in store'
-  | 'no view cut'
-  | 'no listing cache';
+  'durability data' | 'durability data, quota in store' | 'no view cut' | 'no listing cache';
 
 /** Our handler over a fresh `FileSystemStore`. */
 async function createOurs(variant?: Variant): Promise<Side> {
