@@ -67,6 +67,35 @@ describe('baton run on the built-in simulator', () => {
     expect(events.filter((event) => event.type === 'session-start')).toHaveLength(5);
     expect(events.filter((event) => event.type === 'session-end')).toHaveLength(5);
     expect(events.some((event) => event.type === 'tool-call')).toBe(true);
+
+    // `projects --local` shows the token and cost totals summed from every session's usage.
+    const usage = events
+      .filter((event) => event.type === 'session-end')
+      .map(
+        (event) =>
+          (
+            event as unknown as {
+              result: { usage: { inputTokens: number; outputTokens: number; costUsd: number } };
+            }
+          ).result.usage,
+      );
+    const projects = await runCli(['projects', '--local', '--json'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(projects.code).toBe(0);
+    const [row] = JSON.parse(projects.stdout) as Array<{
+      inputTokens: number;
+      outputTokens: number;
+      costUsd: number;
+    }>;
+    expect(row?.inputTokens).toBe(usage.reduce((sum, each) => sum + each.inputTokens, 0));
+    expect(row?.outputTokens).toBe(usage.reduce((sum, each) => sum + each.outputTokens, 0));
+    expect(row?.inputTokens).toBeGreaterThan(0);
+    expect(row?.costUsd).toBeCloseTo(
+      usage.reduce((sum, each) => sum + each.costUsd, 0),
+      5,
+    );
   });
 
   it('--json prints events as JSON lines and a run-end summary', async () => {

@@ -72,7 +72,7 @@ describe('baton projects', () => {
     expect(result.stdout).toContain('No projects yet');
   });
 
-  it('--local lists `baton run` projects with features read from their memory', async () => {
+  it('--local lists `baton run` projects with features read from their memory (no totals in an older record: null)', async () => {
     const project = path.join(dir, 'projects', 'local-one');
     await mkdir(path.join(project, 'memories'), { recursive: true });
     await writeFile(

@@ -53,7 +53,10 @@ async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow
   });
 }
 
-/** Local projects keep no token or cost totals; their features come from their memory. */
+/**
+ * Local projects: features from their memory, token and cost totals from project.json (summed by
+ * `baton run` after each session; `null` for records written before it kept them).
+ */
 async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
   const rows: ProjectRow[] = [];
   for (const project of await listLocalProjects()) {
@@ -81,9 +84,9 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
       featuresPassing: counts.passing,
       featuresTotal: counts.total,
       sessions: project.record.sessions,
-      inputTokens: null,
-      outputTokens: null,
-      costUsd: null,
+      inputTokens: project.record.totals?.inputTokens ?? null,
+      outputTokens: project.record.totals?.outputTokens ?? null,
+      costUsd: project.record.totals?.costUsd ?? null,
       createdAt: project.record.createdAt,
     });
   }
@@ -119,10 +122,7 @@ export function registerProjectsCommand(program: Command): void {
       new Option('--status <status>', 'only projects with this status').choices([...STATUSES]),
     )
     .option('--json', 'print a JSON array of projects')
-    .option(
-      '--local',
-      '`baton run` projects under BATON_HOME instead of Redis (no token or USD totals)',
-    )
+    .option('--local', '`baton run` projects under BATON_HOME instead of Redis')
     .addHelpText(
       'after',
       '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.\nExit codes: 0 ok, 2 bad arguments, 8 Redis unreachable, 1 unexpected error.',

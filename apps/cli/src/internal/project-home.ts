@@ -16,6 +16,27 @@ export interface ProjectRecord {
   running: boolean;
   /** Outcome of the last finished session. */
   lastOutcome?: string;
+  /** Sums over every finished session (absent in records written before totals were kept). */
+  totals?: ProjectTotals;
+}
+
+/** Token and cost sums of a local project's finished sessions. */
+export interface ProjectTotals {
+  inputTokens: number;
+  outputTokens: number;
+  costUsd: number;
+}
+
+/** `totals` plus one session's usage. */
+export function addSessionUsage(
+  totals: ProjectTotals | undefined,
+  usage: ProjectTotals,
+): ProjectTotals {
+  return {
+    inputTokens: (totals?.inputTokens ?? 0) + usage.inputTokens,
+    outputTokens: (totals?.outputTokens ?? 0) + usage.outputTokens,
+    costUsd: Number(((totals?.costUsd ?? 0) + usage.costUsd).toFixed(6)),
+  };
 }
 
 /** Paths of one project under BATON_HOME. */

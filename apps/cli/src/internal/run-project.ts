@@ -16,6 +16,7 @@ import {
   projectPaths,
   readProject,
   writeProject,
+  addSessionUsage,
   type ProjectRecord,
 } from './project-home.js';
 
@@ -210,6 +211,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       });
       project.running = false;
       project.lastOutcome = result.outcome;
+      project.totals = addSessionUsage(project.totals, result.usage);
       await writeProject(paths, project);
       totalUsd += result.usage.costUsd;
       if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
