@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { runCli, startCli } from './helpers.js';
+import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let world: RedisWorld;
+useRedisWorld((fixture) => ({ dir, world } = fixture));
+
+/** The `{ "type": "ready", "url": ... }` line `baton dashboard --json` prints once listening. */
+function readyUrl(stdout: string): string | undefined {
+  for (const line of stdout.split('\n')) {
+    if (!line.startsWith('{')) continue;
+    const parsed = JSON.parse(line) as { type?: string; url?: string };
+    if (parsed.type === 'ready') return parsed.url;
+  }
+  return undefined;
+}
+
+describe('baton dashboard', () => {
+  it('serves the projects of its Redis prefix until SIGTERM, then says it stopped and exits 0', async () => {
+    const id = world.projectId('dash');
+    await world.control.createProject({ id, goal: 'Watch me\n- one thing' });
+    const dashboard = startCli(['dashboard', '--port', '0', '--json'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    try {
+      await dashboard.waitForOutput('"ready"');
+      const url = readyUrl(dashboard.stdout());
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+$/u);
+      const response = await fetch(`${url}/api/projects`);
+      expect(response.status).toBe(200);
+      const body = (await response.json()) as { projects: Array<{ id: string; status: string }> };
+      expect(body.projects.map((project) => project.id)).toEqual([id]);
+      expect(body.projects[0]?.status).toBe('queued');
+      const page = await fetch(`${url}/`);
+      expect(page.status).toBe(200);
+      expect(page.headers.get('content-type')).toContain('text/html');
+    } finally {
+      dashboard.kill('SIGTERM');
+    }
+    const exit = await dashboard.done;
+    expect(exit.code).toBe(0);
+    expect(dashboard.stdout()).toContain('{"type":"stopped"}');
+  });
+
+  it('refuses a non-loopback bind without BATON_DASHBOARD_TOKEN, and an unreachable Redis, in one line each', async () => {
+    const open = await runCli(['dashboard', '--host', '0.0.0.0', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_DASHBOARD_TOKEN: undefined }),
+    });
+    expect(open.code).toBe(2);
+    expect(oneLine(open.stderr)).toContain('BATON_DASHBOARD_TOKEN');
+    const port = await closedPort();
+    const down = await runCli(['dashboard', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    });
+    expect(down.code).toBe(8);
+    expect(oneLine(down.stderr)).toContain('cannot reach Redis');
+  });
+});
