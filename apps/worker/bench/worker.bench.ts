@@ -26,7 +26,7 @@ import { createBatonControl, type BatonControl, type EventEntry } from '../src/i
 import setup from '../test/support/global-setup.js';
 import { deletePrefix, waitFor } from '@baton/test-support';
 import { randomPrefix } from '../test/support/redis.js';
-import { spawnWorker, type WorkerProcess } from '../test/support/worker-process.js';
+import { simWorkerEnv, spawnWorker, type WorkerProcess } from '../test/support/worker-process.js';
 
 const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
 const PROJECTS = Number(process.env.BENCH_PROJECTS ?? 200);
@@ -70,16 +70,12 @@ async function throughput(home: string) {
   );
   let worker: WorkerProcess | undefined;
   try {
-    worker = await spawnWorker({
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'bench',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CONCURRENCY: String(CONCURRENCY),
-      BATON_CHAIN_DELAY_MS: '0',
-      BATON_MODEL_RPS: '0',
-      LOG_LEVEL: 'info',
-    });
+    worker = await spawnWorker(
+      simWorkerEnv(
+        { prefix, simUrl: sim.url },
+        { BATON_CONCURRENCY: String(CONCURRENCY), BATON_MODEL_RPS: '0' },
+      ),
+    );
     for (const id of ids)
       await control.createProject({ id, goal: `Bench ${id}\n- first\n- second` });
     const cpuBefore = cpuMsOf(worker.child.pid!);
@@ -214,15 +210,12 @@ async function idleSessions(home: string) {
   );
   let worker: WorkerProcess | undefined;
   try {
-    worker = await spawnWorker({
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'bench',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CONCURRENCY: String(IDLE),
-      BATON_MODEL_RPS: '0',
-      LOG_LEVEL: 'info',
-    });
+    worker = await spawnWorker(
+      simWorkerEnv(
+        { prefix, simUrl: sim.url },
+        { BATON_CONCURRENCY: String(IDLE), BATON_MODEL_RPS: '0' },
+      ),
+    );
     const before = memoryOf(worker.child.pid!);
     for (const id of ids) {
       await control.createProject({ id, goal: `Idle ${id}\n- only` });

@@ -1,22 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { REDIS_URL, waitFor } from '@baton/test-support';
+import { waitFor } from '@baton/test-support';
 import { type EventEntry } from '../src/index.js';
 import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
-import { spawnWorker } from './support/worker-process.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('a worker killed with SIGKILL mid-session', () => {
   const world = useProcessWorld('baton-crash-');
 
   it('is resumed by another worker within 15 s, loses no acknowledged write and notes the interruption', async () => {
     const { prefix, control, sim, workers, projects } = world;
-    const env = {
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CHAIN_DELAY_MS: '0',
-    };
+    const env = simWorkerEnv({ prefix, simUrl: sim.url });
     const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
     workers.push(first);
     const id = randomProjectId('crash');

@@ -5,7 +5,7 @@ import { REDIS_URL, waitFor } from '@baton/test-support';
 import { SESSION_QUEUE_NAME, type EventEntry, type SessionJobData } from '../src/index.js';
 import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
-import { spawnWorker } from './support/worker-process.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 /** Walks a project's stream in order; returns every place two sessions were open at once. */
 export function overlappingSessions(entries: readonly EventEntry[]): string[] {
@@ -30,15 +30,10 @@ describe('three workers, ten projects, duplicate jobs for every session', () => 
 
   it('never runs two sessions of one project at once and completes every project', async () => {
     const { prefix, control, sim, workers, projects } = world;
-    const env = {
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CHAIN_DELAY_MS: '0',
-      BATON_CONCURRENCY: '4',
-      LOG_LEVEL: 'warn',
-    };
+    const env = simWorkerEnv(
+      { prefix, simUrl: sim.url },
+      { BATON_CONCURRENCY: '4', LOG_LEVEL: 'warn' },
+    );
     workers.push(
       ...(await Promise.all(
         ['a', 'b', 'c'].map((name) =>

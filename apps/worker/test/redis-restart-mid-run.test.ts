@@ -7,7 +7,12 @@ import { waitFor } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
 import { createPrivateRedis, type PrivateRedis } from './support/private-redis.js';
 import { randomPrefix, randomProjectId } from './support/redis.js';
-import { spawnWorker, stopAll, type WorkerProcess } from './support/worker-process.js';
+import {
+  simWorkerEnv,
+  spawnWorker,
+  stopAll,
+  type WorkerProcess,
+} from './support/worker-process.js';
 
 describe('Redis restarts in the middle of a run', () => {
   let redis: PrivateRedis;
@@ -34,15 +39,12 @@ describe('Redis restarts in the middle of a run', () => {
   it('the worker reconnects and the projects complete', async () => {
     const prefix = randomPrefix();
     control = createBatonControl({ url: redis.url, prefix, workspaceRoot: home });
-    const worker = await spawnWorker({
-      REDIS_URL: redis.url,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CHAIN_DELAY_MS: '0',
-      BATON_RETRY_DELAY_MS: '200',
-      BATON_MAX_FAILURES: '5',
-    });
+    const worker = await spawnWorker(
+      simWorkerEnv(
+        { prefix, simUrl: sim.url, redisUrl: redis.url },
+        { BATON_RETRY_DELAY_MS: '200', BATON_MAX_FAILURES: '5' },
+      ),
+    );
     workers.push(worker);
     const ids = [randomProjectId('restart'), randomProjectId('restart')];
     for (const id of ids) {

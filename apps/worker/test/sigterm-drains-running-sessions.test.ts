@@ -3,21 +3,14 @@ import { describe, expect, it } from 'vitest';
 import { REDIS_URL, waitFor } from '@baton/test-support';
 import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
-import { spawnWorker } from './support/worker-process.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('SIGTERM', () => {
   const world = useProcessWorld('baton-drain-');
 
   it('gives running sessions their end-of-session turn, leaves no active job or lock, and hands the project on', async () => {
     const { prefix, control, sim, workers, projects } = world;
-    const env = {
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_CHAIN_DELAY_MS: '0',
-      BATON_SHUTDOWN_GRACE_MS: '20000',
-    };
+    const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_SHUTDOWN_GRACE_MS: '20000' });
     const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'draining' });
     workers.push(first);
     const ids = [randomProjectId('drain'), randomProjectId('drain')];
@@ -30,26 +23,10 @@ describe('SIGTERM', () => {
       const all = await Promise.all(ids.map((id) => control.getProject(id)));
       return all.every((project) => (project?.counters.sessions ?? 0) >= 1);
     });
-    // Hold the next requests so both sessions are mid-turn when the signal arrives.
-    sim.setFaults({ latencyMs: 400 });
-    // ...and past their first turn (a session aborted before any turn has nothing to close).
-    await waitFor('both projects mid-session after a turn', async () => {
-      for (const id of ids) {
-        const project = await control.getProject(id);
-        const active = project?.activeSession;
-        if (project?.status !== 'running' || !active) return false;
-        const events = await control.readEvents(id, { count: 10_000 });
-        const turned = events.some(
-          (entry) => entry.event.type === 'turn' && entry.event.sessionId === active.sessionId,
-        );
-        if (!turned) return false;
-      }
-      return true;
-    });
-
-    // Park each session in its next model request, so the signal surely lands mid-session.
-    const seen = sim.requests;
-    sim.setFaults({ latencyMs: 400, stallOn: [seen + 1, seen + 2] });
+    // Park each project's session in a model request mid-work (past its first turn, not yet in
+    // its end-of-session turn: a session aborted before any turn has nothing to close, and one
+    // already closing finishes as it would anyway), so the signal surely lands mid-work.
+    sim.setFaults({ latencyMs: 400, stallNextWork: 2 });
     await sim.waitForStalled(2, 20_000);
 
     first.kill('SIGTERM');

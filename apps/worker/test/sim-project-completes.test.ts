@@ -1,22 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { REDIS_URL, waitFor } from '@baton/test-support';
+import { waitFor } from '@baton/test-support';
 import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
-import { spawnWorker } from './support/worker-process.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('a worker process runs a project on the simulator through the real SDK', () => {
   const world = useProcessWorld('baton-worker-');
 
   it('goes init -> resumes -> completed with Redis memory, events, summaries and metrics', async () => {
     const { prefix, control, sim, workers, projects } = world;
-    const worker = await spawnWorker({
-      REDIS_URL,
-      BATON_PREFIX: prefix,
-      ANTHROPIC_API_KEY: 'test-key',
-      ANTHROPIC_BASE_URL: sim.url,
-      BATON_MODEL: 'claude-sonnet-4-6',
-      BATON_CHAIN_DELAY_MS: '0',
-    });
+    const worker = await spawnWorker(
+      simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_MODEL: 'claude-sonnet-4-6' }),
+    );
     workers.push(worker);
     const id = randomProjectId('sim');
     projects.push(id);

@@ -17,7 +17,13 @@ import {
   shouldRetry,
 } from './internal/api-errors.js';
 import { applyContextEditing, estimateOutputTokens } from './internal/context-editing.js';
-import { FAULT_MESSAGES, faultAfter, faultBefore, parseFaults } from './internal/faults.js';
+import {
+  FAULT_MESSAGES,
+  faultAfter,
+  faultBefore,
+  isMidWorkRequest,
+  parseFaults,
+} from './internal/faults.js';
 import type { PlannedFault } from './internal/faults.js';
 import { randomId } from './internal/ids.js';
 import {
@@ -174,7 +180,11 @@ export async function startModelSim(options: ModelSimOptions = {}): Promise<Mode
     if (state.closed) return destroy(response);
 
     const before = faultBefore(state.faults, number);
-    if (before?.kind === 'stall') {
+    const stallWork = (state.faults.stallNextWork ?? 0) > 0 && isMidWorkRequest(body);
+    if (stallWork) {
+      state.faults = { ...state.faults, stallNextWork: (state.faults.stallNextWork ?? 1) - 1 };
+    }
+    if (before?.kind === 'stall' || stallWork) {
       entry.fault = 'stall';
       await stall();
       if (state.closed || response.destroyed) return destroy(response);

@@ -27,6 +27,13 @@ export interface SimFaults {
   streamErrorOn?: number[];
   /** Requests held unanswered until `releaseStalls()` (then answered normally) or `close()`. */
   stallOn?: number[];
+  /**
+   * Hold the next N requests that continue a session's work, like `stallOn`: their messages hold
+   * at least one assistant turn and no `<baton_end_of_session>` tag (with `threads`, only the
+   * request body is looked at). Counts down as they arrive. For tests that need sessions parked
+   * mid-work, past their first turn and not yet closing, whatever turn they are in.
+   */
+  stallNextWork?: number;
   /** Requests answered with `stop_reason: "max_tokens"` and a cut-off text block. */
   maxTokensOn?: number[];
   /** Requests answered with `stop_reason: "refusal"`. */

@@ -150,6 +150,43 @@ describe('fault injection', () => {
     expect(message.stop_reason).toBe('end_turn');
   });
 
+  it('stallNextWork holds the next N requests that continue a session (not its first turn, not its end-of-session turn)', async () => {
+    const { sim, client } = await setup({ stallNextWork: 1 });
+    const user = (text: string) => ({ role: 'user' as const, content: text });
+    const assistant = { role: 'assistant' as const, content: 'Working on it.' };
+    const firstTurn = { ...params, messages: [user('Start the session.')] };
+    const endOfSession = {
+      ...params,
+      messages: [
+        user('Start the session.'),
+        assistant,
+        user('<baton_end_of_session reason="cancelled">Update the progress log.'),
+      ],
+    };
+    const midWork = {
+      ...params,
+      messages: [user('Start the session.'), assistant, user('Go on.')],
+    };
+    // A session's first turn and an end-of-session turn pass and do not count.
+    await expect(client.beta.messages.create(firstTurn)).resolves.toMatchObject({
+      type: 'message',
+    });
+    await expect(client.beta.messages.create(endOfSession)).resolves.toMatchObject({
+      type: 'message',
+    });
+    expect(sim.stats().faults).toEqual({ stallNextWork: 1 });
+    const parked = client.beta.messages.create(midWork);
+    await sim.waitForStalled(1);
+    expect(sim.stats().faults).toEqual({ stallNextWork: 0 });
+    // The count is used up: the next mid-work request is answered at once.
+    await expect(client.beta.messages.create(midWork)).resolves.toMatchObject({
+      type: 'message',
+    });
+    expect(sim.stats().stalled).toBe(1);
+    sim.releaseStalls();
+    await expect(parked).resolves.toMatchObject({ type: 'message' });
+  });
+
   it('releases stalls through POST /_sim/release and sets faults through POST /_sim/faults', async () => {
     const { sim, client } = await setup({});
     const set = await fetch(`${sim.url}/_sim/faults`, {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { REDIS_URL } from '@baton/test-support';
 
 const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../dist/main.js');
 
@@ -19,6 +20,24 @@ export interface WorkerProcess {
     timeoutMs?: number,
   ): Promise<Record<string, unknown>>;
   kill(signal?: NodeJS.Signals): void;
+}
+
+/**
+ * The environment of a worker on `prefix` (Redis `redisUrl`, default REDIS_URL) whose model is
+ * the simulator at `simUrl`, chaining sessions without delay; `extra` adds or overrides.
+ */
+export function simWorkerEnv(
+  world: { prefix: string; simUrl: string; redisUrl?: string },
+  extra: Record<string, string> = {},
+): Record<string, string> {
+  return {
+    REDIS_URL: world.redisUrl ?? REDIS_URL,
+    BATON_PREFIX: world.prefix,
+    ANTHROPIC_API_KEY: 'test-key',
+    ANTHROPIC_BASE_URL: world.simUrl,
+    BATON_CHAIN_DELAY_MS: '0',
+    ...extra,
+  };
 }
 
 /** Spawns `node dist/main.js` with the given environment and waits for "worker started". */

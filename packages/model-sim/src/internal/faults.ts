@@ -16,6 +16,7 @@ export const simFaultsSchema = z
     cutStreamOn: requestNumbers.optional(),
     streamErrorOn: requestNumbers.optional(),
     stallOn: requestNumbers.optional(),
+    stallNextWork: z.number().int().min(0).max(1_000).optional(),
     maxTokensOn: requestNumbers.optional(),
     refusalOn: requestNumbers.optional(),
     pauseTurnOn: requestNumbers.optional(),
@@ -83,3 +84,16 @@ export const FAULT_MESSAGES: Record<429 | 500 | 529, { type: string; message: st
   500: { type: 'api_error', message: 'Internal server error (injected fault).' },
   529: { type: 'overloaded_error', message: 'Overloaded (injected fault).' },
 };
+
+/**
+ * True if a request continues a session's work: its messages hold an assistant turn and no
+ * `<baton_end_of_session>` tag (which marks the end-of-session turn).
+ */
+export function isMidWorkRequest(body: Record<string, unknown>): boolean {
+  const messages = body['messages'];
+  if (!Array.isArray(messages)) return false;
+  const continues = messages.some(
+    (message) => (message as { role?: unknown } | null)?.role === 'assistant',
+  );
+  return continues && !JSON.stringify(messages).includes('<baton_end_of_session');
+}
