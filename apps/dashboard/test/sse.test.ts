@@ -29,6 +29,30 @@ describe('live updates over Server-Sent Events', () => {
     return connection;
   }
 
+  /**
+   * A second dashboard server on the test's control API, polling every 20 ms, whose hub reads
+   * (`listProjects`, `readEvents`) go through `around`: to count them or to hold them.
+   */
+  async function serverAround(
+    around: (method: 'listProjects' | 'readEvents', call: () => unknown) => unknown,
+  ) {
+    const wrapped = new Proxy(dashboard.control, {
+      get(target, property, receiver) {
+        const value = Reflect.get(target, property, receiver) as unknown;
+        if (
+          (property === 'listProjects' || property === 'readEvents') &&
+          typeof value === 'function'
+        ) {
+          return (...args: unknown[]) =>
+            around(property, () => (value as (...inner: unknown[]) => unknown).apply(target, args));
+        }
+        return value;
+      },
+    });
+    const { createDashboardServer } = await import('../src/index.js');
+    return createDashboardServer({ control: wrapped, port: 0, token: '', pollIntervalMs: 20 });
+  }
+
   function turnEvent(projectId: string, turn: number) {
     return {
       v: 1,
@@ -141,27 +165,9 @@ describe('live updates over Server-Sent Events', () => {
     const id = `o-${randomHex()}`;
     await dashboard.control.createProject({ id, goal: 'g\n- a' });
     const calls = { listProjects: 0, readEvents: 0 };
-    const counted = new Proxy(dashboard.control, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (
-          (property === 'listProjects' || property === 'readEvents') &&
-          typeof value === 'function'
-        ) {
-          return (...args: unknown[]) => {
-            calls[property]++;
-            return (value as (...inner: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return value;
-      },
-    });
-    const { createDashboardServer } = await import('../src/index.js');
-    const server = await createDashboardServer({
-      control: counted,
-      port: 0,
-      token: '',
-      pollIntervalMs: 20,
+    const server = await serverAround((method, call) => {
+      calls[method]++;
+      return call();
     });
     const clients: SseConnection[] = [];
     try {
@@ -192,24 +198,9 @@ describe('live updates over Server-Sent Events', () => {
     // sessions below end "between two polls", whatever the machine's speed.
     let gate: Promise<void> | undefined;
     let open: () => void = () => undefined;
-    const gated = new Proxy(dashboard.control, {
-      get(target, property, receiver) {
-        const value = Reflect.get(target, property, receiver) as unknown;
-        if (property === 'listProjects' && typeof value === 'function') {
-          return async (...args: unknown[]) => {
-            await gate;
-            return (value as (...inner: unknown[]) => unknown).apply(target, args);
-          };
-        }
-        return value;
-      },
-    });
-    const { createDashboardServer } = await import('../src/index.js');
-    const server = await createDashboardServer({
-      control: gated,
-      port: 0,
-      token: '',
-      pollIntervalMs: 20,
+    const server = await serverAround(async (method, call) => {
+      if (method === 'listProjects') await gate;
+      return call();
     });
     const client = await connectSse(`${server.url}/api/projects/${id}/stream`);
     try {
