@@ -3,9 +3,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { waitFor } from '@baton/test-support';
+import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
-import { createPrivateRedis, type PrivateRedis } from './support/private-redis.js';
 import { randomPrefix, randomProjectId } from './support/redis.js';
 import {
   simWorkerEnv,
@@ -15,15 +14,15 @@ import {
 } from './support/worker-process.js';
 
 describe('Redis restarts in the middle of a run', () => {
-  let redis: PrivateRedis;
+  let redis: RedisServer;
   let control: BatonControl | undefined;
   let sim: ModelSim;
   let home: string;
   const workers: WorkerProcess[] = [];
 
   beforeEach(async () => {
-    redis = await createPrivateRedis();
-    await redis.start();
+    // AOF fsynced on every write, so the restart below loses nothing.
+    redis = await startRedisServer({ appendOnly: true });
     home = await mkdtemp(path.join(os.tmpdir(), 'baton-restart-'));
     sim = await startModelSim({ port: 0 });
   });
@@ -32,7 +31,7 @@ describe('Redis restarts in the middle of a run', () => {
     await stopAll(workers);
     await control?.close();
     await sim.close();
-    await redis.destroy();
+    await redis.stop();
     await rm(home, { recursive: true, force: true });
   });
 
@@ -57,10 +56,11 @@ describe('Redis restarts in the middle of a run', () => {
       return all.every((project) => (project?.counters.sessions ?? 0) >= 1);
     });
 
-    await redis.stop();
+    // SIGTERM: a clean shutdown (Redis flushes the AOF); restart() starts it on the same port.
+    await redis.kill('SIGTERM');
     // Down long enough for commands to fail and connections to drop, short of the lock duration.
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    await redis.start();
+    await redis.restart();
 
     await waitFor(
       'every project completed after the restart',

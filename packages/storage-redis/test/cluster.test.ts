@@ -3,7 +3,7 @@ import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisMemoryStore } from '../src/index.js';
 import { randomNamespace } from './helpers.js';
-import { startRedisCluster, type RedisClusterProcesses } from './support/redis-processes.js';
+import { startRedisCluster, type RedisClusterProcesses } from './support/redis-cluster.js';
 
 // One private 3-master cluster for the whole file; every case gets its own namespace on it.
 let cluster: RedisClusterProcesses;

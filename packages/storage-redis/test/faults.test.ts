@@ -1,10 +1,10 @@
 import { isStoreError, StoreError } from '@baton/core';
+import { startRedisServer, type RedisServer } from '@baton/test-support';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisMemoryStore, type RedisMemoryStore } from '../src/index.js';
 import { randomNamespace } from './helpers.js';
-import { startRedisServer, type RedisServerProcess } from './support/redis-processes.js';
 
-let server: RedisServerProcess;
+let server: RedisServer;
 
 // Reconnect every 20 ms so the test does not wait out the production backoff.
 const FAST_RECONNECT = { retryStrategy: () => 20 };
