@@ -1,4 +1,4 @@
-export { runSession } from './run-session.js';
+export { NON_STREAMING_MAX_TOKENS, runSession } from './run-session.js';
 export type {
   AppliedEdit,
   ProjectInfo,

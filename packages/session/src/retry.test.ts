@@ -37,6 +37,24 @@ describe('retries follow the API guidance', () => {
     expect(classifyFailure(new Error('bug')).retryable).toBe(false);
   });
 
+  it('retries an overloaded, api or rate-limit error event in the middle of a stream, not others', () => {
+    // What the SDK throws for `event: error` after the 200: no status, the API's error body.
+    const streamError = (type: string) =>
+      new APIError(
+        undefined,
+        { type: 'error', error: { type, message: 'm' } },
+        undefined,
+        new Headers(),
+        type as never,
+      );
+    for (const type of ['overloaded_error', 'api_error', 'rate_limit_error']) {
+      expect(classifyFailure(streamError(type)).retryable, type).toBe(true);
+    }
+    for (const type of ['invalid_request_error', 'authentication_error', 'x']) {
+      expect(classifyFailure(streamError(type)).retryable, type).toBe(false);
+    }
+  });
+
   it('honours retry-after-ms, retry-after seconds and dates, capped', () => {
     expect(parseRetryAfter(new Headers({ 'retry-after-ms': '250' }))).toBe(250);
     expect(parseRetryAfter(new Headers({ 'retry-after': '3' }))).toBe(3_000);

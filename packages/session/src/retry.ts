@@ -60,8 +60,9 @@ export function parseRetryAfter(headers: unknown, now = Date.now()): number | un
 }
 
 /**
- * Retry 408, 409, 429, 5xx (incl. 529 overloaded) and dropped connections; never a user abort
- * or another 4xx (the request itself is wrong, retrying cannot help).
+ * Retry 408, 409, 429, 5xx (incl. 529 overloaded), an overloaded/api/rate-limit error event in
+ * the middle of a stream, and dropped connections; never a user abort or another 4xx (the
+ * request itself is wrong, retrying cannot help).
  */
 export function classifyFailure(error: unknown): FailureClass {
   if (error instanceof APIUserAbortError) return { retryable: false };
@@ -69,8 +70,11 @@ export function classifyFailure(error: unknown): FailureClass {
   if (error instanceof APIError) {
     const status = error.status;
     const retryAfterMs = parseRetryAfter(error.headers);
+    // An error event in the middle of a stream (after the 200) carries no status, only its type.
     const retryable =
-      status !== undefined && (status === 408 || status === 409 || status === 429 || status >= 500);
+      status === undefined
+        ? RETRYABLE_STREAM_ERRORS.has(streamErrorType(error))
+        : status === 408 || status === 409 || status === 429 || status >= 500;
     if (headerValue(error.headers, 'x-should-retry') === 'false')
       return { retryable: false, ...(status === undefined ? {} : { status }) };
     return {
@@ -81,6 +85,16 @@ export function classifyFailure(error: unknown): FailureClass {
   }
   if (isDroppedConnection(error)) return { retryable: true };
   return { retryable: false };
+}
+
+/** Error types the API sends as a mid-stream `event: error` that a new request may not meet. */
+const RETRYABLE_STREAM_ERRORS = new Set(['overloaded_error', 'api_error', 'rate_limit_error']);
+
+/** The error's type: the SDK's `type`, else the body's (`{ type: 'error', error: { type } }`). */
+function streamErrorType(error: APIError): string {
+  const body = error.error as { error?: { type?: unknown } } | undefined;
+  const type: unknown = (error as { type?: unknown }).type ?? body?.error?.type;
+  return typeof type === 'string' ? type : '';
 }
 
 const NETWORK_CODES = new Set([

@@ -26,6 +26,12 @@ import type { SessionTool } from './tools/types.js';
 import type { RunSessionOptions, SessionOutcome, SessionResult } from './types.js';
 
 const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * The largest `max_tokens` the SDK accepts without streaming: it refuses a non-streaming call
+ * whose expected time (60 min x max_tokens / 128,000) exceeds 10 minutes.
+ */
+export const NON_STREAMING_MAX_TOKENS = 21_333;
 const DEFAULT_END_TIMEOUT_MS = 30_000;
 const DEFAULT_END_MAX_TURNS = 8;
 const DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS = 3;
@@ -69,6 +75,13 @@ async function validate(options: RunSessionOptions): Promise<string> {
   if (options.kind === 'init' && options.project.goal.trim() === '') {
     throw new SessionError('invalid_options', 'An init session needs a non-empty project goal.');
   }
+  const streaming: unknown = options.streaming;
+  if (streaming !== undefined && typeof streaming !== 'boolean' && streaming !== 'auto') {
+    throw new SessionError(
+      'invalid_options',
+      `streaming must be true, false or 'auto', got ${JSON.stringify(streaming)}.`,
+    );
+  }
   const info = await stat(options.workspace).catch(() => null);
   if (info === null || !info.isDirectory()) {
     throw new SessionError('workspace', 'The workspace directory does not exist.');
@@ -89,6 +102,10 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRes
   const interrupted = options.interrupted ?? false;
   const context = options.context ?? defineContextConfig({ preset: 'coding' });
   const budgets = options.budgets ?? {};
+  const maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+  const streaming =
+    options.streaming === true ||
+    ((options.streaming ?? 'auto') === 'auto' && maxTokens > NON_STREAMING_MAX_TOKENS);
   const accumulator = createUsageAccumulator({ model: options.model });
   const emit = createEmitter(options.onEvent, { projectId: options.project.id, sessionId });
   const startedAt = Date.now();
@@ -251,24 +268,25 @@ export async function runSession(options: RunSessionOptions): Promise<SessionRes
       flushPending();
       const started = Date.now();
       let response: BetaMessage;
+      const params = {
+        model: options.model,
+        max_tokens: maxTokens,
+        system,
+        tools: tools.map((tool) => tool.definition),
+        messages,
+        ...(context.betas.length > 0 ? { betas: context.betas } : {}),
+        ...(context.context_management === undefined
+          ? {}
+          : { context_management: context.context_management }),
+      };
+      // Our own retry loop (withRetries) reports every retry as an `api-retry` event.
+      const requestOptions = { signal, maxRetries: 0 };
       try {
         response = await withRetries(
-          () =>
-            options.client.beta.messages.create(
-              {
-                model: options.model,
-                max_tokens: options.maxTokens ?? DEFAULT_MAX_TOKENS,
-                system,
-                tools: tools.map((tool) => tool.definition),
-                messages,
-                ...(context.betas.length > 0 ? { betas: context.betas } : {}),
-                ...(context.context_management === undefined
-                  ? {}
-                  : { context_management: context.context_management }),
-              },
-              // Our own retry loop (withRetries) reports every retry as an `api-retry` event.
-              { signal, maxRetries: 0 },
-            ),
+          (): Promise<BetaMessage> =>
+            streaming
+              ? options.client.beta.messages.stream(params, requestOptions).finalMessage()
+              : options.client.beta.messages.create(params, requestOptions),
           {
             ...(options.retry === undefined ? {} : { retry: options.retry }),
             signal,

@@ -74,6 +74,13 @@ export interface RunSessionOptions {
   interrupted?: boolean;
   /** `max_tokens` of each response. Default 4096. */
   maxTokens?: number;
+  /**
+   * Read each response as a stream (`messages.stream(...).finalMessage()`) instead of one JSON
+   * body. `'auto'` (default): stream when `maxTokens` is above `NON_STREAMING_MAX_TOKENS`, where
+   * the SDK refuses non-streaming calls ("may take longer than 10 minutes"). Either way the
+   * session sees the same final message; retries, budgets and cancellation work alike.
+   */
+  streaming?: boolean | 'auto';
   /** API retries. Default `DEFAULT_RETRY_OPTIONS`. */
   retry?: RetryOptions;
   /** Time allowed for the end-of-session turn (all its requests together), in ms. Default 30_000. */

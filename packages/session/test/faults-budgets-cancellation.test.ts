@@ -54,6 +54,32 @@ describe('API faults are retried with backoff', () => {
     expect(retries(h.events).every((event) => event.attempt === 1)).toBe(true);
   });
 
+  it('streams when maxTokens is above the non-streaming limit; a mid-stream error event and a cut stream are retried', async () => {
+    const { h } = await initialised();
+    const n = h.sim.requests;
+    h.sim.setFaults({ streamErrorOn: [n + 2], cutStreamOn: [n + 4] });
+    const result = await runSession(h.options({ sessionNumber: 2, maxTokens: 32_000 }));
+    expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
+    expect(retries(h.events)).toHaveLength(2);
+    const requests = h.sim.received.filter((record) => record.number > n);
+    expect(requests.length).toBeGreaterThan(3);
+    expect(requests.every((record) => record.stream)).toBe(true);
+  });
+
+  it('streaming: false with a large maxTokens fails with the SDK reason; a bad streaming value is refused', async () => {
+    const { h } = await initialised();
+    const before = h.sim.requests;
+    const result = await runSession(
+      h.options({ sessionNumber: 2, maxTokens: 32_000, streaming: false }),
+    );
+    expect(result).toMatchObject({ outcome: 'failed', stopReason: 'api_error', turns: 0 });
+    expect(result.error).toMatch(/Streaming is required/u);
+    expect(h.sim.requests).toBe(before);
+    await expect(
+      runSession(h.options({ sessionNumber: 2, streaming: 'yes' as never })),
+    ).rejects.toThrow(/streaming must be true, false or 'auto'/u);
+  });
+
   it('honours retry-after', async () => {
     const { h } = await initialised();
     h.sim.setFaults({ rateLimitOn: [h.sim.requests + 1], retryAfterSeconds: 1 });
