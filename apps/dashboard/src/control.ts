@@ -26,6 +26,7 @@ export type DashboardControl = Pick<
   | 'listSessions'
   | 'listTransitions'
   | 'readEvents'
+  | 'waitForEvents'
   | 'memoryStore'
   | 'queueCounts'
 >;

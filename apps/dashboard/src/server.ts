@@ -36,7 +36,7 @@ export interface DashboardServerOptions {
   token?: string;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
   queue?: Queue | readonly Queue[];
-  /** Poll interval of the one event reader. Default 500 ms. */
+  /** How often the one event reader re-lists the projects (events arrive in between). Default 500 ms. */
   pollIntervalMs?: number;
   /** SSE ping interval. Default 15 000 ms. */
   pingIntervalMs?: number;

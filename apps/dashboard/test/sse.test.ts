@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomHex } from '@baton/test-support';
+import { randomHex, waitFor } from '@baton/test-support';
 import type { StreamEvent } from '@baton/worker';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
@@ -29,22 +29,23 @@ describe('live updates over Server-Sent Events', () => {
     return connection;
   }
 
+  type ReadMethod = 'listProjects' | 'readEvents' | 'waitForEvents';
+  const READ_METHODS: readonly unknown[] = ['listProjects', 'readEvents', 'waitForEvents'];
+
   /**
-   * A second dashboard server on the test's control API, polling every 20 ms, whose hub reads
-   * (`listProjects`, `readEvents`) go through `around`: to count them or to hold them.
+   * A second dashboard server on the test's control API, listing projects every 20 ms, whose hub
+   * reads (`listProjects`, `readEvents`, `waitForEvents`) go through `around`: to count them or
+   * to hold them.
    */
-  async function serverAround(
-    around: (method: 'listProjects' | 'readEvents', call: () => unknown) => unknown,
-  ) {
+  async function serverAround(around: (method: ReadMethod, call: () => unknown) => unknown) {
     const wrapped = new Proxy(dashboard.control, {
       get(target, property, receiver) {
         const value = Reflect.get(target, property, receiver) as unknown;
-        if (
-          (property === 'listProjects' || property === 'readEvents') &&
-          typeof value === 'function'
-        ) {
+        if (READ_METHODS.includes(property) && typeof value === 'function') {
           return (...args: unknown[]) =>
-            around(property, () => (value as (...inner: unknown[]) => unknown).apply(target, args));
+            around(property as ReadMethod, () =>
+              (value as (...inner: unknown[]) => unknown).apply(target, args),
+            );
         }
         return value;
       },
@@ -161,10 +162,10 @@ describe('live updates over Server-Sent Events', () => {
     for (const client of clients) await client.next(isLive);
   });
 
-  it('reads each project stream once per poll however many clients watch it', async () => {
+  it('reads the project streams once per poll however many clients watch them', async () => {
     const id = `o-${randomHex()}`;
     await dashboard.control.createProject({ id, goal: 'g\n- a' });
-    const calls = { listProjects: 0, readEvents: 0 };
+    const calls = { listProjects: 0, readEvents: 0, waitForEvents: 0 };
     const server = await serverAround((method, call) => {
       calls[method]++;
       return call();
@@ -179,12 +180,16 @@ describe('live updates over Server-Sent Events', () => {
       // Catch-up reads at connect time are done; from here only the hub reads.
       calls.listProjects = 0;
       calls.readEvents = 0;
+      calls.waitForEvents = 0;
       const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, 1));
       for (const client of clients) await client.next((message) => message.id === eventId);
-      // One poll = one project list + one read of this (watched) project's stream. Five clients
-      // reading for themselves would make at least five reads per poll.
-      expect(calls.listProjects).toBeGreaterThan(0);
-      expect(calls.readEvents).toBeLessThanOrEqual(calls.listProjects + 1);
+      await waitFor('a few project lists', () => calls.listProjects >= 5);
+      const { listProjects, readEvents, waitForEvents } = calls;
+      // One poll = one project list, at most one catch-up read after it (the record changed) and
+      // one blocking read until the next list, plus one per batch of events it delivered. Five
+      // clients reading for themselves would make at least five reads per poll.
+      expect(readEvents).toBe(0);
+      expect(waitForEvents).toBeLessThanOrEqual(2 * listProjects + 2);
     } finally {
       for (const client of clients) client.close();
       await server.close();
@@ -242,6 +247,35 @@ describe('live updates over Server-Sent Events', () => {
       expect(steps.filter((count, index) => count !== steps[index - 1])).toEqual([0, 1, 2]);
     } finally {
       open();
+      client.close();
+      await server.close();
+    }
+  });
+
+  it('pushes a new event to watchers as it is written, not at the next project list', async () => {
+    const id = `p-${randomHex()}`;
+    await dashboard.control.createProject({ id, goal: 'g\n- a' });
+    const { createDashboardServer } = await import('../src/index.js');
+    // The next list is 10 s away: a polling hub could not deliver the event within 2 s.
+    const server = await createDashboardServer({
+      control: dashboard.control,
+      port: 0,
+      token: '',
+      pollIntervalMs: 10_000,
+    });
+    const client = await connectSse(`${server.url}/api/projects/${id}/stream`);
+    try {
+      await client.next((message) => message.event === 'snapshot');
+      // The hub's first list is done (and its cursor set) once it published the project.
+      await client.next((message) => message.event === 'project');
+      for (let turn = 1; turn <= 3; turn++) {
+        const appendedAt = Date.now();
+        const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, turn));
+        await client.next((message) => message.id === eventId, 2_000);
+        expect(Date.now() - appendedAt).toBeLessThan(2_000);
+      }
+      expect(events(client).map((entry) => entry.event.turn)).toEqual([1, 2, 3]);
+    } finally {
       client.close();
       await server.close();
     }

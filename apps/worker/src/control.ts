@@ -5,6 +5,11 @@ import { Redis } from 'ioredis';
 import { redactRedisUrl } from './config.js';
 import { WorkerError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
+import {
+  createEventWaiter,
+  type ProjectEvents,
+  type WaitForEventsOptions,
+} from './internal/event-waiter.js';
 import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
   PROJECT_ID_PATTERN,
@@ -53,6 +58,11 @@ export interface FollowEventsOptions {
   signal?: AbortSignal;
 }
 
+export type { ProjectEvents, WaitForEventsOptions };
+
+/** A stream id as XREAD takes it after a cursor (`<ms>-<seq>`). */
+const STREAM_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
+
 /** What `cancel` did. */
 export interface CancelResult {
   project: ProjectRecord;
@@ -82,6 +92,17 @@ export interface BatonControl {
   readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;
   /** Yields events as they arrive (blocking reads on a connection of its own) until aborted. */
   followEvents(projectId: string, options?: FollowEventsOptions): AsyncIterable<EventEntry>;
+  /**
+   * One XREAD over several projects' streams: the entries after each project's cursor (a stream
+   * id; `0-0` for all), waiting up to `blockMs` when there are none yet. Only projects with new
+   * entries are in the result; `[]` after the wait times out or is aborted (and at once when
+   * `cursors` is empty). Blocking waits run on
+   * a connection the control keeps for them; `close()` ends a pending one.
+   */
+  waitForEvents(
+    cursors: Record<string, string>,
+    options: WaitForEventsOptions,
+  ): Promise<ProjectEvents[]>;
   /** The project's memory (a `RedisMemoryStore` on this control's connection). */
   memoryStore(projectId: string): Promise<RedisMemoryStore>;
   /** Job counts of the session queue. */
@@ -112,6 +133,11 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   const workspaceRoot = path.resolve(options.workspaceRoot ?? path.join('.baton', 'workspaces'));
   let queue: Queue<SessionJobData> | undefined;
   const followers = new Set<Redis>();
+  const waiter = createEventWaiter({
+    redis,
+    repository,
+    graceMs: options.connectTimeoutMs ?? 5000,
+  });
 
   let readyPromise: Promise<void> | undefined;
   async function ready(): Promise<void> {
@@ -321,6 +347,28 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       };
     },
 
+    async waitForEvents(cursors, waitOptions) {
+      for (const [projectId, cursor] of Object.entries(cursors)) {
+        checkId(projectId);
+        if (typeof cursor !== 'string' || !STREAM_ID_PATTERN.test(cursor)) {
+          throw new WorkerError(
+            'invalid_input',
+            `invalid stream id ${JSON.stringify(cursor)} for project ${projectId}`,
+          );
+        }
+      }
+      const { blockMs, count } = waitOptions;
+      if (!Number.isSafeInteger(blockMs) || blockMs < 0) {
+        throw new WorkerError('invalid_input', `blockMs must be an integer >= 0, got ${blockMs}`);
+      }
+      if (count !== undefined && (!Number.isSafeInteger(count) || count < 1)) {
+        throw new WorkerError('invalid_input', `count must be an integer >= 1, got ${count}`);
+      }
+      if (Object.keys(cursors).length === 0) return [];
+      await ready();
+      return waiter.wait(cursors, waitOptions);
+    },
+
     async memoryStore(projectId) {
       checkId(projectId);
       await ready();
@@ -351,6 +399,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async close() {
       for (const follower of followers) follower.disconnect();
       followers.clear();
+      waiter.close();
       if (queue) await queue.close().catch(() => undefined);
       if (ownsRedis) redis.disconnect();
     },

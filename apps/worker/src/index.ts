@@ -8,6 +8,8 @@ export type {
   BatonControlOptions,
   CancelResult,
   FollowEventsOptions,
+  ProjectEvents,
+  WaitForEventsOptions,
 } from './control.js';
 export { WorkerError, describeError, isWorkerError } from './errors.js';
 export type { WorkerErrorCode, WorkerErrorOptions } from './errors.js';

@@ -314,6 +314,33 @@ export class ProjectRepository {
     return parseEntries(entries);
   }
 
+  /**
+   * Reads events of several projects in one XREAD, after each project's cursor. With `blockMs`,
+   * waits up to that long when none has new entries (give it a connection of its own). The keys
+   * share the prefix's hash tag, so one XREAD over them is valid on Redis Cluster.
+   */
+  async readEventsOfProjects(
+    cursors: Record<string, string>,
+    options: { count: number; blockMs?: number },
+    redis: RedisClient = this.redis,
+  ): Promise<Array<{ projectId: string; entries: EventEntry[] }>> {
+    const projectIds = Object.keys(cursors);
+    if (projectIds.length === 0) return [];
+    const byKey = new Map(projectIds.map((id) => [this.keys.events(id), id]));
+    const streams = [...byKey.keys(), ...projectIds.map((id) => cursors[id] ?? '0-0')];
+    const reply = (
+      options.blockMs === undefined
+        ? await redis.xread('COUNT', options.count, 'STREAMS', ...streams)
+        : await redis.xread('COUNT', options.count, 'BLOCK', options.blockMs, 'STREAMS', ...streams)
+    ) as [string, [string, string[]][]][] | null;
+    const result: Array<{ projectId: string; entries: EventEntry[] }> = [];
+    for (const [key, entries] of reply ?? []) {
+      const projectId = byKey.get(key);
+      if (projectId !== undefined) result.push({ projectId, entries: parseEntries(entries) });
+    }
+    return result;
+  }
+
   /** Removes every key of a project (tests, `baton` cleanup). Memory is not touched. */
   async delete(projectId: string): Promise<void> {
     const pipeline = this.redis.pipeline();

@@ -1,0 +1,19 @@
+import type { BatonControl } from '@baton/worker';
+
+/** `control` with `onCall` run before every call of `method` (to count the hub's reads). */
+export function spyOnControl(
+  control: BatonControl,
+  method: keyof BatonControl,
+  onCall: () => void,
+): BatonControl {
+  return new Proxy(control, {
+    get(target, property, receiver) {
+      const value = Reflect.get(target, property, receiver) as unknown;
+      if (property !== method || typeof value !== 'function') return value;
+      return (...args: unknown[]) => {
+        onCall();
+        return (value as (...inner: unknown[]) => unknown).apply(target, args);
+      };
+    },
+  });
+}
