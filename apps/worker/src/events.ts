@@ -5,61 +5,41 @@ import type { ProjectStatus } from './project.js';
  * (`SessionEvent` from `@baton/session`: session-start, turn, tool-call, memory-change, api-retry,
  * session-end). Every event is JSON, versioned with `v`, and carries `type`, `at`, `projectId`.
  */
+/** Fields every worker event carries. */
+interface WorkerEventBase {
+  v: 1;
+  at: number;
+  projectId: string;
+}
+
+/** Fields of the events about one session run by one worker. */
+interface SessionRunEventBase extends WorkerEventBase {
+  sessionId: string;
+  sessionNumber: number;
+  jobId: string;
+  workerId: string;
+}
+
 export type WorkerEvent =
-  | {
-      v: 1;
+  | (WorkerEventBase & {
       type: 'project-status';
-      at: number;
-      projectId: string;
       from: ProjectStatus | null;
       to: ProjectStatus;
       reason: string | null;
-    }
-  | {
-      v: 1;
+    })
+  | (WorkerEventBase & {
       type: 'session-queued';
-      at: number;
-      projectId: string;
       sessionNumber: number;
       jobId: string;
       delayMs: number;
       reason: string;
-    }
-  | {
-      /** A worker found the previous session of this project started but never ended (crash). */
-      v: 1;
-      type: 'session-interrupted';
-      at: number;
-      projectId: string;
-      sessionId: string;
-      sessionNumber: number;
-      jobId: string;
-      workerId: string;
-    }
-  | {
-      /** The worker holds the project's lease and is about to run a session. */
-      v: 1;
-      type: 'session-claimed';
-      at: number;
-      projectId: string;
-      sessionId: string;
-      sessionNumber: number;
-      jobId: string;
-      workerId: string;
-      interrupted: boolean;
-    }
-  | {
-      /** The session finished and its summary was stored. */
-      v: 1;
-      type: 'session-released';
-      at: number;
-      projectId: string;
-      sessionId: string;
-      sessionNumber: number;
-      jobId: string;
-      workerId: string;
-      outcome: string;
-    };
+    })
+  /** A worker found the previous session of this project started but never ended (crash). */
+  | (SessionRunEventBase & { type: 'session-interrupted' })
+  /** The worker holds the project's lease and is about to run a session. */
+  | (SessionRunEventBase & { type: 'session-claimed'; interrupted: boolean })
+  /** The session finished and its summary was stored. */
+  | (SessionRunEventBase & { type: 'session-released'; outcome: string });
 
 /** Any event on a project stream. Session events are kept as the session emitted them. */
 export interface StreamEvent {

@@ -1,16 +1,16 @@
-import type Anthropic from '@anthropic-ai/sdk';
-import type { MemoryStore } from '@baton/core';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import type { Logger } from 'pino';
 import { describeError } from './errors.js';
 import { createKeys, MAINTENANCE_QUEUE_NAME, SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
-import { createSessionProcessor, type RunningSession, type SessionJobResult } from './processor.js';
-import type { ProjectRecord } from './project.js';
+import {
+  createSessionProcessor,
+  type RunningSession,
+  type SessionJobResult,
+  type SessionProcessorOptions,
+} from './processor.js';
 import { ProjectRepository } from './project-repository.js';
 import { createSessionQueue, type SessionJobData } from './queue.js';
-import type { SessionRunner, WorkerRunSessionOptions } from './session-runner.js';
 
 /** Maintenance work run by BullMQ job schedulers (any one worker runs each occurrence). */
 export interface MaintenanceOptions {
@@ -24,7 +24,24 @@ export interface MaintenanceOptions {
   retentionEveryMs?: number;
 }
 
-export interface BatonWorkerOptions {
+/** What the worker hands on to its session processor unchanged (documented there). */
+type ProcessorPassThrough = Pick<
+  SessionProcessorOptions,
+  | 'chainDelayMs'
+  | 'retryDelayMs'
+  | 'maxConsecutiveFailures'
+  | 'runSession'
+  | 'client'
+  | 'memoryStore'
+  | 'sessionOptions'
+  | 'defaultModel'
+  | 'workerId'
+  | 'logger'
+  | 'metrics'
+  | 'leaseBusyRetryMs'
+>;
+
+export interface BatonWorkerOptions extends ProcessorPassThrough {
   /** Connection for BullMQ's worker (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking calls. */
   workerConnection: Redis;
   /** Connection for our own commands (projects, leases, events, chaining). Waits through outages. */
@@ -43,20 +60,7 @@ export interface BatonWorkerOptions {
   maxStalledCount: number;
   /** Project lease lifetime without renewal (ms). */
   leaseTtlMs: number;
-  chainDelayMs: number;
-  retryDelayMs: number;
-  maxConsecutiveFailures: number;
-  runSession: SessionRunner;
-  client: Anthropic;
-  memoryStore: (projectId: string) => MemoryStore | Promise<MemoryStore>;
-  sessionOptions?: (project: ProjectRecord) => Partial<WorkerRunSessionOptions>;
-  defaultModel: string;
-  workerId: string;
-  logger: Logger;
-  metrics?: WorkerMetrics;
   maintenance?: MaintenanceOptions;
-  /** Default 500. */
-  leaseBusyRetryMs?: number;
 }
 
 export interface BatonWorker {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '@baton/test-support';
 import { type EventEntry } from '../src/index.js';
-import { randomProjectId } from './support/redis.js';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
@@ -54,15 +54,7 @@ describe('a worker killed with SIGKILL mid-session', () => {
     const resumedAfterMs = claimed.event.at - killedAt;
     expect(resumedAfterMs).toBeLessThan(15_000);
 
-    const done = await waitFor(
-      'project completed',
-      async () => {
-        const project = await control.getProject(id);
-        if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
-        return project?.status === 'completed' ? project : null;
-      },
-      60_000,
-    );
+    const done = await waitForCompleted(control, id, 60_000);
     expect(done.counters.featuresPassing).toBe(3);
     expect(done.counters.interruptions).toBe(1);
 

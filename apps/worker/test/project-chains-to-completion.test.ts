@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
+import { deletePrefix, REDIS_URL } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '../src/index.js';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
-import { randomPrefix, randomProjectId } from './support/redis.js';
+import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
 
 describe('a project chains sessions until every feature passes', () => {
   let prefix: string;
@@ -29,10 +29,7 @@ describe('a project chains sessions until every feature passes', () => {
 
     await control.createProject({ id, goal: 'Build it\n- one\n- two\n- three' });
     await control.enqueue(id);
-    const done = await waitFor('project completed', async () => {
-      const project = await control.getProject(id);
-      return project?.status === 'completed' ? project : null;
-    });
+    const done = await waitForCompleted(control, id);
 
     expect(done.counters.sessions).toBe(4);
     expect(done.counters.featuresPassing).toBe(3);

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '@baton/test-support';
-import { randomProjectId } from './support/redis.js';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
@@ -18,15 +17,7 @@ describe('a worker process runs a project on the simulator through the real SDK'
     await control.createProject({ id, goal: 'Build a greeter\n- print hello\n- print goodbye' });
     await control.enqueue(id);
 
-    const done = await waitFor(
-      'project completed',
-      async () => {
-        const project = await control.getProject(id);
-        if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
-        return project?.status === 'completed' ? project : null;
-      },
-      45_000,
-    );
+    const done = await waitForCompleted(control, id, 45_000);
 
     expect(done.counters.featuresTotal).toBe(2);
     expect(done.counters.featuresPassing).toBe(2);
