@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import {
   ProjectRepository,
   createBatonControl,
@@ -9,6 +8,7 @@ import {
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';
+import { freeLoopbackPort } from '../src/internal/redis-discovery.js';
 import { startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
@@ -107,17 +107,7 @@ export function useRedisWorld(
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on (bound, then released). */
-export function closedPort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      const port = typeof address === 'object' && address !== null ? address.port : 0;
-      server.close(() => resolve(port));
-    });
-  });
-}
+export const closedPort = freeLoopbackPort;
 
 /** Runs `baton ...args` with `input` on stdin. */
 export function runCliWithInput(

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { REDIS_URL, waitFor } from '@baton/test-support';
+import { answersPing } from '../src/internal/redis-discovery.js';
 import { runCli, startCli, type CliProcess } from './helpers.js';
 import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -40,23 +41,6 @@ function alive(pid: number): boolean {
   }
 }
 
-async function answersPing(url: string): Promise<boolean> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    maxRetriesPerRequest: 0,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
-}
-
 describe('baton up', () => {
   it('starts its own redis-server (append-only, under BATON_HOME/redis) when none answers, and stops it on exit', async () => {
     const home = path.join(dir, 'home');
@@ -81,7 +65,7 @@ describe('baton up', () => {
     expect(ready.redisUrl).not.toBe(`redis://127.0.0.1:${probe}`);
     const pid = ready.redisPid ?? 0;
     expect(alive(pid)).toBe(true);
-    expect(await answersPing(ready.redisUrl)).toBe(true);
+    expect(await answersPing(ready.redisUrl, 2_000)).toBe(true);
     const client = new Redis(ready.redisUrl);
     expect(await client.config('GET', 'appendonly')).toEqual(['appendonly', 'yes']);
     client.disconnect();
@@ -93,7 +77,7 @@ describe('baton up', () => {
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('{"type":"stopped","drained":true}');
     await waitFor('the redis-server child to exit', () => !alive(pid));
-    expect(await answersPing(ready.redisUrl)).toBe(false);
+    expect(await answersPing(ready.redisUrl, 2_000)).toBe(false);
     expect((await stat(path.join(home, 'redis', 'appendonlydir'))).isDirectory()).toBe(true);
   }, 120_000);
 
