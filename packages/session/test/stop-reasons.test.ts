@@ -1,5 +1,5 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { SimScript, SimScriptRequest } from '@baton/model-sim';
+import type { SimScript, SimScriptRequest, SimScriptResult } from '@baton/model-sim';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSession } from '../src/index.js';
 import { createHarness, removeTemplate, type Harness } from './helpers.js';
@@ -38,6 +38,16 @@ async function initialised(script?: SimScript) {
     { initialised: true },
   );
   return { h, seen };
+}
+
+/** A script that gives `answer` to the first request and leaves the rest to the scripted agent. */
+function firstAnswerOnly(answer: SimScriptResult): SimScript {
+  let sent = false;
+  return () => {
+    if (sent) return undefined;
+    sent = true;
+    return answer;
+  };
 }
 
 describe('every stop reason is handled', () => {
@@ -119,11 +129,8 @@ describe('every stop reason is handled', () => {
   });
 
   it('parallel tool calls in one turn run safely and answer in order', async () => {
-    let sent = false;
-    const { h, seen } = await initialised(() => {
-      if (sent) return undefined;
-      sent = true;
-      return {
+    const { h, seen } = await initialised(
+      firstAnswerOnly({
         content: [
           {
             type: 'tool_use',
@@ -146,8 +153,8 @@ describe('every stop reason is handled', () => {
           { type: 'tool_use', id: 'toolu_d', name: 'bash', input: { command: 'cat notes.txt' } },
           { type: 'tool_use', id: 'toolu_e', name: 'nope', input: {} },
         ],
-      };
-    });
+      }),
+    );
     harness = h;
     await runSession(h.options({ sessionNumber: 2 }));
     const messages = seen[1]!.params.messages;
@@ -172,11 +179,8 @@ describe('every stop reason is handled', () => {
   });
 
   it('a guard refusal reaches the agent as a readable tool error', async () => {
-    let sent = false;
-    const { h, seen } = await initialised(() => {
-      if (sent) return undefined;
-      sent = true;
-      return {
+    const { h, seen } = await initialised(
+      firstAnswerOnly({
         content: [
           {
             type: 'tool_use',
@@ -191,8 +195,8 @@ describe('every stop reason is handled', () => {
             input: { command: 'create', path: '/memories/features.json', file_text: '[]' },
           },
         ],
-      };
-    });
+      }),
+    );
     harness = h;
     const result = await runSession(h.options({ sessionNumber: 2 }));
     const messages = seen[1]!.params.messages;
