@@ -7,26 +7,11 @@ import { describe, expect, it } from 'vitest';
 import { createMemoryTool, memoryStoreLimits } from './memory-tool.js';
 import { StoreError, type MemoryStore, type StoreLimits } from './store.js';
 import { createInMemoryStore } from './stores/in-memory-store.js';
-
-/** `store` with its methods bound (stores keep private fields) and some replaced. */
-function wrap(store: MemoryStore, overrides: Partial<MemoryStore>): MemoryStore {
-  return {
-    read: (path) => store.read(path),
-    stat: (path) => store.stat(path),
-    write: (path, content, options) => store.write(path, content, options),
-    edit: (path, transform, context) => store.edit(path, transform, context),
-    list: (path, options) => store.list(path, options),
-    delete: (path, context) => store.delete(path, context),
-    rename: (from, to, context) => store.rename(from, to, context),
-    usage: () => store.usage(),
-    close: () => store.close(),
-    ...overrides,
-  };
-}
+import { wrapStore } from './testing/wrap-store.js';
 
 function countingUsage(store: MemoryStore): { store: MemoryStore; usageCalls: () => number } {
   let calls = 0;
-  const wrapped = wrap(store, {
+  const wrapped = wrapStore(store, {
     usage: () => {
       calls += 1;
       return store.usage();
@@ -147,7 +132,7 @@ describe('store-enforced quotas', () => {
       [undefined, 'the memory store refused it as over a limit'],
     ];
     for (const [limit, expected] of cases) {
-      const store = wrap(createInMemoryStore(), {
+      const store = wrapStore(createInMemoryStore(), {
         write: () =>
           Promise.reject(
             new StoreError('quota_exceeded', 'Too much.', limit === undefined ? {} : { limit }),

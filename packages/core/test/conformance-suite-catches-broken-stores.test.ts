@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createInMemoryStore, type MemoryStore } from '@baton/core';
-import { describeMemoryStoreConformance } from '@baton/core/testing';
+import { describeMemoryStoreConformance, wrapStore } from '@baton/core/testing';
 import { CONFORMANCE_GROUPS } from '../src/testing/conformance.js';
 
 /** Runs one conformance case by name against `store` and reports whether it passed. */
@@ -17,26 +17,10 @@ async function casePasses(caseName: string, store: MemoryStore): Promise<boolean
   }
 }
 
-/** A store that forwards every call to `inner` except the ones in `overrides`. */
-function delegate(inner: MemoryStore, overrides: Partial<MemoryStore>): MemoryStore {
-  return {
-    read: (path) => inner.read(path),
-    stat: (path) => inner.stat(path),
-    write: (path, content, options) => inner.write(path, content, options),
-    edit: (path, transform, context) => inner.edit(path, transform, context),
-    list: (path, options) => inner.list(path, options),
-    delete: (path, context) => inner.delete(path, context),
-    rename: (from, to, context) => inner.rename(from, to, context),
-    usage: () => inner.usage(),
-    close: () => inner.close(),
-    ...overrides,
-  };
-}
-
 /** A store whose `edit` reads, yields, then writes: the classic lost update. */
 function lossyEditStore(): MemoryStore {
   const inner = createInMemoryStore();
-  return delegate(inner, {
+  return wrapStore(inner, {
     edit: async (path: string, transform: (current: string) => string) => {
       const before = (await inner.read(path)) ?? '';
       await new Promise((resolve) => setImmediate(resolve));
@@ -50,7 +34,7 @@ function lossyEditStore(): MemoryStore {
 /** A store whose rename checks the destination, yields, then moves: two renamers can both win. */
 function racyRenameStore(): MemoryStore {
   const inner = createInMemoryStore();
-  return delegate(inner, {
+  return wrapStore(inner, {
     rename: async (from: string, to: string) => {
       const existing = await inner.stat(to);
       await new Promise((resolve) => setImmediate(resolve));
@@ -82,7 +66,7 @@ describe('the conformance suite catches broken stores', () => {
     const name =
       'exactly one of 20 concurrent file renames onto one destination wins and no source is lost';
     expect(await casePasses(name, racyRenameStore())).toBe(false);
-    expect(await casePasses(name, delegate(createInMemoryStore(), {}))).toBe(true);
+    expect(await casePasses(name, wrapStore(createInMemoryStore(), {}))).toBe(true);
   });
 
   it('fails a store that ignores limits', async () => {

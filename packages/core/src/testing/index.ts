@@ -11,6 +11,7 @@
  * Needs vitest (an optional peer dependency of `@baton/core`).
  */
 export { HOSTILE_MEMORY_PATHS } from './hostile-paths.js';
+export { wrapStore } from './wrap-store.js';
 export type { HostileMemoryPath } from './hostile-paths.js';
 export { describeMemoryStoreConformance, memoryStoreConformanceCaseNames } from './conformance.js';
 export type { MemoryStoreConformanceOptions } from './conformance.js';

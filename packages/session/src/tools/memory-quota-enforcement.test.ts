@@ -1,24 +1,17 @@
 import { createInMemoryStore, memoryStoreLimits, type MemoryStore } from '@baton/core';
+import { wrapStore } from '@baton/core/testing';
 import { describe, expect, it } from 'vitest';
 import { createSessionMemoryTool } from './memory.js';
 
 /** The store with its methods bound, counting `usage()` calls. */
 function countingUsage(store: MemoryStore) {
   let usageCalls = 0;
-  const wrapped: MemoryStore = {
-    read: (path) => store.read(path),
-    stat: (path) => store.stat(path),
-    write: (path, content, options) => store.write(path, content, options),
-    edit: (path, transform, context) => store.edit(path, transform, context),
-    list: (path, options) => store.list(path, options),
-    delete: (path, context) => store.delete(path, context),
-    rename: (from, to, context) => store.rename(from, to, context),
+  const wrapped = wrapStore(store, {
     usage: () => {
       usageCalls += 1;
       return store.usage();
     },
-    close: () => store.close(),
-  };
+  });
   return { store: wrapped, usageCalls: () => usageCalls };
 }
 
