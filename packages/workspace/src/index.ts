@@ -1,0 +1,2 @@
+// Public surface of @baton/workspace.
+export {};

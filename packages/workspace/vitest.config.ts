@@ -1,0 +1,4 @@
+import { mergeConfig } from 'vitest/config';
+import { sharedConfig } from '../../vitest.shared.js';
+
+export default mergeConfig(sharedConfig, {});
