@@ -1,9 +1,9 @@
 import { describeMemoryStoreConformance } from '@baton/core/testing';
+import { startRedisCluster, type RedisClusterProcesses } from '@baton/test-support';
 import { Cluster } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisMemoryStore } from '../src/index.js';
 import { randomNamespace } from './helpers.js';
-import { startRedisCluster, type RedisClusterProcesses } from './support/redis-cluster.js';
 
 // One private 3-master cluster for the whole file; every case gets its own namespace on it.
 let cluster: RedisClusterProcesses;

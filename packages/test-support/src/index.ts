@@ -2,5 +2,10 @@ export { deletePrefix } from './delete-prefix.js';
 export { freePort, isPortFree, type FreePortOptions } from './free-port.js';
 export { randomHex } from './random-hex.js';
 export { REDIS_URL } from './redis-url.js';
+export {
+  startRedisCluster,
+  type RedisClusterOptions,
+  type RedisClusterProcesses,
+} from './redis-cluster.js';
 export { startRedisServer, type RedisServer, type RedisServerOptions } from './redis-server.js';
 export { waitFor } from './wait-for.js';

@@ -21,6 +21,8 @@ export interface RedisServerOptions {
   binary?: string;
   /** How long each start may take to answer PING with its data loaded. Default 10 000 ms. */
   startTimeoutMs?: number;
+  /** `requirepass` (and `masterauth`); the readiness probe authenticates with it. Default: none. */
+  password?: string;
 }
 
 /** A private `redis-server` child process on 127.0.0.1. */
@@ -100,6 +102,9 @@ async function launch(
       ...['--port', String(port), '--bind', '127.0.0.1', '--dir', directory, '--save', ''],
       ...['--appendonly', options.appendOnly === true ? 'yes' : 'no', '--appendfsync', 'always'],
       ...['--maxmemory-policy', 'noeviction', '--logfile', ''],
+      ...(options.password === undefined
+        ? []
+        : ['--requirepass', options.password, '--masterauth', options.password]),
       ...(options.args ?? []),
     ],
     { stdio: ['ignore', 'pipe', 'pipe'] },
@@ -126,7 +131,9 @@ async function launch(
     const outcome = await waitFor(
       `redis-server on port ${port} to answer PING`,
       async () =>
-        failure ? { failure } : (await isReady(port, child.pid)) && { failure: undefined },
+        failure
+          ? { failure }
+          : (await isReady(port, child.pid, options.password)) && { failure: undefined },
       timeoutMs,
     );
     if (outcome.failure) throw outcome.failure;
@@ -159,7 +166,12 @@ function isAddressInUse(error: unknown): boolean {
  * PONG from this very process (not whoever else may hold the port) with its AOF loaded (PING
  * answers LOADING until then). A raw socket, so a port holder that is not Redis cannot hang it.
  */
-async function isReady(port: number, processId: number | undefined): Promise<boolean> {
+async function isReady(
+  port: number,
+  processId: number | undefined,
+  password: string | undefined,
+): Promise<boolean> {
+  const auth = password === undefined ? '' : `AUTH ${JSON.stringify(password)}\r\n`;
   const socket = connect({ host: '127.0.0.1', port });
   try {
     return await new Promise<boolean>((resolve) => {
@@ -167,9 +179,12 @@ async function isReady(port: number, processId: number | undefined): Promise<boo
       socket.setTimeout(1_000, () => resolve(false));
       socket.once('error', () => resolve(false));
       socket.once('close', () => resolve(false));
-      socket.once('connect', () => socket.write('PING\r\nINFO server\r\nINFO persistence\r\n'));
+      socket.once('connect', () =>
+        socket.write(`${auth}PING\r\nINFO server\r\nINFO persistence\r\n`),
+      );
       socket.on('data', (chunk: Buffer) => {
         reply += chunk.toString();
+        if (auth !== '' && reply.startsWith('+OK\r\n')) reply = reply.slice(5);
         if (!'+PONG\r\n'.startsWith(reply.slice(0, 7))) resolve(false);
         // The persistence section comes last; its loading line is all that is needed from it.
         if (/loading:\d\r\n/.test(reply)) {

@@ -1,0 +1,317 @@
+import { Cluster, Redis } from 'ioredis';
+
+/** Any ioredis client Baton accepts: one node or a Cluster. */
+export type RedisClient = Redis | Cluster;
+
+/** One seed node of a Redis Cluster. */
+export interface RedisClusterNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * Where Baton's Redis is: one node (`REDIS_URL`) or a Cluster (`REDIS_CLUSTER_NODES`). Read once
+ * from the environment by `readRedisTarget`; every process (worker, CLI, dashboard, `baton up`)
+ * opens its connections from it with `createRedisConnection`.
+ */
+export type RedisTarget =
+  | { kind: 'single'; url: string }
+  | {
+      kind: 'cluster';
+      /** Seed nodes; the client learns the rest of the cluster from them. */
+      nodes: RedisClusterNode[];
+      /** TLS to every node (`rediss://` seeds). */
+      tls: boolean;
+      /** ACL user from the seeds' URLs, if any. */
+      username?: string;
+      /** Password from the seeds' URLs, if any. */
+      password?: string;
+    };
+
+/** Default when neither `REDIS_CLUSTER_NODES` nor `REDIS_URL` is set. */
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** A Redis setting that cannot be used; `variable` names the environment variable. */
+export class RedisTargetError extends Error {
+  readonly code = 'invalid_config';
+  readonly variable: string;
+
+  constructor(variable: string, message: string) {
+    super(message);
+    this.name = 'RedisTargetError';
+    this.variable = variable;
+  }
+}
+
+/**
+ * `REDIS_CLUSTER_NODES` (comma-separated `host:port`, or `redis://[user:password@]host:port` /
+ * `rediss://...` for auth and TLS) when set, taking precedence over `REDIS_URL`; else `REDIS_URL`;
+ * else `defaultUrl`. Throws `RedisTargetError` naming the variable and the bad value.
+ */
+export function readRedisTarget(
+  env: NodeJS.ProcessEnv = process.env,
+  options: { defaultUrl?: string } = {},
+): RedisTarget {
+  const nodes = env.REDIS_CLUSTER_NODES?.trim();
+  if (nodes !== undefined && nodes !== '') return parseClusterNodes(nodes);
+  const url = env.REDIS_URL?.trim();
+  return parseRedisUrl(
+    url === undefined || url === '' ? (options.defaultUrl ?? DEFAULT_REDIS_URL) : url,
+  );
+}
+
+/** A `redis://` or `rediss://` URL with a host, or `RedisTargetError('REDIS_URL')`. */
+export function parseRedisUrl(url: string, variable = 'REDIS_URL'): RedisTarget {
+  const parsed = parseUrl(url, variable);
+  if (parsed.hostname === '') {
+    throw new RedisTargetError(variable, `${variable} has no host: "${redactUrl(url)}"`);
+  }
+  return { kind: 'single', url };
+}
+
+/** Parses `REDIS_CLUSTER_NODES`; every seed must agree on TLS and credentials. */
+export function parseClusterNodes(value: string): RedisTarget {
+  const variable = 'REDIS_CLUSTER_NODES';
+  const entries = value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  if (entries.length === 0) {
+    throw new RedisTargetError(variable, `${variable} lists no nodes`);
+  }
+  const nodes: RedisClusterNode[] = [];
+  const schemes = new Set<boolean>();
+  const credentials = new Set<string>();
+  let username: string | undefined;
+  let password: string | undefined;
+  for (const entry of entries) {
+    const url = entry.includes('://') ? entry : `redis://${entry}`;
+    const parsed = URL.canParse(url) ? parseUrl(url, variable) : undefined;
+    const port = Number(parsed?.port || '6379');
+    if (
+      parsed === undefined ||
+      parsed.hostname === '' ||
+      !Number.isInteger(port) ||
+      port < 1 ||
+      port > 65_535
+    ) {
+      throw new RedisTargetError(
+        variable,
+        `${variable} entries must be host:port, got "${redactUrl(url)}"`,
+      );
+    }
+    // URL keeps IPv6 hosts in brackets; ioredis wants them bare.
+    nodes.push({ host: parsed.hostname.replace(/^\[(.*)\]$/u, '$1'), port });
+    schemes.add(parsed.protocol === 'rediss:');
+    if (parsed.username !== '' || parsed.password !== '') {
+      username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
+      password = parsed.password === '' ? undefined : decodeURIComponent(parsed.password);
+      credentials.add(`${parsed.username}:${parsed.password}`);
+    }
+  }
+  if (schemes.size > 1) {
+    throw new RedisTargetError(
+      variable,
+      `${variable} mixes redis:// and rediss:// nodes: a cluster is all TLS or none`,
+    );
+  }
+  if (credentials.size > 1) {
+    throw new RedisTargetError(
+      variable,
+      `${variable} gives different credentials for different nodes: give them once`,
+    );
+  }
+  return {
+    kind: 'cluster',
+    nodes,
+    tls: schemes.has(true),
+    ...(username === undefined ? {} : { username }),
+    ...(password === undefined ? {} : { password }),
+  };
+}
+
+function parseUrl(url: string, variable: string): URL {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw new RedisTargetError(variable, `${variable} is not a URL: "${redactUrl(url)}"`);
+  }
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
+    throw new RedisTargetError(
+      variable,
+      `${variable} must use redis:// or rediss://, got "${redactUrl(url)}"`,
+    );
+  }
+  return parsed;
+}
+
+/** The URL with any password replaced, for logs and error messages. */
+export function redactUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.password) parsed.password = '***';
+    return parsed.toString();
+  } catch {
+    // Unparseable: still never print what may be a password after "user:".
+    return url.replace(/\/\/([^:/@]*):[^@]*@/u, '//$1:***@');
+  }
+}
+
+/** One line naming the target without secrets, e.g. `redis://127.0.0.1:6379/` or `cluster 10.0.0.1:7000,...`. */
+export function describeRedisTarget(target: RedisTarget): string {
+  if (target.kind === 'single') return redactUrl(target.url);
+  const scheme = target.tls ? 'rediss' : 'redis';
+  return `${scheme} cluster ${target.nodes.map((node) => `${node.host}:${node.port}`).join(',')}`;
+}
+
+/** The environment variables that name `target`, for a child process (`baton up`'s worker). */
+export function redisTargetEnvironment(target: RedisTarget): Record<string, string> {
+  if (target.kind === 'single') return { REDIS_URL: target.url };
+  const scheme = target.tls ? 'rediss' : 'redis';
+  const auth =
+    target.username !== undefined || target.password !== undefined
+      ? `${encodeURIComponent(target.username ?? '')}:${encodeURIComponent(target.password ?? '')}@`
+      : '';
+  return {
+    REDIS_CLUSTER_NODES: target.nodes
+      .map((node) => `${scheme}://${auth}${formatHost(node.host)}:${node.port}`)
+      .join(','),
+  };
+}
+
+function formatHost(host: string): string {
+  return host.includes(':') ? `[${host}]` : host;
+}
+
+/** The per-connection settings that differ between producers, workers and memory stores. */
+export interface ConnectionTuning {
+  /** `null` for BullMQ workers and blocking readers (BullMQ refuses anything else). */
+  maxRetriesPerRequest: number | null;
+  /** Queue commands while disconnected (ioredis default true). */
+  enableOfflineQueue?: boolean;
+  /** Give up connecting after this long (ms). */
+  connectTimeout?: number;
+  /** Resend commands in flight when a connection drops (ioredis default true). */
+  autoResendUnfulfilledCommands?: boolean;
+  /** Do not connect until the first command or `connect()`. Default false. */
+  lazyConnect?: boolean;
+  /** Reconnect policy; `() => null` never reconnects (probes). Default: ioredis's. */
+  retryStrategy?: (times: number) => number | null;
+}
+
+/** Producers fail fast instead of queueing commands while Redis is away. */
+export function producerConnectionOptions(): ConnectionTuning {
+  return { maxRetriesPerRequest: 1, enableOfflineQueue: false };
+}
+
+/** Worker and QueueEvents connections must retry forever (BullMQ refuses anything else). */
+export function workerConnectionOptions(): ConnectionTuning {
+  return { maxRetriesPerRequest: null };
+}
+
+/**
+ * Memory-store connections never resend a script that was in flight when the connection dropped:
+ * it could apply a mutation twice (same settings as `@baton/storage-redis`'s own connections).
+ */
+export function memoryConnectionOptions(): ConnectionTuning {
+  return { maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, connectTimeout: 5000 };
+}
+
+/**
+ * Opens one connection to `target` with `tuning`: an ioredis `Redis` for one node, an ioredis
+ * `Cluster` for a cluster (the tuning then applies to every node connection, and the cluster's
+ * offline queue follows `enableOfflineQueue`). Never sets `keyPrefix`: prefixes are BullMQ's and
+ * the key builders' business.
+ */
+export function createRedisConnection(target: RedisTarget, tuning: ConnectionTuning): RedisClient {
+  const { retryStrategy, lazyConnect, ...nodeTuning } = tuning;
+  const reconnect = retryStrategy === undefined ? {} : { retryStrategy };
+  const lazy = lazyConnect === undefined ? {} : { lazyConnect };
+  if (target.kind === 'single')
+    return new Redis(target.url, { ...nodeTuning, ...reconnect, ...lazy });
+  return new Cluster(
+    target.nodes.map((node) => ({ ...node })),
+    {
+      redisOptions: {
+        ...nodeTuning,
+        ...(target.username === undefined ? {} : { username: target.username }),
+        ...(target.password === undefined ? {} : { password: target.password }),
+        ...(target.tls ? { tls: {} } : {}),
+      },
+      ...(tuning.enableOfflineQueue === undefined
+        ? {}
+        : { enableOfflineQueue: tuning.enableOfflineQueue }),
+      ...lazy,
+      ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
+      // TLS certificates name the host the client dialled, not the IP a node announces.
+      ...(target.tls
+        ? {
+            dnsLookup: (address: string, callback: (error: null, address: string) => void) =>
+              callback(null, address),
+          }
+        : {}),
+    },
+  );
+}
+
+/** True if `client` is an ioredis Cluster. */
+export function isCluster(client: RedisClient): client is Cluster {
+  return (client as { isCluster?: boolean }).isCluster === true;
+}
+
+/** Resolves once `client` is ready, or rejects after `timeoutMs` with the last connection error. */
+export async function waitForRedis(client: RedisClient, timeoutMs: number): Promise<void> {
+  if (client.status === 'ready') return;
+  await new Promise<void>((resolve, reject) => {
+    let lastError: unknown;
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(lastError ? describe(lastError) : `no answer within ${timeoutMs} ms`));
+    }, timeoutMs);
+    const onReady = () => {
+      cleanup();
+      resolve();
+    };
+    const onError = (error: unknown) => {
+      lastError = error;
+    };
+    const cleanup = () => {
+      clearTimeout(timer);
+      client.off('ready', onReady);
+      client.off('error', onError);
+    };
+    client.on('ready', onReady);
+    client.on('error', onError);
+  });
+}
+
+/** True if `target` answers PING within `timeoutMs` (one probe connection, closed afterwards). */
+export async function answersPing(target: RedisTarget, timeoutMs: number): Promise<boolean> {
+  const client = createRedisConnection(target, {
+    lazyConnect: true,
+    connectTimeout: timeoutMs,
+    maxRetriesPerRequest: 0,
+    enableOfflineQueue: false,
+    retryStrategy: () => null,
+  });
+  client.on('error', () => undefined);
+  const timer = setTimeout(() => client.disconnect(), timeoutMs);
+  try {
+    await client.connect();
+    return (await client.ping()) === 'PONG';
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+    client.disconnect();
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof Error) {
+    const code = (error as { code?: string }).code;
+    return code && !error.message.includes(code) ? `${code} ${error.message}` : error.message;
+  }
+  return String(error);
+}

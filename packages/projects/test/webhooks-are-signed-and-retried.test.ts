@@ -1,0 +1,178 @@
+import { REDIS_URL, deletePrefix, randomHex } from '@baton/test-support';
+import type { Queue, Worker } from 'bullmq';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import {
+  createRedisConnection,
+  createWebhookQueue,
+  createWebhookWorker,
+  notifyStatusChange,
+  producerConnectionOptions,
+  readRedisTarget,
+  verifyWebhookSignature,
+  workerConnectionOptions,
+  type RedisClient,
+  type WebhookDeliveryRecord,
+  type WebhookJobData,
+  type WebhookPayload,
+} from '../src/index.js';
+import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
+
+const SECRET = 'whsec-test';
+const project = {
+  id: 'p1',
+  status: 'completed',
+  statusReason: 'all 3 features pass',
+  featuresPassing: 3,
+  featuresTotal: 3,
+  inputTokens: 1200,
+  outputTokens: 300,
+  costUsd: 0.0125,
+};
+
+let prefix: string;
+let connections: RedisClient[];
+let queue: Queue<WebhookJobData>;
+let worker: Worker<WebhookJobData> | undefined;
+let receivers: WebhookReceiver[];
+let records: WebhookDeliveryRecord[];
+let recordWaiters: Array<() => void>;
+
+beforeEach(() => {
+  prefix = `{wh-${randomHex(6)}}`;
+  const target = readRedisTarget({ REDIS_URL });
+  connections = [
+    createRedisConnection(target, producerConnectionOptions()),
+    createRedisConnection(target, workerConnectionOptions()),
+  ];
+  queue = createWebhookQueue({ connection: connections[0]!, prefix });
+  receivers = [];
+  records = [];
+  recordWaiters = [];
+});
+
+afterEach(async () => {
+  await worker?.close();
+  worker = undefined;
+  await queue.close();
+  for (const connection of connections) connection.disconnect();
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  await deletePrefix(prefix);
+});
+
+function startWorker(urls: string[], attempts = 3): void {
+  worker = createWebhookWorker({
+    connection: connections[1]!,
+    prefix,
+    urls,
+    secret: SECRET,
+    attempts,
+    backoffMs: 20,
+    loadProject: (id) => Promise.resolve(id === project.id ? project : null),
+    onDelivery(record) {
+      records.push(record);
+      for (const wake of recordWaiters.splice(0)) wake();
+    },
+  });
+}
+
+async function recordsFor(count: number): Promise<WebhookDeliveryRecord[]> {
+  while (records.length < count) await new Promise<void>((resolve) => recordWaiters.push(resolve));
+  return records;
+}
+
+async function receiver(options: { failFirst?: number; status?: number } = {}) {
+  const started = await startWebhookReceiver(options);
+  receivers.push(started);
+  return started;
+}
+
+it('posts one signed body to every URL on completion', async () => {
+  const [first, second] = [await receiver(), await receiver()];
+  startWorker([first.url, second.url]);
+  const type = await notifyStatusChange(queue, {
+    projectId: 'p1',
+    to: 'completed',
+    reason: 'all 3 features pass',
+    at: Date.parse('2026-12-01T12:00:00Z'),
+  });
+  expect(type).toBe('project.completed');
+  const [a] = await first.received(1);
+  const [b] = await second.received(1);
+  for (const request of [a!, b!]) {
+    expect(
+      verifyWebhookSignature(
+        request.rawBody,
+        SECRET,
+        request.headers['x-baton-signature'] as string,
+      ),
+    ).toBe(true);
+    expect(request.headers['content-type']).toBe('application/json');
+    expect(request.headers['x-baton-event']).toBe('project.completed');
+  }
+  expect(a!.rawBody).toBe(b!.rawBody);
+  const payload = JSON.parse(a!.rawBody) as WebhookPayload;
+  expect(payload).toMatchObject({
+    type: 'project.completed',
+    at: '2026-12-01T12:00:00.000Z',
+    project: {
+      id: 'p1',
+      status: 'completed',
+      reason: 'all 3 features pass',
+      features: { passing: 3, total: 3 },
+      tokens: { input: 1200, output: 300, total: 1500 },
+      usd: 0.0125,
+    },
+  });
+  const done = await recordsFor(2);
+  expect(done.map((record) => [record.ok, record.attempts])).toEqual([
+    [true, 1],
+    [true, 1],
+  ]);
+  // Records name the receiver's origin only: its path holds a token.
+  expect(JSON.stringify(done)).not.toContain('secret-path-token');
+});
+
+it('a receiver that fails twice gets the same signed body a third time, after backoff', async () => {
+  const flaky = await receiver({ failFirst: 2 });
+  startWorker([flaky.url], 5);
+  await notifyStatusChange(queue, {
+    projectId: 'p1',
+    to: 'failed',
+    reason: '3 failed sessions',
+    at: 1,
+  });
+  const requests = await flaky.received(3);
+  expect(requests.map((request) => request.answered)).toEqual([500, 500, 204]);
+  expect(new Set(requests.map((request) => request.rawBody)).size).toBe(1);
+  expect(new Set(requests.map((request) => request.headers['x-baton-delivery'])).size).toBe(1);
+  const [record] = await recordsFor(1);
+  expect(record).toMatchObject({ ok: true, attempts: 3, status: 204, type: 'project.failed' });
+});
+
+it('a receiver that never accepts is recorded as failed after the last attempt', async () => {
+  const down = await receiver({ status: 503 });
+  startWorker([down.url], 2);
+  await notifyStatusChange(queue, {
+    projectId: 'p1',
+    to: 'paused',
+    reason: 'budget: 3 of 3 sessions used',
+    at: 2,
+    budgetReached: true,
+  });
+  const [record] = await recordsFor(1);
+  expect(record).toMatchObject({
+    ok: false,
+    attempts: 2,
+    status: 503,
+    type: 'project.budget_reached',
+    error: 'receiver answered HTTP 503',
+  });
+  expect(down.requests).toHaveLength(2);
+});
+
+it('running and queued are not notified', async () => {
+  expect(
+    await notifyStatusChange(queue, { projectId: 'p1', to: 'running', reason: null, at: 3 }),
+  ).toBeNull();
+  expect(await queue.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0 });
+});
