@@ -53,3 +53,7 @@ export type {
   MemoryWrite,
   PathPolicyOptions,
 } from './memory-tool.js';
+
+// secret patterns shared by memory redaction and the workspace's commit filter
+export { SECRET_PATTERNS, containsSecret, redactSecrets } from './redaction.js';
+export type { RedactionResult, SecretPattern } from './redaction.js';

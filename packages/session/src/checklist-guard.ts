@@ -1,7 +1,12 @@
-import { MemoryToolError, type MemoryToolHooks, type MemoryWrite } from '@baton/core';
+import {
+  MemoryToolError,
+  redactSecrets,
+  type MemoryToolHooks,
+  type MemoryWrite,
+  type SecretPattern,
+} from '@baton/core';
 import { checkChecklistWrite, type ChecklistRuleOptions } from './checklist-rules.js';
 import { FEATURES_PATH } from './features.js';
-import { redactSecrets, type SecretPattern } from './redaction.js';
 
 /** Options of `createChecklistGuard`. */
 export type ChecklistGuardOptions = ChecklistRuleOptions;

@@ -1,7 +1,6 @@
 import { execFile } from 'node:child_process';
-import { appendFile, mkdir, readFile, realpath, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { SECRET_PATTERNS } from './redaction.js';
+import { realpath } from 'node:fs/promises';
+import { ensureSecretExcludes, looksLikeSecretFile } from '@baton/workspace';
 
 /** The git commit made at the end of a session. */
 export interface SessionCommit {
@@ -11,45 +10,6 @@ export interface SessionCommit {
   /** Files left out because they look like secrets (`.env`, `*.pem`, key files, files containing keys). */
   skipped: string[];
 }
-
-/** File names never committed (matched against the base name). Documented in docs/sessions.md. */
-export const SECRET_FILE_PATTERNS: readonly RegExp[] = [
-  /^\.env$/,
-  /^\.env\.(?!example$|sample$|template$).+$/,
-  /\.(?:pem|key|p12|pfx|jks|keystore|asc|gpg)$/i,
-  /^id_(?:rsa|dsa|ecdsa|ed25519)(?:\.pub)?$/,
-  /^\.npmrc$/,
-  /^\.netrc$/,
-  /^\.pgpass$/,
-  /^credentials(?:\.json)?$/i,
-  /^secrets?\.(?:json|ya?ml|toml)$/i,
-];
-
-/** Content patterns that keep a file out of a commit (high-confidence formats only, so code with `password=` still commits). */
-const SECRET_CONTENT_PATTERNS = SECRET_PATTERNS.filter((pattern) =>
-  [
-    'private_key',
-    'anthropic_key',
-    'openai_key',
-    'aws_access_key_id',
-    'github_token',
-    'slack_token',
-    'google_api_key',
-  ].includes(pattern.name),
-);
-
-const EXCLUDE_MARKER = '# baton: never commit secrets';
-const EXCLUDE_LINES = [
-  '.env',
-  '.env.*',
-  '!.env.example',
-  '*.pem',
-  '*.key',
-  'id_rsa*',
-  'id_ed25519*',
-  '.npmrc',
-  '.netrc',
-];
 
 function git(
   cwd: string,
@@ -68,21 +28,6 @@ function git(
   });
 }
 
-/** True if `file` (relative to `root`) must stay out of commits. */
-export async function looksLikeSecretFile(root: string, file: string): Promise<boolean> {
-  if (SECRET_FILE_PATTERNS.some((pattern) => pattern.test(path.basename(file)))) return true;
-  const absolute = path.join(root, file);
-  const info = await stat(absolute).catch(() => null);
-  if (info === null || !info.isFile() || info.size > 1_048_576) return false;
-  const content = await readFile(absolute, 'utf8').catch(() => '');
-  return SECRET_CONTENT_PATTERNS.some(({ pattern }) => {
-    pattern.lastIndex = 0;
-    const found = pattern.test(content);
-    pattern.lastIndex = 0;
-    return found;
-  });
-}
-
 /** True if `workspace` is the top level of its own git repository (never a parent repository's subfolder). */
 export async function isGitWorkspace(workspace: string): Promise<boolean> {
   const top = await git(workspace, ['rev-parse', '--show-toplevel']);
@@ -95,16 +40,8 @@ export async function isGitWorkspace(workspace: string): Promise<boolean> {
 }
 
 async function ensureExcludes(workspace: string): Promise<void> {
-  const location = await git(workspace, ['rev-parse', '--git-path', 'info/exclude']);
-  if (location.code !== 0) return;
-  const file = path.resolve(workspace, location.stdout.trim());
-  const current = await readFile(file, 'utf8').catch(() => '');
-  if (current.includes(EXCLUDE_MARKER)) return;
-  await mkdir(path.dirname(file), { recursive: true });
-  await appendFile(
-    file,
-    `${current.endsWith('\n') || current === '' ? '' : '\n'}${EXCLUDE_MARKER}\n${EXCLUDE_LINES.join('\n')}\n`,
-  );
+  const location = await git(workspace, ['rev-parse', '--absolute-git-dir']);
+  if (location.code === 0) await ensureSecretExcludes(location.stdout.trim());
 }
 
 /**

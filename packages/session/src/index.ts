@@ -34,8 +34,8 @@ export {
   createRedactionHook,
 } from './checklist-guard.js';
 export type { ChecklistGuardOptions } from './checklist-guard.js';
-export { SECRET_PATTERNS, containsSecret, redactSecrets } from './redaction.js';
-export type { RedactionResult, SecretPattern } from './redaction.js';
+export { SECRET_PATTERNS, containsSecret, redactSecrets } from '@baton/core';
+export type { RedactionResult, SecretPattern } from '@baton/core';
 export {
   loadPrompt,
   renderEndOfSessionPrompt,
@@ -51,7 +51,8 @@ export {
   withRetries,
 } from './retry.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
-export { SECRET_FILE_PATTERNS, commitWorkspace, isGitWorkspace } from './git.js';
+export { SECRET_FILE_PATTERNS } from '@baton/workspace';
+export { commitWorkspace, isGitWorkspace } from './git.js';
 export { createBashTool } from './tools/bash.js';
 export type { BashToolOptions } from './tools/bash.js';
 export { createTextEditorTool } from './tools/text-editor.js';

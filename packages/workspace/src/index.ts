@@ -1,2 +1,36 @@
 // Public surface of @baton/workspace.
-export {};
+export { WorkspaceError } from './errors.js';
+export type { WorkspaceErrorCode } from './errors.js';
+export {
+  checkBranchName,
+  isRemoteUrl,
+  normalizeRepo,
+  projectBranch,
+  resolveProjectSource,
+} from './repository/source.js';
+export type { ProjectSource, ResolveProjectSourceOptions } from './repository/source.js';
+export { createProjectWorkspace } from './repository/project-workspace.js';
+export type {
+  Checkpoint,
+  CheckpointHooks,
+  CheckpointRequest,
+  PreparedWorkspace,
+  ProjectWorkspace,
+  ProjectWorkspaceOptions,
+  PushRetryOptions,
+} from './repository/project-workspace.js';
+export { workspaceGitPaths } from './repository/layout.js';
+export type { WorkspaceGitPaths } from './repository/layout.js';
+export { diffProjectBranch } from './repository/diff.js';
+export type { DiffProjectBranchOptions, ProjectBranchDiff } from './repository/diff.js';
+export {
+  SECRET_FILE_PATTERNS,
+  ensureSecretExcludes,
+  looksLikeSecretFile,
+} from './repository/secret-files.js';
+export {
+  BATON_HOOKS_TRAILER,
+  BATON_PROJECT_TRAILER,
+  formatCommitMessage,
+  readTrailer,
+} from './repository/trailers.js';

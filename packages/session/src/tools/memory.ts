@@ -1,6 +1,7 @@
 import {
   createMemoryTool,
   parseMemoryPath,
+  redactSecrets,
   type MemoryChange,
   type MemoryQuotaEnforcement,
   type MemoryStore,
@@ -12,7 +13,6 @@ import {
 } from '../checklist-guard.js';
 import { CHECKLIST_RULE, checkChecklistWrite } from '../checklist-rules.js';
 import { FEATURES_PATH, FEATURES_STORE_PATH } from '../features.js';
-import { redactSecrets } from '../redaction.js';
 import { shorten, stringField, type SessionTool, type ToolOutcome } from './types.js';
 
 /** Options of `createSessionMemoryTool`. */

@@ -1,0 +1,131 @@
+import { execFile } from 'node:child_process';
+
+/** What one git command printed and how it exited. */
+export interface GitOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+  /** True when the command was killed for running longer than its timeout. */
+  timedOut: boolean;
+}
+
+/** Where and how a git command runs. */
+export interface GitRunOptions {
+  /** Working directory of the process. Default: the current directory. */
+  cwd?: string;
+  /**
+   * Baton's git directory of a workspace, passed as `--git-dir` so a `.git` the agent wrote in
+   * the working tree is never read.
+   */
+  gitDir?: string;
+  /** The working tree that goes with `gitDir` (`--work-tree`). */
+  workTree?: string;
+  /** Kill the command after this long (ms). Default 120_000. */
+  timeoutMs?: number;
+  /** Extra environment entries (added to the filtered worker environment). */
+  env?: Record<string, string>;
+}
+
+/**
+ * Environment entries git may see. Everything else of the worker (API keys, Redis URLs, tokens)
+ * stays out, so hooks and credential helpers get the worker's git setup and nothing more.
+ */
+const PASSED_ENV = new Set([
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'TZ',
+  'TMPDIR',
+  'XDG_CONFIG_HOME',
+  'XDG_RUNTIME_DIR',
+  'SSH_AUTH_SOCK',
+  'SSH_AGENT_PID',
+  'GIT_SSH',
+  'GIT_SSH_COMMAND',
+  'GIT_SSH_VARIANT',
+  'GIT_ASKPASS',
+  'SSH_ASKPASS',
+  'GIT_CONFIG_GLOBAL',
+  'GIT_CONFIG_SYSTEM',
+  'GIT_CONFIG_NOSYSTEM',
+  'GIT_AUTHOR_NAME',
+  'GIT_AUTHOR_EMAIL',
+  'GIT_COMMITTER_NAME',
+  'GIT_COMMITTER_EMAIL',
+  'GIT_SSL_CAINFO',
+  'GIT_SSL_CAPATH',
+  'SSL_CERT_FILE',
+  'SSL_CERT_DIR',
+  'GNUPGHOME',
+  'HTTP_PROXY',
+  'HTTPS_PROXY',
+  'NO_PROXY',
+  'ALL_PROXY',
+  'http_proxy',
+  'https_proxy',
+  'no_proxy',
+  'all_proxy',
+]);
+
+/** The worker environment git runs with: the allow-list above plus `GIT_CONFIG_*` entries. */
+export function gitEnvironment(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const [key, value] of Object.entries(source)) {
+    if (value === undefined) continue;
+    if (PASSED_ENV.has(key) || /^GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)$/.test(key)) {
+      env[key] = value;
+    }
+  }
+  // Never wait for a password on a terminal nobody watches; messages in one language to parse.
+  env.GIT_TERMINAL_PROMPT = '0';
+  env.LC_ALL = 'C';
+  return env;
+}
+
+/** Runs `git` with `args`; resolves with its output whatever the exit code. */
+export function runGit(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
+  const location: string[] = [];
+  if (options.gitDir !== undefined) location.push(`--git-dir=${options.gitDir}`);
+  if (options.workTree !== undefined) location.push(`--work-tree=${options.workTree}`);
+  return new Promise((resolve) => {
+    execFile(
+      'git',
+      [...location, ...args],
+      {
+        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        maxBuffer: 64 * 1024 * 1024,
+        timeout: options.timeoutMs ?? 120_000,
+        killSignal: 'SIGKILL',
+        env: { ...gitEnvironment(), ...options.env },
+      },
+      (error, stdout, stderr) => {
+        const failure = error as
+          (NodeJS.ErrnoException & { killed?: boolean; signal?: string }) | null;
+        const code = failure === null ? 0 : typeof failure.code === 'number' ? failure.code : 128;
+        resolve({
+          code,
+          stdout,
+          stderr,
+          timedOut: failure?.killed === true && failure.signal === 'SIGKILL',
+        });
+      },
+    );
+  });
+}
+
+/** `user:password@` in URLs replaced, so a message never carries a credential. */
+export function redactUrlCredentials(text: string): string {
+  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@');
+}
+
+/** The first meaningful line of git's stderr (without `fatal: ` / `error: `), credentials redacted. */
+export function gitMessage(output: GitOutput, fallback = 'git failed'): string {
+  if (output.timedOut) return 'git timed out';
+  const line = output.stderr
+    .split('\n')
+    .map((text) => text.trim())
+    .find((text) => text !== '' && !/^(?:hint|warning):/i.test(text));
+  const message = (line ?? fallback).replace(/^(?:fatal|error):\s*/i, '');
+  return redactUrlCredentials(message).slice(0, 300);
+}

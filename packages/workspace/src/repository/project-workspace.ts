@@ -1,0 +1,570 @@
+import { access, constants, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
+import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
+import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
+import { isRemoteUrl, projectBranch } from './source.js';
+import { BATON_HOOKS_TRAILER, BATON_PROJECT_TRAILER, formatCommitMessage } from './trailers.js';
+
+/** How pushes are retried. */
+export interface PushRetryOptions {
+  /** Attempts of the final push at the end of a session. Default 4. */
+  attempts?: number;
+  /** Delay after the first failed push (ms), doubled after each further failure. Default 500. */
+  initialDelayMs?: number;
+  /** Longest delay between two attempts (ms). Default 30_000. */
+  maxDelayMs?: number;
+}
+
+/** Options of `createProjectWorkspace`. */
+export interface ProjectWorkspaceOptions {
+  projectId: string;
+  /** The working tree: the directory the agent's tools work in. */
+  dir: string;
+  /**
+   * Baton's git directory for `dir`, outside it: the agent can change every file of the working
+   * tree but never the repository configuration or hooks git runs with.
+   */
+  gitDir: string;
+  /** The project's remote: the `--repo` path or URL, or a Baton-owned bare repository. */
+  remote: string;
+  /** Create `remote` as an empty bare repository when it does not exist. Default false. */
+  createRemote?: boolean;
+  /** The commit `baton/<project-id>` starts from; `null` starts from nothing. */
+  baseCommit: string | null;
+  /** Commit without running hooks (`--skip-hooks`). Default false. */
+  skipHooks?: boolean;
+  /** Retries of pushes. */
+  push?: PushRetryOptions;
+  /** Longest wait for one fetch or push (ms). Default 120_000. */
+  networkTimeoutMs?: number;
+}
+
+/** Where `prepare` left the workspace. */
+export interface PreparedWorkspace {
+  /** `baton/<project-id>`. */
+  branch: string;
+  /** The commit the working tree now holds; `null` when the branch has no commit yet. */
+  head: string | null;
+  /** The branch tip on the remote before the session (`null`: not pushed yet). */
+  remoteHead: string | null;
+  /**
+   * True when this worker's clone held commits the remote did not have yet (a push that failed
+   * at the end of an earlier session): the session continues from them and pushes them.
+   */
+  recovered: boolean;
+}
+
+/** What a checkpoint asks for: the commit message's subject and trailers. */
+export interface CheckpointRequest {
+  subject: string;
+  /** `Key: value` lines after the body (session id, outcome, ...). `Baton-Project` is added. */
+  trailers?: ReadonlyArray<readonly [string, string]>;
+  /** Free text between subject and trailers. */
+  body?: string;
+  /**
+   * Keep retrying the push with backoff until it lands or the attempts run out (the end of a
+   * session). Default false: one attempt, unless an earlier failure's backoff has not run out.
+   */
+  final?: boolean;
+}
+
+/** What happened to the commit hooks of a checkpoint. */
+export type CheckpointHooks = 'passed' | 'refused' | 'skipped' | 'none';
+
+/** The result of one checkpoint. */
+export interface Checkpoint {
+  /** The commit this checkpoint made; `null` when nothing had changed. */
+  commit: string | null;
+  /** The branch tip after it (a previous checkpoint's commit when nothing changed). */
+  head: string | null;
+  message: string;
+  /** Files left out because they look like secrets (`.env`, `*.pem`, key files, files containing keys). */
+  skipped: string[];
+  /** `refused`: a hook failed, so the commit was made without hooks and says so in a trailer. */
+  hooks: CheckpointHooks;
+  /** The refusing hook's output (first lines, workspace paths made relative). */
+  hookOutput?: string;
+  /** True when `head` is on the remote. */
+  pushed: boolean;
+  /** Why the push did not happen (`push_rejected`: not a fast-forward; never retried). */
+  pushError?: {
+    code: Extract<WorkspaceErrorCode, 'push_rejected' | 'push_failed'>;
+    message: string;
+  };
+}
+
+/** One project's Baton-owned clone: bring it to the last checkpoint, save checkpoints, push. */
+export interface ProjectWorkspace {
+  readonly projectId: string;
+  readonly dir: string;
+  readonly gitDir: string;
+  readonly branch: string;
+  /**
+   * Makes `dir` this project's clone at the branch's last checkpoint: creates the git directory
+   * (or reuses it), fetches `baton/<project-id>` and resets the working tree to it, or starts
+   * the branch at the base commit. `lastCheckpoint` is the last checkpoint recorded for the
+   * project; the remote branch must still contain it.
+   */
+  prepare(lastCheckpoint: string | null): Promise<PreparedWorkspace>;
+  /** Commits every change (secret files left out) and pushes the branch. Never force-pushes. */
+  checkpoint(request: CheckpointRequest): Promise<Checkpoint>;
+}
+
+const DEFAULT_PUSH: Required<PushRetryOptions> = {
+  attempts: 4,
+  initialDelayMs: 500,
+  maxDelayMs: 30_000,
+};
+
+/** The largest hook output passed on (it reaches the model). */
+const HOOK_OUTPUT_LIMIT = 2_000;
+
+export function createProjectWorkspace(options: ProjectWorkspaceOptions): ProjectWorkspace {
+  return new GitProjectWorkspace(options);
+}
+
+class GitProjectWorkspace implements ProjectWorkspace {
+  readonly projectId: string;
+  readonly dir: string;
+  readonly gitDir: string;
+  readonly branch: string;
+  readonly #options: ProjectWorkspaceOptions;
+  readonly #push: Required<PushRetryOptions>;
+  readonly #networkTimeoutMs: number;
+  /** `-c` arguments of every commit: identity when none is configured, the hooks to run. */
+  #commitConfig: string[] = [];
+  #hooksAvailable = false;
+  #head: string | null = null;
+  #pushedHead: string | null = null;
+  #pushFailures = 0;
+  #nextPushAt = 0;
+  #lastPushError: Checkpoint['pushError'];
+  #prepared = false;
+
+  constructor(options: ProjectWorkspaceOptions) {
+    this.#options = options;
+    this.projectId = options.projectId;
+    this.dir = path.resolve(options.dir);
+    this.gitDir = path.resolve(options.gitDir);
+    this.branch = projectBranch(options.projectId);
+    const relative = path.relative(this.dir, this.gitDir);
+    if (relative === '' || (!relative.startsWith('..') && !path.isAbsolute(relative))) {
+      // Inside the working tree the agent could write the config and hooks git runs with.
+      throw new WorkspaceError('git', 'the git directory must be outside the workspace.');
+    }
+    this.#push = { ...DEFAULT_PUSH, ...options.push };
+    this.#networkTimeoutMs = options.networkTimeoutMs ?? 120_000;
+  }
+
+  #git(args: readonly string[], timeoutMs?: number): Promise<GitOutput> {
+    return runGit(args, {
+      gitDir: this.gitDir,
+      workTree: this.dir,
+      cwd: this.dir,
+      ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    });
+  }
+
+  async #gitOk(args: readonly string[], what: string): Promise<string> {
+    const output = await this.#git(args);
+    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${gitMessage(output)}`);
+    return output.stdout;
+  }
+
+  async #revParse(ref: string): Promise<string | null> {
+    const output = await this.#git(['rev-parse', '-q', '--verify', `${ref}^{commit}`]);
+    return output.code === 0 ? output.stdout.trim() : null;
+  }
+
+  async #isAncestor(ancestor: string, descendant: string): Promise<boolean> {
+    return (await this.#git(['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
+  }
+
+  get #remoteName(): string {
+    return redactUrlCredentials(this.#options.remote);
+  }
+
+  async prepare(lastCheckpoint: string | null): Promise<PreparedWorkspace> {
+    await this.#ensureRemote();
+    await this.#ensureGitDir();
+    const remoteHead = await this.#fetchBranch();
+    const localHead = await this.#revParse(`refs/heads/${this.branch}`);
+    let start: string | null;
+    let recovered = false;
+    if (remoteHead !== null) {
+      if (lastCheckpoint !== null && !(await this.#isAncestor(lastCheckpoint, remoteHead))) {
+        throw new WorkspaceError(
+          'branch_diverged',
+          `${this.branch} in ${this.#remoteName} no longer contains the last checkpoint ${lastCheckpoint.slice(0, 12)}; it was rewritten outside Baton, which never force-pushes.`,
+        );
+      }
+      start = remoteHead;
+      if (
+        localHead !== null &&
+        localHead !== remoteHead &&
+        (await this.#isAncestor(remoteHead, localHead))
+      ) {
+        start = localHead;
+        recovered = true;
+      }
+    } else if (lastCheckpoint !== null) {
+      if (localHead !== null && (await this.#isAncestor(lastCheckpoint, localHead))) {
+        // The remote lost the branch (a Baton-owned remote recreated, say); this clone still
+        // has the work, so the next push puts it back.
+        start = localHead;
+        recovered = true;
+      } else {
+        throw new WorkspaceError(
+          'branch_diverged',
+          `${this.#remoteName} has no branch ${this.branch}, but the project's last checkpoint is ${lastCheckpoint.slice(0, 12)}${this.#options.createRemote === true ? ': a project without --repo keeps its code in the BATON_HOME of the worker that ran it; give it a --repo every worker can reach' : '; it was deleted outside Baton'}.`,
+        );
+      }
+    } else if (localHead !== null) {
+      // Commits of an earlier session on this worker that never reached the remote.
+      start = localHead;
+      recovered = true;
+    } else {
+      start = await this.#baseCommit();
+    }
+    await this.#checkout(start, remoteHead !== null || lastCheckpoint !== null || recovered);
+    this.#head = start;
+    this.#pushedHead = remoteHead;
+    this.#pushFailures = 0;
+    this.#nextPushAt = 0;
+    this.#lastPushError = undefined;
+    this.#prepared = true;
+    return { branch: this.branch, head: start, remoteHead, recovered };
+  }
+
+  async #ensureRemote(): Promise<void> {
+    if (this.#options.createRemote !== true) return;
+    const remote = this.#options.remote;
+    if (isRemoteUrl(remote)) return;
+    if ((await stat(path.join(remote, 'HEAD')).catch(() => null)) !== null) return;
+    await mkdir(remote, { recursive: true });
+    const init = await runGit(['init', '-q', '--bare', remote]);
+    if (init.code !== 0) {
+      throw new WorkspaceError(
+        'git',
+        `cannot create the project's repository: ${gitMessage(init)}`,
+      );
+    }
+  }
+
+  async #ensureGitDir(): Promise<void> {
+    const dirInfo = await stat(this.dir).catch(() => null);
+    if (dirInfo !== null && !dirInfo.isDirectory()) {
+      throw new WorkspaceError('workspace_taken', `the workspace ${this.dir} is not a directory.`);
+    }
+    const dotGitPath = path.join(this.dir, '.git');
+    const dotGit = await lstat(dotGitPath).catch(() => null);
+    const known = (await stat(path.join(this.gitDir, 'HEAD')).catch(() => null)) !== null;
+    if (dotGit !== null && !dotGit.isFile()) {
+      if (!known) {
+        throw new WorkspaceError(
+          'workspace_taken',
+          `the workspace ${this.dir} is a git repository of its own; give it as --repo instead (Baton never writes a checkout it did not make).`,
+        );
+      }
+      // The agent made it in Baton's own clone; git never reads it, and it must not shadow the
+      // link to Baton's git directory.
+      await rm(dotGitPath, { recursive: true, force: true });
+    }
+    await mkdir(this.dir, { recursive: true });
+    if (!known) {
+      await mkdir(this.gitDir, { recursive: true });
+      const init = await runGit(['init', '-q', '--bare', this.gitDir]);
+      if (init.code !== 0) {
+        throw new WorkspaceError(
+          'git',
+          `cannot create the workspace's git directory: ${gitMessage(init)}`,
+        );
+      }
+      await this.#gitOk(['config', 'core.bare', 'false'], 'git config');
+      // Hooks run for commits only (see #resolveCommitConfig); checkouts and pushes run none.
+      await this.#gitOk(
+        ['config', 'core.hooksPath', path.join(this.gitDir, 'no-hooks')],
+        'git config',
+      );
+    }
+    // Always rewritten: the agent may have replaced it, and git must find Baton's directory.
+    await writeFile(path.join(this.dir, '.git'), `gitdir: ${this.gitDir}\n`);
+    await ensureSecretExcludes(this.gitDir);
+    // A worker killed mid-command leaves lock files behind; the project lease says nobody else
+    // is using this clone now.
+    await Promise.all(
+      ['index.lock', 'HEAD.lock', path.join('refs', 'heads', `${this.branch}.lock`)].map((name) =>
+        rm(path.join(this.gitDir, name), { force: true }),
+      ),
+    );
+    const url = (await this.#git(['config', '--get', 'remote.origin.url'])).stdout.trim();
+    if (url !== this.#options.remote) {
+      await this.#gitOk(['config', 'remote.origin.url', this.#options.remote], 'git config');
+    }
+    await this.#resolveCommitConfig();
+  }
+
+  async #resolveCommitConfig(): Promise<void> {
+    const config: string[] = [];
+    const email = await runGit(['config', '--get', 'user.email'], {
+      cwd: this.dir,
+      gitDir: this.gitDir,
+    });
+    if (email.code !== 0) config.push('-c', 'user.name=Baton', '-c', 'user.email=baton@localhost');
+    const hooks = await this.#commitHooksPath();
+    this.#hooksAvailable = hooks !== null && (await hasCommitHook(hooks));
+    if (hooks !== null) config.push('-c', `core.hooksPath=${hooks}`);
+    this.#commitConfig = config;
+  }
+
+  /**
+   * The hooks a checkpoint commit runs: the source repository's own hooks directory for a local
+   * repository (honouring its `core.hooksPath`), else the worker's global `core.hooksPath`.
+   * Both live outside the workspace, so the agent cannot write the hooks the worker runs.
+   */
+  async #commitHooksPath(): Promise<string | null> {
+    const remote = this.#options.remote;
+    if (this.#options.createRemote !== true && !isRemoteUrl(remote)) {
+      const local = remote.toLowerCase().startsWith('file://')
+        ? decodeURIComponent(remote.slice('file://'.length))
+        : remote;
+      const hooks = await runGit(['rev-parse', '--path-format=absolute', '--git-path', 'hooks'], {
+        cwd: local,
+      });
+      if (hooks.code === 0 && hooks.stdout.trim() !== '') return hooks.stdout.trim();
+    }
+    const global = await runGit(['config', '--global', '--type=path', '--get', 'core.hooksPath']);
+    return global.code === 0 && global.stdout.trim() !== '' ? global.stdout.trim() : null;
+  }
+
+  /** `refs/heads/<branch>` of the remote, fetched; `null` when the remote has no such branch. */
+  async #fetchBranch(): Promise<string | null> {
+    const tracking = `refs/remotes/origin/${this.branch}`;
+    const fetched = await this.#git(
+      ['fetch', '-q', '--no-tags', 'origin', `+refs/heads/${this.branch}:${tracking}`],
+      this.#networkTimeoutMs,
+    );
+    if (fetched.code !== 0) {
+      if (/couldn't find remote ref/i.test(fetched.stderr)) {
+        await this.#git(['update-ref', '-d', tracking]);
+        return null;
+      }
+      throw new WorkspaceError(
+        'repo_unreachable',
+        `cannot fetch ${this.branch} from ${this.#remoteName}: ${gitMessage(fetched)}`,
+      );
+    }
+    return this.#revParse(tracking);
+  }
+
+  async #baseCommit(): Promise<string | null> {
+    const base = this.#options.baseCommit;
+    if (base === null) return null;
+    if ((await this.#revParse(base)) !== null) return base;
+    const fetched = await this.#git(
+      ['fetch', '-q', '--no-tags', 'origin', base],
+      this.#networkTimeoutMs,
+    );
+    if (fetched.code !== 0 || (await this.#revParse(base)) === null) {
+      throw new WorkspaceError(
+        'repo_unreachable',
+        `cannot fetch the base commit ${base.slice(0, 12)} from ${this.#remoteName}: ${gitMessage(fetched)}`,
+      );
+    }
+    return base;
+  }
+
+  /**
+   * Points the branch at `start` and makes the working tree match it. `clean` also removes
+   * untracked files (what a crashed session left after its last checkpoint); ignored files such
+   * as build output stay.
+   */
+  async #checkout(start: string | null, clean: boolean): Promise<void> {
+    if (start === null) {
+      await this.#gitOk(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`], 'git symbolic-ref');
+      return;
+    }
+    await this.#gitOk(['checkout', '-q', '-f', '-B', this.branch, start], 'git checkout');
+    if (clean) await this.#gitOk(['clean', '-q', '-f', '-d'], 'git clean');
+  }
+
+  async checkpoint(request: CheckpointRequest): Promise<Checkpoint> {
+    if (!this.#prepared) {
+      throw new WorkspaceError('git', 'checkpoint before prepare: the workspace is not ready.');
+    }
+    const trailers: Array<readonly [string, string]> = [
+      ...(request.trailers ?? []),
+      [BATON_PROJECT_TRAILER, this.projectId],
+    ];
+    let message = formatCommitMessage(request.subject, trailers, request.body);
+    const { skipped, changed } = await this.#stage();
+    let commit: string | null = null;
+    let hooks: CheckpointHooks = 'none';
+    let hookOutput: string | undefined;
+    if (changed) {
+      const skip = this.#options.skipHooks === true;
+      hooks = skip ? 'skipped' : this.#hooksAvailable ? 'passed' : 'none';
+      let committed = await this.#commit(message, skip || !this.#hooksAvailable);
+      if (committed.code !== 0 && !skip && this.#hooksAvailable) {
+        // A hook refused: the work is saved anyway, without hooks, and the commit says so.
+        hookOutput = this.#hookOutput(committed);
+        hooks = 'refused';
+        message = formatCommitMessage(
+          request.subject,
+          [
+            ...trailers,
+            [BATON_HOOKS_TRAILER, `refused (${firstLine(hookOutput)}); committed without hooks`],
+          ],
+          request.body,
+        );
+        committed = await this.#commit(message, true);
+      }
+      if (committed.code !== 0) {
+        throw new WorkspaceError('git', `git commit failed: ${gitMessage(committed)}`);
+      }
+      commit = await this.#revParse('HEAD');
+      this.#head = commit;
+    }
+    const push = await this.#pushHead(request.final === true);
+    return {
+      commit,
+      head: this.#head,
+      message,
+      skipped,
+      hooks,
+      ...(hookOutput === undefined ? {} : { hookOutput }),
+      pushed: push.pushed,
+      ...(push.error === undefined ? {} : { pushError: push.error }),
+    };
+  }
+
+  /** Stages every change except secret-looking files. */
+  async #stage(): Promise<{ skipped: string[]; changed: boolean }> {
+    await this.#gitOk(['add', '-A'], 'git add');
+    const staged = (
+      await this.#gitOk(['diff', '--cached', '--name-only', '-z', '--no-renames'], 'git diff')
+    )
+      .split('\0')
+      .filter(Boolean);
+    const skipped: string[] = [];
+    for (const file of staged) {
+      if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+    }
+    if (skipped.length > 0) {
+      const unstage =
+        this.#head !== null
+          ? ['reset', '-q', '--', ...skipped]
+          : ['rm', '--cached', '-q', '--', ...skipped];
+      await this.#gitOk(unstage, 'git could not unstage secret files');
+    }
+    return { skipped, changed: staged.length > skipped.length };
+  }
+
+  #commit(message: string, noVerify: boolean): Promise<GitOutput> {
+    return this.#git([
+      ...this.#commitConfig,
+      'commit',
+      '-q',
+      ...(noVerify ? ['--no-verify'] : []),
+      '-m',
+      message,
+    ]);
+  }
+
+  /** A hook's output as the model may read it: no host paths, bounded. */
+  #hookOutput(output: GitOutput): string {
+    const text = `${output.stdout}\n${output.stderr}`
+      .split(this.dir)
+      .join('.')
+      .split(this.gitDir)
+      .join('.git')
+      .trim();
+    const safe = redactUrlCredentials(text === '' ? 'the hook failed without output' : text);
+    return safe.length > HOOK_OUTPUT_LIMIT ? `${safe.slice(0, HOOK_OUTPUT_LIMIT)}...` : safe;
+  }
+
+  async #pushHead(final: boolean): Promise<{ pushed: boolean; error?: Checkpoint['pushError'] }> {
+    const head = this.#head;
+    if (head === null) return { pushed: false };
+    if (head === this.#pushedHead) return { pushed: true };
+    if (this.#lastPushError?.code === 'push_rejected') {
+      return { pushed: false, error: this.#lastPushError };
+    }
+    const attempts = final ? this.#push.attempts : 1;
+    for (let attempt = 1; attempt <= attempts; attempt += 1) {
+      const wait = this.#nextPushAt - Date.now();
+      if (wait > 0) {
+        // Not yet: an earlier push failed and its backoff has not run out.
+        if (!final)
+          return { pushed: false, ...(this.#lastPushError ? { error: this.#lastPushError } : {}) };
+        await sleep(wait);
+      }
+      const result = await this.#pushOnce(head);
+      if (result === null) {
+        this.#pushedHead = head;
+        this.#pushFailures = 0;
+        this.#nextPushAt = 0;
+        this.#lastPushError = undefined;
+        return { pushed: true };
+      }
+      this.#lastPushError = result;
+      if (result.code === 'push_rejected') return { pushed: false, error: result };
+      this.#pushFailures += 1;
+      this.#nextPushAt =
+        Date.now() +
+        Math.min(this.#push.maxDelayMs, this.#push.initialDelayMs * 2 ** (this.#pushFailures - 1));
+    }
+    return { pushed: false, ...(this.#lastPushError ? { error: this.#lastPushError } : {}) };
+  }
+
+  /** One push of `head` to the branch; `null` when it landed. */
+  async #pushOnce(head: string): Promise<NonNullable<Checkpoint['pushError']> | null> {
+    const output = await this.#git(
+      ['push', '--porcelain', 'origin', `${head}:refs/heads/${this.branch}`],
+      this.#networkTimeoutMs,
+    );
+    const line = output.stdout
+      .split('\n')
+      .find((text) => text.includes(`refs/heads/${this.branch}`));
+    if (output.code === 0 && line !== undefined && !line.startsWith('!')) return null;
+    if (line?.startsWith('!') === true) {
+      const summary = line.split('\t').slice(2).join(' ').trim();
+      if (/\[rejected\]/.test(summary)) {
+        return {
+          code: 'push_rejected',
+          message: `${this.#remoteName} refused ${this.branch} as not a fast-forward (${summary}); someone else changed the branch, and Baton never force-pushes.`,
+        };
+      }
+      return {
+        code: 'push_failed',
+        message: `${this.#remoteName} refused the push of ${this.branch}: ${summary}`,
+      };
+    }
+    return {
+      code: 'push_failed',
+      message: `cannot push ${this.branch} to ${this.#remoteName}: ${gitMessage(output)}`,
+    };
+  }
+}
+
+function firstLine(text: string): string {
+  const line = text.split('\n').find((candidate) => candidate.trim() !== '') ?? '';
+  return line.trim().slice(0, 120);
+}
+
+/** Hooks a commit runs; a directory holding only git's `*.sample` files has none of them. */
+const COMMIT_HOOKS = ['pre-commit', 'prepare-commit-msg', 'commit-msg', 'post-commit'];
+
+async function hasCommitHook(directory: string): Promise<boolean> {
+  const found = await Promise.all(
+    COMMIT_HOOKS.map((name) =>
+      access(path.join(directory, name), constants.X_OK).then(
+        () => true,
+        () => false,
+      ),
+    ),
+  );
+  return found.includes(true);
+}

@@ -1,0 +1,24 @@
+/** Trailer naming the project a Baton commit belongs to; how Baton recognises its own branch. */
+export const BATON_PROJECT_TRAILER = 'Baton-Project';
+
+/** Trailer on a checkpoint committed without hooks because a hook refused it. */
+export const BATON_HOOKS_TRAILER = 'Baton-Hooks';
+
+/** The value of the last `key: value` trailer in a commit message, or `null`. */
+export function readTrailer(message: string, key: string): string | null {
+  const escaped = key.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const matches = [...message.matchAll(new RegExp(`^${escaped}:[ \\t]*(.*)$`, 'gim'))];
+  const last = matches[matches.length - 1];
+  return last?.[1]?.trim() ?? null;
+}
+
+/** A commit message: subject, optional body, then one `Key: value` line per trailer. */
+export function formatCommitMessage(
+  subject: string,
+  trailers: ReadonlyArray<readonly [string, string]>,
+  body?: string,
+): string {
+  const clean = (text: string) => text.replace(/[\r\n]+/g, ' ').trim();
+  const lines = trailers.map(([key, value]) => `${key}: ${clean(value)}`);
+  return `${clean(subject)}\n\n${body === undefined || body.trim() === '' ? '' : `${body.trim()}\n\n`}${lines.join('\n')}\n`;
+}
