@@ -65,13 +65,31 @@ describe('store calls per command', () => {
     ]);
   });
 
-  it('create is a stat and one create-only write', async () => {
+  it('create is one create-only write when nothing in the handler can refuse it first', async () => {
     const { tool, calls } = await setup();
     await tool.execute({ command: 'create', path: '/memories/b.md', file_text: 'b' });
-    expect(calls).toEqual([
-      'stat("b.md")',
-      'write("b.md", "b", {"command":"create","mode":"create"})',
-    ]);
+    expect(calls).toEqual(['write("b.md", "b", {"command":"create","mode":"create"})']);
+    // The store's create-only write is the existence check, with the same message.
+    const again = await tool.execute({ command: 'create', path: '/memories/b.md', file_text: 'c' });
+    expect(again).toEqual({ content: 'Error: File /memories/b.md already exists', isError: true });
+  });
+
+  it('create checks existence first when a hook or the size limit could refuse it', async () => {
+    const inner = createInMemoryStore();
+    await inner.write('b.md', 'b', { mode: 'create' });
+    const { store, calls } = recording(inner);
+    const hooked = createMemoryTool({
+      store,
+      limits: { maxTotalBytes: Infinity, maxFiles: Infinity, maxFileBytes: 4 },
+      hooks: { beforeWrite: () => 'refused content is never reached' },
+    });
+    const result = await hooked.execute({
+      command: 'create',
+      path: '/memories/b.md',
+      file_text: 'b',
+    });
+    expect(result.content).toBe('Error: File /memories/b.md already exists');
+    expect(calls).toEqual(['stat("b.md")']);
   });
 
   it('with store-wide quotas on, writes add one usage() call', async () => {
@@ -98,7 +116,6 @@ describe('store calls per command', () => {
       insert_text: 'a',
     });
     expect(calls).toEqual([
-      'stat("b.md")',
       'write("b.md", "b", {"command":"create","mode":"create"})',
       'edit("b.md", fn, {"command":"insert"})',
     ]);

@@ -2,7 +2,7 @@
  * Benchmark of the Redis memory store (not a test). Run: `pnpm bench:redis` from the repo root
  * (or `pnpm bench` here). Needs Redis at REDIS_URL (default redis://127.0.0.1:6379).
  *
- * Prints, in one run: raw ioredis GET/SET round trips (the floor); the store's view (read),
+ * Prints, in one run, for a 2 KB and a 100 KB file: raw ioredis GET/SET round trips (the floor); the store's view (read),
  * create, str_replace and insert (edit) sequentially, with ops/s and p50/p99, each interleaved
  * call by call with its floor (GET for view, SET for mutations) and compared with it; the same through
  * the core memory-tool handler; a 2,000-entry directory view; 64 concurrent clients on a mixed
@@ -25,7 +25,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 64);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 8);
 const LISTING_ENTRIES = 2000;
-const STORE_LIMITS = { maxFileBytes: 1_048_576, maxTotalBytes: 52_428_800, maxFiles: 10_000 };
+const STORE_LIMITS = { maxFileBytes: 1_048_576, maxTotalBytes: 1_073_741_824, maxFiles: 100_000 };
 const HANDLER_LIMITS = {
   maxTotalBytes: Number.POSITIVE_INFINITY,
   maxFiles: Number.POSITIVE_INFINITY,
@@ -122,10 +122,25 @@ function ensure(condition: boolean, message: string): void {
   }
 }
 
-const FILE_TEXT = Array.from(
-  { length: 20 },
-  (_, line) => `line ${line}: some remembered progress note`,
-).join('\n');
+/** A memory file of about `bytes` bytes: numbered progress lines, as the agent writes them. */
+function fileText(bytes: number): string {
+  const lines: string[] = [];
+  let length = 0;
+  for (let line = 0; length < bytes; line += 1) {
+    const text = `line ${line}: some remembered progress note`;
+    lines.push(text);
+    length += text.length + 1;
+  }
+  return lines.join('\n');
+}
+
+/** The file sizes every workload runs at: a typical progress log, and a large one. */
+const FILE_SIZES: Array<[string, string]> = [
+  ['2 KB', fileText(2_048)],
+  ['100 KB', fileText(102_400)],
+];
+/** Small files for the directory view and the concurrent phase. */
+const FILE_TEXT = fileText(900);
 
 /** The sequential memory workload, written once for every implementation. */
 interface Workload {
@@ -157,10 +172,10 @@ async function runWorkload(
   }
 }
 
-function storeWorkload(store: RedisMemoryStore): Workload {
+function storeWorkload(store: RedisMemoryStore, text: string): Workload {
   return {
     create: (index) =>
-      store.write(`bench/f${index}.md`, FILE_TEXT, { mode: 'create', command: 'create' }),
+      store.write(`bench/f${index}.md`, text, { mode: 'create', command: 'create' }),
     view: async (index) =>
       ensure((await store.read(`bench/f${index}.md`)) !== null, 'read returned null'),
     strReplace: (index) =>
@@ -182,6 +197,7 @@ function storeWorkload(store: RedisMemoryStore): Workload {
 
 function handlerWorkload(
   execute: (input: unknown) => Promise<{ content: string; isError: boolean }>,
+  text: string,
 ): Workload {
   const run = async (input: unknown): Promise<void> => {
     const result = await execute(input);
@@ -189,7 +205,7 @@ function handlerWorkload(
   };
   return {
     create: (index) =>
-      run({ command: 'create', path: `/memories/bench/f${index}.md`, file_text: FILE_TEXT }),
+      run({ command: 'create', path: `/memories/bench/f${index}.md`, file_text: text }),
     view: (index) => run({ command: 'view', path: `/memories/bench/f${index}.md` }),
     strReplace: (index) =>
       run({
@@ -209,10 +225,10 @@ function handlerWorkload(
 }
 
 /** Raw ioredis GET and SET of a key holding the same text as the store's files. */
-function rawFloors(client: Redis, key: string): { get: Floor; set: Floor } {
+function rawFloors(client: Redis, key: string, text: string): { get: Floor; set: Floor } {
   return {
     get: { name: 'raw ioredis GET', run: () => client.get(key) },
-    set: { name: 'raw ioredis SET', run: () => client.set(key, FILE_TEXT) },
+    set: { name: 'raw ioredis SET', run: () => client.set(key, text) },
   };
 }
 
@@ -334,21 +350,25 @@ async function main(): Promise<void> {
         await client.get('warm');
       }
     });
-    await client.set(floorKey, FILE_TEXT);
-    const floors = rawFloors(client, floorKey);
-    // Alone, for scale; every ratio below uses the floor measured interleaved with that row.
-    console.log(format(await sequential(floors.get.name, OPS, floors.get.run)));
-    console.log(format(await sequential(floors.set.name, OPS, floors.set.run)));
-    console.log('');
-    await runWorkload('store', storeWorkload(open()), floors);
-    console.log('');
-    const tool = createMemoryTool({ store: open(), limits: HANDLER_LIMITS });
-    await runWorkload(
-      'handler+store',
-      handlerWorkload((input) => tool.execute(input)),
-      floors,
-    );
-    console.log('');
+    for (const [size, text] of FILE_SIZES) {
+      await client.set(floorKey, text);
+      const floors = rawFloors(client, floorKey, text);
+      // Alone, for scale; every ratio below uses the floor measured interleaved with that row.
+      console.log(`-- ${size} file --`);
+      console.log(format(await sequential(floors.get.name, OPS, floors.get.run)));
+      console.log(format(await sequential(floors.set.name, OPS, floors.set.run)));
+      await runWorkload(`store ${size}`, storeWorkload(open(), text), floors);
+      const tool = createMemoryTool({ store: open(), limits: HANDLER_LIMITS });
+      await runWorkload(
+        `handler+store ${size}`,
+        handlerWorkload((input) => tool.execute(input), text),
+        floors,
+      );
+      console.log('');
+    }
+    const [, smallText] = FILE_SIZES[0] ?? ['', FILE_TEXT];
+    await client.set(floorKey, smallText);
+    const floors = rawFloors(client, floorKey, smallText);
     const directory = await mkdtemp(join(tmpdir(), 'baton-bench-fs-'));
     try {
       const sdkTool = await BetaLocalFilesystemMemoryTool.init(directory);
@@ -361,7 +381,7 @@ async function main(): Promise<void> {
             input: unknown,
           ) => Promise<string>;
           return { content: await handler(input), isError: false };
-        }),
+        }, smallText),
         floors,
       );
     } finally {

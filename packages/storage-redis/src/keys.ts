@@ -10,8 +10,8 @@
  * | `<base>atime`                    | zset   | file path -> last read/write (epoch ms), for expiry   |
  * | `<base>feed`                     | stream | change feed, capped with `MAXLEN ~`                   |
  * | `<base>c:<dir>`                  | hash   | directory index: child name -> `f,<size>,<mtime>` or `d,<mtime>` (root: `<base>c:`) |
- * | `<base>f:<path>`                 | hash   | file: `c` content, `v` version                        |
- * | `<base>h:<path>`                 | list   | history: last K versions of the file, newest first    |
+ * | `<base>f:<path>`                 | hash   | file: `c` content, `v` version, `m` header, `hs` history sizes |
+ * | `<base>h:<path>`                 | list   | history: older versions (deltas or copies), newest    |
  *
  * Lua scripts receive the `c:`, `f:` and `h:` prefixes as their first three ARGV entries and only
  * append store paths to them, so this module stays the one place that spells keys.

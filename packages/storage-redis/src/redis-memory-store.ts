@@ -15,6 +15,7 @@ import { Redis, type RedisOptions } from 'ioredis';
 import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
 import { AccessRecords } from './internal/access-records.js';
 import { defineScripts, type RedisClient, type ScriptCommands } from './internal/scripts.js';
+import { applyReverseDelta, createReverseDelta } from './internal/history-delta.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
 
 /** Options of `createRedisMemoryStore`. Give exactly one of `redis` and `url`. */
@@ -31,8 +32,14 @@ export interface RedisMemoryStoreOptions {
   prefix?: string;
   /** Quotas enforced atomically by the write scripts. Default: unlimited. */
   limits?: StoreLimits;
-  /** Versions kept per file, newest (the current content) first; 0 turns history off. Default 5. */
+  /** Versions kept per file, newest (the current content) first; 0 or 1 keeps only the current one. Default 5. */
   historyDepth?: number;
+  /**
+   * Bytes of older versions kept per file. An edit of a version this store saw costs a reverse
+   * delta of about the changed span; an overwrite of a version it did not see costs a copy of the
+   * old file. The oldest versions are dropped first when the budget is exceeded. Default 1 MiB.
+   */
+  historyMaxBytes?: number;
   /** Approximate cap of the change-feed stream (`XADD MAXLEN ~`); 0 turns the feed off. Default 10,000. */
   feedMaxLength?: number;
   /** Compare-and-set attempts of one `edit` before it fails with `conflict`. Default 100. */
@@ -149,6 +156,7 @@ export class RedisMemoryStore implements MemoryStore {
   private readonly ownsClient: boolean;
   private readonly limits: readonly [string, string, string];
   private readonly historyDepth: number;
+  private readonly historyMaxBytes: number;
   private readonly feedMaxLength: number;
   private readonly maxEditAttempts: number;
   private readonly prefixes: readonly [string, string, string];
@@ -168,6 +176,10 @@ export class RedisMemoryStore implements MemoryStore {
     this.namespace = options.namespace;
     this.keys = createNamespaceKeys(options.namespace, options.prefix ?? DEFAULT_KEY_PREFIX);
     this.historyDepth = nonNegativeInteger(options.historyDepth ?? 5, 'historyDepth');
+    this.historyMaxBytes = nonNegativeInteger(
+      options.historyMaxBytes ?? 1_048_576,
+      'historyMaxBytes',
+    );
     this.feedMaxLength = nonNegativeInteger(options.feedMaxLength ?? 10_000, 'feedMaxLength');
     this.editCacheEntries = nonNegativeInteger(
       options.editCacheEntries ?? 4_096,
@@ -245,7 +257,15 @@ export class RedisMemoryStore implements MemoryStore {
         : new StoreError('is_directory', 'The root is a directory.');
     }
     const command = options.command ?? (options.mode === 'create' ? 'create' : 'write');
-    const reply = await this.runWrite(path, content, options.mode, '', command, options.session);
+    const reply = await this.runWrite(
+      path,
+      content,
+      options.mode,
+      '',
+      command,
+      options.session,
+      options.mode === 'create' ? undefined : this.recent.get(path),
+    );
     if (reply[0] !== ScriptStatus.ok) {
       throw statusError(Number(reply[0]), path, undefined, Number(reply[1]));
     }
@@ -298,6 +318,7 @@ export class RedisMemoryStore implements MemoryStore {
         current.version,
         command,
         context.session,
+        current,
       );
       const status = Number(reply[0]);
       if (status === ScriptStatus.ok) {
@@ -444,16 +465,30 @@ export class RedisMemoryStore implements MemoryStore {
     }
   }
 
-  /** Versions kept for `path`, newest (the current content) first. Empty if none or history is off. */
+  /**
+   * Versions kept for `path`, newest (the current content) first. Empty if there is no file or
+   * history is off (then only while the file exists is its current version listed).
+   */
   async listHistory(path: string): Promise<FileVersion[]> {
-    return (await this.loadHistory(path)).map(({ content: _content, ...version }) => version);
+    const history = await this.loadHistory(path);
+    return history.map(({ payload: _payload, kind: _kind, ...version }) => version);
   }
 
   /** Content of `path` at `version` (from `listHistory`), or `null` if that version is not kept. */
   async readHistory(path: string, version: string): Promise<string | null> {
-    return (
-      (await this.loadHistory(path)).find((entry) => entry.version === version)?.content ?? null
-    );
+    const history = await this.loadHistory(path);
+    let content: string | null = null;
+    for (const entry of history) {
+      // Each delta rebuilds a version from the next newer one; the newest entry is the file.
+      content =
+        entry.kind === 'd' && content !== null
+          ? applyReverseDelta(content, entry.payload)
+          : entry.payload;
+      if (entry.version === version) {
+        return content;
+      }
+    }
+    return null;
   }
 
   /** Change-feed entries, oldest first. */
@@ -589,8 +624,12 @@ export class RedisMemoryStore implements MemoryStore {
     expectedVersion: string,
     command: string,
     session: string | undefined,
+    replaced: Versioned | undefined,
   ): Promise<unknown[]> {
     const sentAt = performance.now();
+    // The script uses the delta only if `replaced` is still the stored version.
+    const keepsHistory = this.historyDepth > 1 && replaced !== undefined;
+    const delta = keepsHistory ? createReverseDelta(replaced.content, content) : '';
     const reply = await this.run(command, path, () =>
       this.client.batonMemoryWrite(
         this.keys.meta,
@@ -606,6 +645,9 @@ export class RedisMemoryStore implements MemoryStore {
         String(this.feedMaxLength),
         oneLine(command),
         oneLine(session),
+        keepsHistory ? replaced.version : '',
+        delta,
+        String(this.historyMaxBytes),
       ),
     );
     if (reply[0] === ScriptStatus.ok) {
@@ -628,16 +670,38 @@ export class RedisMemoryStore implements MemoryStore {
     }
   }
 
-  private async loadHistory(path: string): Promise<Array<FileVersion & { content: string }>> {
+  /** The current version (kind 'f') then the older ones, newest first, read atomically. */
+  private async loadHistory(path: string): Promise<HistoryEntry[]> {
     checkPath(path);
     this.ensureOpen();
+    if (path === '' || this.historyDepth === 0) {
+      return [];
+    }
+    let file: Array<string | null>;
     let entries: string[];
     try {
-      entries = await this.client.lrange(this.keys.history(path), 0, -1);
+      const replies = await this.client
+        .multi()
+        .hmget(this.keys.file(path), 'c', 'v', 'm')
+        .lrange(this.keys.history(path), 0, Math.max(0, this.historyDepth - 2))
+        .exec();
+      const [fileReply, listReply] = replies ?? [];
+      if (fileReply?.[0] || listReply?.[0]) {
+        throw fileReply?.[0] ?? listReply?.[0];
+      }
+      file = fileReply?.[1] as Array<string | null>;
+      entries = listReply?.[1] as string[];
     } catch (error) {
       throw toStoreError(error, `read the history of ${path}`);
     }
-    return entries.map(parseHistoryEntry);
+    const [content, version, header] = file;
+    if (typeof content !== 'string' || typeof version !== 'string' || typeof header !== 'string') {
+      return [];
+    }
+    return [
+      parseHistoryEntry(`${version}\n${header}\nf\n${content}`),
+      ...entries.map(parseHistoryEntry),
+    ];
   }
 
   private remember(path: string, versioned: Versioned): void {
@@ -740,22 +804,30 @@ function oneLine(value: string | undefined): string {
   return value === undefined ? '' : value.replace(/[\r\n]+/gu, ' ');
 }
 
-function parseHistoryEntry(entry: string): FileVersion & { content: string } {
+/** A kept version: its payload is the full content ('f') or a reverse delta ('d'). */
+interface HistoryEntry extends FileVersion {
+  kind: 'f' | 'd';
+  payload: string;
+}
+
+/** Parses `<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>` (see write-3.lua). */
+function parseHistoryEntry(entry: string): HistoryEntry {
   const lines: string[] = [];
   let offset = 0;
-  for (let index = 0; index < 5; index += 1) {
+  for (let index = 0; index < 6; index += 1) {
     const end = entry.indexOf('\n', offset);
     lines.push(entry.slice(offset, end));
     offset = end + 1;
   }
-  const [version, at, bytes, command, session] = lines;
+  const [version, at, bytes, command, session, kind] = lines;
   return {
     version: version ?? '',
     at: Number(at),
     bytes: Number(bytes),
     command: command ?? '',
     ...(session ? { session } : {}),
-    content: entry.slice(offset),
+    kind: kind === 'd' ? 'd' : 'f',
+    payload: entry.slice(offset),
   };
 }
 

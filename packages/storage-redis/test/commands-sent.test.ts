@@ -60,6 +60,74 @@ describe('a directory view costs O(entries shown)', () => {
   });
 });
 
+describe('a write is one script call with no second copy of the file', () => {
+  const lua = (sent: Sent[]): string[] =>
+    sent.filter((entry) => entry.source === 'lua').map((entry) => entry.command);
+
+  it('a create reads the index and usage, then writes meta, index, file, access time and feed once each', async () => {
+    const store = openTestStore();
+    await store.write('notes/first.md', 'x', { mode: 'create' });
+    const sent = await commandsSentBy(store.keys.base, () =>
+      store.write('notes/b.md', 'hello', { mode: 'create' }),
+    );
+    expect(sent.filter((entry) => entry.source !== 'lua').map((entry) => entry.command)).toEqual([
+      expect.stringMatching(/^eval(sha)?$/u),
+    ]);
+    expect(lua(sent)).toEqual([
+      'hget', // the file's entry in its parent's index (absent)
+      'hget', // the parent directory's entry (present)
+      'hmget', // usage and sequence
+      'hset', // usage and sequence, written back together
+      'hset', // the parent's index entry
+      'hset', // the file: content, version, header, history sizes
+      'zadd', // access time
+      'xadd', // change feed
+    ]);
+  });
+
+  it('an edit of a 100 KB file keeps a reverse delta of a few bytes in history, not a copy', async () => {
+    const store = openTestStore({ historyDepth: 5 });
+    const big = Array.from({ length: 3000 }, (_, line) => `line ${line}: progress`).join('\n');
+    await store.write('big.md', big, { mode: 'create' });
+    const sent = await commandsSentBy(store.keys.base, () =>
+      store.edit('big.md', (current) => current.replace('line 1500:', 'line fifteen hundred:')),
+    );
+    expect(sent.filter((entry) => entry.source !== 'lua')).toHaveLength(1);
+    expect(lua(sent)).toEqual([
+      'hget',
+      'hmget',
+      'hmget',
+      'hset',
+      'hset',
+      'lpush',
+      'ltrim',
+      'hset',
+      'zadd',
+      'xadd',
+    ]);
+    const pushed = sent.find((entry) => entry.command === 'lpush')?.args[1] ?? '';
+    expect(pushed.length).toBeLessThan(200);
+    expect(
+      await store.readHistory('big.md', (await store.listHistory('big.md'))[1]?.version ?? ''),
+    ).toBe(big);
+  });
+
+  it('an overwrite of a version this store did not see copies the old content inside Redis only', async () => {
+    const store = openTestStore({ historyDepth: 3 });
+    await store.write('a.md', 'first', { mode: 'create' });
+    const other = openTestStore({ namespace: store.namespace, historyDepth: 3 });
+    const sent = await commandsSentBy(store.keys.base, () =>
+      other.write('a.md', 'second', { mode: 'overwrite' }),
+    );
+    // The old content is read by the script (HGET), never sent back to the client.
+    expect(lua(sent)).toContain('lpush');
+    expect(lua(sent).filter((command) => command === 'hget')).toHaveLength(2);
+    expect(
+      await other.readHistory('a.md', (await other.listHistory('a.md'))[1]?.version ?? ''),
+    ).toBe('first');
+  });
+});
+
 describe('round trips per operation', () => {
   it('mutations take at most two round trips: create one, edit two cold and one right after a read', async () => {
     const store = openTestStore();

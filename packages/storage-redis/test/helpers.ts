@@ -15,6 +15,7 @@ export interface TestStoreOptions {
   namespace?: string;
   limits?: StoreLimits;
   historyDepth?: number;
+  historyMaxBytes?: number;
   feedMaxLength?: number;
   accessTimeGranularityMs?: number;
   redis?: RedisClient;
@@ -29,6 +30,7 @@ export function openTestStore(options: TestStoreOptions = {}): RedisMemoryStore 
     namespace: options.namespace ?? randomNamespace(),
     ...(options.limits === undefined ? {} : { limits: options.limits }),
     ...(options.historyDepth === undefined ? {} : { historyDepth: options.historyDepth }),
+    ...(options.historyMaxBytes === undefined ? {} : { historyMaxBytes: options.historyMaxBytes }),
     ...(options.feedMaxLength === undefined ? {} : { feedMaxLength: options.feedMaxLength }),
     ...(options.accessTimeGranularityMs === undefined
       ? {}

@@ -50,6 +50,35 @@ describe('history keeps the last K versions', () => {
     expect((await store.listHistory('b.md')).map((version) => version.bytes)).toEqual([8]);
   });
 
+  it('keeps older versions within historyMaxBytes, dropping the oldest first', async () => {
+    const store = openTestStore({ historyDepth: 10, historyMaxBytes: 250 });
+    const other = openTestStore({
+      namespace: store.namespace,
+      historyDepth: 10,
+      historyMaxBytes: 250,
+    });
+    // Overwrites by a store that never saw the old version keep full copies (100 bytes each).
+    await store.write('r.md', 'a'.repeat(100), { mode: 'create' });
+    for (const letter of ['b', 'c', 'd', 'e']) {
+      await other.write('r.md', letter.repeat(100), { mode: 'overwrite' });
+    }
+    const versions = await store.listHistory('r.md');
+    // The current version and the two newest older ones fit: 200 of 250 bytes.
+    expect(versions).toHaveLength(3);
+    const contents = await Promise.all(
+      versions.map((version) => store.readHistory('r.md', version.version)),
+    );
+    expect(contents).toEqual(['e', 'd', 'c'].map((letter) => letter.repeat(100)));
+    // Edits cost deltas, so many more of them fit in the same budget.
+    for (let round = 0; round < 8; round += 1) {
+      await store.edit('r.md', (current) => `${current}${round}`);
+    }
+    expect(await store.listHistory('r.md')).toHaveLength(10);
+    const oldest = (await store.listHistory('r.md')).at(-1)?.version ?? '';
+    // Nine older versions: seven edits (deltas), 'e' (a delta) and 'd' (a copy); 'c' fell off.
+    expect(await store.readHistory('r.md', oldest)).toBe('d'.repeat(100));
+  });
+
   it('historyDepth 0 keeps nothing', async () => {
     const store = openTestStore({ historyDepth: 0 });
     await store.write('x.md', 'x', { mode: 'create' });

@@ -5,7 +5,8 @@
  * refuse with `Error: File {path} already exists` instead of overwriting (the spec allows either):
  * a model that re-creates a file it forgot about would otherwise silently destroy memory, and the
  * error tells it to `view` and edit instead. The check and the write are one atomic store call
- * (create-only mode), so two concurrent creates have exactly one winner.
+ * (create-only mode), so two concurrent creates have exactly one winner, and a plain create is a
+ * single store call.
  */
 import type { CommandContext } from '../internal/command-context.js';
 import { toMemoryToolError } from '../internal/store-error-messages.js';
@@ -25,10 +26,14 @@ export async function create(input: CreateInput, context: CommandContext): Promi
   if (storePath === '') {
     throw new MemoryToolError(`Error: File ${virtualPath} already exists`, { code: 'exists' });
   }
-  // Checked before the hook and the quota, so the model hears the most useful thing first. The
-  // write below is create-only anyway, so a file appearing in between is still refused.
+  // When the handler could refuse the write itself (hook, size, quota), existence is checked
+  // first, so the model hears the most useful thing first. Otherwise the create-only write below
+  // is the check, and it reports an existing file with the same message.
   try {
-    if ((await context.store.stat(storePath)) !== null) {
+    if (
+      context.mayRefuseBeforeStore(input.file_text) &&
+      (await context.store.stat(storePath)) !== null
+    ) {
       throw new MemoryToolError(`Error: File ${virtualPath} already exists`, { code: 'exists' });
     }
   } catch (error) {

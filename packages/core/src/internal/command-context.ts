@@ -37,6 +37,11 @@ export interface CommandContext {
    */
   prepareWrite(write: MemoryWrite): string;
   /**
+   * Whether a write of `content` could be refused by the handler itself (a `beforeWrite` hook,
+   * the per-file size, or store-wide limits the handler enforces) before it reaches the store.
+   */
+  mayRefuseBeforeStore(content: string): boolean;
+  /**
    * Store usage, fetched only when the handler enforces the store-wide limits and one of them is
    * finite; `undefined` otherwise (then `assertQuota` checks nothing).
    */
@@ -103,6 +108,15 @@ export function createCommandContext(options: {
         );
       }
       return content;
+    },
+
+    mayRefuseBeforeStore(content) {
+      return (
+        hooks.beforeWrite !== undefined ||
+        byteLength(content) > limits.maxFileBytes ||
+        (quotaEnforcement === 'handler' &&
+          (Number.isFinite(limits.maxTotalBytes) || Number.isFinite(limits.maxFiles)))
+      );
     },
 
     async usageForQuota() {
