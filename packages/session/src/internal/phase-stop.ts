@@ -1,0 +1,127 @@
+import type { SessionOutcome } from '../types.js';
+
+/** Budgets the loop checks after every working turn. */
+export type BudgetReason = 'max_turns' | 'max_input_tokens' | 'max_output_tokens' | 'max_usd';
+
+/** Why a phase of the loop stopped. */
+export type PhaseStop =
+  | { kind: 'end_turn' }
+  | { kind: 'budget'; reason: BudgetReason }
+  | { kind: 'aborted' }
+  | { kind: 'refusal' }
+  | { kind: 'max_tokens' }
+  | { kind: 'context_window' }
+  | { kind: 'api_error'; error: unknown };
+
+/** What a stopped working phase means for the session. */
+export interface StopVerdict {
+  outcome: SessionOutcome;
+  /** The result's machine `stopReason`. */
+  stopReason: string;
+  /** The result's readable reason. */
+  reason: string;
+  /** The reason given to the end-of-session turn; undefined: no end-of-session turn. */
+  endReason?: string;
+  /** The old conversation no longer fits: the end-of-session turn starts from a fresh context. */
+  freshEndContext?: boolean;
+  error?: string;
+}
+
+/** What the verdicts need to know beyond the stop itself. */
+export interface StopFacts {
+  /** Why the working signal was aborted, if it was. */
+  abortCause: 'cancelled' | 'wall_clock' | undefined;
+  /** Turns answered so far. */
+  turns: number;
+  /** `max_tokens` stops in a row that end a session. */
+  maxConsecutiveMaxTokens: number;
+}
+
+const BUDGET_TEXT: Record<BudgetReason, string> = {
+  max_turns: 'the turn budget',
+  max_input_tokens: 'the input-token budget',
+  max_output_tokens: 'the output-token budget',
+  max_usd: 'the cost budget',
+};
+
+export function errorMessage(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  return String(error);
+}
+
+type VerdictOf = {
+  [K in PhaseStop['kind']]: (
+    stop: Extract<PhaseStop, { kind: K }>,
+    facts: StopFacts,
+  ) => StopVerdict;
+};
+
+/** From how the working phase stopped to the session's outcome: one row per stop kind. */
+const VERDICTS: VerdictOf = {
+  end_turn: () => ({
+    outcome: 'completed',
+    stopReason: 'end_turn',
+    reason: 'The agent finished its work for this session.',
+    endReason: 'done',
+  }),
+  budget: (stop) => ({
+    outcome: 'budget_exhausted',
+    stopReason: stop.reason,
+    reason: `Stopped at ${BUDGET_TEXT[stop.reason]}.`,
+    endReason: stop.reason,
+  }),
+  aborted: (_stop, facts) =>
+    facts.abortCause === 'wall_clock'
+      ? {
+          outcome: 'budget_exhausted',
+          stopReason: 'wall_clock',
+          reason: 'Stopped at the wall-clock budget.',
+          endReason: 'wall_clock',
+        }
+      : {
+          outcome: 'cancelled',
+          stopReason: 'cancelled',
+          reason: 'The session was cancelled.',
+          ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
+        },
+  refusal: () => ({
+    outcome: 'refused',
+    stopReason: 'refusal',
+    reason: 'The model refused to continue (stop_reason refusal).',
+  }),
+  max_tokens: (_stop, facts) => ({
+    outcome: 'failed',
+    stopReason: 'max_tokens',
+    reason: `The model hit max_tokens ${facts.maxConsecutiveMaxTokens} times in a row; raise maxTokens.`,
+    endReason: 'max_tokens',
+  }),
+  context_window: () => ({
+    outcome: 'budget_exhausted',
+    stopReason: 'model_context_window_exceeded',
+    reason: 'The context window is full (stop_reason model_context_window_exceeded).',
+    endReason: 'context_window_exceeded',
+    freshEndContext: true,
+  }),
+  api_error: (stop) => {
+    const error = errorMessage(stop.error);
+    return {
+      outcome: 'failed',
+      stopReason: 'api_error',
+      reason: `The API call failed: ${error}`,
+      error,
+    };
+  },
+};
+
+export function verdictFor(stop: PhaseStop, facts: StopFacts): StopVerdict {
+  return (VERDICTS[stop.kind] as (stop: PhaseStop, facts: StopFacts) => StopVerdict)(stop, facts);
+}
+
+/** What an end-of-session phase that did not finish adds to the reason. */
+export function endPhaseNote(stop: PhaseStop): string {
+  if (stop.kind === 'aborted') return ' The end-of-session turn ran out of time.';
+  if (stop.kind === 'api_error')
+    return ` The end-of-session turn failed: ${errorMessage(stop.error)}`;
+  if (stop.kind === 'refusal') return ' The model refused the end-of-session turn.';
+  return '';
+}

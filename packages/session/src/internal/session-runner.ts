@@ -1,0 +1,397 @@
+import type {
+  BetaMessage,
+  BetaToolUseBlock,
+  MessageCreateParamsNonStreaming,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { type UsageAccumulator, createUsageAccumulator } from '@baton/context-config';
+import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
+import type { Feature } from '../features.js';
+import { commitWorkspace } from '../git.js';
+import {
+  type PromptContext,
+  renderEndOfSessionPrompt,
+  renderSessionPrompt,
+  renderSystemPrompt,
+} from '../prompts.js';
+import { withRetries } from '../retry.js';
+import { createBashTool } from '../tools/bash.js';
+import { createSessionMemoryTool } from '../tools/memory.js';
+import { createTextEditorTool } from '../tools/text-editor.js';
+import type { RunSessionOptions, SessionBudgets, SessionResult } from '../types.js';
+import { Conversation } from './conversation.js';
+import { type EventBody, createEmitter } from './events.js';
+import {
+  type PhaseStop,
+  type StopVerdict,
+  endPhaseNote,
+  errorMessage,
+  verdictFor,
+} from './phase-stop.js';
+import { type Toolbox, createToolbox } from './toolbox.js';
+import { WorkSignal } from './work-signal.js';
+
+const DEFAULT_MAX_TOKENS = 4096;
+
+/**
+ * The largest `max_tokens` the SDK accepts without streaming: it refuses a non-streaming call
+ * whose expected time (60 min x max_tokens / 128,000) exceeds 10 minutes.
+ */
+export const NON_STREAMING_MAX_TOKENS = 21_333;
+const DEFAULT_END_TIMEOUT_MS = 30_000;
+const DEFAULT_END_MAX_TURNS = 8;
+const DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS = 3;
+
+const CUT_TOOL_CALL =
+  'Not run: your response hit the max_tokens limit, so this tool call may be incomplete. Send it again, shorter.';
+const CONTINUE_AFTER_CUT =
+  'Your last response was cut off by the max_tokens limit. Continue where you stopped, in shorter steps.';
+
+/** One phase of the loop: working, or closing the progress log. */
+interface Phase {
+  name: 'work' | 'end';
+  signal: AbortSignal;
+  maxTurns: number;
+  turns: number;
+  maxTokensInARow: number;
+}
+
+/** What one answered turn asks the loop to do: go on, or stop the phase. */
+type StopReasonStep = (
+  runner: SessionRunner,
+  toolUses: BetaToolUseBlock[],
+  phase: Phase,
+) => Promise<PhaseStop | undefined> | PhaseStop | undefined;
+
+/** From a response's `stop_reason` to the next step; anything else ends the phase. */
+const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
+  tool_use: async (runner, toolUses, phase) => {
+    runner.conversation.add(...(await runner.toolbox.run(toolUses, runner.turns, phase.signal)));
+    return undefined;
+  },
+  // The server paused a long turn (or compacted): send the conversation back to continue.
+  pause_turn: () => undefined,
+  compaction: () => undefined,
+  max_tokens: (runner, toolUses, phase) => {
+    // A cut tool call may have incomplete input: answer it without running it.
+    for (const block of toolUses) {
+      runner.conversation.add({
+        type: 'tool_result',
+        tool_use_id: block.id,
+        is_error: true,
+        content: CUT_TOOL_CALL,
+      });
+    }
+    if (phase.maxTokensInARow >= runner.maxConsecutiveMaxTokens) return { kind: 'max_tokens' };
+    runner.conversation.addText(CONTINUE_AFTER_CUT);
+    return undefined;
+  },
+  refusal: () => ({ kind: 'refusal' }),
+  model_context_window_exceeded: () => ({ kind: 'context_window' }),
+};
+
+function isToolUse(block: BetaMessage['content'][number]): block is BetaToolUseBlock {
+  return block.type === 'tool_use';
+}
+
+/**
+ * One session, as a short sequence of named steps: start, the working phase, the verdict, the
+ * end-of-session phase, the commit, the result. `runSession` validates its options and runs one.
+ */
+export class SessionRunner {
+  readonly conversation = new Conversation();
+  readonly toolbox: Toolbox;
+  readonly maxConsecutiveMaxTokens: number;
+  turns = 0;
+
+  readonly #options: RunSessionOptions;
+  readonly #root: string;
+  readonly #sessionId: string;
+  readonly #sessionNumber: number;
+  readonly #interrupted: boolean;
+  readonly #budgets: SessionBudgets;
+  readonly #maxTokens: number;
+  readonly #streaming: boolean;
+  readonly #accumulator: UsageAccumulator;
+  readonly #emit: (body: EventBody) => Promise<void>;
+  readonly #promptContext: PromptContext;
+  readonly #system: string;
+  readonly #context: NonNullable<RunSessionOptions['context']>;
+
+  constructor(
+    options: RunSessionOptions & { context: NonNullable<RunSessionOptions['context']> },
+    root: string,
+    sessionId: string,
+  ) {
+    this.#options = options;
+    this.#root = root;
+    this.#sessionId = sessionId;
+    this.#sessionNumber = options.sessionNumber ?? 1;
+    this.#interrupted = options.interrupted ?? false;
+    this.#context = options.context;
+    this.#budgets = options.budgets ?? {};
+    this.#maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
+    this.#streaming =
+      options.streaming === true ||
+      ((options.streaming ?? 'auto') === 'auto' && this.#maxTokens > NON_STREAMING_MAX_TOKENS);
+    this.maxConsecutiveMaxTokens =
+      options.maxConsecutiveMaxTokens ?? DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS;
+    this.#accumulator = createUsageAccumulator({ model: options.model });
+    this.#emit = createEmitter(options.onEvent, { projectId: options.project.id, sessionId });
+    this.#promptContext = {
+      projectId: options.project.id,
+      goal: options.project.goal,
+      sessionNumber: this.#sessionNumber,
+      interrupted: this.#interrupted,
+    };
+    this.#system = renderSystemPrompt(this.#promptContext);
+    this.toolbox = createToolbox(
+      [
+        createSessionMemoryTool({
+          store: options.store,
+          session: sessionId,
+          allowFeatureAdditions: options.kind === 'init',
+          ...(options.memoryQuotaEnforcement === undefined
+            ? {}
+            : { quotaEnforcement: options.memoryQuotaEnforcement }),
+          onChange: (change) => this.#emit({ type: 'memory-change', change }),
+        }),
+        createBashTool({ ...options.tools, root }),
+        createTextEditorTool({ ...options.tools, root }),
+      ],
+      this.#emit,
+    );
+  }
+
+  async run(): Promise<SessionResult> {
+    const startedAt = Date.now();
+    const featuresBefore = await readFeatures(this.#options.store);
+    await this.#emit({
+      type: 'session-start',
+      kind: this.#options.kind,
+      sessionNumber: this.#sessionNumber,
+      interrupted: this.#interrupted,
+      model: this.#options.model,
+    });
+    const work = new WorkSignal(this.#options.signal, this.#budgets.wallClockMs);
+    let verdict: StopVerdict;
+    try {
+      this.conversation.addText(this.#firstPrompt());
+      const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
+      verdict = verdictFor(stop, {
+        abortCause: work.cause,
+        turns: this.turns,
+        maxConsecutiveMaxTokens: this.maxConsecutiveMaxTokens,
+      });
+      if (verdict.endReason !== undefined && this.#options.kind !== 'end') {
+        verdict = { ...verdict, reason: verdict.reason + (await this.#closeLog(verdict)) };
+      }
+    } catch (caught) {
+      const error = errorMessage(caught);
+      verdict = {
+        outcome: 'failed',
+        stopReason: 'internal_error',
+        reason: `The session failed unexpectedly: ${error}`,
+        error,
+      };
+    } finally {
+      work.dispose();
+    }
+    const result = await this.#result(verdict, featuresBefore, startedAt);
+    await this.#commit(result);
+    result.endedAt = Date.now();
+    await this.#emit({ type: 'session-end', result });
+    return result;
+  }
+
+  #firstPrompt(): string {
+    const kind = this.#options.kind;
+    if (kind !== 'end') return renderSessionPrompt(kind, this.#promptContext);
+    return `${renderSessionPrompt('end', this.#promptContext)}\n\n${renderEndOfSessionPrompt('end_session', this.#promptContext)}`;
+  }
+
+  #workMaxTurns(): number {
+    return this.#options.kind === 'end'
+      ? (this.#options.endOfSessionMaxTurns ?? DEFAULT_END_MAX_TURNS)
+      : Number.POSITIVE_INFINITY;
+  }
+
+  /** The end-of-session phase: the agent updates its progress log before the session stops. */
+  async #closeLog(verdict: StopVerdict): Promise<string> {
+    const endReason = verdict.endReason ?? 'done';
+    const closing = renderEndOfSessionPrompt(endReason, this.#promptContext);
+    if (verdict.freshEndContext === true) {
+      // The old conversation no longer fits: close the log from a fresh context instead.
+      this.conversation.reset();
+      this.conversation.addText(`${renderSessionPrompt('end', this.#promptContext)}\n\n${closing}`);
+    } else {
+      this.conversation.addText(closing);
+    }
+    const grace = new AbortController();
+    const graceTimer = setTimeout(
+      () => grace.abort(),
+      this.#options.endOfSessionTimeoutMs ?? DEFAULT_END_TIMEOUT_MS,
+    );
+    try {
+      const stop = await this.#runPhase(
+        'end',
+        grace.signal,
+        this.#options.endOfSessionMaxTurns ?? DEFAULT_END_MAX_TURNS,
+      );
+      return endPhaseNote(stop);
+    } finally {
+      clearTimeout(graceTimer);
+    }
+  }
+
+  /** The loop: request, record, act on the stop reason, check budgets. */
+  async #runPhase(name: Phase['name'], signal: AbortSignal, maxTurns: number): Promise<PhaseStop> {
+    const phase: Phase = { name, signal, maxTurns, turns: 0, maxTokensInARow: 0 };
+    for (;;) {
+      if (signal.aborted) return { kind: 'aborted' };
+      if (phase.turns >= phase.maxTurns) return { kind: 'budget', reason: 'max_turns' };
+      this.conversation.flush();
+      const started = Date.now();
+      let response: BetaMessage;
+      try {
+        response = await this.#request(signal);
+      } catch (error) {
+        if (signal.aborted) return { kind: 'aborted' };
+        return { kind: 'api_error', error };
+      }
+      this.turns += 1;
+      phase.turns += 1;
+      const stopReason = response.stop_reason ?? 'end_turn';
+      await this.#recordTurn(response, phase, stopReason, Date.now() - started);
+      this.conversation.addAssistant(response.content);
+      phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
+      const step = ON_STOP_REASON[stopReason];
+      if (step === undefined) return { kind: 'end_turn' };
+      const stop = await step(this, response.content.filter(isToolUse), phase);
+      if (stop !== undefined) return stop;
+      if (phase.name === 'work') {
+        const hit = this.#budgetHit();
+        if (hit !== undefined) return hit;
+      }
+    }
+  }
+
+  /** The request of the next turn, as the API takes it. */
+  #buildRequest(): MessageCreateParamsNonStreaming {
+    const context = this.#context;
+    return {
+      model: this.#options.model,
+      max_tokens: this.#maxTokens,
+      system: this.#system,
+      tools: this.toolbox.definitions,
+      messages: [...this.conversation.messages],
+      ...(context.betas.length > 0 ? { betas: context.betas } : {}),
+      ...(context.context_management === undefined
+        ? {}
+        : { context_management: context.context_management }),
+    };
+  }
+
+  /** One API call with our own retry loop, which reports every retry as an `api-retry` event. */
+  #request(signal: AbortSignal): Promise<BetaMessage> {
+    const params = this.#buildRequest();
+    const requestOptions = { signal, maxRetries: 0 };
+    const client = this.#options.client;
+    return withRetries(
+      (): Promise<BetaMessage> =>
+        this.#streaming
+          ? client.beta.messages.stream(params, requestOptions).finalMessage()
+          : client.beta.messages.create(params, requestOptions),
+      {
+        ...(this.#options.retry === undefined ? {} : { retry: this.#options.retry }),
+        signal,
+        onRetry: (notice) =>
+          this.#emit({
+            type: 'api-retry',
+            attempt: notice.attempt,
+            delayMs: notice.delayMs,
+            message: errorMessage(notice.error).slice(0, 200),
+            ...(notice.status === undefined ? {} : { status: notice.status }),
+          }),
+      },
+    );
+  }
+
+  async #recordTurn(
+    response: BetaMessage,
+    phase: Phase,
+    stopReason: string,
+    durationMs: number,
+  ): Promise<void> {
+    const accounting = this.#accumulator.recordTurn(response);
+    await this.#emit({
+      type: 'turn',
+      turn: this.turns,
+      phase: phase.name,
+      stopReason,
+      durationMs,
+      usage: accounting.usage,
+      appliedEdits: accounting.appliedEdits,
+      clearedInputTokens: accounting.clearedInputTokens,
+      costUsd: accounting.costUsd,
+      totals: this.#accumulator.totals(),
+    });
+  }
+
+  #budgetHit(): PhaseStop | undefined {
+    const budgets = this.#budgets;
+    const totals = this.#accumulator.totals();
+    const input =
+      totals.inputTokens + totals.cacheReadInputTokens + totals.cacheCreationInputTokens;
+    if (budgets.maxTurns !== undefined && this.turns >= budgets.maxTurns)
+      return { kind: 'budget', reason: 'max_turns' };
+    if (budgets.maxInputTokens !== undefined && input >= budgets.maxInputTokens)
+      return { kind: 'budget', reason: 'max_input_tokens' };
+    if (budgets.maxOutputTokens !== undefined && totals.outputTokens >= budgets.maxOutputTokens)
+      return { kind: 'budget', reason: 'max_output_tokens' };
+    if (budgets.maxUsd !== undefined && totals.costUsd >= budgets.maxUsd)
+      return { kind: 'budget', reason: 'max_usd' };
+    return undefined;
+  }
+
+  async #result(
+    verdict: StopVerdict,
+    featuresBefore: Feature[] | null,
+    startedAt: number,
+  ): Promise<SessionResult> {
+    const featuresAfter = await readFeatures(this.#options.store);
+    return {
+      sessionId: this.#sessionId,
+      kind: this.#options.kind,
+      outcome: verdict.outcome,
+      reason: verdict.reason,
+      stopReason: verdict.stopReason,
+      turns: this.turns,
+      usage: this.#accumulator.totals(),
+      featuresBefore: countFeatures(featuresBefore),
+      featuresAfter: countFeatures(featuresAfter),
+      allFeaturesPass: allFeaturesPass(featuresAfter),
+      flippedFeatures: flippedFeatureIds(featuresBefore, featuresAfter),
+      startedAt,
+      endedAt: Date.now(),
+      ...(verdict.error === undefined ? {} : { error: verdict.error }),
+    };
+  }
+
+  /** Commits the workspace when it is a git repository; a failed commit is noted, not thrown. */
+  async #commit(result: SessionResult): Promise<void> {
+    if (this.#options.gitCommit === false) return;
+    const flipped =
+      result.flippedFeatures.length > 0
+        ? `flipped ${result.flippedFeatures.join(', ')}`
+        : 'no feature flipped';
+    const message =
+      `baton: session ${this.#sessionNumber} (${this.#options.kind}) of ${this.#options.project.id}: ${flipped}\n\n` +
+      `Session-Id: ${this.#sessionId}\nOutcome: ${result.outcome} (${result.stopReason ?? ''})\nFeatures: ${result.featuresAfter.passing}/${result.featuresAfter.total} passing\n`;
+    try {
+      const commit = await commitWorkspace(this.#root, message);
+      if (commit !== undefined) result.commit = commit;
+    } catch (caught) {
+      result.reason += ` The workspace commit failed: ${errorMessage(caught)}`;
+    }
+  }
+}

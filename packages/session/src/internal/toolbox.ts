@@ -1,0 +1,92 @@
+import type {
+  BetaToolResultBlockParam,
+  BetaToolUnion,
+  BetaToolUseBlock,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { SessionTool, ToolOutcome } from '../tools/types.js';
+import type { EventBody } from './events.js';
+
+/** The session's tools: their definitions and how one turn's tool calls run. */
+export interface Toolbox {
+  /** The `tools` of every request, in a fixed order (part of the cached prefix). */
+  readonly definitions: BetaToolUnion[];
+  /** Runs one turn's calls and returns their results in the order of the tool_use blocks. */
+  run(
+    blocks: readonly BetaToolUseBlock[],
+    turn: number,
+    signal: AbortSignal,
+  ): Promise<BetaToolResultBlockParam[]>;
+}
+
+export function createToolbox(
+  tools: readonly SessionTool[],
+  emit: (body: EventBody) => Promise<void>,
+): Toolbox {
+  const byName = new Map(tools.map((tool) => [tool.name, tool]));
+  const names = tools.map((tool) => tool.name).join(', ');
+
+  async function execute(
+    tool: SessionTool | undefined,
+    block: BetaToolUseBlock,
+    signal: AbortSignal,
+  ): Promise<ToolOutcome> {
+    if (tool === undefined) {
+      return {
+        content: `Error: unknown tool ${JSON.stringify(block.name)}. Available: ${names}.`,
+        isError: true,
+      };
+    }
+    try {
+      return await tool.execute(block.input, signal);
+    } catch {
+      return { content: 'Error: the tool failed unexpectedly.', isError: true };
+    }
+  }
+
+  async function runOne(
+    block: BetaToolUseBlock,
+    turn: number,
+    signal: AbortSignal,
+  ): Promise<BetaToolResultBlockParam> {
+    const started = Date.now();
+    const tool = byName.get(block.name);
+    const outcome = await execute(tool, block, signal);
+    await emit({
+      type: 'tool-call',
+      turn,
+      tool: block.name,
+      summary: tool?.summarize(block.input) ?? block.name,
+      isError: outcome.isError,
+      durationMs: Date.now() - started,
+    });
+    return {
+      type: 'tool_result',
+      tool_use_id: block.id,
+      content: outcome.content,
+      ...(outcome.isError ? { is_error: true } : {}),
+    };
+  }
+
+  return {
+    definitions: tools.map((tool) => tool.definition),
+    /**
+     * Calls in different lanes (memory vs workspace) run concurrently, calls in one lane run in
+     * order (a file the model creates is there when its next command runs).
+     */
+    run(blocks, turn, signal) {
+      const lanes = new Map<string, Promise<unknown>>();
+      return Promise.all(
+        blocks.map((block) => {
+          const lane = byName.get(block.name)?.lane ?? 'other';
+          const previous = lanes.get(lane) ?? Promise.resolve();
+          const run = previous.then(() => runOne(block, turn, signal));
+          lanes.set(
+            lane,
+            run.catch(() => undefined),
+          );
+          return run;
+        }),
+      );
+    },
+  };
+}
