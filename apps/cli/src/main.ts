@@ -16,6 +16,7 @@ import { registerMemoryHistoryCommand } from './commands/memory-history.js';
 import { registerMemoryTransferCommands } from './commands/memory-transfer.js';
 import { registerMemoryExecCommand } from './commands/memory-exec.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
+import { registerDiffCommand } from './commands/diff.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
@@ -41,6 +42,8 @@ commands.push(
 );
 // dashboard helper (issue 7): `baton dashboard`.
 commands.push(registerDashboardCommand);
+// `baton diff`: a project's branch against its base.
+commands.push(registerDiffCommand);
 
 const program = new Command('baton')
   .description(

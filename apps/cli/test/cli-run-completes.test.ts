@@ -43,16 +43,25 @@ describe('baton run on the built-in simulator', () => {
     expect(await readFile(path.join(project, 'memories', 'progress.md'), 'utf8')).toContain(
       'Session 5',
     );
-    const log = execFileSync('git', ['log', '--format=%s'], {
-      cwd: path.join(project, 'workspace'),
-      encoding: 'utf8',
-    });
-    expect(log.trim().split('\n')).toHaveLength(5);
+    // Without --repo the work goes to a bare repository Baton owns, on branch baton/todo.
+    const remote = path.join(home(), 'remotes', 'todo.git');
+    const git = (...args: string[]) =>
+      execFileSync('git', ['--git-dir', remote, ...args], { encoding: 'utf8' }).trim();
+    const subjects = git('log', '--format=%s', 'baton/todo').split('\n');
+    expect(
+      subjects.every((subject) => /^baton: session [1-5] \((init|resume)\) of todo/.test(subject)),
+    ).toBe(true);
+    expect(git('ls-tree', '-r', '--name-only', 'baton/todo').split('\n')).toEqual(
+      expect.arrayContaining(['init.sh', 'features/f1.sh', 'features/f4.sh']),
+    );
     expect(JSON.parse(await readFile(path.join(project, 'project.json'), 'utf8'))).toMatchObject({
       id: 'todo',
       sessions: 5,
       running: false,
       lastOutcome: 'completed',
+      repo: null,
+      branch: 'baton/todo',
+      lastCheckpoint: git('rev-parse', 'baton/todo'),
     });
 
     const logs = await runCli(['logs', 'todo', '--local', '--json'], {

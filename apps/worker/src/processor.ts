@@ -363,6 +363,7 @@ async function runGuarded(
       outcome: 'failed',
       reason: `session crashed: ${describeError(error)}`,
       stopReason: 'internal_error',
+      commits: [],
       turns: 0,
       usage: emptyUsageTotals(),
       featuresBefore: none,

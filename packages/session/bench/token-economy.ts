@@ -74,7 +74,6 @@ export async function runEconomySession(
       client: new Anthropic({ apiKey: 'bench', baseURL: sim.url, maxRetries: 0 }),
       model: 'sim',
       context: defineContextConfig({ preset }),
-      gitCommit: false,
       onEvent: (event) => {
         if (event.type === 'turn' && event.appliedEdits.length > 0) turnsWithEdits += 1;
       },

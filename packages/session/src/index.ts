@@ -4,7 +4,8 @@ export type {
   ProjectInfo,
   RunSessionOptions,
   SessionBudgets,
-  SessionCommit,
+  SessionCheckpointReason,
+  SessionCheckpoints,
   SessionEvent,
   SessionEventType,
   SessionKind,
@@ -51,8 +52,6 @@ export {
   withRetries,
 } from './retry.js';
 export type { RetryNotice, RetryOptions } from './retry.js';
-export { SECRET_FILE_PATTERNS } from '@baton/workspace';
-export { commitWorkspace, isGitWorkspace } from './git.js';
 export { createBashTool } from './tools/bash.js';
 export type { BashToolOptions } from './tools/bash.js';
 export { createTextEditorTool } from './tools/text-editor.js';

@@ -6,7 +6,7 @@ import type {
 import type { ResolvedContextConfig, UsageTotals } from '@baton/context-config';
 import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
-import type { SessionCommit } from './git.js';
+import type { Checkpoint, CheckpointHooks, CheckpointRequest } from '@baton/workspace';
 import type { RetryOptions } from './retry.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
 
@@ -89,11 +89,26 @@ export interface RunSessionOptions {
   endOfSessionMaxTurns?: number;
   /** `max_tokens` stops in a row before the session gives up. Default 3. */
   maxConsecutiveMaxTokens?: number;
-  /** Commit the workspace at the end if it is a git repository. Default true. */
-  gitCommit?: boolean;
+  /**
+   * Save the workspace as checkpoints (commit + push) during and at the end of the session.
+   * Default: none (the session leaves the workspace as it is).
+   */
+  checkpoints?: SessionCheckpoints;
 }
 
-export type { SessionCommit } from './git.js';
+/** Why a checkpoint was made. */
+export type SessionCheckpointReason = 'turn' | 'memory' | 'end';
+
+/** Where and how often a session saves its workspace. */
+export interface SessionCheckpoints {
+  /** The project's prepared workspace (`openProjectWorkspace` from `@baton/workspace`). */
+  target: { checkpoint(request: CheckpointRequest): Promise<Checkpoint> };
+  /**
+   * Least time between two checkpoints after turns that changed the workspace (ms); a memory
+   * write after workspace changes and the end of the session always checkpoint. Default 5000.
+   */
+  intervalMs?: number;
+}
 
 /** Summary of one session. */
 export interface SessionResult {
@@ -102,7 +117,7 @@ export interface SessionResult {
   outcome: SessionOutcome;
   /** Readable reason it stopped. */
   reason: string;
-  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `internal_error`. */
+  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `push_rejected`, `internal_error`. */
   stopReason?: string;
   /** Model turns (requests answered), end-of-session phase included. */
   turns: number;
@@ -115,8 +130,10 @@ export interface SessionResult {
   startedAt: number;
   endedAt: number;
   error?: string;
-  /** The end-of-session commit, when the workspace is a git repository. */
-  commit?: SessionCommit;
+  /** The end-of-session checkpoint, when the session has `checkpoints`. */
+  checkpoint?: Checkpoint;
+  /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
+  commits: string[];
 }
 
 /** Usage of one turn as carried by the `turn` event. */
@@ -176,6 +193,22 @@ export type SessionEvent =
       status?: number;
       delayMs: number;
       message: string;
+    })
+  /** A checkpoint: the workspace committed (unless unchanged) and the branch pushed (or not). */
+  | (EventBase & {
+      type: 'checkpoint';
+      reason: SessionCheckpointReason;
+      /** The commit made, `null` when nothing had changed. */
+      commit: string | null;
+      /** The branch tip after the checkpoint. */
+      head: string | null;
+      /** True when `head` reached the project's remote: the checkpoint is acknowledged. */
+      pushed: boolean;
+      hooks: CheckpointHooks;
+      /** Files left out as secrets. */
+      skipped: string[];
+      /** Why the commit or the push failed. */
+      error?: string;
     })
   | (EventBase & { type: 'session-end'; result: SessionResult });
 

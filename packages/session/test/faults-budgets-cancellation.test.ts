@@ -164,7 +164,8 @@ describe('cancellation through an AbortSignal', () => {
       ),
     ).toBe(true);
     expect(await h.store.read('progress.md')).toContain('Session 2 end');
-    expect(result.commit?.sha).toMatch(/^[0-9a-f]{40}$/);
+    expect(result.checkpoint).toMatchObject({ pushed: true });
+    expect(result.checkpoint?.head).toMatch(/^[0-9a-f]{40}$/);
   });
 
   it('the end-of-session turn has its own timeout', async () => {

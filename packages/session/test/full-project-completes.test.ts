@@ -53,18 +53,33 @@ describe('init then resume sessions finish every feature on the simulator', () =
     const progress = (await h.store.read('progress.md')) ?? '';
     for (const number of [1, 2, 3, 4]) expect(progress).toContain(`Session ${number}`);
 
-    // Git: one commit per session, naming the session and the flipped features.
-    const log = h.git('log', '--format=%s').trim().split('\n').reverse();
-    expect(log).toEqual([
-      'baton: session 1 (init) of todo: no feature flipped',
-      'baton: session 2 (resume) of todo: flipped F1',
-      'baton: session 3 (resume) of todo: flipped F2',
-      'baton: session 4 (resume) of todo: flipped F3',
-    ]);
-    expect(results.map((result) => result.commit?.sha)).toEqual(
-      h.git('log', '--format=%H').trim().split('\n').reverse(),
+    // Git: every session's checkpoints are commits on baton/todo, pushed, each naming its
+    // session, and memory never gets ahead of the code (each feature's script is committed and
+    // pushed by a checkpoint before its flip).
+    const log = h.git('log', '--format=%H %s', 'baton/todo').trim().split('\n').reverse();
+    expect(log.map((line) => line.slice(0, 40))).toEqual(
+      results.flatMap((result) => result.commits),
     );
+    results.forEach((result, index) => {
+      expect(result.commits.length, `session ${index + 1}`).toBeGreaterThan(0);
+      expect(result.checkpoint).toMatchObject({ pushed: true });
+    });
+    for (const line of log) expect(line).toMatch(/ baton: session \d \((init|resume)\) of todo: /);
+    for (const [index, id] of ['f1', 'f2', 'f3'].entries()) {
+      const added = h
+        .git('log', '--format=%H', '--diff-filter=A', 'baton/todo', '--', `features/${id}.sh`)
+        .trim();
+      expect(added, id).toMatch(/^[0-9a-f]{40}$/);
+      expect(resumes[index]!.commits).toContain(added);
+    }
     expect(h.git('status', '--porcelain')).toBe('');
+    const remote = path.join(h.dir, 'remotes', 'todo.git');
+    expect(h.git('--git-dir', remote, 'rev-parse', 'baton/todo').trim()).toBe(
+      results[results.length - 1]!.checkpoint?.head,
+    );
+    const checkpoints = h.events.filter((event) => event.type === 'checkpoint');
+    expect(checkpoints.filter((event) => event.reason === 'end')).toHaveLength(4);
+    expect(checkpoints.every((event) => event.pushed)).toBe(true);
     const files = h.git('ls-files').trim().split('\n');
     expect(files.length).toBeGreaterThanOrEqual(3);
     expect(await readFile(path.join(h.workspace, files[0]!), 'utf8')).not.toBe('');

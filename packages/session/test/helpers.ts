@@ -5,12 +5,15 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createFileSystemStore, type MemoryStore } from '@baton/core';
 import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
+import { openProjectWorkspace, type ProjectWorkspace } from '@baton/workspace';
 import { runSession, type RunSessionOptions, type SessionEvent } from '../src/index.js';
 
-/** A temp project: a git workspace, a filesystem memory store and a simulator. */
+/** A temp project: a workspace with checkpoints, a filesystem memory store and a simulator. */
 export interface Harness {
   dir: string;
   workspace: string;
+  /** Baton's clone, pushing to a bare repository Baton owns under `dir` (undefined with `git: false`). */
+  projectWorkspace: ProjectWorkspace | undefined;
   store: MemoryStore;
   sim: ModelSim;
   client: Anthropic;
@@ -71,7 +74,16 @@ export async function createHarness(
       encoding: 'utf8',
       env: { ...process.env, GIT_TERMINAL_PROMPT: '0' },
     });
-  if (git) runGit('init', '-q', '-b', 'main');
+  const projectWorkspace = git
+    ? openProjectWorkspace({
+        home: dir,
+        projectId: 'todo',
+        repo: null,
+        baseCommit: null,
+        dir: workspace,
+      })
+    : undefined;
+  await projectWorkspace?.prepare(null);
   const store = await createFileSystemStore({ root: path.join(dir, 'memories') });
   const sim = await startModelSim(simOptions);
   const client = new Anthropic({ apiKey: 'test-key', baseURL: sim.url, maxRetries: 0 });
@@ -83,6 +95,7 @@ export async function createHarness(
     sim,
     client,
     events,
+    projectWorkspace,
     git: runGit,
     options(overrides = {}) {
       return {
@@ -94,6 +107,7 @@ export async function createHarness(
         model: 'sim',
         retry: { baseDelayMs: 1, maxDelayMs: 20, maxRetries: 4 },
         onEvent: (event) => void events.push(event),
+        ...(projectWorkspace === undefined ? {} : { checkpoints: { target: projectWorkspace } }),
         ...overrides,
       };
     },

@@ -9,3 +9,10 @@ export {
 } from './redis-cluster.js';
 export { startRedisServer, type RedisServer, type RedisServerOptions } from './redis-server.js';
 export { waitFor } from './wait-for.js';
+export {
+  checkoutFingerprint,
+  createBareRemote,
+  createUserRepo,
+  git,
+  writeFiles,
+} from './git-repos.js';

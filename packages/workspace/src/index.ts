@@ -19,6 +19,8 @@ export type {
   ProjectWorkspaceOptions,
   PushRetryOptions,
 } from './repository/project-workspace.js';
+export { openProjectWorkspace } from './repository/open-project-workspace.js';
+export type { OpenProjectWorkspaceOptions } from './repository/open-project-workspace.js';
 export { workspaceGitPaths } from './repository/layout.js';
 export type { WorkspaceGitPaths } from './repository/layout.js';
 export { diffProjectBranch } from './repository/diff.js';

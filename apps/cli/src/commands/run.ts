@@ -23,8 +23,19 @@ export function registerRunCommand(program: Command): void {
     )
     .option('--goal-file <file>', 'read the goal from a file')
     .option(
+      '--repo <path-or-url>',
+      'work on this repository: Baton clones it and pushes its work to branch baton/<id> (your checkout is never touched)',
+      parseNonEmpty,
+    )
+    .option(
+      '--base <branch>',
+      "the branch the work starts from (default: the repository's current branch, or a URL's default branch)",
+      parseNonEmpty,
+    )
+    .option('--skip-hooks', "commit checkpoints without running the repository's commit hooks")
+    .option(
       '--workspace <dir>',
-      'work in this directory (default: BATON_HOME/projects/<id>/workspace, a new git repository)',
+      "where Baton's clone lives (default: BATON_HOME/projects/<id>/workspace); without --repo the project starts from this directory's files",
     )
     .option(
       '--sessions <n>',

@@ -1,5 +1,5 @@
-import { execFile } from 'node:child_process';
-import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -18,6 +18,18 @@ export interface ProjectRecord {
   lastOutcome?: string;
   /** Sums over every finished session (absent in records written before totals were kept). */
   totals?: ProjectTotals;
+  /** The repository (`--repo`, absolute path or URL); `null`: a bare repository Baton owns. Absent in older records. */
+  repo?: string | null;
+  /** The base branch (`--base`, resolved); `null` when the project started from nothing. */
+  base?: string | null;
+  /** The commit the branch started from. */
+  baseCommit?: string | null;
+  /** `baton/<id>`. */
+  branch?: string;
+  /** The last pushed checkpoint commit. */
+  lastCheckpoint?: string | null;
+  /** Commit checkpoints without running the repository's hooks. */
+  skipHooks?: boolean;
 }
 
 /** Token and cost sums of a local project's finished sessions. */
@@ -83,6 +95,14 @@ export async function writeProject(paths: ProjectPaths, record: ProjectRecord): 
   await rename(temporary, paths.record);
 }
 
+/** `writeProject` for event handlers that must not interleave with the next event. */
+export function writeProjectSync(paths: ProjectPaths, record: ProjectRecord): void {
+  mkdirSync(paths.dir, { recursive: true });
+  const temporary = `${paths.record}.${process.pid}.tmp`;
+  writeFileSync(temporary, `${JSON.stringify(record, null, 2)}\n`, { mode: 0o600 });
+  renameSync(temporary, paths.record);
+}
+
 /** A readable, unique project id from a goal's first line or a file name: `todo-app-3fa2`. */
 export function deriveProjectId(source: string): string {
   const slug = source
@@ -92,19 +112,4 @@ export function deriveProjectId(source: string): string {
     .slice(0, 32)
     .replace(/-+$/g, '');
   return `${slug === '' ? 'project' : slug}-${randomBytes(2).toString('hex')}`;
-}
-
-function git(cwd: string, args: string[]): Promise<void> {
-  return new Promise((resolve, reject) => {
-    execFile('git', args, { cwd }, (error) => (error ? reject(error) : resolve()));
-  });
-}
-
-/** Create the workspace directory; `initGit` makes it a repository of its own (skipped if it already is one or git is missing). */
-export async function prepareWorkspace(directory: string, initGit: boolean): Promise<void> {
-  await mkdir(directory, { recursive: true });
-  if (!initGit) return;
-  const existing = await stat(path.join(directory, '.git')).catch(() => null);
-  if (existing !== null) return;
-  await git(directory, ['init', '-q']).catch(() => undefined);
 }

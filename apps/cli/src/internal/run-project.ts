@@ -1,9 +1,16 @@
 import { appendFileSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { lstat, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@baton/session';
+import {
+  WorkspaceError,
+  openProjectWorkspace,
+  projectBranch,
+  resolveProjectSource,
+  type ProjectSource,
+} from '@baton/workspace';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
@@ -12,10 +19,10 @@ import { connectModel } from './model.js';
 import {
   batonHome,
   deriveProjectId,
-  prepareWorkspace,
   projectPaths,
   readProject,
   writeProject,
+  writeProjectSync,
   addSessionUsage,
   type ProjectRecord,
 } from './project-home.js';
@@ -25,6 +32,9 @@ export interface RunOptions {
   goal?: string;
   goalFile?: string;
   workspace?: string;
+  repo?: string;
+  base?: string;
+  skipHooks?: boolean;
   sessions: number;
   project?: string;
   model?: string;
@@ -52,6 +62,62 @@ async function readGoal(options: RunOptions): Promise<string | undefined> {
   return options.goal;
 }
 
+/** Refuses `--repo`/`--base`/`--skip-hooks`/`--workspace` that differ from an existing project's. */
+function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
+  const differs = (what: string, current: string) => {
+    throw new CliError('usage', `project ${existing.id} already uses ${what} ${current}.`);
+  };
+  if (options.workspace !== undefined && path.resolve(options.workspace) !== existing.workspace) {
+    differs('the workspace', existing.workspace);
+  }
+  if (options.repo !== undefined && options.repo !== (existing.repo ?? undefined)) {
+    const current = existing.repo ?? 'no --repo';
+    if (path.resolve(options.repo) !== current) differs('the repository', current);
+  }
+  if (options.base !== undefined && options.base !== existing.base) {
+    differs('the base', existing.base ?? '(none)');
+  }
+  if (options.skipHooks === true && existing.skipHooks !== true) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
+    );
+  }
+}
+
+/** `--workspace DIR` must be a directory Baton may make its own: not a file, not a checkout. */
+async function checkWorkspaceOption(workspace: string | undefined): Promise<void> {
+  if (workspace === undefined) return;
+  const info = await stat(workspace).catch(() => null);
+  if (info !== null && !info.isDirectory())
+    throw new CliError('usage', `--workspace ${workspace} is not a directory.`);
+  const dotGit = await lstat(path.join(workspace, '.git')).catch(() => null);
+  if (dotGit?.isDirectory() === true) {
+    throw new CliError(
+      'usage',
+      `--workspace ${workspace} is a git repository; give it as --repo ${workspace} (Baton never writes your checkout).`,
+    );
+  }
+}
+
+/** `--repo`/`--base` resolved for a new project; one line and nothing created when they are wrong. */
+async function resolveSource(options: RunOptions, id: string): Promise<ProjectSource | null> {
+  if (options.repo === undefined) {
+    if (options.base !== undefined) throw new CliError('usage', '--base needs --repo.');
+    return null;
+  }
+  try {
+    return await resolveProjectSource({
+      repo: options.repo,
+      ...(options.base === undefined ? {} : { base: options.base }),
+      projectId: id,
+    });
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
+  }
+}
+
 /** Find or create the project record for this run. */
 async function openProject(options: RunOptions, home: string): Promise<ProjectRecord> {
   const goal = await readGoal(options);
@@ -64,15 +130,7 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
           `project ${existing.id} already has a goal; omit --goal/--goal-file to continue it.`,
         );
       }
-      if (
-        options.workspace !== undefined &&
-        path.resolve(options.workspace) !== existing.workspace
-      ) {
-        throw new CliError(
-          'usage',
-          `project ${existing.id} already uses the workspace ${existing.workspace}.`,
-        );
-      }
+      checkSameSource(existing, options);
       return existing;
     }
     if (goal === undefined) {
@@ -94,6 +152,8 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
         ? path.basename(options.goalFile).replace(/\.[^.]+$/, '')
         : (goal.split('\n')[0] ?? ''),
     );
+  await checkWorkspaceOption(options.workspace);
+  const source = await resolveSource(options, id);
   const paths = projectPaths(home, id);
   const record: ProjectRecord = {
     id,
@@ -102,9 +162,29 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
     createdAt: new Date().toISOString(),
     sessions: 0,
     running: false,
+    repo: source?.repo ?? null,
+    base: source?.base ?? null,
+    baseCommit: source?.baseCommit ?? null,
+    branch: projectBranch(id),
+    lastCheckpoint: source?.existingHead ?? null,
+    skipHooks: options.skipHooks === true,
   };
   await writeProject(paths, record);
   return record;
+}
+
+/** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
+function checkpointIntervalMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
+  const value = env.BATON_CHECKPOINT_INTERVAL_MS?.trim();
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < 0) {
+    throw new CliError(
+      'usage',
+      `BATON_CHECKPOINT_INTERVAL_MS must be an integer >= 0, got "${value}".`,
+    );
+  }
+  return parsed;
 }
 
 function exitCodeFor(result: SessionResult, budgetLeft: number | undefined): number | undefined {
@@ -125,15 +205,19 @@ function exitCodeFor(result: SessionResult, budgetLeft: number | undefined): num
 /** Run sessions of one project until every feature passes; returns the exit code. */
 export async function runProject(options: RunOptions): Promise<number> {
   const home = batonHome();
+  const intervalMs = checkpointIntervalMs();
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
-  if (options.workspace !== undefined) {
-    const info = await stat(project.workspace).catch(() => null);
-    if (info !== null && !info.isDirectory())
-      throw new CliError('usage', `--workspace ${options.workspace} is not a directory.`);
-  }
-  // Only the default workspace is made a git repository; a user's own directory is left as it is.
-  await prepareWorkspace(project.workspace, project.workspace === paths.workspace);
+  // Baton's own clone of the project's repository (or of a bare repository it owns), on
+  // baton/<id>; the user's checkout is never written.
+  const workspace = openProjectWorkspace({
+    home,
+    projectId: project.id,
+    repo: project.repo ?? null,
+    baseCommit: project.baseCommit ?? null,
+    skipHooks: project.skipHooks === true,
+    dir: project.workspace,
+  });
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
     root: paths.memories,
@@ -174,13 +258,28 @@ export async function runProject(options: RunOptions): Promise<number> {
   let budgetLeft = options.budgetUsd;
   let totalUsd = 0;
   try {
-    say(`Project ${project.id} · workspace ${project.workspace} · memory ${paths.memories}`);
+    say(
+      `Project ${project.id} · ${project.repo ? `repo ${project.repo} · base ${project.base} · ` : ''}branch ${projectBranch(project.id)} · workspace ${project.workspace} · memory ${paths.memories}`,
+    );
+    let pushProblem: string | undefined;
     for (let index = 0; index < options.sessions; index += 1) {
       const features = await readFeatures(store);
       if (features !== null && allFeaturesPass(features)) break;
       const kind = features === null ? 'init' : 'resume';
       const interrupted =
         project.running || project.lastOutcome === 'cancelled' || project.lastOutcome === 'failed';
+      try {
+        await workspace.prepare(project.lastCheckpoint ?? null);
+      } catch (error) {
+        if (!(error instanceof WorkspaceError)) throw error;
+        say(`The workspace could not be prepared: ${error.message}`);
+        exitCode =
+          error.code === 'repo_unreachable'
+            ? EXIT_CODES.featuresRemaining
+            : EXIT_CODES.sessionFailed;
+        pushProblem = error.message;
+        break;
+      }
       project.sessions += 1;
       project.running = true;
       await writeProject(paths, project);
@@ -188,7 +287,11 @@ export async function runProject(options: RunOptions): Promise<number> {
         project: { id: project.id, goal: project.goal },
         kind,
         store,
-        workspace: project.workspace,
+        workspace: workspace.dir,
+        checkpoints: {
+          target: workspace,
+          ...(intervalMs === undefined ? {} : { intervalMs }),
+        },
         client: connection.client,
         model: connection.model,
         context,
@@ -201,6 +304,11 @@ export async function runProject(options: RunOptions): Promise<number> {
           ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
         },
         onEvent: (event) => {
+          if (event.type === 'checkpoint' && event.pushed && event.head !== null) {
+            // Acknowledged: the next session (on any machine) starts from here.
+            project.lastCheckpoint = event.head;
+            writeProjectSync(paths, project);
+          }
           // Synchronous so lines stay in event order; `baton logs --local -f` follows this file.
           const line = JSON.stringify(event);
           appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
@@ -218,6 +326,18 @@ export async function runProject(options: RunOptions): Promise<number> {
       const stop = controller.signal.aborted
         ? EXIT_CODES.cancelled
         : exitCodeFor(result, budgetLeft);
+      const checkpoint = result.checkpoint;
+      if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
+        // Nothing is lost (the commits stay in this clone and the next run pushes them first),
+        // but the run stops until the remote takes them.
+        pushProblem = `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
+        say(pushProblem);
+        exitCode =
+          checkpoint.pushError?.code === 'push_rejected'
+            ? EXIT_CODES.sessionFailed
+            : (stop ?? EXIT_CODES.featuresRemaining);
+        break;
+      }
       if (stop !== undefined) {
         exitCode = stop;
         break;
@@ -229,7 +349,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       }
     }
     const finalFeatures = await readFeatures(store);
-    if (allFeaturesPass(finalFeatures)) exitCode = EXIT_CODES.ok;
+    if (allFeaturesPass(finalFeatures) && pushProblem === undefined) exitCode = EXIT_CODES.ok;
     const counts = {
       passing: finalFeatures?.filter((feature) => feature.passes).length ?? 0,
       total: finalFeatures?.length ?? 0,
@@ -241,6 +361,8 @@ export async function runProject(options: RunOptions): Promise<number> {
       features: counts,
       sessions: project.sessions,
       costUsd: Number(totalUsd.toFixed(6)),
+      branch: projectBranch(project.id),
+      lastCheckpoint: project.lastCheckpoint ?? null,
     };
     if (json) process.stdout.write(`${JSON.stringify(summary)}\n`);
     else say(`Features ${featureBar(counts)} · ${formatUsd(totalUsd)} this run · exit ${exitCode}`);

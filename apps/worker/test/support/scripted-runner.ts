@@ -117,6 +117,7 @@ export function createScriptedRunner(
       featuresAfter: after,
       allFeaturesPass: after.total > 0 && after.passing === after.total,
       flippedFeatures: flipped,
+      commits: [],
       startedAt,
       endedAt: Date.now(),
       ...(error !== undefined ? { error } : {}),

@@ -1,4 +1,5 @@
 import type { SessionOutcome } from '../types.js';
+import type { WorkAbortCause } from './work-signal.js';
 
 /** Budgets the loop checks after every working turn. */
 export type BudgetReason = 'max_turns' | 'max_input_tokens' | 'max_output_tokens' | 'max_usd';
@@ -30,7 +31,9 @@ export interface StopVerdict {
 /** What the verdicts need to know beyond the stop itself. */
 export interface StopFacts {
   /** Why the working signal was aborted, if it was. */
-  abortCause: 'cancelled' | 'wall_clock' | undefined;
+  abortCause: WorkAbortCause | undefined;
+  /** The remote's refusal, when a checkpoint push was rejected (`abortCause: 'push_rejected'`). */
+  pushRejected?: string;
   /** Turns answered so far. */
   turns: number;
   /** `max_tokens` stops in a row that end a session. */
@@ -71,19 +74,26 @@ const VERDICTS: VerdictOf = {
     endReason: stop.reason,
   }),
   aborted: (_stop, facts) =>
-    facts.abortCause === 'wall_clock'
+    facts.abortCause === 'push_rejected'
       ? {
-          outcome: 'budget_exhausted',
-          stopReason: 'wall_clock',
-          reason: 'Stopped at the wall-clock budget.',
-          endReason: 'wall_clock',
+          outcome: 'failed',
+          stopReason: 'push_rejected',
+          reason: `The checkpoint push was rejected: ${facts.pushRejected ?? 'not a fast-forward'}`,
+          error: facts.pushRejected ?? 'push rejected',
         }
-      : {
-          outcome: 'cancelled',
-          stopReason: 'cancelled',
-          reason: 'The session was cancelled.',
-          ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
-        },
+      : facts.abortCause === 'wall_clock'
+        ? {
+            outcome: 'budget_exhausted',
+            stopReason: 'wall_clock',
+            reason: 'Stopped at the wall-clock budget.',
+            endReason: 'wall_clock',
+          }
+        : {
+            outcome: 'cancelled',
+            stopReason: 'cancelled',
+            reason: 'The session was cancelled.',
+            ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
+          },
   refusal: () => ({
     outcome: 'refused',
     stopReason: 'refusal',

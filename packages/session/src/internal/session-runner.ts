@@ -6,7 +6,6 @@ import type {
 import { type UsageAccumulator, createUsageAccumulator } from '@baton/context-config';
 import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
 import type { Feature } from '../features.js';
-import { commitWorkspace } from '../git.js';
 import {
   type PromptContext,
   renderEndOfSessionPrompt,
@@ -18,6 +17,7 @@ import { createBashTool } from '../tools/bash.js';
 import { createSessionMemoryTool } from '../tools/memory.js';
 import { createTextEditorTool } from '../tools/text-editor.js';
 import type { RunSessionOptions, SessionBudgets, SessionResult } from '../types.js';
+import { Checkpointer } from './checkpoints.js';
 import { Conversation } from './conversation.js';
 import { type EventBody, createEmitter } from './events.js';
 import {
@@ -104,7 +104,6 @@ export class SessionRunner {
   turns = 0;
 
   readonly #options: RunSessionOptions;
-  readonly #root: string;
   readonly #sessionId: string;
   readonly #sessionNumber: number;
   readonly #interrupted: boolean;
@@ -116,6 +115,9 @@ export class SessionRunner {
   readonly #promptContext: PromptContext;
   readonly #system: string;
   readonly #context: NonNullable<RunSessionOptions['context']>;
+  readonly #checkpointer: Checkpointer | undefined;
+  #work: WorkSignal | undefined;
+  #pushRejected: string | undefined;
 
   constructor(
     options: RunSessionOptions & { context: NonNullable<RunSessionOptions['context']> },
@@ -123,7 +125,6 @@ export class SessionRunner {
     sessionId: string,
   ) {
     this.#options = options;
-    this.#root = root;
     this.#sessionId = sessionId;
     this.#sessionNumber = options.sessionNumber ?? 1;
     this.#interrupted = options.interrupted ?? false;
@@ -144,6 +145,21 @@ export class SessionRunner {
       interrupted: this.#interrupted,
     };
     this.#system = renderSystemPrompt(this.#promptContext);
+    this.#checkpointer =
+      options.checkpoints === undefined
+        ? undefined
+        : new Checkpointer({
+            checkpoints: options.checkpoints,
+            subject: `baton: session ${this.#sessionNumber} (${options.kind}) of ${options.project.id}`,
+            trailers: [['Session-Id', sessionId]],
+            emit: this.#emit,
+            onRejected: (message) => {
+              // Work that cannot be pushed is work a later session cannot continue from.
+              this.#pushRejected = message;
+              this.#work?.abort('push_rejected');
+            },
+          });
+    const checkpointer = this.#checkpointer;
     this.toolbox = createToolbox(
       [
         createSessionMemoryTool({
@@ -159,6 +175,15 @@ export class SessionRunner {
         createTextEditorTool({ ...options.tools, root }),
       ],
       this.#emit,
+      checkpointer === undefined
+        ? {}
+        : {
+            beforeCall: (block) => checkpointer.beforeToolCall(block).then(() => undefined),
+            afterCalls: async (blocks) => {
+              await checkpointer.afterToolCalls(blocks);
+              for (const note of checkpointer.takeNotes()) this.conversation.addText(note);
+            },
+          },
     );
   }
 
@@ -173,12 +198,14 @@ export class SessionRunner {
       model: this.#options.model,
     });
     const work = new WorkSignal(this.#options.signal, this.#budgets.wallClockMs);
+    this.#work = work;
     let verdict: StopVerdict;
     try {
       this.conversation.addText(this.#firstPrompt());
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
       verdict = verdictFor(stop, {
         abortCause: work.cause,
+        ...(this.#pushRejected === undefined ? {} : { pushRejected: this.#pushRejected }),
         turns: this.turns,
         maxConsecutiveMaxTokens: this.maxConsecutiveMaxTokens,
       });
@@ -197,7 +224,7 @@ export class SessionRunner {
       work.dispose();
     }
     const result = await this.#result(verdict, featuresBefore, startedAt);
-    await this.#commit(result);
+    await this.#finalCheckpoint(result);
     result.endedAt = Date.now();
     await this.#emit({ type: 'session-end', result });
     return result;
@@ -373,25 +400,38 @@ export class SessionRunner {
       flippedFeatures: flippedFeatureIds(featuresBefore, featuresAfter),
       startedAt,
       endedAt: Date.now(),
+      commits: [],
       ...(verdict.error === undefined ? {} : { error: verdict.error }),
     };
   }
 
-  /** Commits the workspace when it is a git repository; a failed commit is noted, not thrown. */
-  async #commit(result: SessionResult): Promise<void> {
-    if (this.#options.gitCommit === false) return;
-    const flipped =
-      result.flippedFeatures.length > 0
-        ? `flipped ${result.flippedFeatures.join(', ')}`
-        : 'no feature flipped';
-    const message =
-      `baton: session ${this.#sessionNumber} (${this.#options.kind}) of ${this.#options.project.id}: ${flipped}\n\n` +
-      `Session-Id: ${this.#sessionId}\nOutcome: ${result.outcome} (${result.stopReason ?? ''})\nFeatures: ${result.featuresAfter.passing}/${result.featuresAfter.total} passing\n`;
-    try {
-      const commit = await commitWorkspace(this.#root, message);
-      if (commit !== undefined) result.commit = commit;
-    } catch (caught) {
-      result.reason += ` The workspace commit failed: ${errorMessage(caught)}`;
+  /** The end-of-session checkpoint; a checkpoint that could not be saved is noted, not thrown. */
+  async #finalCheckpoint(result: SessionResult): Promise<void> {
+    const checkpointer = this.#checkpointer;
+    if (checkpointer === undefined) return;
+    const checkpoint = await checkpointer.save('end', {
+      subject:
+        result.flippedFeatures.length > 0
+          ? `flipped ${result.flippedFeatures.join(', ')}`
+          : 'no feature flipped',
+      trailers: [
+        ['Outcome', `${result.outcome} (${result.stopReason ?? ''})`],
+        ['Features', `${result.featuresAfter.passing}/${result.featuresAfter.total} passing`],
+      ],
+    });
+    result.commits = [...checkpointer.commits];
+    if (checkpoint === undefined) {
+      result.reason += ' The workspace checkpoint failed.';
+      return;
+    }
+    result.checkpoint = checkpoint;
+    if (checkpoint.pushError?.code === 'push_rejected' && result.outcome !== 'failed') {
+      result.outcome = 'failed';
+      result.stopReason = 'push_rejected';
+      result.error = checkpoint.pushError.message;
+      result.reason = `The checkpoint push was rejected: ${checkpoint.pushError.message}`;
+    } else if (!checkpoint.pushed && checkpoint.head !== null) {
+      result.reason += ` The last checkpoint was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
     }
   }
 }

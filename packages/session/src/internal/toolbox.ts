@@ -18,9 +18,18 @@ export interface Toolbox {
   ): Promise<BetaToolResultBlockParam[]>;
 }
 
+/** What runs around tool calls (the session's checkpoints). */
+export interface ToolboxHooks {
+  /** Before one call runs. */
+  beforeCall?(block: BetaToolUseBlock): Promise<void>;
+  /** After every call of a turn ran. */
+  afterCalls?(blocks: readonly BetaToolUseBlock[]): Promise<void>;
+}
+
 export function createToolbox(
   tools: readonly SessionTool[],
   emit: (body: EventBody) => Promise<void>,
+  hooks: ToolboxHooks = {},
 ): Toolbox {
   const byName = new Map(tools.map((tool) => [tool.name, tool]));
   const names = tools.map((tool) => tool.name).join(', ');
@@ -48,6 +57,7 @@ export function createToolbox(
     turn: number,
     signal: AbortSignal,
   ): Promise<BetaToolResultBlockParam> {
+    await hooks.beforeCall?.(block);
     const started = Date.now();
     const tool = byName.get(block.name);
     const outcome = await execute(tool, block, signal);
@@ -73,9 +83,9 @@ export function createToolbox(
      * Calls in different lanes (memory vs workspace) run concurrently, calls in one lane run in
      * order (a file the model creates is there when its next command runs).
      */
-    run(blocks, turn, signal) {
+    async run(blocks, turn, signal) {
       const lanes = new Map<string, Promise<unknown>>();
-      return Promise.all(
+      const results = await Promise.all(
         blocks.map((block) => {
           const lane = byName.get(block.name)?.lane ?? 'other';
           const previous = lanes.get(lane) ?? Promise.resolve();
@@ -87,6 +97,8 @@ export function createToolbox(
           return run;
         }),
       );
+      await hooks.afterCalls?.(blocks);
+      return results;
     },
   };
 }

@@ -1,10 +1,14 @@
+/** What stopped the working phase early. */
+export type WorkAbortCause = 'cancelled' | 'wall_clock' | 'push_rejected';
+
 /**
- * The working phase's abort signal: aborted by the caller's signal or when the wall clock runs
- * out, remembering which came first.
+ * The working phase's abort signal: aborted by the caller's signal, when the wall clock runs
+ * out, or when the remote refuses a checkpoint (more work could not be saved), remembering
+ * which came first.
  */
 export class WorkSignal {
   readonly #controller = new AbortController();
-  #cause: 'cancelled' | 'wall_clock' | undefined;
+  #cause: WorkAbortCause | undefined;
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #caller: AbortSignal | undefined;
   readonly #onCallerAbort = () => this.#abort('cancelled');
@@ -23,7 +27,7 @@ export class WorkSignal {
     return this.#controller.signal;
   }
 
-  get cause(): 'cancelled' | 'wall_clock' | undefined {
+  get cause(): WorkAbortCause | undefined {
     return this.#cause;
   }
 
@@ -33,7 +37,12 @@ export class WorkSignal {
     this.#caller?.removeEventListener('abort', this.#onCallerAbort);
   }
 
-  #abort(cause: 'cancelled' | 'wall_clock'): void {
+  /** Stops the working phase for `cause` (the first cause sticks). */
+  abort(cause: WorkAbortCause): void {
+    this.#abort(cause);
+  }
+
+  #abort(cause: WorkAbortCause): void {
     this.#cause ??= cause;
     this.#controller.abort();
   }

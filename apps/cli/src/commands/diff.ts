@@ -1,0 +1,94 @@
+import type { Command } from 'commander';
+import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
+import { parseProjectId } from '../internal/argument-parsers.js';
+import { CommandFailure, projectNotFound } from '../internal/command-failure.js';
+import { EXIT_CODES } from '../exit-codes.js';
+import { requireLocalProject } from '../internal/local-projects.js';
+import { batonHome } from '../internal/project-home.js';
+import { withControl } from '../internal/remote-control.js';
+
+interface DiffOptions {
+  stat?: boolean;
+  local?: boolean;
+  json?: boolean;
+}
+
+/** The source fields `baton diff` needs, from a Redis or a local project record. */
+interface DiffSource {
+  id: string;
+  repo: string | null;
+  baseCommit: string | null;
+}
+
+async function printDiff(source: DiffSource, options: DiffOptions): Promise<void> {
+  const home = batonHome();
+  const paths = workspaceGitPaths(home, source.id);
+  let diff;
+  try {
+    diff = await diffProjectBranch({
+      projectId: source.id,
+      remote: source.repo ?? paths.localRemote,
+      baseCommit: source.baseCommit,
+      cacheDir: paths.diffCache,
+      stat: options.stat === true,
+    });
+  } catch (error) {
+    if (error instanceof WorkspaceError) {
+      throw new CommandFailure('internal', EXIT_CODES.internal, error.message, { cause: error });
+    }
+    throw error;
+  }
+  if (options.json === true) {
+    process.stdout.write(
+      `${JSON.stringify({ id: source.id, ...diff, baseCommit: source.baseCommit }, null, 2)}\n`,
+    );
+    return;
+  }
+  if (diff.head === null) {
+    process.stderr.write(`${diff.branch} has no checkpoint yet.\n`);
+    return;
+  }
+  process.stdout.write(diff.text);
+}
+
+/** `baton diff ID [--stat]`: the project branch against its base, as the repository has it now. */
+export function registerDiffCommand(program: Command): void {
+  program
+    .command('diff')
+    .description(
+      "Show a project's branch (baton/<id>) against its base commit, fetched from the project's repository.",
+    )
+    .argument('<id>', 'project id', parseProjectId)
+    .option('--stat', 'a summary of changed files instead of the full patch')
+    .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
+    .option('--json', 'print JSON: branch, head, commits since the base, the diff text')
+    .addHelpText(
+      'after',
+      '\nReads REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.\nExit codes: 0 ok, 2 bad arguments, 7 no such project, 8 Redis unreachable, 1 the repository cannot be read.',
+    )
+    .action(async (id: string, options: DiffOptions) => {
+      if (options.local === true) {
+        const project = await requireLocalProject(id);
+        await printDiff(
+          {
+            id,
+            repo: project.record.repo ?? null,
+            baseCommit: project.record.baseCommit ?? null,
+          },
+          options,
+        );
+        return;
+      }
+      const project = await withControl((control) => control.getProject(id));
+      if (project === null)
+        throw projectNotFound(
+          id,
+          'on Redis (see `baton status`; --local for `baton run` projects)',
+        );
+      const fields = project as typeof project & Partial<Omit<DiffSource, 'id'>>;
+      await printDiff(
+        { id, repo: fields.repo ?? null, baseCommit: fields.baseCommit ?? null },
+        options,
+      );
+    });
+}

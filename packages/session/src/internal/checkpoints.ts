@@ -1,0 +1,128 @@
+import type { BetaToolUseBlock } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { Checkpoint, CheckpointRequest } from '@baton/workspace';
+import type { SessionCheckpointReason, SessionCheckpoints } from '../types.js';
+import type { EventBody } from './events.js';
+
+/** Memory commands that change memory (a `view` does not). */
+const MEMORY_WRITES = new Set(['create', 'str_replace', 'insert', 'delete', 'rename']);
+
+export interface CheckpointerOptions {
+  checkpoints: SessionCheckpoints;
+  /** `baton: session 3 (resume) of todo` */
+  subject: string;
+  /** Trailers every checkpoint commit carries. */
+  trailers: ReadonlyArray<readonly [string, string]>;
+  emit: (body: EventBody) => Promise<void>;
+  /** Called once when the remote refuses a push as not a fast-forward. */
+  onRejected: (message: string) => void;
+}
+
+/**
+ * When a session saves its workspace: after turns whose tools touched the workspace (at most one
+ * checkpoint per interval), before a memory write that follows workspace changes (memory never
+ * describes work the remote does not have), and once at the end.
+ */
+export class Checkpointer {
+  /** Every commit the session's checkpoints made, oldest first. */
+  readonly commits: string[] = [];
+  last: Checkpoint | undefined;
+  readonly #options: CheckpointerOptions;
+  readonly #intervalMs: number;
+  #dirty = false;
+  /** The session starts from a checkpoint: the first interval counts from its start. */
+  #lastAt = Date.now();
+  #queue: Promise<unknown> = Promise.resolve();
+  #notes: string[] = [];
+  #rejected = false;
+
+  constructor(options: CheckpointerOptions) {
+    this.#options = options;
+    this.#intervalMs = options.checkpoints.intervalMs ?? 5_000;
+  }
+
+  /** Before a tool call runs: a memory write waits for the workspace changes before it. */
+  async beforeToolCall(block: BetaToolUseBlock): Promise<void> {
+    if (!this.#dirty || block.name !== 'memory') return;
+    const command = (block.input as { command?: unknown } | null)?.command;
+    if (typeof command === 'string' && MEMORY_WRITES.has(command)) await this.save('memory');
+  }
+
+  /** After a turn's tool calls ran: a workspace tool may have changed files. */
+  async afterToolCalls(blocks: readonly BetaToolUseBlock[]): Promise<void> {
+    if (blocks.some((block) => block.name !== 'memory')) this.#dirty = true;
+    if (this.#dirty && Date.now() - this.#lastAt >= this.#intervalMs) await this.save('turn');
+  }
+
+  /** What the model should hear about refused hooks since the last time (then forgotten). */
+  takeNotes(): string[] {
+    const notes = this.#notes;
+    this.#notes = [];
+    return notes;
+  }
+
+  /**
+   * One checkpoint, after any running one; `end` retries the push until it lands or the
+   * attempts run out. Never throws: a failure is reported as an event and `undefined`.
+   */
+  save(
+    reason: SessionCheckpointReason,
+    extra: { subject?: string; trailers?: CheckpointRequest['trailers'] } = {},
+  ): Promise<Checkpoint | undefined> {
+    const run = this.#queue.then(() => this.#save(reason, extra));
+    this.#queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async #save(
+    reason: SessionCheckpointReason,
+    extra: { subject?: string; trailers?: CheckpointRequest['trailers'] },
+  ): Promise<Checkpoint | undefined> {
+    this.#dirty = false;
+    this.#lastAt = Date.now();
+    let checkpoint: Checkpoint;
+    try {
+      checkpoint = await this.#options.checkpoints.target.checkpoint({
+        subject: `${this.#options.subject}: ${extra.subject ?? 'checkpoint'}`,
+        trailers: [...this.#options.trailers, ...(extra.trailers ?? [])],
+        final: reason === 'end',
+      });
+    } catch (error) {
+      await this.#options.emit({
+        type: 'checkpoint',
+        reason,
+        commit: null,
+        head: null,
+        pushed: false,
+        hooks: 'none',
+        skipped: [],
+        error: error instanceof Error ? error.message : String(error),
+      });
+      return undefined;
+    }
+    this.last = checkpoint;
+    if (checkpoint.commit !== null) this.commits.push(checkpoint.commit);
+    if (checkpoint.hooks === 'refused') {
+      this.#notes.push(
+        `The checkpoint commit of your workspace changes was refused by the repository's commit hooks. ` +
+          `Your work is saved anyway (committed without hooks, marked in the commit). Fix what the hook reports:\n${checkpoint.hookOutput ?? ''}`,
+      );
+    }
+    if (checkpoint.pushError?.code === 'push_rejected' && !this.#rejected) {
+      this.#rejected = true;
+      this.#options.onRejected(checkpoint.pushError.message);
+    }
+    if (checkpoint.commit !== null || reason === 'end' || checkpoint.pushError !== undefined) {
+      await this.#options.emit({
+        type: 'checkpoint',
+        reason,
+        commit: checkpoint.commit,
+        head: checkpoint.head,
+        pushed: checkpoint.pushed,
+        hooks: checkpoint.hooks,
+        skipped: checkpoint.skipped,
+        ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
+      });
+    }
+    return checkpoint;
+  }
+}

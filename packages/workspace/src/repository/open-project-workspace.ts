@@ -1,0 +1,38 @@
+import path from 'node:path';
+import { workspaceGitPaths } from './layout.js';
+import {
+  createProjectWorkspace,
+  type ProjectWorkspace,
+  type PushRetryOptions,
+} from './project-workspace.js';
+
+/** Options of `openProjectWorkspace`: a project's source fields and the worker's home. */
+export interface OpenProjectWorkspaceOptions {
+  /** The worker's (or `baton run`'s) `BATON_HOME`, absolute. */
+  home: string;
+  projectId: string;
+  /** The project's `--repo`; `null`: a bare repository Baton owns under `home`. */
+  repo: string | null;
+  /** The commit the branch starts from; `null` for a project that starts from nothing. */
+  baseCommit: string | null;
+  /** `--skip-hooks`. Default false. */
+  skipHooks?: boolean;
+  /** The working tree. Default `<home>/workspaces/<project-id>`. */
+  dir?: string;
+  push?: PushRetryOptions;
+}
+
+/** The project's clone on this machine, laid out under `home` the same way by every entry point. */
+export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): ProjectWorkspace {
+  const paths = workspaceGitPaths(options.home, options.projectId);
+  return createProjectWorkspace({
+    projectId: options.projectId,
+    dir: options.dir ?? path.join(options.home, 'workspaces', options.projectId),
+    gitDir: paths.gitDir,
+    remote: options.repo ?? paths.localRemote,
+    createRemote: options.repo === null,
+    baseCommit: options.baseCommit,
+    ...(options.skipHooks === undefined ? {} : { skipHooks: options.skipHooks }),
+    ...(options.push === undefined ? {} : { push: options.push }),
+  });
+}
