@@ -38,12 +38,19 @@ export type { ChecklistGuardOptions } from './checklist-guard.js';
 export { SECRET_PATTERNS, containsSecret, redactSecrets } from '@baton/core';
 export type { RedactionResult, SecretPattern } from '@baton/core';
 export {
+  firstUserMessageSections,
   loadPrompt,
   renderEndOfSessionPrompt,
+  renderFirstUserMessage,
   renderSessionPrompt,
   renderSystemPrompt,
 } from './prompts.js';
-export type { PromptContext, PromptName } from './prompts.js';
+export type {
+  FirstMessageKind,
+  FirstUserMessageSections,
+  PromptContext,
+  PromptName,
+} from './prompts.js';
 export {
   DEFAULT_RETRY_OPTIONS,
   classifyFailure,

@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { renderEndOfSessionPrompt, renderSessionPrompt, renderSystemPrompt } from './prompts.js';
+import {
+  firstUserMessageSections,
+  renderEndOfSessionPrompt,
+  renderFirstUserMessage,
+  renderSessionPrompt,
+  renderSystemPrompt,
+} from './prompts.js';
 
 const context = {
   projectId: 'todo "app"',
@@ -42,9 +48,39 @@ describe('prompts carry the tags the simulator and the agent rely on', () => {
   });
 
   it('the system prompt states the memory layout and the one-feature rule', () => {
-    const text = renderSystemPrompt(context);
-    expect(text).toContain('Project: todo &quot;app&quot;. This is session 3.');
+    const text = renderSystemPrompt();
     expect(text).toContain('Work on one feature at a time.');
     expect(text).not.toMatch(/\{\{/);
+  });
+
+  it('the system prompt carries no per-session value, so every session shares the cached prefix', () => {
+    const text = renderSystemPrompt();
+    expect(text).not.toContain('todo');
+    expect(text).not.toMatch(/session \d/i);
+    // Every per-session value is in the first user message instead.
+    const first = renderSessionPrompt('resume', { ...context, interrupted: true });
+    expect(first).toContain('project="todo &quot;app&quot;" session="3" interrupted="true"');
+  });
+
+  it('the first user message is its named sections in a fixed order', () => {
+    const sections = firstUserMessageSections(
+      'resume',
+      { ...context, interrupted: true },
+      { closingReason: 'max_turns' },
+    );
+    const text = renderFirstUserMessage(sections);
+    const order = [
+      sections.sessionTag,
+      sections.interruptedNote,
+      sections.instructions,
+      sections.goal,
+      sections.closing,
+    ].map((section) => text.indexOf(section));
+    expect(order.every((position) => position >= 0)).toBe(true);
+    expect([...order].sort((a, b) => a - b)).toEqual(order);
+    expect(renderFirstUserMessage({ ...sections, interruptedNote: '', closing: '' })).toBe(
+      [sections.sessionTag, sections.instructions, sections.goal].join('\n\n'),
+    );
+    expect(firstUserMessageSections('end', context).goal).toBe('');
   });
 });

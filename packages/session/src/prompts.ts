@@ -49,7 +49,7 @@ export function renderTemplate(template: string, values: Record<string, string>)
   });
 }
 
-/** Values shared by every session prompt. */
+/** The per-session values of a session's prompts. */
 export interface PromptContext {
   projectId: string;
   goal: string;
@@ -58,32 +58,94 @@ export interface PromptContext {
 }
 
 const INTERRUPTED_NOTE =
-  '\nNote: the previous session of this project was interrupted before it could finish (a crash, ' +
+  'Note: the previous session of this project was interrupted before it could finish (a crash, ' +
   'a cancellation or a timeout). Its last progress entry may be missing or incomplete: check the ' +
-  'workspace (`git status`, `git log`) for half-done work before you pick a feature.\n';
+  'workspace (`git status`, `git log`) for half-done work before you pick a feature.';
 
 function baseValues(context: PromptContext): Record<string, string> {
   return {
     project: escapeAttribute(context.projectId),
     session: String(context.sessionNumber),
     interrupted: context.interrupted ? 'true' : 'false',
-    interruptedNote: context.interrupted ? INTERRUPTED_NOTE : '',
     goal: context.goal.trim(),
   };
 }
 
-/** The system prompt. */
-export function renderSystemPrompt(context: PromptContext): string {
-  return renderTemplate(loadPrompt('system'), baseValues(context)).trim();
+/**
+ * The system prompt. It holds nothing that changes between sessions or projects, so the cached
+ * prefix (tools + system) written by one session is read by every later one; per-session values
+ * go in the first user message (`firstUserMessageSections`).
+ */
+export function renderSystemPrompt(): string {
+  return loadPrompt('system').trim();
+}
+
+/** What a session's first user message is for. */
+export type FirstMessageKind = 'init' | 'resume' | 'end';
+
+/**
+ * The sections of a session's first user message, in the order they are sent. Everything that
+ * differs between sessions lives here, after the cached tools + system prefix. An empty section
+ * is left out.
+ */
+export interface FirstUserMessageSections {
+  /** `<baton_session kind=... project=... session=... interrupted=...>`: the simulator and the agent read it. */
+  sessionTag: string;
+  /** Set when the previous session was interrupted; else empty. */
+  interruptedNote: string;
+  /** What this kind of session does (the prompt file `init.md`, `resume.md` or `end-session.md`). */
+  instructions: string;
+  /** The project's goal in a `<goal>` tag; empty for closing sessions, which do no new work. */
+  goal: string;
+  /** The end-of-session prompt when the message also closes the session; else empty. */
+  closing: string;
+}
+
+const SECTION_ORDER: ReadonlyArray<keyof FirstUserMessageSections> = [
+  'sessionTag',
+  'interruptedNote',
+  'instructions',
+  'goal',
+  'closing',
+];
+
+/**
+ * The sections of the first user message of a session of `kind`. `closingReason` appends the
+ * end-of-session prompt for that reason (a closing session, or a log closed from a fresh context).
+ */
+export function firstUserMessageSections(
+  kind: FirstMessageKind,
+  context: PromptContext,
+  options: { closingReason?: string } = {},
+): FirstUserMessageSections {
+  const values = baseValues(context);
+  const name: PromptName = kind === 'end' ? 'end-session' : kind;
+  return {
+    sessionTag: `<baton_session kind="${kind}" project="${values.project}" session="${values.session}" interrupted="${values.interrupted}">`,
+    interruptedNote: context.interrupted ? INTERRUPTED_NOTE : '',
+    instructions: renderTemplate(loadPrompt(name), values).trim(),
+    goal: kind === 'end' ? '' : `<goal>\n${values.goal}\n</goal>`,
+    closing:
+      options.closingReason === undefined
+        ? ''
+        : renderEndOfSessionPrompt(options.closingReason, context),
+  };
+}
+
+/** Joins the sections in their fixed order, a blank line between two. */
+export function renderFirstUserMessage(sections: FirstUserMessageSections): string {
+  return SECTION_ORDER.map((key) => sections[key].trim())
+    .filter((text) => text !== '')
+    .join('\n\n');
 }
 
 /** The first user message of a session of the given kind. */
 export function renderSessionPrompt(
-  kind: 'init' | 'resume' | 'end',
+  kind: FirstMessageKind,
   context: PromptContext,
+  options: { closingReason?: string } = {},
 ): string {
-  const name: PromptName = kind === 'end' ? 'end-session' : kind;
-  return renderTemplate(loadPrompt(name), baseValues(context)).trim();
+  return renderFirstUserMessage(firstUserMessageSections(kind, context, options));
 }
 
 const REASON_TEXT: Record<string, string> = {

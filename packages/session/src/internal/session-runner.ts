@@ -144,7 +144,7 @@ export class SessionRunner {
       sessionNumber: this.#sessionNumber,
       interrupted: this.#interrupted,
     };
-    this.#system = renderSystemPrompt(this.#promptContext);
+    this.#system = renderSystemPrompt();
     this.#checkpointer =
       options.checkpoints === undefined
         ? undefined
@@ -232,8 +232,11 @@ export class SessionRunner {
 
   #firstPrompt(): string {
     const kind = this.#options.kind;
-    if (kind !== 'end') return renderSessionPrompt(kind, this.#promptContext);
-    return `${renderSessionPrompt('end', this.#promptContext)}\n\n${renderEndOfSessionPrompt('end_session', this.#promptContext)}`;
+    return renderSessionPrompt(
+      kind,
+      this.#promptContext,
+      kind === 'end' ? { closingReason: 'end_session' } : {},
+    );
   }
 
   #workMaxTurns(): number {
@@ -249,7 +252,9 @@ export class SessionRunner {
     if (verdict.freshEndContext === true) {
       // The old conversation no longer fits: close the log from a fresh context instead.
       this.conversation.reset();
-      this.conversation.addText(`${renderSessionPrompt('end', this.#promptContext)}\n\n${closing}`);
+      this.conversation.addText(
+        renderSessionPrompt('end', this.#promptContext, { closingReason: endReason }),
+      );
     } else {
       this.conversation.addText(closing);
     }
