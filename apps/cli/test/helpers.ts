@@ -23,6 +23,8 @@ export interface CliRun {
 
 /** A running `baton` process: its output so far and its exit. */
 export interface CliProcess {
+  /** The `baton` process's id (the CLI runs in the spawned node process itself). */
+  pid: number;
   stdout(): string;
   stderr(): string;
   kill(signal: NodeJS.Signals): void;
@@ -67,6 +69,7 @@ export function startCli(
     child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
   });
   return {
+    pid: child.pid ?? 0,
     stdout: () => stdout,
     stderr: () => stderr,
     kill: (signal) => child.kill(signal),

@@ -466,13 +466,14 @@ export function projectPage(main, projectId) {
     try {
       const result = await getJson(`${projectPath(projectId)}/memory/diff`, { path, from, to });
       const diff = result.diff;
+      const title = `${from === undefined ? 'empty' : fromLabel} → ${toLabel}`;
+      if (diff.tooLarge) {
+        replace(box, h('h4', {}, title), h('p', { class: 'diff-too-large' }, diff.message));
+        return;
+      }
       replace(
         box,
-        h(
-          'h4',
-          {},
-          `${from === undefined ? 'empty' : fromLabel} → ${toLabel}: +${diff.added} −${diff.removed}${diff.truncated ? ' (too many changes: whole file shown)' : ''}`,
-        ),
+        h('h4', {}, `${title}: +${diff.added} −${diff.removed}`),
         h(
           'pre',
           { class: 'diff-lines' },

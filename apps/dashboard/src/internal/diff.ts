@@ -1,10 +1,12 @@
 /**
- * Line diff between two versions of a memory file, for the memory browser.
+ * Line diff between two versions of a memory file, for the memory browser, on jsdiff.
  *
- * Myers' O(ND) algorithm: memory files are small and versions differ by a few lines (one
- * `str_replace` or `insert`), so D is small and this is fast. Beyond `maxEdits` differing lines we
- * stop and report the whole file as replaced rather than burn the server's CPU.
+ * The model writes memory files, so their size and shape are attacker-controlled: every bound
+ * here keeps one request from holding the event loop or growing the heap. Lines are counted
+ * before anything is split (a cheap scan), jsdiff stops at `maxEdits` changed lines or after
+ * `timeoutMs`, and whatever exceeds a bound is answered as "too large to show" with no lines.
  */
+import { diffArrays } from 'diff';
 
 export type DiffOperation = 'equal' | 'insert' | 'delete';
 
@@ -19,12 +21,44 @@ export interface DiffLine {
   newLine?: number;
 }
 
-export interface LineDiff {
-  lines: DiffLine[];
-  added: number;
-  removed: number;
-  /** True when the files differed too much and the diff is a whole-file replacement. */
-  truncated: boolean;
+/** Which bound a diff exceeded. */
+export type DiffTooLargeReason = 'lines' | 'edits' | 'time';
+
+export type LineDiff =
+  | { tooLarge: false; lines: DiffLine[]; added: number; removed: number }
+  | {
+      tooLarge: true;
+      reason: DiffTooLargeReason;
+      /** One plain sentence for the page. */
+      message: string;
+      lines: [];
+    };
+
+export interface DiffLimits {
+  /** Largest line count of either version. Default 20 000. */
+  maxLines?: number;
+  /** Most changed lines (inserts plus deletes) a shown diff may have. Default 500. */
+  maxEdits?: number;
+  /** Longest the diff may run on the event loop, in milliseconds. Default 30. */
+  timeoutMs?: number;
+}
+
+export const DEFAULT_DIFF_LIMITS: Required<DiffLimits> = {
+  maxLines: 20_000,
+  maxEdits: 500,
+  timeoutMs: 30,
+};
+
+/** Lines in `text` (a final newline does not start another), counting without allocating. */
+function countLines(text: string, stopAbove: number): number {
+  if (text === '') return 0;
+  let count = 0;
+  let index = -1;
+  while ((index = text.indexOf('\n', index + 1)) !== -1) {
+    count++;
+    if (count > stopAbove) return count;
+  }
+  return text.endsWith('\n') ? count : count + 1;
 }
 
 function splitLines(text: string): string[] {
@@ -34,81 +68,57 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
-function wholeReplacement(before: string[], after: string[]): LineDiff {
-  const lines: DiffLine[] = [
-    ...before.map((text, index): DiffLine => ({ op: 'delete', text, oldLine: index + 1 })),
-    ...after.map((text, index): DiffLine => ({ op: 'insert', text, newLine: index + 1 })),
-  ];
-  return { lines, added: after.length, removed: before.length, truncated: true };
+function tooLarge(reason: DiffTooLargeReason, limits: Required<DiffLimits>): LineDiff {
+  const messages: Record<DiffTooLargeReason, string> = {
+    lines: `Too large to show: a version has more than ${limits.maxLines.toLocaleString('en-US')} lines.`,
+    edits: `Too large to show: the versions differ in more than ${limits.maxEdits.toLocaleString('en-US')} lines.`,
+    time: `Too large to show: the diff did not finish within ${limits.timeoutMs} ms.`,
+  };
+  const message = messages[reason];
+  return { tooLarge: true, reason, message, lines: [] };
 }
 
-/** Diff two texts line by line. */
-export function diffLines(beforeText: string, afterText: string, maxEdits = 2_000): LineDiff {
-  const a = splitLines(beforeText);
-  const b = splitLines(afterText);
-  const n = a.length;
-  const m = b.length;
-  const max = n + m;
-  const offset = max + 1;
-  const frontier = new Int32Array(2 * max + 3);
-  const trace: Int32Array[] = [];
-  let found = false;
-  for (let distance = 0; distance <= Math.min(max, maxEdits); distance++) {
-    trace.push(frontier.slice());
-    for (let k = -distance; k <= distance; k += 2) {
-      const down =
-        k === -distance ||
-        (k !== distance && (frontier[offset + k - 1] ?? 0) < (frontier[offset + k + 1] ?? 0));
-      let x = down ? (frontier[offset + k + 1] ?? 0) : (frontier[offset + k - 1] ?? 0) + 1;
-      let y = x - k;
-      while (x < n && y < m && a[x] === b[y]) {
-        x++;
-        y++;
-      }
-      frontier[offset + k] = x;
-      if (x >= n && y >= m) {
-        found = true;
-        break;
-      }
-    }
-    if (found) break;
+/** Diff two texts line by line, within `limits`. */
+export function diffLines(
+  beforeText: string,
+  afterText: string,
+  limits: DiffLimits = {},
+): LineDiff {
+  const bounds = { ...DEFAULT_DIFF_LIMITS, ...limits };
+  if (
+    countLines(beforeText, bounds.maxLines) > bounds.maxLines ||
+    countLines(afterText, bounds.maxLines) > bounds.maxLines
+  ) {
+    return tooLarge('lines', bounds);
   }
-  if (!found) return wholeReplacement(a, b);
-
-  // Walk the trace backwards to recover the edit script.
-  const reversed: DiffLine[] = [];
-  let x = n;
-  let y = m;
-  for (let distance = trace.length - 1; distance >= 0; distance--) {
-    const previous = trace[distance] as Int32Array;
-    const k = x - y;
-    const down =
-      k === -distance ||
-      (k !== distance && (previous[offset + k - 1] ?? 0) < (previous[offset + k + 1] ?? 0));
-    const previousK = down ? k + 1 : k - 1;
-    const previousX = distance === 0 ? 0 : (previous[offset + previousK] ?? 0);
-    const previousY = distance === 0 ? 0 : previousX - previousK;
-    while (x > previousX && y > previousY) {
-      reversed.push({ op: 'equal', text: a[x - 1] ?? '', oldLine: x, newLine: y });
-      x--;
-      y--;
-    }
-    if (distance > 0) {
-      if (down) {
-        reversed.push({ op: 'insert', text: b[y - 1] ?? '', newLine: y });
-        y--;
-      } else {
-        reversed.push({ op: 'delete', text: a[x - 1] ?? '', oldLine: x });
-        x--;
-      }
-    }
+  const before = splitLines(beforeText);
+  const after = splitLines(afterText);
+  const started = Date.now();
+  const changes = diffArrays(before, after, {
+    maxEditLength: bounds.maxEdits,
+    timeout: bounds.timeoutMs,
+  });
+  if (changes === undefined) {
+    // jsdiff answers undefined for both bounds; the clock tells which one stopped it.
+    return tooLarge(Date.now() - started >= bounds.timeoutMs ? 'time' : 'edits', bounds);
   }
-  const lines = reversed.reverse();
+  const lines: DiffLine[] = [];
+  let oldLine = 0;
+  let newLine = 0;
   let added = 0;
   let removed = 0;
-  for (const line of lines) {
-    if (line.op === 'insert') added++;
-    else if (line.op === 'delete') removed++;
+  for (const change of changes) {
+    for (const text of change.value) {
+      if (change.added) {
+        lines.push({ op: 'insert', text, newLine: ++newLine });
+        added++;
+      } else if (change.removed) {
+        lines.push({ op: 'delete', text, oldLine: ++oldLine });
+        removed++;
+      } else {
+        lines.push({ op: 'equal', text, oldLine: ++oldLine, newLine: ++newLine });
+      }
+    }
   }
-  return { lines, added, removed, truncated: false };
+  return { tooLarge: false, lines, added, removed };
 }
