@@ -103,8 +103,9 @@ describe('the scripted coding agent', () => {
     expect(passing()).toEqual(['F1']);
     const flip = first.toolCalls.find((call) => call.input['command'] === 'str_replace');
     expect(flip?.input['path']).toBe('/memories/features.json');
-    expect(String(flip?.input['old_str'])).toContain('\n');
-    expect(String(flip?.input['old_str'])).toMatch(/"id": "F1"[\s\S]*"passes": false$/);
+    // One feature per line: the flip names the whole entry and changes only that line.
+    expect(String(flip?.input['old_str'])).not.toContain('\n');
+    expect(String(flip?.input['old_str'])).toMatch(/^"id": "F1", .*"passes": false$/);
     expect(
       first.toolCalls.some((call) => call.name === 'bash' && call.content.includes('F1 ok')),
     ).toBe(true);

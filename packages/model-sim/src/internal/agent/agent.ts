@@ -1,6 +1,6 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { parseConversation } from './conversation.js';
-import type { Action, Conversation } from './conversation.js';
+import type { Action, Conversation, Orientation } from './conversation.js';
 import {
   FEATURES_PATH,
   INIT_SCRIPT,
@@ -10,9 +10,11 @@ import {
   checkCommand,
   featureScript,
   featureScriptText,
+  PagedFile,
+  featuresFileParts,
   featuresFileText,
-  featuresFromView,
-  fileFromView,
+  featuresFromText,
+  pageFromView,
   initScriptText,
   insertLineAtEnd,
   isMissing,
@@ -55,8 +57,11 @@ export interface AgentOptions {
 }
 
 const MAX_ATTEMPTS = 2;
-/** Views of one file per session before the agent gives up (context editing may clear each one). */
-const MAX_VIEWS = 6;
+/**
+ * Times one view (same file, same range) is sent in a session: again only when context editing
+ * cleared the earlier result, and never in a loop.
+ */
+const MAX_VIEWS_PER_STEP = 3;
 
 function endTurn(text: string): AgentTurn {
   return { text, calls: [] };
@@ -76,14 +81,33 @@ export function isClearedResult(text: string): boolean {
   return text.length < 200 && /\bclear(ed)?\b/i.test(text) && !/^Here's the content/.test(text);
 }
 
+type PagedKind = 'features' | 'progress';
+
+const PAGED_PATHS: Record<PagedKind, string> = {
+  features: FEATURES_PATH,
+  progress: PROGRESS_PATH,
+};
+
+/** `view-features`, `view-features-from-120`, `view-features-at-14` -> the file and the form. */
+function viewStep(step: string): { kind: PagedKind; form: 'whole' | 'from' | 'at' } | undefined {
+  const match = /^view-(features|progress)(?:-(from|at)-\d+)?$/.exec(step);
+  if (!match) return undefined;
+  return { kind: match[1] as PagedKind, form: (match[2] as 'from' | 'at' | undefined) ?? 'whole' };
+}
+
 /** Replays the agent's earlier calls into what it knows now. */
 class Knowledge {
   readonly attempts = new Map<string, number>();
   readonly errors = new Map<string, string>();
   readonly succeeded = new Set<string>();
+  /** Pages of the checklist and the log read so far (a view over the size limit is cut). */
+  readonly pages: Record<PagedKind, PagedFile> = {
+    features: new PagedFile(),
+    progress: new PagedFile(),
+  };
   features: { text: string; features: Feature[] } | undefined;
   featuresMissing = false;
-  /** The checklist view was a file but not valid JSON of features. */
+  /** The checklist was read whole but is not valid JSON of features. */
   featuresInvalid: string | undefined;
   progress: string | undefined;
   progressMissing = false;
@@ -119,43 +143,86 @@ class Knowledge {
     }
 
     if (step === 'view-root' && !cleared) this.rootListing = result.text;
-    if (step === 'view-features' || step === 'recreate-features') {
-      if (step === 'recreate-features' && !result.isError && goal) {
-        const features = buildFeatures(goal);
-        this.features = { text: featuresFileText(features), features };
-        this.featuresMissing = false;
-      } else if (step === 'view-features') {
-        if (result.isError && isMissing(result.text)) {
-          this.featuresMissing = true;
-          this.features = undefined;
-        } else if (!cleared) {
-          const parsed = featuresFromView(result.text);
-          this.features = parsed;
-          this.featuresMissing = false;
-          this.featuresInvalid =
-            parsed === undefined && fileFromView(result.text) !== undefined
-              ? result.text
-              : undefined;
-        }
-      }
+    if (step === 'recreate-features' && !result.isError && goal) {
+      const features = buildFeatures(goal);
+      this.features = { text: featuresFileText(features), features };
+      this.featuresMissing = false;
     }
-    if (step === 'view-progress' && !cleared) {
-      if (result.isError && isMissing(result.text)) {
-        this.progressMissing = true;
-        this.progress = undefined;
-      } else {
-        this.progress = fileFromView(result.text);
-        this.progressMissing = false;
-      }
-    }
+    const view = viewStep(step);
+    if (view && !cleared) this.applyView(view, action);
     if (step.startsWith('check-') && !cleared) this.checkOutputs.set(step, result.text);
     // A failed edit means the file may differ from what was read: read it again before retrying.
-    if (result.isError && step.startsWith('flip-')) this.features = undefined;
-    if (result.isError && (step === 'append-progress' || step === 'end-append'))
-      this.progress = undefined;
+    if (result.isError && step.startsWith('flip-')) this.forget('features');
+    if (result.isError && (step === 'append-progress' || step === 'end-append')) {
+      this.forget('progress');
+    }
     if (!result.isError && (step === 'append-progress' || step === 'end-append')) {
       this.progressMissing = false;
     }
+  }
+
+  private forget(kind: PagedKind): void {
+    this.pages[kind] = new PagedFile();
+    if (kind === 'features') this.features = undefined;
+    else this.progress = undefined;
+  }
+
+  private applyView(view: NonNullable<ReturnType<typeof viewStep>>, action: Action): void {
+    const result = action.result!;
+    if (result.isError) {
+      if (!isMissing(result.text)) return;
+      this.forget(view.kind);
+      if (view.kind === 'features') this.featuresMissing = true;
+      else this.progressMissing = true;
+      return;
+    }
+    const page = pageFromView(result.text);
+    if (page === undefined) {
+      if (
+        view.kind === 'features' &&
+        view.form === 'whole' &&
+        /^Here's the content/.test(result.text)
+      ) {
+        this.featuresInvalid = result.text;
+      }
+      return;
+    }
+    if (view.form === 'whole') this.pages[view.kind] = new PagedFile();
+    this.pages[view.kind].add(page, view.form !== 'at');
+    const text = this.pages[view.kind].text();
+    if (view.kind === 'features') {
+      this.featuresMissing = false;
+      if (text === undefined) return;
+      const parsed = featuresFromText(text);
+      this.features = parsed;
+      this.featuresInvalid = parsed === undefined ? text : undefined;
+    } else {
+      this.progressMissing = false;
+      if (text !== undefined) this.progress = text;
+    }
+  }
+
+  /**
+   * The next view of a paged file: the whole file first, then from the first missing line. A
+   * step already tried MAX_VIEWS_PER_STEP times (its result cleared each time) is not tried again.
+   */
+  nextRead(kind: PagedKind): { step: string; input: Record<string, unknown> } | { stuck: string } {
+    const path = PAGED_PATHS[kind];
+    const pages = this.pages[kind];
+    const missing = pages.lines.size === 0 ? 1 : (pages.missingFrom() ?? 1);
+    const step = missing === 1 ? `view-${kind}` : `view-${kind}-from-${missing}`;
+    if (this.count(step) >= MAX_VIEWS_PER_STEP) {
+      return {
+        stuck: `I keep losing sight of ${path} (the same view was cleared from my context ${this.count(step)} times).`,
+      };
+    }
+    return {
+      step,
+      input:
+        missing === 1
+          ? { command: 'view', path }
+          : { command: 'view', path, view_range: [missing, -1] },
+    };
   }
 
   /** Check outcome: a cleared result counts as passed, since the agent only moved on after one. */
@@ -168,11 +235,27 @@ class Knowledge {
   }
 }
 
+/** Reads the next page of a file, or ends the turn when that view keeps getting lost. */
+function readOn(knowledge: Knowledge, kind: PagedKind, why: string): AgentTurn {
+  const next = knowledge.nextRead(kind);
+  if ('stuck' in next) return endTurn(`${next.stuck} Stopping here.`);
+  const paging = next.step !== `view-${kind}`;
+  return {
+    text: paging
+      ? `${PAGED_PATHS[kind]} was cut at the view limit; reading on from line ${String((next.input['view_range'] as number[])[0])}.`
+      : why,
+    calls: [memory(next.step, next.input)],
+  };
+}
+
 function safeId(id: string): string {
   return id.replace(/[^A-Za-z0-9]/g, '-');
 }
 
 function featureList(features: Feature[]): string {
+  if (features.length > 12) {
+    return `${features[0]!.id} to ${features[features.length - 1]!.id}`;
+  }
   return features.map((feature) => feature.id).join(', ');
 }
 
@@ -233,11 +316,12 @@ function planInit(conversation: Conversation, options: AgentOptions): AgentTurn 
   }
   const listing = knowledge.rootListing ?? '';
   const features = buildFeatures(goal);
+  const parts = featuresFileParts(features);
   const files: Array<{ step: string; path: string; text: string; what: string }> = [
     {
       step: 'create-features',
       path: FEATURES_PATH,
-      text: featuresFileText(features),
+      text: parts.first,
       what: `the checklist: ${features.length} features (${featureList(features)}), all failing,`,
     },
     {
@@ -268,6 +352,30 @@ function planInit(conversation: Conversation, options: AgentOptions): AgentTurn 
           : `Writing ${file.what} to ${file.path}.`,
       calls: [memory(file.step, { command: 'create', path: file.path, file_text: file.text })],
     };
+  }
+  // A long checklist does not fit in one reply: the rest goes in with one edit per part.
+  if (knowledge.succeeded.has('create-features')) {
+    for (const [index, part] of parts.appends.entries()) {
+      const step = `extend-features-${index + 1}`;
+      if (knowledge.succeeded.has(step)) continue;
+      const error = knowledge.errors.get(step);
+      if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
+        return endTurn(
+          `I could not finish ${FEATURES_PATH} (part ${index + 2} of ${parts.appends.length + 1}): ${oneLine(error)}. Stopping so the next session can look at it.`,
+        );
+      }
+      return {
+        text: `Adding part ${index + 2} of ${parts.appends.length + 1} of the checklist to ${FEATURES_PATH}.`,
+        calls: [
+          memory(step, {
+            command: 'str_replace',
+            path: FEATURES_PATH,
+            old_str: part.old,
+            new_str: part.next,
+          }),
+        ],
+      };
+    }
   }
   let note = '';
   if (options.tools.has(EDITOR_TOOL)) {
@@ -312,26 +420,46 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
   const actions = conversation.actions.filter((action) => !action.inEndPhase);
   const knowledge = new Knowledge(actions, conversation.goal);
   const header = conversation.header!;
+  const oriented = conversation.orientation;
+  // The harness says everything passes: nothing to read, nothing to do.
+  if (
+    oriented &&
+    oriented.total > 0 &&
+    oriented.passing === oriented.total &&
+    actions.length === 0
+  ) {
+    return endTurn(
+      `The orientation says all ${oriented.total} features pass. Nothing is left to do; stopping.`,
+    );
+  }
   if (!knowledge.attempted('view-root')) {
     return {
       text: header.interrupted
         ? 'The previous session was interrupted. Reading my memory first, then checking the workspace for half-done work.'
-        : 'Resuming the project. Reading my memory first.',
+        : oriented
+          ? 'Resuming the project from the orientation Baton built. Looking at my memory directory first.'
+          : 'Resuming the project. Reading my memory first.',
       calls: [memory('view-root', { command: 'view', path: '/memories' })],
     };
   }
-  const reads: PlannedCall[] = [
-    memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
-    memory('view-features', { command: 'view', path: FEATURES_PATH }),
-    memory('view-startup', { command: 'view', path: STARTUP_PATH }),
-  ];
+  // With an orientation the counts, the next features and the latest entries are already known:
+  // only the startup note is read whole; the checklist is read at the target's line.
+  const reads: PlannedCall[] = oriented
+    ? [memory('view-startup', { command: 'view', path: STARTUP_PATH })]
+    : [
+        memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
+        memory('view-features', { command: 'view', path: FEATURES_PATH }),
+        memory('view-startup', { command: 'view', path: STARTUP_PATH }),
+      ];
   if (header.interrupted && options.tools.has(BASH_TOOL)) {
     reads.push({ step: 'git-status', name: BASH_TOOL, input: { command: 'git status --short' } });
   }
   const pending = reads.filter((call) => !knowledge.attempted(call.step));
   if (pending.length > 0) {
     return {
-      text: 'Reading the progress log, the feature checklist and the startup note.',
+      text: oriented
+        ? 'Reading the startup note.'
+        : 'Reading the progress log, the feature checklist and the startup note.',
       calls: options.parallelToolCalls ? pending : pending.slice(0, 1),
     };
   }
@@ -385,38 +513,36 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
       `/memories/features.json is missing and re-creating it failed: ${oneLine(error ?? 'unknown error')}. Stopping.`,
     );
   }
-  // Once a feature is announced, the agent keeps going from its own words: the checklist is only
-  // needed again for the flip, so clearing its view does not stall the work.
-  const announced = announcedFeature(conversation);
-  if (announced && !knowledge.featuresInvalid) {
-    const known = knowledge.features?.features.find((feature) => feature.id === announced.id);
-    if (!known || !known.passes) {
-      return workOnFeature(
-        known ?? { id: announced.id, description: announced.description, steps: [], passes: false },
-        knowledge,
-        options,
-      );
-    }
-  }
   if (knowledge.featuresInvalid !== undefined) {
     return endTurn(
       '/memories/features.json is not a valid JSON list of features, and I may not rewrite the checklist. Stopping: it has to be repaired first.',
     );
   }
+  // Once a feature is announced, the agent keeps going from its own words: the checklist is only
+  // needed again for the flip, so clearing its view does not stall the work.
+  const announced = announcedFeature(conversation);
+  if (announced) {
+    const known =
+      knowledge.features?.features.find((feature) => feature.id === announced.id) ??
+      orientedFeature(oriented, announced.id);
+    if (!known || !known.passes) {
+      return workOnFeature(
+        known ?? { id: announced.id, description: announced.description, steps: [], passes: false },
+        conversation,
+        knowledge,
+        options,
+      );
+    }
+  }
   if (!knowledge.features) {
+    const first = oriented?.next[0];
+    if (first)
+      return workOnFeature(orientedFeature(oriented, first.id)!, conversation, knowledge, options);
     const error = knowledge.errors.get('view-features');
     if (error !== undefined && knowledge.count('view-features') >= MAX_ATTEMPTS) {
       return endTurn(`I cannot read /memories/features.json: ${oneLine(error)}. Stopping.`);
     }
-    if (knowledge.count('view-features') >= MAX_VIEWS) {
-      return endTurn(
-        'I keep losing sight of /memories/features.json (it is cleared from my context). Stopping here.',
-      );
-    }
-    return {
-      text: 'Reading the feature checklist again.',
-      calls: [memory('view-features', { command: 'view', path: FEATURES_PATH })],
-    };
+    return readOn(knowledge, 'features', 'Reading the feature checklist again.');
   }
 
   const features = knowledge.features.features;
@@ -426,10 +552,32 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
       `All ${features.length} features pass (${featureList(features)}). Nothing is left to do.`,
     );
   }
-  return workOnFeature(target, knowledge, options);
+  return workOnFeature(target, conversation, knowledge, options);
 }
 
-function workOnFeature(target: Feature, knowledge: Knowledge, options: AgentOptions): AgentTurn {
+/** A feature of the orientation as a checklist entry (it is listed because it fails). */
+function orientedFeature(
+  orientation: Orientation | undefined,
+  id: string,
+): (Feature & { line: number }) | undefined {
+  const found = orientation?.next.find((feature) => feature.id === id);
+  return found === undefined
+    ? undefined
+    : {
+        id: found.id,
+        description: found.description,
+        steps: found.steps,
+        passes: false,
+        line: found.line,
+      };
+}
+
+function workOnFeature(
+  target: Feature,
+  conversation: Conversation,
+  knowledge: Knowledge,
+  options: AgentOptions,
+): AgentTurn {
   const key = safeId(target.id);
   const announce = `Working on ${target.id}: ${oneLine(target.description, 200)}.`;
   if (!options.tools.has(EDITOR_TOOL) || !options.tools.has(BASH_TOOL)) {
@@ -485,13 +633,8 @@ function workOnFeature(target: Feature, knowledge: Knowledge, options: AgentOpti
       `I could not mark ${target.id} as passing: ${oneLine(flipError)}. Stopping; it passes its check but the checklist still says false.`,
     );
   }
-  const span = knowledge.features ? passesSpan(knowledge.features.text, target.id) : undefined;
-  if (span === undefined) {
-    return {
-      text: `Reading the checklist again before marking ${target.id}.`,
-      calls: [memory('view-features', { command: 'view', path: FEATURES_PATH })],
-    };
-  }
+  const span = flipSpan(target.id, conversation, knowledge);
+  if (typeof span !== 'string') return span;
   return {
     text:
       flipError !== undefined
@@ -508,6 +651,38 @@ function workOnFeature(target: Feature, knowledge: Knowledge, options: AgentOpti
   };
 }
 
+/**
+ * The exact text to flip: from the whole checklist when it was read, else from the feature's own
+ * line (the orientation says which), read with a one-line `view_range`. A line that no longer
+ * holds the feature sends the agent back to reading the file in pages.
+ */
+function flipSpan(
+  id: string,
+  conversation: Conversation,
+  knowledge: Knowledge,
+): string | AgentTurn {
+  if (knowledge.features) {
+    const span = passesSpan(knowledge.features.text, id);
+    if (span !== undefined) return span;
+    return readOn(knowledge, 'features', `Reading the checklist again before marking ${id}.`);
+  }
+  const line = orientedFeature(conversation.orientation, id)?.line;
+  if (line !== undefined) {
+    const step = `view-features-at-${line}`;
+    const text = knowledge.pages.features.lines.get(line);
+    if (text !== undefined) {
+      const span = passesSpan(text, id);
+      if (span !== undefined) return span;
+    } else if (knowledge.count(step) < MAX_VIEWS_PER_STEP) {
+      return {
+        text: `Reading line ${line} of the checklist, where ${id} is, before marking it.`,
+        calls: [memory(step, { command: 'view', path: FEATURES_PATH, view_range: [line, line] })],
+      };
+    }
+  }
+  return readOn(knowledge, 'features', `Reading the checklist before marking ${id}.`);
+}
+
 /** After the flip: append the session's entry to the progress log, then end the turn. */
 function finishResume(
   conversation: Conversation,
@@ -518,20 +693,34 @@ function finishResume(
   const id = flipped[flipped.length - 1]!;
   const feature = knowledge.features?.features.find((candidate) => candidate.id === id);
   const description = feature?.description ?? descriptionFromNarration(conversation, id);
-  const next = knowledge.features?.features.find(
-    (candidate) => !candidate.passes && !flipped.includes(candidate.id),
-  );
+  const next = nextFeature(conversation, knowledge, flipped);
   const entry = [
     `## Session ${session}`,
     `- Worked on ${id}: ${description}.`,
     `- Wrote ${featureScript(id)}; \`${checkCommand(id)}\` printed "${okMarker(id)}".`,
-    `- ${id} passes now. Next: ${next ? `${next.id} (${next.description})` : knowledge.features ? 'nothing: every feature passes' : 'the first feature that still fails'}.`,
+    `- ${id} passes now. Next: ${next}.`,
   ];
   const appended = appendProgress('append-progress', knowledge, entry);
   if (appended) return appended;
   return endTurn(
     `${id} passes now and the progress log is updated. One feature per session, so I stop here.`,
   );
+}
+
+/** What the next session should do, from the checklist or the orientation. */
+function nextFeature(conversation: Conversation, knowledge: Knowledge, flipped: string[]): string {
+  const open = (feature: { id: string; passes?: boolean }) =>
+    feature.passes !== true && !flipped.includes(feature.id);
+  const known = knowledge.features?.features.find(open);
+  if (known) return `${known.id} (${known.description})`;
+  if (knowledge.features) return 'nothing: every feature passes';
+  const oriented = conversation.orientation;
+  const listed = oriented?.next.find(open);
+  if (listed) return `${listed.id} (${listed.description})`;
+  if (oriented && oriented.total - oriented.passing - flipped.length <= 0) {
+    return 'nothing: every feature passes';
+  }
+  return 'the first feature that still fails';
 }
 
 function descriptionFromNarration(conversation: Conversation, id: string): string {
@@ -566,15 +755,11 @@ function appendProgress(
     };
   }
   if (knowledge.progress === undefined) {
-    if (knowledge.count('view-progress') >= MAX_VIEWS + 1) {
-      return endTurn(
-        'I cannot see /memories/progress.md any more, so I cannot append to it safely. Stopping.',
-      );
+    const next = knowledge.nextRead('progress');
+    if ('stuck' in next) {
+      return endTurn(`${next.stuck} I cannot append to it safely; stopping.`);
     }
-    return {
-      text: 'Reading the progress log before appending to it.',
-      calls: [memory('view-progress', { command: 'view', path: PROGRESS_PATH })],
-    };
+    return readOn(knowledge, 'progress', 'Reading the progress log before appending to it.');
   }
   return {
     text:
@@ -600,14 +785,16 @@ function planEnd(conversation: Conversation, options: AgentOptions): AgentTurn {
     ? conversation.actions
     : conversation.actions.filter((action) => action.inEndPhase);
   const knowledge = new Knowledge(phase, conversation.goal);
+  // The orientation already says which features come next: only the log is needed to append.
+  const oriented = conversation.orientation !== undefined;
   const reads: PlannedCall[] = [
     memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
-    memory('view-features', { command: 'view', path: FEATURES_PATH }),
+    ...(oriented ? [] : [memory('view-features', { command: 'view', path: FEATURES_PATH })]),
   ];
   const pending = reads.filter((call) => !knowledge.attempted(call.step));
   if (pending.length > 0) {
     return {
-      text: `The session is ending (${reason}). Reading the progress log and the checklist to record where things stand.`,
+      text: `The session is ending (${reason}). Reading ${oriented ? 'the progress log' : 'the progress log and the checklist'} to record where things stand.`,
       calls: options.parallelToolCalls ? pending : pending.slice(0, 1),
     };
   }
@@ -623,16 +810,14 @@ function planEnd(conversation: Conversation, options: AgentOptions): AgentTurn {
     .filter((action) => action.step.startsWith('write-') && action.result && !action.result.isError)
     .map((action) => action.step.slice('write-'.length))
     .filter((key) => !flipped.some((id) => safeId(id) === key));
-  const next = knowledge.features?.features.find(
-    (feature) => !feature.passes && !flipped.includes(feature.id),
-  );
+  const next = nextFeature(conversation, knowledge, flipped);
   const entry = [
     `${heading} (${reason})`,
     `- Finished: ${flipped.length > 0 ? flipped.join(', ') : 'no feature was finished in this session'}.`,
     ...(halfDone.length > 0
       ? [`- Half done: ${halfDone.join(', ')} (script written in features/, not yet verified).`]
       : []),
-    `- Next: ${next ? `${next.id} (${next.description})` : knowledge.features ? 'nothing: every feature passes' : 'read /memories/features.json and pick the first failing feature'}.`,
+    `- Next: ${next === 'the first feature that still fails' ? 'read /memories/features.json and pick the first failing feature' : next}.`,
   ];
   const appended = appendProgress('end-append', knowledge, entry);
   if (appended) return appended;

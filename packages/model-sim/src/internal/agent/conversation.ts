@@ -32,8 +32,26 @@ export interface Action {
   inEndPhase: boolean;
 }
 
+/** A failing feature as the harness's orientation lists it. */
+export interface OrientedFeature {
+  id: string;
+  description: string;
+  steps: string[];
+  /** Its line in /memories/features.json. */
+  line: number;
+}
+
+/** What the `<baton_orientation>` block of the first message says (format in docs/sessions.md). */
+export interface Orientation {
+  passing: number;
+  total: number;
+  next: OrientedFeature[];
+}
+
 export interface Conversation {
   header: SessionHeader | undefined;
+  /** The harness's orientation, when the first message carries one. */
+  orientation: Orientation | undefined;
   goal: string | undefined;
   /** Reason of the `<baton_end_of_session>` prompt, if one arrived. */
   endReason: string | undefined;
@@ -49,6 +67,7 @@ export interface Conversation {
 const SESSION_TAG = /<baton_session\s+([^>]*)>/;
 const END_TAG = /<baton_end_of_session(?:\s+([^>]*))?>/;
 const GOAL = /<goal>([\s\S]*?)<\/goal>/;
+const ORIENTATION = /<baton_orientation>([\s\S]*?)<\/baton_orientation>/;
 const SIM_TOOL_ID = /^toolu_sim_t\d+c\d+_([A-Za-z0-9-]+)$/;
 
 function attributes(raw: string): Record<string, string> {
@@ -106,6 +125,29 @@ function parseHeader(text: string): SessionHeader | undefined {
     session: Number.isFinite(session) && session > 0 ? session : 1,
     interrupted: attrs['interrupted'] === 'true',
   };
+}
+
+function parseOrientation(text: string): Orientation | undefined {
+  const body = ORIENTATION.exec(text)?.[1];
+  if (body === undefined) return undefined;
+  const counts = /features\.json[^\n]*?: (\d+) of (\d+) pass/.exec(body);
+  if (!counts) return undefined;
+  const next: OrientedFeature[] = [];
+  for (const line of body.split('\n')) {
+    const feature = /^- ([A-Za-z0-9_-]+) \(features\.json line (\d+)\): (.*)$/.exec(line);
+    if (feature) {
+      next.push({
+        id: feature[1]!,
+        line: Number(feature[2]),
+        description: feature[3] ?? '',
+        steps: [],
+      });
+      continue;
+    }
+    const step = /^ {2}- (.*)$/.exec(line);
+    if (step && next.length > 0) next[next.length - 1]!.steps.push(step[1] ?? '');
+  }
+  return { passing: Number(counts[1]), total: Number(counts[2]), next };
 }
 
 /** Which step a foreign tool call (not made by the simulator) most likely was. */
@@ -188,6 +230,7 @@ export function parseConversation(messages: BetaMessageParam[]): Conversation {
   const lastUser = [...messages].reverse().find((message) => message.role === 'user');
   return {
     header,
+    orientation: parseOrientation(firstText),
     goal: goal && goal.length > 0 ? goal : undefined,
     endReason,
     actions,

@@ -1,11 +1,15 @@
 import { describe, expect, it } from 'vitest';
 import {
+  MAX_WRITE_CHARS,
+  PagedFile,
   buildFeatures,
+  featuresFileParts,
   featuresFileText,
   featuresFromView,
   fileFromView,
   goalFeatures,
   insertLineAtEnd,
+  pageFromView,
   passesSpan,
 } from './project-files.js';
 
@@ -33,14 +37,62 @@ describe('project files of the scripted agent', () => {
     expect(featuresFromView(view('/memories/features.json', '{ not json'))).toBeUndefined();
   });
 
-  it('finds a multi-line passes span that never reaches into the next feature', () => {
+  it('writes one feature per line and finds a passes span that never reaches into the next feature', () => {
     const features = buildFeatures('- a\n- b');
     features[0]!.passes = true;
     const text = featuresFileText(features);
+    expect(text.split('\n')).toHaveLength(5);
+    expect(JSON.parse(text)).toEqual(features);
     expect(passesSpan(text, 'F1')).toBeUndefined();
     const span = passesSpan(text, 'F2');
-    expect(span).toMatch(/^"id": "F2",\n[\s\S]*"passes": false$/);
+    expect(span).toMatch(/^"id": "F2", [^\n]*"passes": false$/);
     expect(text.split(span!).length).toBe(2);
+    // A pretty-printed checklist written by someone else still works.
+    const pretty = JSON.stringify(features, null, 2);
+    expect(passesSpan(pretty, 'F2')).toMatch(/^"id": "F2",\n[\s\S]*"passes": false$/);
+  });
+
+  it('splits a long checklist into parts that each fit one reply and add up to valid JSON', () => {
+    const features = buildFeatures(
+      Array.from({ length: 300 }, (_, index) => `- Feature ${index + 1}`).join('\n'),
+    );
+    const parts = featuresFileParts(features);
+    expect(parts.appends.length).toBeGreaterThan(2);
+    let text = parts.first;
+    for (const part of [parts.first, ...parts.appends.map((append) => append.next)]) {
+      expect(part.length).toBeLessThanOrEqual(MAX_WRITE_CHARS + 400);
+    }
+    for (const append of parts.appends) {
+      expect(text.split(append.old)).toHaveLength(2);
+      text = text.replace(append.old, append.next);
+      expect(() => JSON.parse(text) as unknown).not.toThrow();
+    }
+    expect(text).toBe(featuresFileText(features));
+  });
+
+  it('assembles a file from cut pages, and knows when lines are still missing', () => {
+    const lines = Array.from({ length: 10 }, (_, index) => `line ${index + 1}`);
+    const header = "Here's the content of /memories/progress.md with line numbers:";
+    const numbered = (from: number, to: number) =>
+      lines
+        .slice(from - 1, to)
+        .map((line, index) => `${String(from + index).padStart(6)}\t${line}`);
+    const first = pageFromView(
+      [
+        header,
+        ...numbered(1, 4),
+        '[Output cut at 16,000 characters: showing lines 1-4 of 10. To read on, view this file again with view_range [5, 8].]',
+      ].join('\n'),
+    );
+    expect(first?.cut).toEqual({ next: 5, total: 10 });
+    const file = new PagedFile();
+    file.add(first!, true);
+    expect(file.missingFrom()).toBe(5);
+    expect(file.text()).toBeUndefined();
+    file.add(pageFromView([header, ...numbered(5, 10)].join('\n'))!, true);
+    expect(file.missingFrom()).toBeUndefined();
+    expect(file.text()).toBe(lines.join('\n'));
+    expect(pageFromView('[cleared to save context]')).toBeUndefined();
   });
 
   it('inserts after the last line, not after a trailing newline', () => {

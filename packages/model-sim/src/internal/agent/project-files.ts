@@ -54,8 +54,56 @@ export function buildFeatures(goal: string): Feature[] {
   });
 }
 
+/** One checklist line: a feature as one line of JSON (the layout Baton's prompts ask for). */
+export function featureLine(feature: Feature): string {
+  return JSON.stringify(feature)
+    .replace(/^\{"id":/, '{"id": ')
+    .replace(/,"(description|steps|passes)":/g, ', "$1": ');
+}
+
+/**
+ * The checklist with one feature per line, so a flip changes one line and any feature can be
+ * read on its own with `view_range`.
+ */
 export function featuresFileText(features: Feature[]): string {
-  return `${JSON.stringify(features, null, 2)}\n`;
+  if (features.length === 0) return '[]\n';
+  return `[\n${features.map((feature) => `  ${featureLine(feature)}`).join(',\n')}\n]\n`;
+}
+
+/** Largest `file_text`/`new_str` the agent sends in one call, so a reply stays under max_tokens. */
+export const MAX_WRITE_CHARS = 9_000;
+
+/**
+ * The checklist written in parts that each fit in one reply: the file with the first features,
+ * then `str_replace` calls that each append the next features before the closing bracket.
+ */
+export function featuresFileParts(features: Feature[]): {
+  first: string;
+  appends: Array<{ old: string; next: string }>;
+} {
+  const lines = features.map((feature) => `  ${featureLine(feature)}`);
+  const chunks: string[][] = [];
+  let current: string[] = [];
+  let size = 0;
+  for (const line of lines) {
+    if (current.length > 0 && size + line.length > MAX_WRITE_CHARS) {
+      chunks.push(current);
+      current = [];
+      size = 0;
+    }
+    current.push(line);
+    size += line.length + 2;
+  }
+  if (current.length > 0) chunks.push(current);
+  const [head = [], ...rest] = chunks;
+  const first = head.length === 0 ? '[]\n' : `[\n${head.join(',\n')}\n]\n`;
+  const appends: Array<{ old: string; next: string }> = [];
+  let last = head[head.length - 1] ?? '';
+  for (const chunk of rest) {
+    appends.push({ old: `${last}\n]`, next: `${last},\n${chunk.join(',\n')}\n]` });
+    last = chunk[chunk.length - 1] ?? '';
+  }
+  return { first, appends };
 }
 
 function shellSingleQuote(text: string): string {
@@ -122,10 +170,85 @@ export function fileFromView(text: string): string | undefined {
   return body.join('\n');
 }
 
-/** The checklist from a view result, or undefined when it is not readable JSON of features. */
-export function featuresFromView(text: string): { text: string; features: Feature[] } | undefined {
-  const content = fileFromView(text);
-  if (content === undefined) return undefined;
+/** A page of a file view: its numbered lines and, when the view was cut, where to read on. */
+export interface ViewPage {
+  lines: Map<number, string>;
+  /** Set when the view was cut: the first line not shown and the file's line count. */
+  cut: { next: number; total: number } | undefined;
+}
+
+const PAGING_HINT =
+  /^\[Output cut at [\d,]+ characters: showing lines (\d+)-(\d+) of (\d+)\. To read on, view this file again with view_range \[(\d+), -?\d+\]\.\]$/;
+
+/**
+ * The numbered lines of a `view` result, including a view cut at the size limit (its last line
+ * says where to read on). Undefined when the text is not a file view (e.g. cleared by context
+ * editing).
+ */
+export function pageFromView(text: string): ViewPage | undefined {
+  const rows = text.split('\n');
+  if (!/^Here's the content of /.test(rows[0] ?? '')) return undefined;
+  const lines = new Map<number, string>();
+  let cut: ViewPage['cut'];
+  for (const row of rows.slice(1)) {
+    const match = /^\s*(\d+)\t(.*)$/.exec(row);
+    if (match) {
+      lines.set(Number(match[1]), match[2] ?? '');
+      continue;
+    }
+    if (row.trim() === '') continue;
+    const hint = PAGING_HINT.exec(row);
+    if (hint) {
+      cut = { next: Number(hint[4]), total: Number(hint[3]) };
+      continue;
+    }
+    // Anything else (a line longer than the whole view, a cleared result): not a readable page.
+    return undefined;
+  }
+  return { lines, cut };
+}
+
+/**
+ * Pages of one file read so far, assembled: the whole text once lines 1..N are all known (N from
+ * a cut hint, or the last line of an uncut view that reached the end of the file).
+ */
+export class PagedFile {
+  readonly lines = new Map<number, string>();
+  total: number | undefined;
+  next = 1;
+
+  /** Adds a page; `toEnd` says the view asked for the rest of the file (no range, or `[n, -1]`). */
+  add(page: ViewPage, toEnd: boolean): void {
+    for (const [number, line] of page.lines) this.lines.set(number, line);
+    if (page.cut) {
+      this.total = page.cut.total;
+      this.next = Math.max(this.next, page.cut.next);
+    } else if (toEnd) {
+      const last = Math.max(0, ...page.lines.keys());
+      this.total = last;
+      this.next = last + 1;
+    }
+  }
+
+  /** The first line still missing, or undefined when the whole file is known. */
+  missingFrom(): number | undefined {
+    if (this.total === undefined) return this.next;
+    for (let line = 1; line <= this.total; line++) if (!this.lines.has(line)) return line;
+    return undefined;
+  }
+
+  text(): string | undefined {
+    if (this.missingFrom() !== undefined || this.total === undefined) return undefined;
+    const out: string[] = [];
+    for (let line = 1; line <= this.total; line++) out.push(this.lines.get(line) ?? '');
+    return out.join('\n');
+  }
+}
+
+/** The checklist from its text, or undefined when it is not readable JSON of features. */
+export function featuresFromText(
+  content: string,
+): { text: string; features: Feature[] } | undefined {
   try {
     const parsed: unknown = JSON.parse(content);
     if (!Array.isArray(parsed)) return undefined;
@@ -146,6 +269,12 @@ export function featuresFromView(text: string): { text: string; features: Featur
   } catch {
     return undefined;
   }
+}
+
+/** The checklist from a whole (uncut) view result. */
+export function featuresFromView(text: string): { text: string; features: Feature[] } | undefined {
+  const content = fileFromView(text);
+  return content === undefined ? undefined : featuresFromText(content);
 }
 
 /**
