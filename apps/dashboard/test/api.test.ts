@@ -134,7 +134,8 @@ describe('dashboard JSON API over the real control API', () => {
     expect(body.html).toContain('<h1>Session 1</h1>');
     expect(body.html).not.toMatch(/<script|<img|<iframe|<div/i);
     expect(body.html).not.toMatch(/<[a-z][^>]*\son[a-z]+\s*=/i);
-    expect(body.html).not.toMatch(/href="\s*(javascript|data|vbscript):/i);
+    // Text is escaped (no raw `<`), so `<a ` only opens a real tag.
+    expect(body.html).not.toMatch(/<a\s[^>]*href="\s*(javascript|data|vbscript):/i);
     expect(body.html).toContain('&lt;script&gt;');
     const file = await json(`/api/projects/${id}/memory/file?path=/memories/progress.md`);
     expect(file.body.html).toBe(body.html);

@@ -11,7 +11,8 @@ import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
-import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
+import { sanitizeRenderedHtml } from '../src/internal/markdown.js';
+import { HOSTILE_INPUTS, HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { seedSession } from './support/seed.js';
 import { startSimWorker, type SimWorker } from './support/sim-worker.js';
@@ -209,6 +210,60 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     await shot('hostile-progress');
     expect(pageErrors).toEqual([]);
   });
+
+  it('keeps every hostile input inert with the sanitiser as the only layer (no CSP, no marked)', async () => {
+    const probe = await context.newPage();
+    // A blank page has no CSP: whatever the sanitiser lets through runs here.
+    async function liveness(html: string): Promise<{ pwned: unknown; live: string[] }> {
+      await probe.goto('about:blank');
+      await probe.setContent(`<!doctype html><meta charset="utf-8"><body>${html}</body>`, {
+        waitUntil: 'load',
+      });
+      for (const element of await probe.locator('body *').all()) {
+        await element.hover({ timeout: 200, force: true }).catch(() => undefined);
+        await element.focus({ timeout: 200 }).catch(() => undefined);
+      }
+      return probe.evaluate(() => {
+        const live: string[] = [];
+        const all = [...document.querySelectorAll('*')];
+        if (
+          document.querySelector('script, iframe, object, embed, base, meta[http-equiv], svg, math')
+        )
+          live.push('active element');
+        if (all.some((element) => [...element.attributes].some((a) => a.name.startsWith('on'))))
+          live.push('event handler');
+        // The browser's own parse of every URL-bearing attribute.
+        for (const element of all) {
+          for (const name of ['href', 'src', 'action', 'formaction', 'xlink:href', 'data']) {
+            const value = element.getAttribute(name);
+            if (value === null) continue;
+            const protocol = new URL(value, 'https://dashboard.invalid/').protocol;
+            if (!['https:', 'http:', 'mailto:'].includes(protocol))
+              live.push(`${name} ${protocol}`);
+          }
+        }
+        return { pwned: (window as unknown as { __pwned?: unknown }).__pwned, live };
+      });
+    }
+    try {
+      let liveUnsanitised = 0;
+      for (const [index, input] of HOSTILE_INPUTS.entries()) {
+        // The control: the same harness sees the raw input run (or stay armed).
+        const raw = await liveness(input);
+        if (raw.pwned !== undefined || raw.live.length > 0) liveUnsanitised++;
+        const clean = await liveness(sanitizeRenderedHtml(input));
+        expect({ input: index + 1, ...clean }).toEqual({
+          input: index + 1,
+          pwned: undefined,
+          live: [],
+        });
+      }
+      // Most of the corpus is live HTML when nothing sanitises it (the rest is Markdown syntax).
+      expect(liveUnsanitised).toBeGreaterThanOrEqual(40);
+    } finally {
+      await probe.close();
+    }
+  }, 120_000);
 
   it('marks the turns where context editing cleared input tokens', async () => {
     const id = `chart-${randomHex(3)}`;

@@ -2,10 +2,12 @@
  * Markdown from agent memory is untrusted: a model (or whoever wrote into its workspace) controls
  * every byte of `progress.md`. We render it with `marked` on the server, with a renderer that never
  * emits raw HTML and never emits a link or image URL outside a small allowlist, then run the result
- * through an allowlist pass over the tags and attributes our renderer is known to produce. The page
- * CSP (no inline scripts) is a third layer, not the one we rely on.
+ * through sanitize-html (a maintained, parser-based sanitiser) with an allowlist of the tags and
+ * attributes our renderer is known to produce. The page CSP (no inline scripts) is a third layer,
+ * not the one we rely on.
  */
 import { Marked, type Tokens } from 'marked';
+import sanitizeHtml from 'sanitize-html';
 
 const HTML_ESCAPES: Record<string, string> = {
   '&': '&amp;',
@@ -20,14 +22,28 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
 }
 
+/** Numeric character references and the named ones that spell a scheme (`&colon;`, `&Tab;`). */
+function decodeCharacterReferences(raw: string): string {
+  return raw.replace(
+    /&#x([0-9a-f]+);?|&#(\d+);?|&(colon|tab|newline);/gi,
+    (whole, hex: string | undefined, decimal: string | undefined, name: string | undefined) => {
+      if (name !== undefined)
+        return { colon: ':', tab: '\t', newline: '\n' }[name.toLowerCase()] ?? whole;
+      const code = hex === undefined ? Number(decimal) : Number.parseInt(hex, 16);
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : '';
+    },
+  );
+}
+
 /**
  * A URL is allowed only if it is relative (path, query or fragment) or uses http, https or mailto.
- * Browsers ignore ASCII whitespace and control characters inside a scheme (`java\nscript:`), so
- * those are removed before the scheme is read; entities were already decoded by marked.
+ * CommonMark decodes character references in a link destination (`&#106;avascript:`), and browsers
+ * ignore ASCII whitespace and control characters inside a scheme (`java\nscript:`), so the scheme
+ * is read after both.
  */
 export function safeUrl(raw: string): string | null {
   // eslint-disable-next-line no-control-regex -- control characters are exactly what we strip
-  const compact = raw.replace(/[\u0000-\u0020\u007f-\u009f]/g, '');
+  const compact = decodeCharacterReferences(raw).replace(/[\u0000-\u0020\u007f-\u009f]/g, '');
   if (compact === '') return null;
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(compact);
   if (scheme === null) {
@@ -39,7 +55,8 @@ export function safeUrl(raw: string): string | null {
   return null;
 }
 
-const ALLOWED_TAGS = new Set([
+/** The tags our renderer emits for the Markdown subset a progress log uses. */
+const ALLOWED_TAGS = [
   'a',
   'blockquote',
   'br',
@@ -66,62 +83,49 @@ const ALLOWED_TAGS = new Set([
   'thead',
   'tr',
   'ul',
-]);
+];
 
 /** Attributes our renderer emits, per tag. Everything else is dropped. */
-const ALLOWED_ATTRIBUTES: Record<string, Set<string>> = {
-  a: new Set(['href', 'title', 'rel']),
-  code: new Set(['class']),
-  ol: new Set(['start']),
-  td: new Set(['align']),
-  th: new Set(['align']),
-  input: new Set(['type', 'checked', 'disabled']),
+const ALLOWED_ATTRIBUTES: Record<string, string[]> = {
+  a: ['href', 'title', 'rel'],
+  code: ['class'],
+  ol: ['start'],
+  td: ['align'],
+  th: ['align'],
+  input: ['type', 'checked', 'disabled'],
 };
 
-const ATTRIBUTE_PATTERN = /([a-zA-Z_:][-a-zA-Z0-9_:.]*)(?:\s*=\s*"([^"]*)")?/g;
-
-function filterTag(tag: string, closing: boolean, attributes: string): string | null {
-  const name = tag.toLowerCase();
-  if (!ALLOWED_TAGS.has(name)) return null;
-  if (closing) return `</${name}>`;
-  const allowed = ALLOWED_ATTRIBUTES[name];
-  const kept: string[] = [];
-  if (allowed !== undefined) {
-    for (const match of attributes.matchAll(ATTRIBUTE_PATTERN)) {
-      const attribute = match[1]?.toLowerCase();
-      if (attribute === undefined || !allowed.has(attribute)) continue;
-      const value = match[2];
-      if (name === 'input' && attribute === 'type' && value !== 'checkbox') return null;
-      if (attribute === 'href') {
-        // Attribute values are still entity-encoded here; decode the few marked produces first.
-        const decoded = (value ?? '')
-          .replace(/&quot;/g, '"')
-          .replace(/&#39;/g, "'")
-          .replace(/&lt;/g, '<')
-          .replace(/&gt;/g, '>')
-          .replace(/&amp;/g, '&');
-        if (/&#/.test(decoded) || safeUrl(decoded) === null) continue;
-      }
-      kept.push(value === undefined ? attribute : `${attribute}="${value}"`);
-    }
-  }
-  const selfClosing = name === 'br' || name === 'hr' || name === 'input';
-  return `<${name}${kept.length > 0 ? ` ${kept.join(' ')}` : ''}${selfClosing ? ' /' : ''}>`;
-}
+const SANITIZE_OPTIONS: sanitizeHtml.IOptions = {
+  allowedTags: ALLOWED_TAGS,
+  allowedAttributes: ALLOWED_ATTRIBUTES,
+  // Unknown tags are shown as text, so a reader sees what the agent wrote.
+  disallowedTagsMode: 'escape',
+  allowedSchemes: ['http', 'https', 'mailto'],
+  allowedSchemesByTag: {},
+  allowedSchemesAppliedToAttributes: ['href'],
+  allowProtocolRelative: true,
+  allowedClasses: { code: [/^language-[\w-]+$/] },
+  allowedStyles: {},
+  allowVulnerableTags: false,
+  parseStyleAttributes: false,
+  // The only input our renderer emits is a GFM task-list checkbox; anything else is a forgery.
+  exclusiveFilter: (frame) =>
+    frame.tag === 'input' &&
+    (frame.attribs['type'] !== 'checkbox' || frame.attribs['disabled'] === undefined),
+  transformTags: {
+    a: (tagName, attribs) => ({
+      tagName,
+      attribs: { ...attribs, rel: 'noopener noreferrer nofollow' },
+    }),
+  },
+};
 
 /**
- * Allowlist pass over HTML produced by our renderer: unknown tags are escaped (so they show as
- * text), unknown attributes are dropped. Text between tags is left as is: marked escapes it.
+ * The last layer: sanitize-html with the allowlist of tags and attributes our renderer produces.
+ * It parses HTML as a browser does, so it holds whatever `marked` emits after an upgrade.
  */
 export function sanitizeRenderedHtml(html: string): string {
-  return html.replace(
-    /<(\/?)([a-zA-Z][a-zA-Z0-9]*)((?:\s[^<>]*)?)\/?>|[<>]/g,
-    (whole, slash: string | undefined, tag: string | undefined, attributes: string | undefined) => {
-      if (tag === undefined) return escapeHtml(whole);
-      const filtered = filterTag(tag, slash === '/', attributes ?? '');
-      return filtered ?? escapeHtml(whole);
-    },
-  );
+  return sanitizeHtml(html, SANITIZE_OPTIONS);
 }
 
 const markdown = new Marked({
