@@ -4,7 +4,7 @@ import {
   createKeys,
   type BatonControl,
   type StreamEvent,
-} from '@baton/worker';
+} from '@baton/projects';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach } from 'vitest';

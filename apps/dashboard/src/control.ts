@@ -1,5 +1,5 @@
 /**
- * What the dashboard needs from `@baton/worker`'s control API. The dashboard reads and acts only
+ * What the dashboard needs from `@baton/projects`' control API. The dashboard reads and acts only
  * through these calls, the same ones the CLI uses, so a project created or cancelled here behaves
  * exactly like one created with `baton enqueue` or cancelled with `baton cancel`.
  */
@@ -12,7 +12,7 @@ import type {
   SessionSummary,
   StatusTransition,
   StreamEvent,
-} from '@baton/worker';
+} from '@baton/projects';
 
 /** The part of `BatonControl` (from `createBatonControl`) the dashboard calls. */
 export type DashboardControl = Pick<
@@ -44,11 +44,4 @@ export type {
   StreamEvent,
 };
 
-export const PROJECT_STATUSES: readonly ProjectStatus[] = [
-  'queued',
-  'running',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-];
+export { PROJECT_STATUSES } from '@baton/projects/schema';

@@ -26,7 +26,7 @@ export const DEFAULT_DASHBOARD_PORT = 8787;
 export const MIN_TOKEN_LENGTH = 16;
 
 export interface DashboardServerOptions {
-  /** The control API from `@baton/worker` (`createBatonControl(...)`); the dashboard never closes it. */
+  /** The control API from `@baton/projects` (`createBatonControl(...)`); the dashboard never closes it. */
   control: DashboardControl;
   /** Interface to bind. Default `127.0.0.1`. Anything not loopback needs a token. */
   host?: string;

@@ -1,6 +1,6 @@
 import { request as httpRequest } from 'node:http';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBatonControl } from '@baton/worker';
+import { createBatonControl } from '@baton/projects';
 import { REDIS_URL } from '@baton/test-support';
 import { createDashboardServer, DashboardError } from '../src/index.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';

@@ -1,6 +1,6 @@
 import { afterEach, expect, it } from 'vitest';
 import { deletePrefix, randomHex, REDIS_URL, waitFor } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '@baton/worker';
+import { createBatonControl, type BatonControl } from '@baton/projects';
 import { createEventHub, type HubMessage } from '../src/internal/event-hub.js';
 import { spyOnControl } from './support/spy-control.js';
 

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomHex, startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { createBatonControl, ProjectRepository, type BatonControl } from '@baton/worker';
+import { createBatonControl, ProjectRepository, type BatonControl } from '@baton/projects';
 import { Redis } from 'ioredis';
 import { createEventHub, type EventHub, type HubMessage } from '../src/internal/event-hub.js';
 import { spyOnControl } from './support/spy-control.js';

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex, waitFor } from '@baton/test-support';
-import type { StreamEvent } from '@baton/worker';
+import type { StreamEvent } from '@baton/projects';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
 import { seedSession } from './support/seed.js';

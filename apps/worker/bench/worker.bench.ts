@@ -22,7 +22,7 @@ import path from 'node:path';
 import { startModelSim } from '@baton/model-sim';
 import { Queue, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
-import { createBatonControl, type BatonControl, type EventEntry } from '../src/index.js';
+import { createBatonControl, type BatonControl, type EventEntry } from '@baton/projects';
 import setup from '../test/support/global-setup.js';
 import { deletePrefix, waitFor } from '@baton/test-support';
 import { randomPrefix } from '../test/support/redis.js';

@@ -2,7 +2,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
-import { DEFAULT_PREFIX, isValidPrefix } from './keys.js';
+import { DEFAULT_PREFIX, isValidPrefix } from '@baton/projects';
 
 /** Everything a worker process needs, read from the environment and validated at start. */
 export interface WorkerConfig {
@@ -225,15 +225,4 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         ? values.BATON_WORKER_ID
         : `${os.hostname()}:${process.pid}`,
   };
-}
-
-/** The URL with any password replaced, for logs and error messages. */
-export function redactRedisUrl(url: string): string {
-  try {
-    const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
-    return parsed.toString();
-  } catch {
-    return '(unparseable url)';
-  }
 }

@@ -1,6 +1,5 @@
-/** Every failure the worker package reports carries one of these codes. */
-export type WorkerErrorCode =
-  'invalid_config' | 'redis_unreachable' | 'invalid_input' | 'not_found' | 'conflict' | 'internal';
+/** Every failure the worker process reports carries one of these codes. */
+export type WorkerErrorCode = 'invalid_config' | 'redis_unreachable' | 'internal';
 
 export interface WorkerErrorOptions {
   /** The underlying error when wrapping. */
@@ -22,13 +21,4 @@ export function isWorkerError(value: unknown): value is WorkerError {
   return value instanceof WorkerError;
 }
 
-/** A readable one-line description of anything thrown (never a stack trace). */
-export function describeError(error: unknown): string {
-  if (error instanceof Error) return error.message || error.name;
-  if (typeof error === 'string') return error;
-  try {
-    return JSON.stringify(error);
-  } catch {
-    return String(error);
-  }
-}
+export { describeError } from '@baton/projects';

@@ -3,15 +3,27 @@ import { mkdir } from 'node:fs/promises';
 import type Anthropic from '@anthropic-ai/sdk';
 import { defineContextConfig, emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
+import { readFeatures } from '@baton/session';
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
-import { decideAfterSession, isFailedSession, type AbortReason } from './chaining.js';
-import { describeError } from './errors.js';
-import { acquireProjectLease, startLeaseHeartbeat, type LeaseOptions } from './lease.js';
+import {
+  acquireProjectLease,
+  decideAfterSession,
+  describeError,
+  enqueueSession,
+  isFailedSession,
+  nextSessionKind,
+  startLeaseHeartbeat,
+  type AbortReason,
+  type ActiveSessionInfo,
+  type LeaseOptions,
+  type ProjectRecord,
+  type ProjectRepository,
+  type SessionBudgetsInput,
+  type SessionJobData,
+  type SessionSummary,
+} from '@baton/projects';
 import type { WorkerMetrics } from './metrics.js';
-import type { ActiveSessionInfo, ProjectRecord, SessionBudgetsInput } from './project.js';
-import type { ProjectRepository, SessionSummary } from './project-repository.js';
-import { enqueueSession, type SessionJobData } from './queue.js';
 import type {
   SessionRunner,
   WorkerRunSessionOptions,
@@ -193,7 +205,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
 
       const store = await options.memoryStore(projectId);
       if (previous) await recordInterruption(store, previous, sessionNumber, sessionId, log);
-      const kind = (await store.read('features.json')) === null ? 'init' : 'resume';
+      const kind = nextSessionKind(await readFeatures(store));
       await mkdir(project.workspace, { recursive: true });
       const sessionLog = log.child({ sessionId, kind });
       sessionLog.info({ interrupted }, 'session started');

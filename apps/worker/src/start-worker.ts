@@ -4,18 +4,22 @@ import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { redactRedisUrl, type WorkerConfig } from './config.js';
-import { WorkerError, describeError } from './errors.js';
-import { startWorkerHttpServer, type WorkerHttpServer } from './http-server.js';
-import { createKeys } from './keys.js';
-import { createLogger } from './logger.js';
 import {
-  createRedis,
+  createKeys,
+  createModelRateLimiter,
+  createRedisConnection,
+  describeError,
   memoryConnectionOptions,
+  rateLimitedFetch,
+  redactUrl,
   waitForRedis,
   workerConnectionOptions,
-} from './queue.js';
-import { createModelRateLimiter, rateLimitedFetch } from './rate-limiter.js';
+  type ConnectionTuning,
+} from '@baton/projects';
+import type { WorkerConfig } from './config.js';
+import { WorkerError } from './errors.js';
+import { startWorkerHttpServer, type WorkerHttpServer } from './http-server.js';
+import { createLogger } from './logger.js';
 import type { SessionRunner } from './session-runner.js';
 import { createBatonWorker, type BatonWorker } from './worker.js';
 
@@ -51,8 +55,12 @@ export async function startWorkerFromConfig(
   const logger =
     options.logger ?? createLogger({ level: config.logLevel, workerId: config.workerId });
   const connections: Redis[] = [];
-  const open = (settings: Parameters<typeof createRedis>[1]) => {
-    const connection = createRedis(config.redisUrl, settings);
+  const open = (settings: ConnectionTuning) => {
+    // Every connection of this process is a single node: the worker's config names one REDIS_URL.
+    const connection = createRedisConnection(
+      { kind: 'single', url: config.redisUrl },
+      settings,
+    ) as Redis;
     connection.on('error', (error) => {
       logger.debug({ error: describeError(error) }, 'redis connection error');
     });
@@ -70,7 +78,7 @@ export async function startWorkerFromConfig(
     disconnectAll();
     throw new WorkerError(
       'redis_unreachable',
-      `cannot reach Redis at ${redactRedisUrl(config.redisUrl)}: ${describeError(error)}`,
+      `cannot reach Redis at ${redactUrl(config.redisUrl)}: ${describeError(error)}`,
       { cause: error },
     );
   }
@@ -178,7 +186,7 @@ export async function startWorkerFromConfig(
   }
   logger.info(
     {
-      redis: redactRedisUrl(config.redisUrl),
+      redis: redactUrl(config.redisUrl),
       prefix: config.prefix,
       concurrency: config.concurrency,
       httpPort: http?.port ?? null,

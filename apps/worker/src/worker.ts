@@ -1,7 +1,15 @@
 import { Queue, Worker, type Job } from 'bullmq';
 import type { Redis } from 'ioredis';
-import { describeError } from './errors.js';
-import { createKeys, MAINTENANCE_QUEUE_NAME, SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
+import {
+  MAINTENANCE_QUEUE_NAME,
+  ProjectRepository,
+  SESSION_QUEUE_NAME,
+  createKeys,
+  createSessionQueue,
+  describeError,
+  type BatonKeys,
+  type SessionJobData,
+} from '@baton/projects';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
 import {
   createSessionProcessor,
@@ -9,8 +17,6 @@ import {
   type SessionJobResult,
   type SessionProcessorOptions,
 } from './processor.js';
-import { ProjectRepository } from './project-repository.js';
-import { createSessionQueue, type SessionJobData } from './queue.js';
 
 /** Maintenance work run by BullMQ job schedulers (any one worker runs each occurrence). */
 export interface MaintenanceOptions {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '@baton/test-support';
-import { type EventEntry } from '../src/index.js';
+import { type EventEntry } from '@baton/projects';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
-import { MAINTENANCE_QUEUE_NAME } from '../src/index.js';
+import { MAINTENANCE_QUEUE_NAME } from '@baton/projects';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
 import { randomPrefix } from './support/redis.js';

@@ -2,7 +2,7 @@ import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL, waitFor } from '@baton/test-support';
-import { SESSION_QUEUE_NAME, type EventEntry, type SessionJobData } from '../src/index.js';
+import { SESSION_QUEUE_NAME, type EventEntry, type SessionJobData } from '@baton/projects';
 import { randomProjectId } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';

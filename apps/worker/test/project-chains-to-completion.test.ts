@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deletePrefix, REDIS_URL } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '../src/index.js';
+import { createBatonControl, type BatonControl } from '@baton/projects';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
 import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '../src/index.js';
+import { createBatonControl, type BatonControl } from '@baton/projects';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { randomPrefix, randomProjectId } from './support/redis.js';
 

@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '../src/index.js';
+import { createBatonControl, type BatonControl } from '@baton/projects';
 import { randomPrefix, randomProjectId } from './support/redis.js';
 import {
   simWorkerEnv,

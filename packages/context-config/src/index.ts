@@ -18,6 +18,8 @@ export {
 export { ContextConfigError } from './errors.js';
 export type { ContextConfigErrorCode, ContextConfigIssue } from './errors.js';
 export { CONTEXT_PRESETS, DEFAULT_CONTEXT_PRESET } from './presets.js';
+/** The preset names, in the order tools list them (`--preset` choices, schemas). */
+export { PRESET_NAMES as CONTEXT_PRESET_NAMES } from './internal/schema.js';
 export type { ContextPreset } from './presets.js';
 export { defineContextConfig } from './define-context-config.js';
 export { contextRequestParams } from './request-params.js';

@@ -1,10 +1,79 @@
 // Public surface of @baton/projects.
 export {
+  decideAfterSession,
+  exhaustedBudget,
+  isFailedSession,
+  nextSessionKind,
+} from './chaining.js';
+export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
+export { createBatonControl } from './control.js';
+export type {
+  BatonControl,
+  BatonControlOptions,
+  CancelResult,
+  FollowEventsOptions,
+  ProjectEvents,
+  WaitForEventsOptions,
+} from './control.js';
+export { ProjectError, describeError, isProjectError } from './errors.js';
+export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
+export type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
+export {
+  DEFAULT_PREFIX,
+  MAINTENANCE_QUEUE_NAME,
+  SESSION_QUEUE_NAME,
+  createKeys,
+  isValidPrefix,
+} from './keys.js';
+export type { BatonKeys } from './keys.js';
+export { acquireProjectLease, startLeaseHeartbeat } from './lease.js';
+export type {
+  AcquireLeaseResult,
+  LeaseHeartbeatOptions,
+  LeaseOptions,
+  ProjectLease,
+} from './lease.js';
+export {
+  PROJECT_ID_PATTERN,
+  PROJECT_ID_RULE,
+  PROJECT_STATUSES,
+  PROJECT_TRANSITIONS,
+  RUNNABLE_STATUSES,
+  emptyCounters,
+  formatIssues,
+  isTerminalStatus,
+  isValidProjectId,
+  parseProjectInput,
+  projectIdSchema,
+  projectInputSchema,
+} from './project.js';
+export type {
+  ActiveSessionInfo,
+  ProjectBudgets,
+  ProjectContextPreset,
+  ProjectCounters,
+  ProjectInput,
+  ProjectRecord,
+  ProjectStatus,
+  SessionBudgetsInput,
+  StatusTransition,
+} from './project.js';
+export { ProjectRepository } from './project-repository.js';
+export type {
+  ProjectRepositoryOptions,
+  ReadEventsOptions,
+  SessionSummary,
+  TransitionResult,
+} from './project-repository.js';
+export { createModelRateLimiter, rateLimitedFetch } from './rate-limiter.js';
+export type { ModelRateLimiter, ModelRateLimiterOptions } from './rate-limiter.js';
+export {
   DEFAULT_REDIS_URL,
   RedisTargetError,
   answersPing,
   createRedisConnection,
   describeRedisTarget,
+  duplicateConnection,
   isCluster,
   memoryConnectionOptions,
   parseClusterNodes,
@@ -20,6 +89,8 @@ export {
   type RedisClusterNode,
   type RedisTarget,
 } from './redis-connection.js';
+export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
+export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
   WEBHOOK_EVENT_TYPES,
   buildWebhookPayload,

@@ -315,3 +315,30 @@ function describe(error: unknown): string {
   }
   return String(error);
 }
+
+/**
+ * A new connection to the same Redis as `client` with different tuning (blocking readers need
+ * their own: a blocked connection serves nobody else). For a Cluster the tuning applies to every
+ * node connection.
+ */
+export function duplicateConnection(client: RedisClient, tuning: ConnectionTuning): RedisClient {
+  const { retryStrategy, lazyConnect, ...nodeTuning } = tuning;
+  if (isCluster(client)) {
+    return client.duplicate(undefined, {
+      redisOptions: {
+        ...(client.options.redisOptions as Record<string, unknown>),
+        ...nodeTuning,
+      },
+      ...(tuning.enableOfflineQueue === undefined
+        ? {}
+        : { enableOfflineQueue: tuning.enableOfflineQueue }),
+      ...(lazyConnect === undefined ? {} : { lazyConnect }),
+      ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
+    });
+  }
+  return client.duplicate({
+    ...nodeTuning,
+    ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    ...(retryStrategy === undefined ? {} : { retryStrategy }),
+  });
+}

@@ -23,8 +23,8 @@ interface DashboardOptions {
 async function serveDashboard(options: DashboardOptions): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   // Loaded on use so other verbs and `--help` start fast.
-  const { createRedis, createSessionQueue, producerConnectionOptions } =
-    await import('@baton/worker');
+  const { createRedisConnection, createSessionQueue, parseRedisUrl, producerConnectionOptions } =
+    await import('@baton/projects');
   const { createDashboardServer, isDashboardError } = await import('@baton/dashboard');
   const url = redisUrlFromEnvironment();
   const control = await openControl();
@@ -39,7 +39,7 @@ async function serveDashboard(options: DashboardOptions): Promise<number> {
   try {
     // Fail with one line now if Redis is down, rather than on the first page load.
     await control.queueCounts();
-    const queueConnection = createRedis(url, producerConnectionOptions());
+    const queueConnection = createRedisConnection(parseRedisUrl(url), producerConnectionOptions());
     queueConnection.on('error', () => undefined);
     opened.push(() => Promise.resolve(queueConnection.disconnect()));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });

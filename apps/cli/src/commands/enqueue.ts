@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { CONTEXT_PRESETS } from '@baton/worker';
+import { CONTEXT_PRESET_NAMES, type ProjectContextPreset } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import {
   parseNonEmpty,
@@ -20,7 +20,7 @@ interface EnqueueOptions {
   model?: string;
   budgetUsd?: number;
   maxSessions?: number;
-  preset?: (typeof CONTEXT_PRESETS)[number];
+  preset?: ProjectContextPreset;
   json?: boolean;
 }
 
@@ -50,7 +50,7 @@ export function registerEnqueueCommand(program: Command): void {
       parsePositiveInteger(100_000),
     )
     .addOption(
-      new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESETS]),
+      new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
     )
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {

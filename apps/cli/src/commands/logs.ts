@@ -1,6 +1,6 @@
 import { open, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { BatonControl, EventEntry } from '@baton/worker';
+import type { BatonControl, EventEntry } from '@baton/projects';
 import { CliError } from '../errors.js';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';

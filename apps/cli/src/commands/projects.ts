@@ -1,21 +1,13 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { countFeatures, readFeatures } from '@baton/session';
-import type { ProjectStatus } from '@baton/worker';
+import { PROJECT_STATUSES, type ProjectStatus } from '@baton/projects/schema';
 import { formatTokens, formatUsd } from '../internal/format.js';
 import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';
 
-/** `@baton/worker`'s PROJECT_STATUSES, spelled out so `--help` need not load the worker package. */
-const STATUSES: readonly ProjectStatus[] = [
-  'queued',
-  'running',
-  'paused',
-  'completed',
-  'failed',
-  'cancelled',
-];
+const STATUSES = PROJECT_STATUSES;
 
 interface ProjectsOptions {
   json?: boolean;

@@ -1,3 +1,4 @@
+import { CONTEXT_PRESET_NAMES } from '@baton/projects/schema';
 import { Option, type Command } from 'commander';
 import {
   parseNonEmpty,
@@ -55,7 +56,7 @@ export function registerRunCommand(program: Command): void {
     )
     .addOption(
       new Option('--preset <preset>', 'context-editing preset')
-        .choices(['coding', 'search-heavy', 'long-horizon', 'off'])
+        .choices([...CONTEXT_PRESET_NAMES])
         .default('coding'),
     )
     .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)

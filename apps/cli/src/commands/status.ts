@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ProjectRecord } from '@baton/worker';
+import type { ProjectRecord } from '@baton/projects';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';

@@ -75,14 +75,13 @@ async function up(options: UpOptions): Promise<number> {
   // Loaded on use so other verbs and `--help` start fast.
   const {
     createBatonControl,
-    createRedis,
+    createRedisConnection,
     createSessionQueue,
-    isWorkerError,
-    loadWorkerConfig,
+    parseRedisUrl,
     producerConnectionOptions,
-    redactRedisUrl,
-    startWorkerFromConfig,
-  } = await import('@baton/worker');
+    redactUrl,
+  } = await import('@baton/projects');
+  const { isWorkerError, loadWorkerConfig, startWorkerFromConfig } = await import('@baton/worker');
   const { createDashboardServer, isDashboardError } = await import('@baton/dashboard');
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const home = batonHome();
@@ -126,7 +125,10 @@ async function up(options: UpOptions): Promise<number> {
       workspaceRoot: path.join(home, 'workspaces'),
     });
     opened.push(() => control.close());
-    const queueConnection = createRedis(redis.url, producerConnectionOptions());
+    const queueConnection = createRedisConnection(
+      parseRedisUrl(redis.url),
+      producerConnectionOptions(),
+    );
     queueConnection.on('error', () => undefined);
     opened.push(() => Promise.resolve(queueConnection.disconnect()));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });
@@ -148,7 +150,7 @@ async function up(options: UpOptions): Promise<number> {
   const ready: UpReady = {
     type: 'ready',
     dashboardUrl: dashboard.url,
-    redisUrl: redactRedisUrl(redis.url),
+    redisUrl: redactUrl(redis.url),
     redisSource: redis.source,
     redisDataDirectory: redis.dataDirectory,
     redisPid: redis.pid,

@@ -1,3 +1,4 @@
+import { PROJECT_ID_RULE, isValidProjectId } from '@baton/projects/schema';
 import { InvalidArgumentError } from 'commander';
 
 /** Commander argument parsers: each throws `InvalidArgumentError` with a short reason (printed as one line). */
@@ -25,14 +26,9 @@ export function parsePositiveNumber(value: string): number {
   return number;
 }
 
-export const PROJECT_ID_PATTERN = /^[a-z0-9][a-z0-9._-]{0,63}$/i;
-
+/** The one project-id rule (`@baton/projects`), so a local and a Redis project accept the same ids. */
 export function parseProjectId(value: string): string {
-  if (!PROJECT_ID_PATTERN.test(value) || value.includes('..')) {
-    throw new InvalidArgumentError(
-      'use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit.',
-    );
-  }
+  if (!isValidProjectId(value)) throw new InvalidArgumentError(`a project id ${PROJECT_ID_RULE}.`);
   return value;
 }
 

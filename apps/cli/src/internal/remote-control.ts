@@ -1,4 +1,4 @@
-import type { BatonControl, WorkerError } from '@baton/worker';
+import type { BatonControl, ProjectError } from '@baton/projects';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { CommandFailure } from './command-failure.js';
@@ -31,9 +31,16 @@ export function checkRedisUrl(url: string, name: string): void {
   if (parsed.hostname === '') throw new CliError('usage', `${name} has no host: "${url}".`);
 }
 
-/** True for `@baton/worker`'s errors (checked by shape: the package is loaded only when needed). */
-function isWorkerError(error: unknown): error is WorkerError {
-  return error instanceof Error && error.name === 'WorkerError' && 'code' in error;
+/**
+ * True for `@baton/projects`' and the worker's errors (checked by shape: the packages are loaded
+ * only when needed). Both use the same codes for Redis and config problems.
+ */
+function isWorkerError(error: unknown): error is ProjectError {
+  return (
+    error instanceof Error &&
+    (error.name === 'ProjectError' || error.name === 'WorkerError') &&
+    'code' in error
+  );
 }
 
 /**
@@ -44,7 +51,7 @@ export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise
   const url = redisUrlFromEnvironment(env);
   const prefix = env.BATON_PREFIX?.trim();
   // Loaded on use: `--help` and local commands should not pay for BullMQ.
-  const { createBatonControl } = await import('@baton/worker');
+  const { createBatonControl } = await import('@baton/projects');
   try {
     return createBatonControl({
       url,
@@ -56,7 +63,7 @@ export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise
   }
 }
 
-/** Maps the worker package's errors onto CLI exit codes; anything else is returned unchanged. */
+/** Maps the project and worker packages' errors onto CLI exit codes; anything else is returned unchanged. */
 export function toCommandFailure(error: unknown): unknown {
   if (!isWorkerError(error)) return error;
   switch (error.code) {

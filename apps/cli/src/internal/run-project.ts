@@ -11,6 +11,7 @@ import {
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
+import { nextSessionKind } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
@@ -265,7 +266,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     for (let index = 0; index < options.sessions; index += 1) {
       const features = await readFeatures(store);
       if (features !== null && allFeaturesPass(features)) break;
-      const kind = features === null ? 'init' : 'resume';
+      const kind = nextSessionKind(features);
       const interrupted =
         project.running || project.lastOutcome === 'cancelled' || project.lastOutcome === 'failed';
       try {
@@ -342,7 +343,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         exitCode = stop;
         break;
       }
-      if (kind === 'init' && (await readFeatures(store)) === null) {
+      if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
         say('The init session wrote no valid /memories/features.json; stopping.');
         exitCode = EXIT_CODES.sessionFailed;
         break;

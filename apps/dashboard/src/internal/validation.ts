@@ -1,20 +1,19 @@
 /** Every input the dashboard accepts, validated with zod before anything else sees it. */
+import {
+  PROJECT_STATUSES,
+  formatIssues as formatIssueLines,
+  projectIdSchema,
+  projectInputSchema,
+  type ProjectInput,
+  type ProjectStatus,
+} from '@baton/projects/schema';
 import { z } from 'zod';
-import { PROJECT_STATUSES, type ProjectInput, type ProjectStatus } from '../control.js';
 import { STREAM_ID_PATTERN } from './views.js';
+
+export { projectIdSchema };
 
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
-
-/** Same rule as the worker: ids end up in Redis keys, job ids and memory namespaces. */
-export const PROJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-
-export const projectIdSchema = z
-  .string()
-  .regex(
-    PROJECT_ID_PATTERN,
-    'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit',
-  );
 
 export const streamIdSchema = z
   .string()
@@ -91,54 +90,12 @@ export const memoryDiffQuerySchema = z
   })
   .strict();
 
-const positiveNumber = z.number().finite().positive().max(1_000_000);
-const positiveInteger = z.number().int().positive().max(1_000_000_000);
+/** A new project: the one schema of `@baton/projects`, the same the control API applies. */
+export const createProjectSchema = projectInputSchema;
 
-export const createProjectSchema = z
-  .object({
-    id: projectIdSchema,
-    goal: z
-      .string()
-      .trim()
-      .min(1, 'must not be empty')
-      .max(100_000, 'is longer than 100000 characters'),
-    workspace: z
-      .string()
-      .max(4_096)
-      .refine((value) => value.startsWith('/'), 'must be an absolute path')
-      .refine((value) => !CONTROL_CHARACTERS.test(value), 'contains control characters')
-      .optional(),
-    model: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      .regex(/^[A-Za-z0-9._:@/-]+$/, 'must be a model id')
-      .optional(),
-    contextPreset: z.enum(['coding', 'search-heavy', 'long-horizon', 'off']).optional(),
-    budgets: z
-      .object({
-        maxUsd: positiveNumber.optional(),
-        maxSessions: positiveInteger.optional(),
-        maxTokens: positiveInteger.optional(),
-        session: z
-          .object({ maxTurns: positiveInteger.optional(), maxUsd: positiveNumber.optional() })
-          .strict()
-          .optional(),
-      })
-      .strict()
-      .optional(),
-  })
-  .strict();
-
-/** zod issues as one line each, naming the key path. */
+/** zod issues as one line, each naming its key path. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .map(
-      (issue) =>
-        `${issue.path.length > 0 ? issue.path.map(String).join('.') : 'input'}: ${issue.message}`,
-    )
-    .join('; ');
+  return formatIssueLines(issues).join('; ');
 }
 
 /** Drops keys whose value is undefined (exactOptionalPropertyTypes). */

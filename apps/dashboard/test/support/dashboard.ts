@@ -7,7 +7,7 @@ import {
   ProjectRepository,
   producerConnectionOptions,
   type BatonControl,
-} from '@baton/worker';
+} from '@baton/projects';
 import { Redis } from 'ioredis';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import {

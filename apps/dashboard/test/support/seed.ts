@@ -1,4 +1,4 @@
-import type { ProjectRepository, SessionSummary, StreamEvent } from '@baton/worker';
+import type { ProjectRepository, SessionSummary, StreamEvent } from '@baton/projects';
 
 /** What a session emits, written to the project's stream the way the worker publishes it. */
 export async function seedSession(

@@ -3,11 +3,10 @@ import { startModelSim, type ModelSim, type SimFaults } from '@baton/model-sim';
 import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import { REDIS_URL } from '@baton/test-support';
+import { memoryConnectionOptions, workerConnectionOptions } from '@baton/projects';
 import {
   createBatonWorker,
   createLogger,
-  memoryConnectionOptions,
-  workerConnectionOptions,
   type BatonWorker,
   type SessionRunner,
 } from '@baton/worker';

@@ -1,4 +1,4 @@
-import type { BatonControl } from '@baton/worker';
+import type { BatonControl } from '@baton/projects';
 
 /** `control` with `onCall` run before every call of `method` (to count the hub's reads). */
 export function spyOnControl(

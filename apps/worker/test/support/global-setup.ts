@@ -11,7 +11,9 @@ const PACKAGES = [
   'packages/context-config',
   'packages/storage-redis',
   'packages/model-sim',
+  'packages/workspace',
   'packages/session',
+  'packages/projects',
   'apps/worker',
 ];
 

@@ -3,10 +3,9 @@ import { createRedisMemoryStore } from '@baton/storage-redis';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { REDIS_URL } from '@baton/test-support';
+import { memoryConnectionOptions, workerConnectionOptions } from '@baton/projects';
 import {
   createBatonWorker,
-  memoryConnectionOptions,
-  workerConnectionOptions,
   type BatonWorker,
   type BatonWorkerOptions,
   type SessionRunner,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { afterEach, beforeEach } from 'vitest';
 import { deletePrefix, REDIS_URL } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '../../src/index.js';
+import { createBatonControl, type BatonControl } from '@baton/projects';
 import { randomPrefix } from './redis.js';
 import { stopAll, type WorkerProcess } from './worker-process.js';
 

@@ -1,5 +1,5 @@
 import { randomHex, waitFor } from '@baton/test-support';
-import type { BatonControl, ProjectRecord } from '../../src/index.js';
+import type { BatonControl, ProjectRecord } from '@baton/projects';
 
 /** A fresh `{hash tag}` prefix so every test has its own queues and project keys. */
 export function randomPrefix(): string {

@@ -1,16 +1,14 @@
-import { defineScript } from '../scripts.js';
+--[[
+  Takes one token from a bucket shared by every worker. Time comes from the Redis server, so
+  workers on machines with skewed clocks still share one rate.
 
-/**
- * Takes one token from a bucket shared by every worker. Time comes from the Redis server, so
- * workers on machines with skewed clocks still share one rate.
- * KEYS[1] bucket hash
- * ARGV[1] refill rate per second, ARGV[2] burst (capacity)
- * Returns 0 when a token was taken, otherwise the milliseconds to wait before trying again.
- */
-export const takeTokenScript = defineScript(
-  'take-token',
-  1,
-  `
+  KEYS[1] bucket hash
+  ARGV[1] refill rate per second
+  ARGV[2] burst (capacity)
+
+  Returns 0 when a token was taken, otherwise the milliseconds to wait before trying again.
+]]
+
 local rate = tonumber(ARGV[1])
 local burst = tonumber(ARGV[2])
 local time = redis.call('TIME')
@@ -31,5 +29,3 @@ end
 redis.call('HSET', KEYS[1], 'tokens', tostring(tokens), 'ts', tostring(now))
 redis.call('PEXPIRE', KEYS[1], math.ceil(burst * 1000 / rate) + 60000)
 return wait
-`,
-);

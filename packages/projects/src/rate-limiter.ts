@@ -1,5 +1,5 @@
-import { takeTokenScript } from './internal/lua/token-bucket.js';
-import { runScript, type RedisClient } from './internal/scripts.js';
+import { defineScripts } from './internal/scripts.js';
+import type { RedisClient } from './redis-connection.js';
 
 export interface ModelRateLimiterOptions {
   redis: RedisClient;
@@ -29,7 +29,7 @@ export function createModelRateLimiter(options: ModelRateLimiterOptions): ModelR
       for (;;) {
         signal?.throwIfAborted();
         const wait = Number(
-          await runScript(options.redis, takeTokenScript, [options.key], [rate, burst]),
+          await defineScripts(options.redis).batonTakeToken(options.key, rate, burst),
         );
         if (!(wait > 0)) return;
         await abortableDelay(wait, signal);

@@ -1,5 +1,20 @@
+import type { Feature } from '@baton/session';
 import type { ProjectBudgets, ProjectCounters, ProjectStatus } from './project.js';
-import type { SessionJobReason } from './queue.js';
+import type { SessionJobReason } from './session-queue.js';
+
+/** The two kinds of session a project chain runs (`end` is a phase inside a session). */
+export type NextSessionKind = 'init' | 'resume';
+
+/**
+ * Which session runs next, from the checklist in memory (`readFeatures`: `null` when the file is
+ * missing or not a valid checklist). Only a checklist with features gives `resume`: the resume
+ * prompt works through the list, so without one it has nothing to do and every session would
+ * count as failed; the init prompt writes the checklist, and the checklist rules let any valid
+ * content replace a broken one. `baton run` and the worker both decide here.
+ */
+export function nextSessionKind(features: readonly Feature[] | null): NextSessionKind {
+  return features !== null && features.length > 0 ? 'resume' : 'init';
+}
 
 /** Why the processor's AbortSignal fired, if it did. */
 export type AbortReason = 'shutdown' | 'cancelled' | 'lease_lost' | 'lock_lost';

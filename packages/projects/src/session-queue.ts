@@ -1,6 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import { Redis } from 'ioredis';
-import type { RedisClient } from './internal/scripts.js';
+import type { RedisClient } from './redis-connection.js';
 import { SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
 import type { ProjectRepository } from './project-repository.js';
 
@@ -24,75 +23,9 @@ export function sessionJobId(projectId: string, sessionNumber: number): string {
   return `${projectId}@${sessionNumber}`;
 }
 
-/** Producer connections fail fast instead of queueing commands while Redis is away. */
-/** The connection settings that differ between producers and workers. */
-export interface ConnectionTuning {
-  maxRetriesPerRequest: number | null;
-  enableOfflineQueue?: boolean;
-  /** Give up connecting after this long (ms). */
-  connectTimeout?: number;
-  /** Resend commands in flight when a connection drops (ioredis default true). */
-  autoResendUnfulfilledCommands?: boolean;
-}
-
-export function producerConnectionOptions(): ConnectionTuning {
-  return { maxRetriesPerRequest: 1, enableOfflineQueue: false };
-}
-
-/** Worker and QueueEvents connections must retry forever (BullMQ refuses anything else). */
-export function workerConnectionOptions(): ConnectionTuning {
-  return { maxRetriesPerRequest: null };
-}
-
-/**
- * Memory-store connections never resend a script that was in flight when the connection dropped:
- * it could apply a mutation twice (same settings as `@baton/storage-redis`'s own connections).
- */
-export function memoryConnectionOptions(): ConnectionTuning {
-  return { maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, connectTimeout: 5000 };
-}
-
-export function createRedis(url: string, options: ConnectionTuning): Redis {
-  return new Redis(url, { ...options });
-}
-
-/** Resolves once a client is connected, or rejects after `timeoutMs`. */
-export async function waitForRedis(redis: RedisClient, timeoutMs: number): Promise<void> {
-  if (redis.status === 'ready') return;
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(lastError ? describe(lastError) : `no answer within ${timeoutMs} ms`));
-    }, timeoutMs);
-    let lastError: unknown;
-    const onReady = () => {
-      cleanup();
-      resolve();
-    };
-    const onError = (error: unknown) => {
-      lastError = error;
-    };
-    const cleanup = () => {
-      clearTimeout(timer);
-      redis.off('ready', onReady);
-      redis.off('error', onError);
-    };
-    redis.on('ready', onReady);
-    redis.on('error', onError);
-  });
-}
-
-function describe(error: unknown): string {
-  if (error instanceof Error) {
-    const code = (error as { code?: string }).code;
-    return code && !error.message.includes(code) ? `${code} ${error.message}` : error.message;
-  }
-  return String(error);
-}
-
 export interface SessionQueueOptions {
   /** Producer connection (see `producerConnectionOptions`). The queue does not close it. */
-  connection: Redis;
+  connection: RedisClient;
   keys: BatonKeys;
   /** How long finished jobs are kept, in ms. Default 7 days. */
   retentionMs?: number;

@@ -1,8 +1,8 @@
-import { WorkerError } from './errors.js';
+import { ProjectError } from './errors.js';
 import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
-import { createProjectScript } from './internal/lua/create-project.js';
-import { transitionScript } from './internal/lua/transition.js';
-import { runScript, type RedisClient } from './internal/scripts.js';
+import { defineScripts } from './internal/scripts.js';
+import { SCRIPT_STATUS } from './internal/status.js';
+import type { RedisClient } from './redis-connection.js';
 import type { BatonKeys } from './keys.js';
 import {
   emptyCounters,
@@ -123,17 +123,20 @@ export class ProjectRepository {
       now,
     ];
     for (const field of COUNTER_FIELDS) fields.push(field, 0);
-    const created = await runScript(
-      this.redis,
-      createProjectScript,
-      [this.keys.project(record.id), this.keys.projects, this.keys.transitions(record.id)],
-      [record.id, now, JSON.stringify(transition), ...fields],
+    const created = await defineScripts(this.redis).batonCreateProject(
+      this.keys.project(record.id),
+      this.keys.projects,
+      this.keys.transitions(record.id),
+      record.id,
+      now,
+      JSON.stringify(transition),
+      ...fields,
     );
-    if (created !== 1) {
-      throw new WorkerError('conflict', `project ${record.id} already exists`);
+    if (created !== SCRIPT_STATUS.created) {
+      throw new ProjectError('conflict', `project ${record.id} already exists`);
     }
     const stored = await this.get(record.id);
-    if (!stored) throw new WorkerError('internal', `project ${record.id} vanished after creation`);
+    if (!stored) throw new ProjectError('internal', `project ${record.id} vanished after creation`);
     return stored;
   }
 
@@ -144,7 +147,7 @@ export class ProjectRepository {
 
   async require(projectId: string): Promise<ProjectRecord> {
     const project = await this.get(projectId);
-    if (!project) throw new WorkerError('not_found', `no project with id ${projectId}`);
+    if (!project) throw new ProjectError('not_found', `no project with id ${projectId}`);
     return project;
   }
 
@@ -180,15 +183,18 @@ export class ProjectRepository {
   ): Promise<TransitionResult> {
     const now = Date.now();
     const reason = options.reason ?? '';
-    const reply = (await runScript(
-      this.redis,
-      transitionScript,
-      [this.keys.project(projectId), this.keys.transitions(projectId)],
-      [to, reason, now, options.from ? options.from.join(',') : '*', this.maxTransitions],
+    const reply = (await defineScripts(this.redis).batonTransition(
+      this.keys.project(projectId),
+      this.keys.transitions(projectId),
+      to,
+      reason,
+      now,
+      options.from ? options.from.join(',') : '*',
+      this.maxTransitions,
     )) as [number, string];
     const [code, status] = reply;
-    if (code === -1) return { ok: false, current: null };
-    if (code === 0) return { ok: false, current: status as ProjectStatus };
+    if (code === SCRIPT_STATUS.missing) return { ok: false, current: null };
+    if (code === SCRIPT_STATUS.notAllowed) return { ok: false, current: status as ProjectStatus };
     await this.appendEvent(projectId, {
       v: 1,
       type: 'project-status',

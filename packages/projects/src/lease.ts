@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import { releaseLeaseScript, renewLeaseScript } from './internal/lua/lease.js';
-import { runScript, type RedisClient } from './internal/scripts.js';
+import { defineScripts } from './internal/scripts.js';
+import { SCRIPT_STATUS } from './internal/status.js';
+import type { RedisClient } from './redis-connection.js';
 import type { BatonKeys } from './keys.js';
 
 /** Ownership of one project for the length of one session. */
@@ -49,16 +50,16 @@ export async function acquireProjectLease(
       token,
       ttlMs,
       async renew() {
-        const [owned, status] = (await runScript(
-          redis,
-          renewLeaseScript,
-          [key, keys.project(projectId)],
-          [token, ttlMs],
+        const [owned, status] = (await defineScripts(redis).batonRenewLease(
+          key,
+          keys.project(projectId),
+          token,
+          ttlMs,
         )) as [number, string];
-        return { owned: owned === 1, status };
+        return { owned: owned === SCRIPT_STATUS.owned, status };
       },
       async release() {
-        return (await runScript(redis, releaseLeaseScript, [key], [token])) === 1;
+        return (await defineScripts(redis).batonReleaseLease(key, token)) === SCRIPT_STATUS.owned;
       },
     },
   };

@@ -6,8 +6,8 @@
  * connection). A wait that overlaps another gets a second connection, closed when it ends.
  * Aborting a wait disconnects its connection: that is the only way to end an XREAD BLOCK at once.
  */
-import type { Redis } from 'ioredis';
-import { WorkerError, describeError } from '../errors.js';
+import { duplicateConnection, type RedisClient } from '../redis-connection.js';
+import { ProjectError, describeError } from '../errors.js';
 import type { EventEntry } from '../events.js';
 import type { ProjectRepository } from '../project-repository.js';
 
@@ -27,7 +27,7 @@ export interface ProjectEvents {
 }
 
 export interface EventWaiterOptions {
-  redis: Redis;
+  redis: RedisClient;
   repository: ProjectRepository;
   /** Extra time Redis gets to answer after `blockMs` before the wait fails with `redis_unreachable`. */
   graceMs: number;
@@ -41,29 +41,32 @@ export interface EventWaiter {
 
 export function createEventWaiter(options: EventWaiterOptions): EventWaiter {
   const { redis, repository } = options;
-  const connections = new Set<Redis>();
-  let idle: Redis | undefined;
+  const connections = new Set<RedisClient>();
+  let idle: RedisClient | undefined;
   let closed = false;
 
-  function acquire(): Redis {
+  function acquire(): RedisClient {
     const reused = idle;
     idle = undefined;
     if (reused !== undefined && reused.status !== 'end') return reused;
-    const connection = redis.duplicate({ maxRetriesPerRequest: 1, enableOfflineQueue: true });
+    const connection = duplicateConnection(redis, {
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: true,
+    });
     // Failures surface as rejected waits; the event only needs a listener.
     connection.on('error', () => undefined);
     connections.add(connection);
     return connection;
   }
 
-  function discard(connection: Redis): void {
+  function discard(connection: RedisClient): void {
     connections.delete(connection);
     connection.disconnect();
   }
 
   return {
     async wait(cursors, waitOptions) {
-      if (closed) throw new WorkerError('conflict', 'this control is closed');
+      if (closed) throw new ProjectError('conflict', 'this control is closed');
       const count = waitOptions.count ?? 100;
       if (waitOptions.blockMs === 0) return repository.readEventsOfProjects(cursors, { count });
       const signal = waitOptions.signal;
@@ -86,13 +89,13 @@ export function createEventWaiter(options: EventWaiterOptions): EventWaiter {
       } catch (error) {
         if (closed || (signal?.aborted ?? false)) return [];
         if (timedOut) {
-          throw new WorkerError(
+          throw new ProjectError(
             'redis_unreachable',
             `Redis did not answer a blocking read within ${waitOptions.blockMs + options.graceMs} ms`,
             { cause: error },
           );
         }
-        throw new WorkerError(
+        throw new ProjectError(
           'redis_unreachable',
           `blocking read failed: ${describeError(error)}`,
           {

@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { WorkerError } from './errors.js';
+import { CONTEXT_PRESET_NAMES, type ContextPresetName } from '@baton/context-config';
+import { ProjectError } from './errors.js';
 
 /** Where a project stands. */
 export type ProjectStatus = 'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled';
@@ -14,12 +15,40 @@ export const PROJECT_STATUSES: readonly ProjectStatus[] = [
   'cancelled',
 ];
 
-/** Context-management presets a project may choose (names from `@baton/context-config`). */
-export const CONTEXT_PRESETS = ['coding', 'search-heavy', 'long-horizon', 'off'] as const;
-export type ProjectContextPreset = (typeof CONTEXT_PRESETS)[number];
+/** A project's context-management preset: one of `@baton/context-config`'s `CONTEXT_PRESET_NAMES`. */
+export type ProjectContextPreset = ContextPresetName;
+
+/** The statuses from which a worker may run (or keep running) a session. */
+export const RUNNABLE_STATUSES = ['queued', 'running'] as const satisfies readonly ProjectStatus[];
+
+/**
+ * Every status change the system makes, with the statuses it may start from. The Lua transition
+ * checks `from` atomically, so a cancel and a finishing session never both win.
+ */
+export const PROJECT_TRANSITIONS = {
+  /** A worker claims the project to run a session. */
+  claim: { to: 'running', from: RUNNABLE_STATUSES },
+  /** A session ended and another one is queued. */
+  chain: { to: 'queued', from: RUNNABLE_STATUSES },
+  /** A session ended and the chaining policy settled the project (completed, paused, failed). */
+  finish: { from: RUNNABLE_STATUSES },
+  /** A user continues a stopped project (or re-queues a stuck queued one). */
+  resume: { to: 'queued', from: ['paused', 'cancelled', 'failed', 'queued'] },
+  /** A user cancels the project. */
+  cancel: { to: 'cancelled', from: ['queued', 'running', 'paused', 'failed'] },
+} as const satisfies Record<string, { to?: ProjectStatus; from: readonly ProjectStatus[] }>;
 
 /** Project ids end up in Redis keys, BullMQ job ids and memory namespaces: keep them plain. */
 export const PROJECT_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
+
+/** What a bad project id is told, wherever it was typed (CLI argument, HTTP request, API call). */
+export const PROJECT_ID_RULE =
+  'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit';
+
+/** True for an id `PROJECT_ID_PATTERN` accepts. */
+export function isValidProjectId(value: unknown): value is string {
+  return typeof value === 'string' && PROJECT_ID_PATTERN.test(value);
+}
 
 /** Limits of one session, passed to `runSession` (same shape as `@baton/session`'s `SessionBudgets`). */
 export interface SessionBudgetsInput {
@@ -108,8 +137,15 @@ export interface StatusTransition {
   reason: string | null;
 }
 
-const positiveNumber = z.number().finite().positive();
-const positiveInteger = z.number().int().positive();
+/** The id rule as a zod schema, for request validators. */
+export const projectIdSchema = z.string().regex(PROJECT_ID_PATTERN, PROJECT_ID_RULE);
+
+// Upper bounds keep a typo (an extra zero run, a pasted timestamp) from meaning "unlimited".
+const positiveNumber = z.number().finite().positive().max(1_000_000);
+const positiveInteger = z.number().int().positive().max(1_000_000_000);
+
+// eslint-disable-next-line no-control-regex -- refusing control characters is the point
+const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
 const sessionBudgetsSchema = z
   .object({
@@ -132,12 +168,7 @@ const budgetsSchema = z
 
 export const projectInputSchema = z
   .object({
-    id: z
-      .string()
-      .regex(
-        PROJECT_ID_PATTERN,
-        'must be 1-64 letters, digits, "-" or "_", starting with a letter or digit',
-      ),
+    id: projectIdSchema,
     goal: z
       .string()
       .trim()
@@ -146,11 +177,19 @@ export const projectInputSchema = z
     workspace: z
       .string()
       .min(1)
+      .max(4_096, 'is longer than 4096 characters')
       .refine((value) => path.isAbsolute(value), 'must be an absolute path')
+      .refine((value) => !CONTROL_CHARACTERS.test(value), 'contains control characters')
       .optional(),
-    model: z.string().trim().min(1).max(200).optional(),
+    model: z
+      .string()
+      .trim()
+      .min(1)
+      .max(200)
+      .regex(/^[A-Za-z0-9._:@/-]+$/, 'must be a model id')
+      .optional(),
     budgets: budgetsSchema.optional(),
-    contextPreset: z.enum(CONTEXT_PRESETS).optional(),
+    contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
   })
   .strict();
 
@@ -162,11 +201,11 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
   });
 }
 
-/** Validates project input; throws `WorkerError('invalid_input')` listing every problem. */
+/** Validates project input; throws `ProjectError('invalid_input')` listing every problem. */
 export function parseProjectInput(input: unknown): ProjectInput {
   const parsed = projectInputSchema.safeParse(input);
   if (!parsed.success) {
-    throw new WorkerError(
+    throw new ProjectError(
       'invalid_input',
       `invalid project: ${formatIssues(parsed.error.issues).join('; ')}`,
     );

@@ -1,9 +1,7 @@
 import path from 'node:path';
 import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
-import { Redis } from 'ioredis';
-import { redactRedisUrl } from './config.js';
-import { WorkerError, describeError } from './errors.js';
+import { ProjectError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
 import {
   createEventWaiter,
@@ -12,7 +10,8 @@ import {
 } from './internal/event-waiter.js';
 import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
-  PROJECT_ID_PATTERN,
+  PROJECT_TRANSITIONS,
+  isValidProjectId,
   parseProjectInput,
   type ProjectRecord,
   type ProjectStatus,
@@ -24,18 +23,29 @@ import {
   type SessionSummary,
 } from './project-repository.js';
 import {
+  createRedisConnection,
+  describeRedisTarget,
+  duplicateConnection,
+  isCluster,
+  producerConnectionOptions,
+  readRedisTarget,
+  waitForRedis,
+  type RedisClient,
+  type RedisTarget,
+} from './redis-connection.js';
+import {
   createSessionQueue,
   enqueueSession,
-  producerConnectionOptions,
   sessionJobId,
-  waitForRedis,
   type SessionJobData,
-} from './queue.js';
+} from './session-queue.js';
 
 export interface BatonControlOptions {
-  /** An existing ioredis client (not closed by `close()`). Give this or `url`. */
-  redis?: Redis;
-  /** Redis URL; default `REDIS_URL` or `redis://127.0.0.1:6379`. */
+  /** An existing ioredis client (not closed by `close()`). Give this, `target` or `url`. */
+  redis?: RedisClient;
+  /** Where Redis is; default `readRedisTarget()` (`REDIS_CLUSTER_NODES`, `REDIS_URL`). */
+  target?: RedisTarget;
+  /** Redis URL of one node; shorthand for `target: parseRedisUrl(url)`. */
   url?: string;
   /** Key prefix with a hash tag; must match the workers'. Default `{baton}`. */
   prefix?: string;
@@ -116,13 +126,15 @@ export interface BatonControl {
 export function createBatonControl(options: BatonControlOptions = {}): BatonControl {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
   if (!isValidPrefix(prefix)) {
-    throw new WorkerError('invalid_config', `prefix must contain one {hash tag}, got "${prefix}"`);
+    throw new ProjectError('invalid_config', `prefix must contain one {hash tag}, got "${prefix}"`);
   }
-  const url = options.url ?? process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+  const target: RedisTarget =
+    options.target ??
+    (options.url !== undefined ? { kind: 'single', url: options.url } : readRedisTarget());
   const ownsRedis = options.redis === undefined;
   const redis =
     options.redis ??
-    new Redis(url, {
+    createRedisConnection(target, {
       ...producerConnectionOptions(),
       connectTimeout: options.connectTimeoutMs ?? 5000,
     });
@@ -132,7 +144,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   const repository = new ProjectRepository({ redis, keys });
   const workspaceRoot = path.resolve(options.workspaceRoot ?? path.join('.baton', 'workspaces'));
   let queue: Queue<SessionJobData> | undefined;
-  const followers = new Set<Redis>();
+  const followers = new Set<RedisClient>();
   const waiter = createEventWaiter({
     redis,
     repository,
@@ -143,9 +155,9 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   async function ready(): Promise<void> {
     readyPromise ??= waitForRedis(redis, options.connectTimeoutMs ?? 5000).catch((error) => {
       readyPromise = undefined;
-      throw new WorkerError(
+      throw new ProjectError(
         'redis_unreachable',
-        `cannot reach Redis at ${redactRedisUrl(ownsRedis ? url : describeClient(redis))}: ${describeError(error)}`,
+        `cannot reach Redis at ${ownsRedis ? describeRedisTarget(target) : describeClient(redis)}: ${describeError(error)}`,
         { cause: error },
       );
     });
@@ -162,8 +174,8 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   }
 
   function checkId(projectId: string): void {
-    if (typeof projectId !== 'string' || !PROJECT_ID_PATTERN.test(projectId)) {
-      throw new WorkerError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
+    if (!isValidProjectId(projectId)) {
+      throw new ProjectError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
     }
   }
 
@@ -193,7 +205,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async enqueue(projectId) {
       const project = await requireProject(projectId);
       if (project.status !== 'queued') {
-        throw new WorkerError(
+        throw new ProjectError(
           'conflict',
           `project ${projectId} is ${project.status}; use resume to continue it`,
         );
@@ -208,14 +220,14 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async resume(projectId) {
       const project = await requireProject(projectId);
       if (project.status === 'running' || project.status === 'completed') {
-        throw new WorkerError('conflict', `project ${projectId} is ${project.status}`);
+        throw new ProjectError('conflict', `project ${projectId} is ${project.status}`);
       }
-      const moved = await repository.transition(projectId, 'queued', {
-        from: ['paused', 'cancelled', 'failed', 'queued'],
+      const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.resume.to, {
+        from: PROJECT_TRANSITIONS.resume.from,
         reason: 'resumed',
       });
       if (!moved.ok) {
-        throw new WorkerError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+        throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
       }
       await repository.resetFailures(projectId);
       const queued = await enqueueSession(sessionQueue(), repository, {
@@ -229,15 +241,15 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async cancel(projectId) {
       const project = await requireProject(projectId);
       if (project.status === 'completed') {
-        throw new WorkerError('conflict', `project ${projectId} is already completed`);
+        throw new ProjectError('conflict', `project ${projectId} is already completed`);
       }
       if (project.status !== 'cancelled') {
-        const moved = await repository.transition(projectId, 'cancelled', {
-          from: ['queued', 'running', 'paused', 'failed'],
+        const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.cancel.to, {
+          from: PROJECT_TRANSITIONS.cancel.from,
           reason: 'cancelled by user',
         });
         if (!moved.ok && moved.current !== 'cancelled') {
-          throw new WorkerError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+          throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
         }
       }
       // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
@@ -280,7 +292,10 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       await ready();
       if (readOptions.blockMs !== undefined) {
         // A blocking read must not hold the shared connection.
-        const blocking = redis.duplicate({ maxRetriesPerRequest: null, enableOfflineQueue: true });
+        const blocking = duplicateConnection(redis, {
+          maxRetriesPerRequest: null,
+          enableOfflineQueue: true,
+        });
         blocking.on('error', () => undefined);
         try {
           return await repository.readEvents(projectId, readOptions, blocking);
@@ -296,7 +311,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       return {
         async *[Symbol.asyncIterator]() {
           await ready();
-          const blocking = redis.duplicate({
+          const blocking = duplicateConnection(redis, {
             maxRetriesPerRequest: null,
             enableOfflineQueue: true,
           });
@@ -351,7 +366,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       for (const [projectId, cursor] of Object.entries(cursors)) {
         checkId(projectId);
         if (typeof cursor !== 'string' || !STREAM_ID_PATTERN.test(cursor)) {
-          throw new WorkerError(
+          throw new ProjectError(
             'invalid_input',
             `invalid stream id ${JSON.stringify(cursor)} for project ${projectId}`,
           );
@@ -359,10 +374,10 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       }
       const { blockMs, count } = waitOptions;
       if (!Number.isSafeInteger(blockMs) || blockMs < 0) {
-        throw new WorkerError('invalid_input', `blockMs must be an integer >= 0, got ${blockMs}`);
+        throw new ProjectError('invalid_input', `blockMs must be an integer >= 0, got ${blockMs}`);
       }
       if (count !== undefined && (!Number.isSafeInteger(count) || count < 1)) {
-        throw new WorkerError('invalid_input', `count must be an integer >= 1, got ${count}`);
+        throw new ProjectError('invalid_input', `count must be an integer >= 1, got ${count}`);
       }
       if (Object.keys(cursors).length === 0) return [];
       await ready();
@@ -406,7 +421,8 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   };
 }
 
-function describeClient(redis: Redis): string {
+function describeClient(redis: RedisClient): string {
+  if (isCluster(redis)) return 'the Redis cluster';
   const { host, port, db } = redis.options;
   return `redis://${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
 }

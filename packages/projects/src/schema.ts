@@ -1,0 +1,25 @@
+// The project vocabulary without Redis or BullMQ: `@baton/projects/schema`, for code that only
+// validates or names things (CLI argument parsers, `--help`) and must stay quick to load.
+export {
+  PROJECT_ID_PATTERN,
+  PROJECT_ID_RULE,
+  PROJECT_STATUSES,
+  PROJECT_TRANSITIONS,
+  RUNNABLE_STATUSES,
+  formatIssues,
+  isTerminalStatus,
+  isValidProjectId,
+  parseProjectInput,
+  projectIdSchema,
+  projectInputSchema,
+} from './project.js';
+export type {
+  ProjectBudgets,
+  ProjectContextPreset,
+  ProjectInput,
+  ProjectStatus,
+  SessionBudgetsInput,
+} from './project.js';
+export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
+export { nextSessionKind } from './chaining.js';
+export type { NextSessionKind } from './chaining.js';
