@@ -6,7 +6,12 @@ import type {
 import type { ResolvedContextConfig, UsageTotals } from '@baton/context-config';
 import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
-import type { Checkpoint, CheckpointHooks, CheckpointRequest } from '@baton/workspace';
+import type {
+  Checkpoint,
+  CheckpointHooks,
+  CheckpointRequest,
+  SandboxDescription,
+} from '@baton/workspace';
 import type { RetryOptions } from './retry.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
 
@@ -163,6 +168,8 @@ export type SessionEvent =
       sessionNumber: number;
       interrupted: boolean;
       model: string;
+      /** Where this session's commands run; `mode: 'off'` is said loudly everywhere it shows. */
+      sandbox: SandboxDescription;
     })
   | (EventBase & {
       type: 'turn';

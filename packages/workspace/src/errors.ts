@@ -19,7 +19,11 @@ export type WorkspaceErrorCode =
   /** The workspace directory is somebody else's (a git checkout of its own, a file, ...). */
   | 'workspace_taken'
   /** A git command failed in a way none of the codes above describes. */
-  | 'git';
+  | 'git'
+  /** Commands cannot be sandboxed here (bubblewrap missing, no user namespaces, no cgroups). */
+  | 'sandbox_unavailable'
+  /** `BATON_SANDBOX` or a project's `sandbox` settings are not a valid policy. */
+  | 'invalid_sandbox_policy';
 
 /**
  * The one error base of `@baton/workspace`. Messages name what was wrong in one line and never

@@ -36,3 +36,40 @@ export {
   formatCommitMessage,
   readTrailer,
 } from './repository/trailers.js';
+export {
+  DEFAULT_SANDBOX_POLICY,
+  parseProjectSandbox,
+  parseSandboxPolicy,
+  parseSandboxSetting,
+  projectSandboxSchema,
+  resolveSandboxPolicy,
+  sandboxPolicySchema,
+} from './sandbox/policy.js';
+export type {
+  ProjectSandbox,
+  SandboxPolicy,
+  SandboxPolicyInput,
+  SandboxSetting,
+} from './sandbox/policy.js';
+export {
+  describeSandbox,
+  openCommandSandbox,
+  unsandboxedNotice,
+} from './sandbox/command-sandbox.js';
+export type {
+  CommandResult,
+  CommandSandbox,
+  OpenCommandSandboxOptions,
+  RunCommandOptions,
+  SandboxDescription,
+  SandboxSetup,
+} from './sandbox/command-sandbox.js';
+export { probeSandbox, sandboxUnavailableMessage } from './sandbox/probe.js';
+export type { SandboxProbe } from './sandbox/probe.js';
+export type { LimitsEnforcement } from './sandbox/limits.js';
+export { hostAllowed, startFilteringProxy } from './sandbox/network-proxy.js';
+export type {
+  FilteringProxy,
+  FilteringProxyOptions,
+  ProxyDecision,
+} from './sandbox/network-proxy.js';

@@ -4,6 +4,7 @@ import type {
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type UsageAccumulator, createUsageAccumulator } from '@baton/context-config';
+import { DEFAULT_SANDBOX_POLICY, describeSandbox } from '@baton/workspace';
 import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
 import type { Feature } from '../features.js';
 import {
@@ -196,6 +197,9 @@ export class SessionRunner {
       sessionNumber: this.#sessionNumber,
       interrupted: this.#interrupted,
       model: this.#options.model,
+      sandbox: describeSandbox(
+        this.#options.tools?.sandbox ?? { mode: 'bubblewrap', policy: DEFAULT_SANDBOX_POLICY },
+      ),
     });
     const work = new WorkSignal(this.#options.signal, this.#budgets.wallClockMs);
     this.#work = work;
@@ -222,6 +226,8 @@ export class SessionRunner {
       };
     } finally {
       work.dispose();
+      // Every process the session's commands left is gone before the workspace is saved.
+      await this.toolbox.dispose();
     }
     const result = await this.#result(verdict, featuresBefore, startedAt);
     await this.#finalCheckpoint(result);

@@ -16,6 +16,8 @@ export interface Toolbox {
     turn: number,
     signal: AbortSignal,
   ): Promise<BetaToolResultBlockParam[]>;
+  /** Ends what the tools keep running (every process of the session's commands). Never throws. */
+  dispose(): Promise<void>;
 }
 
 /** What runs around tool calls (the session's checkpoints). */
@@ -99,6 +101,17 @@ export function createToolbox(
       );
       await hooks.afterCalls?.(blocks);
       return results;
+    },
+    async dispose() {
+      await Promise.all(
+        tools.map(async (tool) => {
+          try {
+            await tool.dispose?.();
+          } catch {
+            // A tool that cannot clean up must not stop the others from doing so.
+          }
+        }),
+      );
     },
   };
 }

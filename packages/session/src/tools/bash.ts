@@ -1,4 +1,10 @@
-import { spawn } from 'node:child_process';
+import {
+  type CommandResult,
+  type CommandSandbox,
+  DEFAULT_SANDBOX_POLICY,
+  type SandboxSetup,
+  openCommandSandbox,
+} from '@baton/workspace';
 import { checkCommand } from '../internal/command-policy.js';
 import {
   shorten,
@@ -8,7 +14,6 @@ import {
   type WorkspaceToolsOptions,
 } from './types.js';
 
-const DEFAULT_TIMEOUT_MS = 120_000;
 const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 
 /** Keeps the head and the tail of a long output within a character budget. */
@@ -47,76 +52,59 @@ export interface BashToolOptions extends WorkspaceToolsOptions {
   root: string;
 }
 
+function stoppedMessage(result: CommandResult, timeoutMs: number, text: string): string {
+  const so = text ? `\nOutput so far:\n${text}` : '';
+  return result.stopped === 'timeout'
+    ? `The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped.${so}`
+    : `The command was stopped because the session is ending.${so}`;
+}
+
 /**
- * The `bash` tool (`bash_20250124`). Each call runs `bash -c` in the workspace root with a clean
- * environment (no host secrets), a timeout that kills the whole process group, capped output and
- * the command policy. There is no persistent shell: `restart` is accepted and does nothing.
+ * The `bash` tool (`bash_20250124`). Each call runs `bash -c` in the workspace root inside the
+ * session's OS sandbox (`@baton/workspace`: own namespaces, read-only system, the workspace and a
+ * private tmp, no network unless allowed, clean environment, limits), after the command policy,
+ * with capped output. Every process of a command ends with it; `dispose` ends the session's. There
+ * is no persistent shell: `restart` is accepted and does nothing.
  */
 export function createBashTool(options: BashToolOptions): SessionTool {
-  const timeoutMs = options.commandTimeoutMs ?? DEFAULT_TIMEOUT_MS;
   const maxOutput = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const env: Record<string, string> = {
-    PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-    HOME: options.root,
-    LANG: 'C.UTF-8',
-    TERM: 'dumb',
-    CI: '1',
-    GIT_TERMINAL_PROMPT: '0',
-    ...options.env,
+  const setup: SandboxSetup = options.sandbox ?? {
+    mode: 'bubblewrap',
+    policy: DEFAULT_SANDBOX_POLICY,
   };
+  const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
+  let sandbox: Promise<CommandSandbox> | undefined;
 
   async function run(command: string, signal?: AbortSignal): Promise<ToolOutcome> {
     const refusal = checkCommand(command, options.root, options.commands);
     if (refusal !== null) return { content: refusal, isError: true };
     if (signal?.aborted) return { content: 'Not run: the session is ending.', isError: true };
-    return new Promise((resolve) => {
-      const output = new CappedOutput(maxOutput);
-      const child = spawn('bash', ['-c', command], {
-        cwd: options.root,
-        env,
-        detached: true,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stopped: 'timeout' | 'aborted' | undefined;
-      const kill = (why: 'timeout' | 'aborted') => {
-        stopped ??= why;
-        try {
-          if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
-        } catch {
-          // Already gone.
-        }
+    sandbox ??= openCommandSandbox({ workspace: options.root, setup });
+    let commands: CommandSandbox;
+    try {
+      commands = await sandbox;
+    } catch {
+      sandbox = undefined;
+      return {
+        content: 'Not run: commands cannot be sandboxed on this worker. Tell the operator.',
+        isError: true,
       };
-      const timer = setTimeout(() => kill('timeout'), timeoutMs);
-      const onAbort = () => kill('aborted');
-      signal?.addEventListener('abort', onAbort, { once: true });
-      child.stdout.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
-      child.stderr.setEncoding('utf8').on('data', (chunk: string) => output.push(chunk));
-      const finish = (outcome: ToolOutcome) => {
-        clearTimeout(timer);
-        signal?.removeEventListener('abort', onAbort);
-        resolve(outcome);
-      };
-      child.on('error', (error) =>
-        finish({ content: `The command could not start: ${error.message}`, isError: true }),
-      );
-      child.on('close', (code, killedBy) => {
-        const text = output.text();
-        if (stopped === 'timeout') {
-          finish({
-            content: `The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped.${text ? `\nOutput so far:\n${text}` : ''}`,
-            isError: true,
-          });
-        } else if (stopped === 'aborted') {
-          finish({
-            content: `The command was stopped because the session is ending.${text ? `\nOutput so far:\n${text}` : ''}`,
-            isError: true,
-          });
-        } else {
-          const status = code === 0 ? '' : `\n[exit code ${code ?? killedBy ?? 'unknown'}]`;
-          finish({ content: (text === '' ? '(no output)' : text) + status, isError: false });
-        }
-      });
+    }
+    const output = new CappedOutput(maxOutput);
+    const result = await commands.run(command, {
+      ...(options.env === undefined ? {} : { env: options.env }),
+      ...(signal === undefined ? {} : { signal }),
+      onOutput: (chunk) => output.push(chunk),
     });
+    const text = output.text();
+    if (result.startError !== undefined) {
+      return { content: `The command could not start: ${result.startError}`, isError: true };
+    }
+    if (result.stopped !== undefined)
+      return { content: stoppedMessage(result, timeoutMs, text), isError: true };
+    const status =
+      result.exitCode === 0 ? '' : `\n[exit code ${result.exitCode ?? result.signal ?? 'unknown'}]`;
+    return { content: (text === '' ? '(no output)' : text) + status, isError: false };
   }
 
   return {
@@ -148,6 +136,11 @@ export function createBashTool(options: BashToolOptions): SessionTool {
       )
         return 'restart';
       return shorten(stringField(input, 'command') ?? '(no command)');
+    },
+    async dispose() {
+      const opened = sandbox;
+      sandbox = undefined;
+      if (opened !== undefined) await (await opened.catch(() => undefined))?.dispose();
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { SandboxSetup } from '@baton/workspace';
 import type { CommandPolicy } from '../internal/command-policy.js';
 
 /** What a tool call returns to the model. */
@@ -19,12 +20,18 @@ export interface SessionTool {
   execute(input: unknown, signal?: AbortSignal): Promise<ToolOutcome>;
   /** A short one-line summary of a call's input, for events and logs. */
   summarize(input: unknown): string;
+  /** Ends what the tool keeps running (the bash tool's processes) when the session ends. */
+  dispose?(): Promise<void>;
 }
 
 /** Options of the workspace tools (bash and text editor). */
 export interface WorkspaceToolsOptions {
-  /** Per-command timeout of the bash tool in milliseconds. Default 120_000. */
-  commandTimeoutMs?: number;
+  /**
+   * Where bash commands run: the OS sandbox with a policy (`@baton/workspace`; its
+   * `limits.commandTimeoutMs` is the per-command timeout), or `{ mode: 'off' }` for an operator's
+   * explicit opt-out. Default: the sandbox with `DEFAULT_SANDBOX_POLICY`.
+   */
+  sandbox?: SandboxSetup;
   /** Most characters of command output returned (head and tail are kept). Default 30_000. */
   maxOutputChars?: number;
   /** Which commands bash runs. Default: `DEFAULT_DENIED_COMMANDS` refused, everything else allowed. */

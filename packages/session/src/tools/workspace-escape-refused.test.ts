@@ -2,8 +2,18 @@ import { mkdtemp, mkdir, readFile, realpath, rm, symlink, writeFile } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { createBashTool } from './bash.js';
+import { parseSandboxPolicy } from '@baton/workspace';
+import { createBashTool as createBashToolOnly } from './bash.js';
+import type { SessionTool } from './types.js';
 import { createTextEditorTool } from './text-editor.js';
+
+/** Every bash tool of a test, disposed after it so no sandbox tmp or process outlives the test. */
+const opened: SessionTool[] = [];
+function createBashTool(options: Parameters<typeof createBashToolOnly>[0]): SessionTool {
+  const tool = createBashToolOnly(options);
+  opened.push(tool);
+  return tool;
+}
 
 let base: string;
 let root: string;
@@ -18,6 +28,7 @@ beforeEach(async () => {
   await writeFile(path.join(outside, 'secret.txt'), 'top secret\n');
 });
 afterEach(async () => {
+  await Promise.all(opened.splice(0).map(async (tool) => tool.dispose?.()));
   await rm(base, { recursive: true, force: true });
 });
 
@@ -173,7 +184,13 @@ describe('bash runs confined commands', () => {
   });
 
   it('stops a command at the timeout, with its whole process group', async () => {
-    const bash = createBashTool({ root, commandTimeoutMs: 300 });
+    const bash = createBashTool({
+      root,
+      sandbox: {
+        mode: 'bubblewrap',
+        policy: parseSandboxPolicy({ limits: { commandTimeoutMs: 300 } }),
+      },
+    });
     const started = Date.now();
     const result = await bash.execute({ command: 'echo started; sleep 30 & sleep 30' });
     expect(Date.now() - started).toBeLessThan(5_000);

@@ -1,0 +1,144 @@
+import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import type { SandboxPolicy } from './policy.js';
+
+/** Where the filtering proxy's socket appears inside the sandbox. */
+export const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
+/** The loopback port inside the sandbox that forwards to the proxy socket. */
+export const SANDBOX_PROXY_PORT = 3128;
+/** PATH inside the sandbox: the system's directories only (the host's PATH names host homes). */
+export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
+
+/** Top-level system directories mounted read-only (or recreated as the symlinks they are). */
+const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
+
+/**
+ * The parts of `/etc` programs need to run (loader, users, certificates, alternatives, locale,
+ * git and interpreter defaults). Everything else stays out: `shadow`, ssh keys, package-manager
+ * credentials (`npmrc`, `pip.conf`), service configuration with passwords.
+ */
+const ETC_ENTRIES = [
+  'alternatives',
+  'bash.bashrc',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'debian_version',
+  'gai.conf',
+  'gitconfig',
+  'group',
+  'host.conf',
+  'hosts',
+  'inputrc',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'locale.alias',
+  'localtime',
+  'magic',
+  'magic.mime',
+  'mime.types',
+  'nsswitch.conf',
+  'os-release',
+  'passwd',
+  'perl',
+  'profile',
+  'protocols',
+  'services',
+  'shells',
+  'ssl',
+  'terminfo',
+  'timezone',
+];
+
+/** The host layout of one session's sandbox. */
+export interface SandboxLayout {
+  /** Realpath of the workspace: mounted read-write at the same path, the commands' directory. */
+  workspace: string;
+  /** The session's private temporary directory on the host: mounted read-write as `/tmp`. */
+  tmp: string;
+  /** The filtering proxy's Unix socket on the host, when the policy allows hosts. */
+  proxySocket?: string;
+}
+
+function systemMounts(): string[] {
+  const args: string[] = [];
+  for (const directory of SYSTEM_DIRECTORIES) {
+    let stat;
+    try {
+      stat = lstatSync(directory);
+    } catch {
+      continue;
+    }
+    if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(directory), directory);
+    else if (stat.isDirectory()) args.push('--ro-bind', directory, directory);
+  }
+  let etc: string[] = [];
+  try {
+    etc = readdirSync('/etc');
+  } catch {
+    // A host without /etc still gets a working sandbox for static tools.
+  }
+  const present = new Set(etc);
+  for (const entry of ETC_ENTRIES) {
+    if (present.has(entry)) args.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
+  }
+  for (const entry of etc) {
+    if (/^python3(\.\d+)?$/.test(entry)) args.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
+  }
+  return args;
+}
+
+let cachedSystemMounts: string[] | undefined;
+
+/**
+ * The `bwrap` arguments of one command, up to and including `--`. Every namespace is unshared
+ * (user, pid, network, ipc, uts, cgroup), the root is a fresh tmpfs holding only the system
+ * directories (read-only), `/dev` (bubblewrap's minimal one), an own `/proc`, the private tmp and
+ * the workspace; the environment is exactly `env`; all capabilities are dropped.
+ */
+export function bubblewrapArguments(
+  layout: SandboxLayout,
+  policy: SandboxPolicy,
+  env: Readonly<Record<string, string>>,
+): string[] {
+  cachedSystemMounts ??= systemMounts();
+  const args = [
+    '--unshare-all',
+    '--die-with-parent',
+    '--new-session',
+    '--hostname',
+    'sandbox',
+    '--cap-drop',
+    'ALL',
+    '--clearenv',
+    ...cachedSystemMounts,
+  ];
+  for (const extra of policy.filesystem.readOnlyPaths) {
+    if (existsSync(extra)) args.push('--ro-bind', extra, extra);
+  }
+  args.push('--dev', '/dev', '--proc', '/proc', '--bind', layout.tmp, '/tmp');
+  args.push('--bind', layout.workspace, layout.workspace, '--chdir', layout.workspace);
+  if (layout.proxySocket !== undefined) {
+    args.push('--dir', path.posix.dirname(SANDBOX_PROXY_SOCKET));
+    args.push('--bind', layout.proxySocket, SANDBOX_PROXY_SOCKET);
+  }
+  for (const [key, value] of Object.entries(env)) args.push('--setenv', key, value);
+  args.push('--');
+  return args;
+}
+
+/**
+ * The program bubblewrap runs: `bash -c <command>`, or, with the proxy, a shell that first starts
+ * `socat` forwarding the sandbox's loopback port to the proxy socket and waits until it listens.
+ */
+export function sandboxedCommand(command: string, withProxy: boolean): string[] {
+  if (!withProxy) return ['/bin/bash', '-c', command];
+  const port = SANDBOX_PROXY_PORT.toString(16).toUpperCase().padStart(4, '0');
+  const script = [
+    `socat TCP-LISTEN:${SANDBOX_PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${SANDBOX_PROXY_SOCKET} </dev/null >/dev/null 2>&1 &`,
+    // The listener is up once its socket is in LISTEN state (0A) in the namespace's table.
+    `i=0; while ! grep -q ':${port} 00000000:0000 0A' /proc/net/tcp 2>/dev/null; do i=$((i+1)); [ "$i" -gt 5000 ] && break; done`,
+    'exec /bin/bash -c "$0"',
+  ].join('\n');
+  return ['/bin/sh', '-c', script, command];
+}

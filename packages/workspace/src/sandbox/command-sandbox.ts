@@ -1,0 +1,389 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { WorkspaceError } from '../errors.js';
+import {
+  SANDBOX_PATH,
+  SANDBOX_PROXY_PORT,
+  bubblewrapArguments,
+  sandboxedCommand,
+} from './bubblewrap.js';
+import type { CgroupLimiter, CommandCgroup } from './limits.js';
+import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
+import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
+import { requireSandbox } from './probe.js';
+
+/** How one command of a session runs. */
+export interface RunCommandOptions {
+  /** Extra environment entries (never the worker's own environment). Default none. */
+  env?: Readonly<Record<string, string>>;
+  /** Wall clock of this command in ms. Default: the policy's `limits.commandTimeoutMs`. */
+  timeoutMs?: number;
+  /** Aborting it kills every process of the command. */
+  signal?: AbortSignal;
+  /** Receives stdout and stderr as they come, interleaved. */
+  onOutput: (chunk: string) => void;
+}
+
+/** How a command ended. */
+export interface CommandResult {
+  /** Exit status of the command's shell, `null` when it was killed. */
+  exitCode: number | null;
+  /** The signal that ended it, if any. */
+  signal: NodeJS.Signals | null;
+  /** Set when Baton stopped it: its wall clock ran out, or the session is ending. */
+  stopped?: 'timeout' | 'aborted';
+  /** Set when the command could not start at all (a plain sentence, no host paths). */
+  startError?: string;
+  /** How long the command ran, in ms. */
+  durationMs: number;
+}
+
+/** What a session's commands run in, as shown in events, `baton status` and the dashboard. */
+export type SandboxDescription =
+  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'off';
+      /** `opted-out`: `BATON_SANDBOX=off` / `--no-sandbox`; `simulator`: the simulator's own commands on a host without a usable sandbox. */
+      reason: 'opted-out' | 'simulator';
+      /** One line for people: what this means and how to turn the sandbox on. */
+      notice: string;
+    };
+
+/** Runs one session's commands, and ends every process of them at `dispose`. */
+export interface CommandSandbox {
+  readonly description: SandboxDescription;
+  run(command: string, options: RunCommandOptions): Promise<CommandResult>;
+  /** Kill every process still running, stop the proxy, remove the private tmp. Idempotent. */
+  dispose(): Promise<void>;
+}
+
+/** How a session's commands are to be run: in the sandbox with a policy, or not at all sandboxed. */
+export type SandboxSetup =
+  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'off';
+      reason: 'opted-out' | 'simulator';
+      /** Only `limits.commandTimeoutMs` applies outside the sandbox. Default: the default policy. */
+      policy?: SandboxPolicy;
+    };
+
+/** Options of `openCommandSandbox`. */
+export interface OpenCommandSandboxOptions {
+  /** Realpath of the workspace. */
+  workspace: string;
+  setup: SandboxSetup;
+}
+
+/** The one-line notice of a session whose commands are not sandboxed. */
+export function unsandboxedNotice(reason: 'opted-out' | 'simulator'): string {
+  return reason === 'opted-out'
+    ? 'SANDBOX OFF: commands run on this machine unsandboxed (BATON_SANDBOX=off / --no-sandbox); remove the opt-out to sandbox them.'
+    : 'Commands are not sandboxed: the simulator runs its own scripted commands only; install bubblewrap (apt-get install bubblewrap) to sandbox them.';
+}
+
+/** What a setup means for people and events, without opening anything. */
+export function describeSandbox(setup: SandboxSetup): SandboxDescription {
+  return setup.mode === 'bubblewrap'
+    ? { mode: 'bubblewrap', policy: setup.policy }
+    : { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+}
+
+/** The environment every command gets: nothing of the worker's, plus `extra`. */
+function commandEnvironment(
+  workspace: string,
+  pathValue: string,
+  tmp: string,
+  extra: Readonly<Record<string, string>> | undefined,
+): Record<string, string> {
+  return {
+    PATH: pathValue,
+    HOME: workspace,
+    TMPDIR: tmp,
+    LANG: 'C.UTF-8',
+    TERM: 'dumb',
+    CI: '1',
+    GIT_TERMINAL_PROMPT: '0',
+    ...extra,
+  };
+}
+
+/** Runs children and tracks them so that a timeout, an abort or `dispose` kills them all. */
+abstract class TrackedCommands implements CommandSandbox {
+  abstract readonly description: SandboxDescription;
+  protected readonly running = new Set<{ kill(): void; closed: Promise<void> }>();
+  protected disposed = false;
+
+  protected abstract start(
+    command: string,
+    options: RunCommandOptions,
+  ): { child: ChildProcess; killAll(): void; settled(): boolean; cleanup(): void };
+
+  protected abstract defaultTimeoutMs(): number;
+
+  async run(command: string, options: RunCommandOptions): Promise<CommandResult> {
+    const startedAt = Date.now();
+    if (this.disposed || options.signal?.aborted === true) {
+      return { exitCode: null, signal: null, stopped: 'aborted', durationMs: 0 };
+    }
+    let started: ReturnType<TrackedCommands['start']>;
+    try {
+      started = this.start(command, options);
+    } catch (error) {
+      const message =
+        error instanceof WorkspaceError ? error.message : 'the sandbox could not be set up';
+      return { exitCode: null, signal: null, startError: message, durationMs: 0 };
+    }
+    const { child } = started;
+    let stopped: CommandResult['stopped'];
+    const kill = (why: 'timeout' | 'aborted') => {
+      stopped ??= why;
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      started.killAll();
+    };
+    let markClosed!: () => void;
+    const entry = {
+      kill: () => kill('aborted'),
+      closed: new Promise<void>((r) => (markClosed = r)),
+    };
+    this.running.add(entry);
+    const timer = setTimeout(() => kill('timeout'), options.timeoutMs ?? this.defaultTimeoutMs());
+    const onAbort = () => kill('aborted');
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout?.setEncoding('utf8').on('data', options.onOutput);
+    child.stderr?.setEncoding('utf8').on('data', options.onOutput);
+    return new Promise<CommandResult>((resolve) => {
+      let startError: string | undefined;
+      child.on('error', (error) => {
+        startError = `the command could not start (${(error as NodeJS.ErrnoException).code ?? 'error'})`;
+      });
+      child.on('close', async (code, signal) => {
+        clearTimeout(timer);
+        options.signal?.removeEventListener('abort', onAbort);
+        // Whatever a command left behind (background jobs, daemons) ends with it. A killed
+        // sandbox's processes die asynchronously: the result waits until they are gone.
+        started.killAll();
+        for (let waited = 0; !started.settled() && waited < 5_000; waited += 10) {
+          await new Promise((wake) => setTimeout(wake, 10));
+          started.killAll();
+        }
+        started.cleanup();
+        this.running.delete(entry);
+        markClosed();
+        resolve({
+          exitCode: code,
+          signal,
+          ...(stopped === undefined ? {} : { stopped }),
+          ...(startError === undefined ? {} : { startError }),
+          durationMs: Date.now() - startedAt,
+        });
+      });
+    });
+  }
+
+  protected async stopAll(): Promise<void> {
+    this.disposed = true;
+    const entries = [...this.running];
+    for (const entry of entries) entry.kill();
+    await Promise.all(entries.map((entry) => entry.closed));
+  }
+
+  abstract dispose(): Promise<void>;
+}
+
+class BubblewrapSandbox extends TrackedCommands {
+  readonly description: SandboxDescription;
+  readonly #workspace: string;
+  readonly #policy: SandboxPolicy;
+  readonly #bwrap: string;
+  readonly #limiter: CgroupLimiter;
+  readonly #tmp: string;
+  readonly #proxy: FilteringProxy | undefined;
+  readonly #leftovers: CommandCgroup[] = [];
+
+  constructor(options: {
+    workspace: string;
+    policy: SandboxPolicy;
+    bwrap: string;
+    limiter: CgroupLimiter;
+    tmp: string;
+    proxy: FilteringProxy | undefined;
+  }) {
+    super();
+    this.#workspace = options.workspace;
+    this.#policy = options.policy;
+    this.#bwrap = options.bwrap;
+    this.#limiter = options.limiter;
+    this.#tmp = options.tmp;
+    this.#proxy = options.proxy;
+    this.description = { mode: 'bubblewrap', policy: options.policy };
+  }
+
+  protected defaultTimeoutMs(): number {
+    return this.#policy.limits.commandTimeoutMs;
+  }
+
+  protected start(command: string, options: RunCommandOptions) {
+    const proxyEnv: Record<string, string> = {};
+    if (this.#proxy !== undefined) {
+      const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+      for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) {
+        proxyEnv[key] = url;
+      }
+      proxyEnv.NO_PROXY = proxyEnv.no_proxy = 'localhost,127.0.0.1';
+    }
+    const env = commandEnvironment(this.#workspace, SANDBOX_PATH, '/tmp', {
+      ...proxyEnv,
+      ...options.env,
+    });
+    const args = bubblewrapArguments(
+      {
+        workspace: this.#workspace,
+        tmp: path.join(this.#tmp, 'tmp'),
+        ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
+      },
+      this.#policy,
+      env,
+    );
+    const cgroup = this.#limiter.create(this.#policy.limits);
+    let child: ChildProcess;
+    try {
+      // The shell joins the command's cgroups and then becomes bubblewrap, so every process of
+      // the command (bubblewrap included) is counted and limited from its first instruction.
+      child = spawn(
+        '/bin/sh',
+        [
+          '-c',
+          'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"',
+          'sh',
+          ...cgroup.procsFiles,
+          '--',
+          this.#bwrap,
+          ...args,
+          ...sandboxedCommand(command, this.#proxy !== undefined),
+        ],
+        { env: { PATH: '/usr/bin:/bin' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+      );
+    } catch (error) {
+      cgroup.remove();
+      throw error;
+    }
+    return {
+      child,
+      killAll: () => cgroup.killAll(),
+      settled: () => cgroup.empty(),
+      cleanup: () => {
+        if (!cgroup.remove()) this.#leftovers.push(cgroup);
+      },
+    };
+  }
+
+  async dispose(): Promise<void> {
+    if (this.disposed && this.running.size === 0 && this.#leftovers.length === 0) return;
+    await this.stopAll();
+    await this.#proxy?.close();
+    for (const cgroup of this.#leftovers.splice(0)) cgroup.remove();
+    rmSync(this.#tmp, { recursive: true, force: true });
+  }
+}
+
+class HostCommands extends TrackedCommands {
+  readonly description: SandboxDescription;
+  readonly #workspace: string;
+  readonly #timeoutMs: number;
+
+  constructor(workspace: string, reason: 'opted-out' | 'simulator', timeoutMs: number) {
+    super();
+    this.#workspace = workspace;
+    this.#timeoutMs = timeoutMs;
+    this.description = describeSandbox({ mode: 'off', reason });
+  }
+
+  protected defaultTimeoutMs(): number {
+    return this.#timeoutMs;
+  }
+
+  protected start(command: string, options: RunCommandOptions) {
+    const env = commandEnvironment(
+      this.#workspace,
+      process.env.PATH ?? SANDBOX_PATH,
+      os.tmpdir(),
+      options.env,
+    );
+    const child = spawn('bash', ['-c', command], {
+      cwd: this.#workspace,
+      env,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    // Without a pid namespace the process group is what a command owns; a child that calls
+    // setsid() escapes it, which is one of the reasons this mode is not a sandbox.
+    const killGroup = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Gone.
+      }
+    };
+    const settled = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 0);
+        return false;
+      } catch {
+        return true;
+      }
+    };
+    return { child, killAll: killGroup, settled, cleanup: () => undefined };
+  }
+
+  async dispose(): Promise<void> {
+    await this.stopAll();
+  }
+}
+
+/**
+ * Open the command runner of one session. `bubblewrap` probes the machine first
+ * (`requireSandbox`): it throws `WorkspaceError('sandbox_unavailable')` naming the fix rather
+ * than run anything outside the sandbox. `off` runs commands on the host, clean environment only.
+ */
+export async function openCommandSandbox(
+  options: OpenCommandSandboxOptions,
+): Promise<CommandSandbox> {
+  const { workspace, setup } = options;
+  if (setup.mode === 'off') {
+    const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
+    return new HostCommands(workspace, setup.reason, timeoutMs);
+  }
+  const ready = requireSandbox({ needsProxy: setup.policy.network.allowedHosts.length > 0 });
+  const tmp = mkdtempSync(path.join(os.tmpdir(), 'baton-sandbox-'));
+  let proxy: FilteringProxy | undefined;
+  try {
+    // The sandbox's /tmp; the socket sits beside it, out of the commands' reach.
+    mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
+    if (setup.policy.network.allowedHosts.length > 0) {
+      proxy = await startFilteringProxy({
+        socketPath: path.join(tmp, 'proxy.sock'),
+        allowedHosts: setup.policy.network.allowedHosts,
+        allowedPorts: setup.policy.network.allowedPorts,
+      });
+    }
+  } catch (error) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new WorkspaceError('sandbox_unavailable', 'the sandbox network proxy could not start', {
+      cause: error,
+    });
+  }
+  return new BubblewrapSandbox({
+    workspace,
+    policy: setup.policy,
+    bwrap: ready.bwrap,
+    limiter: ready.limiter,
+    tmp,
+    proxy,
+  });
+}
