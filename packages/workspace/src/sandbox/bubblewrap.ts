@@ -104,6 +104,10 @@ export function bubblewrapArguments(
   cachedSystemMounts ??= systemMounts();
   const args = [
     '--unshare-all',
+    // As root `--unshare-all` may skip the user namespace; force it, and forbid nested ones so
+    // a command cannot gain a fresh set of capabilities inside.
+    '--unshare-user',
+    '--disable-userns',
     '--die-with-parent',
     '--new-session',
     '--hostname',

@@ -267,7 +267,12 @@ class BubblewrapSandbox extends TrackedCommands {
           ...args,
           ...sandboxedCommand(command, this.#proxy !== undefined),
         ],
-        { env: { PATH: '/usr/bin:/bin' }, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
+        {
+          cwd: '/',
+          env: { PATH: '/usr/bin:/bin' },
+          detached: true,
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
       );
     } catch (error) {
       cgroup.remove();
