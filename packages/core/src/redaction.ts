@@ -1,46 +1,119 @@
-/** One secret pattern: what it finds and what the match is replaced with. */
+/** One secret rule: what it finds and what the match is replaced with. */
 export interface SecretPattern {
   /** Short name, used in the replacement marker `[REDACTED:<name>]`. */
   name: string;
   /** Global regular expression. If it has a named group `secret`, only that group is replaced. */
   pattern: RegExp;
+  /**
+   * `format`: a vendor's token format, specific enough that a match is almost surely a secret (the
+   * workspace keeps files holding one out of commits). `context`: a secret recognised by the words
+   * around it (`password=`, `Bearer `), redacted in text but too common in code to block a commit.
+   */
+  kind: 'format' | 'context';
 }
 
 /**
- * The documented patterns (docs/sessions.md, "Secret redaction"). Order matters: specific
- * vendor formats run before the generic `key=value` rule so their marker names the kind.
- * Markers start with `[REDACTED` and no pattern matches a marker, so redaction is idempotent.
+ * The one rules table (docs/sessions.md, "Secret redaction"), applied to memory writes, session
+ * events, worker and dashboard logs and commit messages, and (its `format` rules) to the files a
+ * checkpoint commits. Order matters: vendor formats run before the generic rules so their marker
+ * names the kind. Markers start with `[REDACTED` and no rule matches a marker, so redaction is
+ * idempotent.
  */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'private_key',
+    kind: 'format',
+    // Also a Google service-account key's `private_key`, whose newlines are JSON `\n` escapes.
     pattern:
       /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
   },
-  { name: 'anthropic_key', pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
-  { name: 'openai_key', pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g },
-  { name: 'aws_access_key_id', pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b/g },
+  { name: 'anthropic_key', kind: 'format', pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
+  {
+    name: 'openai_key',
+    kind: 'format',
+    pattern: /\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_-]{20,}/g,
+  },
+  {
+    name: 'stripe_key',
+    kind: 'format',
+    pattern: /\b(?:sk|rk)_(?:live|test)_[A-Za-z0-9]{16,}/g,
+  },
+  {
+    name: 'aws_access_key_id',
+    kind: 'format',
+    pattern: /\b(?:AKIA|ASIA|AGPA|AIDA|AROA)[0-9A-Z]{16}\b/g,
+  },
   {
     name: 'aws_secret_access_key',
+    kind: 'context',
     pattern:
       /\baws_?secret_?access_?key["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED)[A-Za-z0-9/+=]{30,})/gi,
   },
   {
+    name: 'github_fine_grained_token',
+    kind: 'format',
+    pattern: /\bgithub_pat_[A-Za-z0-9]{22}_[A-Za-z0-9]{59}\b/g,
+  },
+  {
     name: 'github_token',
+    kind: 'format',
     pattern: /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})/g,
   },
-  { name: 'slack_token', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
-  { name: 'google_api_key', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  { name: 'gitlab_token', kind: 'format', pattern: /\bglpat-[A-Za-z0-9_-]{20,}/g },
+  { name: 'npm_token', kind: 'format', pattern: /\bnpm_[A-Za-z0-9]{36}\b/g },
+  { name: 'huggingface_token', kind: 'format', pattern: /\bhf_[A-Za-z0-9]{34,}\b/g },
+  { name: 'slack_token', kind: 'format', pattern: /\bxox[abposr]-[A-Za-z0-9-]{10,}/g },
+  {
+    name: 'slack_webhook',
+    kind: 'format',
+    pattern: /https:\/\/hooks\.slack\.com\/(?:services|workflows)\/[A-Za-z0-9_/-]{20,}/g,
+  },
+  {
+    name: 'sendgrid_key',
+    kind: 'format',
+    pattern: /\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b/g,
+  },
+  // Twilio API key SIDs (`SK` + 32 hex); the account SID (`AC...`) is an identifier, not a secret.
+  { name: 'twilio_api_key', kind: 'format', pattern: /\bSK[0-9a-fA-F]{32}\b/g },
+  {
+    name: 'twilio_auth_token',
+    kind: 'context',
+    pattern: /\btwilio[_-]?auth[_-]?token["']?\s*[:=]\s*["']?(?<secret>[0-9a-f]{32})\b/gi,
+  },
+  {
+    name: 'azure_storage_key',
+    kind: 'format',
+    pattern: /\bAccountKey=(?<secret>[A-Za-z0-9+/]{86}==)/g,
+  },
+  {
+    name: 'azure_client_secret',
+    kind: 'format',
+    pattern: /(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}\dQ~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])/g,
+  },
+  { name: 'google_api_key', kind: 'format', pattern: /\bAIza[0-9A-Za-z_-]{35}\b/g },
+  {
+    name: 'google_service_account_key_id',
+    kind: 'format',
+    pattern: /"private_key_id"\s*:\s*"(?<secret>[0-9a-f]{40})"/g,
+  },
+  {
+    name: 'jwt',
+    kind: 'format',
+    pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+  },
   {
     name: 'bearer_token',
+    kind: 'context',
     pattern: /\b(?:Bearer|Token)\s+(?<secret>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{16,})/g,
   },
   {
     name: 'url_credentials',
+    kind: 'context',
     pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:(?<secret>(?!\[REDACTED)[^@\s/]+)@/gi,
   },
   {
     name: 'assigned_secret',
+    kind: 'context',
     pattern:
       /\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)["']?\s*[:=]\s*(?<secret>"(?!\[REDACTED)[^"\n]+"|'(?!\[REDACTED)[^'\n]+'|(?!\[REDACTED)[^\s"',;]+)/gi,
   },
@@ -89,4 +162,28 @@ export function containsSecret(
   patterns: readonly SecretPattern[] = SECRET_PATTERNS,
 ): boolean {
   return redactSecrets(text, patterns).found.length > 0;
+}
+
+/**
+ * `value` with every string in it (object values and array items, at any depth) redacted: for
+ * events and log records, whose text fields can carry what the model or a command printed.
+ */
+export function redactValue<T>(value: T, patterns: readonly SecretPattern[] = SECRET_PATTERNS): T {
+  return redactAny(value, patterns, 0) as T;
+}
+
+function redactAny(value: unknown, patterns: readonly SecretPattern[], depth: number): unknown {
+  if (typeof value === 'string') {
+    const result = redactSecrets(value, patterns);
+    return result.found.length === 0 ? value : result.text;
+  }
+  // Deeper than any event or log record we write: returned as is rather than walked forever.
+  if (depth > 20 || typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) return value.map((item) => redactAny(item, patterns, depth + 1));
+  if (value instanceof Error) return value;
+  const prototype = Object.getPrototypeOf(value) as unknown;
+  if (prototype !== Object.prototype && prototype !== null) return value;
+  const copy: Record<string, unknown> = {};
+  for (const [key, item] of Object.entries(value)) copy[key] = redactAny(item, patterns, depth + 1);
+  return copy;
 }

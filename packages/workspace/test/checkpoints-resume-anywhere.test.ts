@@ -71,10 +71,17 @@ describe('checkpoints', () => {
       '.env': 'TOKEN=1\n',
       'deploy/server.pem': 'x',
       'config.js': 'const key = "sk-ant-api03-abcdefghijklmnopqrstuvwxyz0123";\n',
+      'billing.js': `stripe("sk_live_${'a1B2'.repeat(6)}");\n`,
+      'publish.sh': `npm config set //registry.npmjs.org/:_authToken npm_${'x9Y8'.repeat(9)}\n`,
       '.env.example': 'TOKEN=\n',
     });
-    const checkpoint = await workspace.checkpoint({ subject: 's' });
-    expect(checkpoint.skipped).toEqual(['config.js']);
+    const gitlab = `glpat-${'Q7r'.repeat(7)}`;
+    const checkpoint = await workspace.checkpoint({ subject: `s: pushed with ${gitlab}` });
+    expect([...checkpoint.skipped].sort()).toEqual(['billing.js', 'config.js', 'publish.sh']);
+    // The message is public once pushed: secrets in it are redacted by the same rules.
+    const message = git(remote, 'log', '-1', '--format=%B', 'baton/p');
+    expect(message).not.toContain(gitlab);
+    expect(message).toContain('s: pushed with [REDACTED:gitlab_token]');
     const tree = git(remote, 'ls-tree', '-r', '--name-only', 'baton/p').split('\n');
     expect(tree).toEqual(expect.arrayContaining(['app.js', '.env.example', 'README.md']));
     expect(tree).not.toContain('.env');

@@ -1,3 +1,4 @@
+import { redactValue } from '@baton/core';
 import type { SessionEvent } from '../types.js';
 
 /** Distributive Omit, so each event variant keeps its own fields. */
@@ -6,7 +7,11 @@ type WithoutBase<T> = T extends unknown ? Omit<T, 'v' | 'at' | 'projectId' | 'se
 /** The part of an event the emitter fills in. */
 export type EventBody = WithoutBase<SessionEvent>;
 
-/** Sends events to `onEvent`; a sink that throws or rejects never affects the session. */
+/**
+ * Sends events to `onEvent`; a sink that throws or rejects never affects the session. Events leave
+ * the session (Redis streams, the dashboard, webhooks, logs), so every string in one is redacted
+ * with `@baton/core`'s secret rules first: a tool call's summary or an error can quote a token.
+ */
 export function createEmitter(
   onEvent: ((event: SessionEvent) => void | Promise<void>) | undefined,
   base: { projectId: string; sessionId: string },
@@ -18,7 +23,7 @@ export function createEmitter(
       at: Date.now(),
       projectId: base.projectId,
       sessionId: base.sessionId,
-      ...body,
+      ...redactValue(body),
     } as SessionEvent;
     try {
       await onEvent(event);

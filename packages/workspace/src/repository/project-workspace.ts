@@ -1,6 +1,7 @@
 import { access, constants, lstat, mkdir, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { redactSecrets } from '@baton/core';
 import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
 import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
@@ -463,13 +464,14 @@ class GitProjectWorkspace implements ProjectWorkspace {
   }
 
   #commit(message: string, noVerify: boolean): Promise<GitOutput> {
+    // A subject or body can quote what the model wrote; a pushed commit message is public.
     return this.#git([
       ...this.#commitConfig,
       'commit',
       '-q',
       ...(noVerify ? ['--no-verify'] : []),
       '-m',
-      message,
+      redactSecrets(message).text,
     ]);
   }
 

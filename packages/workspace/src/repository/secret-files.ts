@@ -15,18 +15,8 @@ export const SECRET_FILE_PATTERNS: readonly RegExp[] = [
   /^secrets?\.(?:json|ya?ml|toml)$/i,
 ];
 
-/** Content patterns that keep a file out of a commit (high-confidence formats only, so code with `password=` still commits). */
-const SECRET_CONTENT_PATTERNS = SECRET_PATTERNS.filter((pattern) =>
-  [
-    'private_key',
-    'anthropic_key',
-    'openai_key',
-    'aws_access_key_id',
-    'github_token',
-    'slack_token',
-    'google_api_key',
-  ].includes(pattern.name),
-);
+/** Content rules that keep a file out of a commit: the table's vendor formats only, so code with `password=` still commits. */
+const SECRET_CONTENT_PATTERNS = SECRET_PATTERNS.filter((rule) => rule.kind === 'format');
 
 const EXCLUDE_MARKER = '# baton: never commit secrets';
 const EXCLUDE_LINES = [
