@@ -4,7 +4,7 @@ import type { Registry } from 'prom-client';
 
 export interface WorkerHttpServerOptions {
   registry: Registry;
-  /** True while the worker takes jobs and Redis answers. */
+  /** True while the worker takes jobs and Redis answers (`/readyz`). */
   healthy: () => boolean;
   port: number;
   host: string;
@@ -17,7 +17,12 @@ export interface WorkerHttpServer {
   close(): Promise<void>;
 }
 
-/** `/metrics` (Prometheus text) and `/healthz` (200 ok / 503 unhealthy). */
+/**
+ * `/livez`: 200 whenever the process answers at all, Redis up or down, so a liveness probe never
+ * restarts every worker during a Redis outage (BullMQ reconnects by itself). `/readyz`: 200 while
+ * the worker takes jobs and Redis answers, else 503. `/healthz` is `/readyz` under its older
+ * name. `/metrics`: Prometheus text.
+ */
 export async function startWorkerHttpServer(
   options: WorkerHttpServerOptions,
 ): Promise<WorkerHttpServer> {
@@ -27,7 +32,13 @@ export async function startWorkerHttpServer(
       response.writeHead(405, { allow: 'GET' }).end();
       return;
     }
-    if (url === '/healthz') {
+    if (url === '/livez') {
+      response
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ status: 'ok', uptimeSeconds: Math.round(process.uptime()) }));
+      return;
+    }
+    if (url === '/readyz' || url === '/healthz') {
       const ok = options.healthy();
       response
         .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })

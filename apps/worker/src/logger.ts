@@ -1,5 +1,5 @@
 import { redactValue } from '@baton/core';
-import { pino, type Logger } from 'pino';
+import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
  * JSON logs on stdout; every line from a session carries projectId, sessionId and jobId. Log lines
@@ -7,16 +7,31 @@ import { pino, type Logger } from 'pino';
  * `@baton/core`'s secret rules, and an error under `err` is written with its stack and its cause
  * chain (redacted too).
  */
-export function createLogger(options: { level: string; workerId: string }): Logger {
-  return pino({
+export function createLogger(options: {
+  level: string;
+  workerId: string;
+  /** Where lines go. Default stdout. */
+  destination?: DestinationStream;
+}): Logger {
+  const settings: LoggerOptions = {
     level: options.level,
     base: { workerId: options.workerId, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    serializers: { err: (error: Error) => redactValue(pino.stdSerializers.errWithCause(error)) },
+    serializers: {
+      // pino's serialised errors have their own prototype: copied to plain data to be redacted.
+      err: (error: Error) =>
+        redactValue(
+          JSON.parse(JSON.stringify(pino.stdSerializers.errWithCause(error))) as Record<
+            string,
+            unknown
+          >,
+        ),
+    },
     hooks: {
       logMethod(args, method) {
         method.apply(this, redactValue(args));
       },
     },
-  });
+  };
+  return options.destination === undefined ? pino(settings) : pino(settings, options.destination);
 }

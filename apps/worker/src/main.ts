@@ -37,7 +37,7 @@ const onSignal = (signal: NodeJS.Signals) => {
     .shutdown()
     .then(({ drained }) => process.exit(drained ? 0 : 1))
     .catch((error: unknown) => {
-      logger.error({ error: describeError(error) }, 'shutdown failed');
+      logger.error({ err: error }, 'shutdown failed');
       process.exit(1);
     });
 };

@@ -145,7 +145,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       onStatus: (status) => {
         if (status === 'cancelled') abort('cancelled');
       },
-      onError: (error) => log.warn({ error: describeError(error) }, 'lease renewal failed'),
+      onError: (error) => log.warn({ err: error }, 'lease renewal failed'),
     });
 
     const sessionId = randomUUID();
@@ -339,7 +339,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         await lease.release();
       } catch (error) {
         // It expires on its own after ttlMs.
-        log.warn({ error: describeError(error) }, 'could not release project lease');
+        log.warn({ err: error }, 'could not release project lease');
       }
     }
   };
@@ -352,7 +352,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
     } catch (error) {
       // Events are for observers; a failed XADD must not fail the session.
       logger.warn(
-        { projectId: event.projectId, sessionId: event.sessionId, error: describeError(error) },
+        { projectId: event.projectId, sessionId: event.sessionId, err: error },
         'could not publish event',
       );
     }
@@ -411,7 +411,7 @@ async function recordInterruption(
     });
   } catch (error) {
     // No progress log yet (the crash hit the init session): the new session writes one.
-    log.debug({ error: describeError(error) }, 'could not note the interruption in progress.md');
+    log.debug({ err: error }, 'could not note the interruption in progress.md');
   }
 }
 

@@ -62,7 +62,7 @@ export async function startWorkerFromConfig(
       settings,
     ) as Redis;
     connection.on('error', (error) => {
-      logger.debug({ error: describeError(error) }, 'redis connection error');
+      logger.debug({ err: error }, 'redis connection error');
     });
     connections.push(connection);
     return connection;

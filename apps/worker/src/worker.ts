@@ -6,7 +6,6 @@ import {
   SESSION_QUEUE_NAME,
   createKeys,
   createSessionQueue,
-  describeError,
   type BatonKeys,
   type SessionJobData,
 } from '@baton/projects';
@@ -153,7 +152,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     },
   );
   let redisUp = true;
-  worker.on('error', (error) => logger.error({ error: describeError(error) }, 'worker error'));
+  worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
   worker.on('lockRenewalFailed', (jobIds) => {
     // Our lock is gone, so another worker may start this job again: stop ours.
     for (const jobId of jobIds) {
@@ -163,9 +162,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   });
   worker.on('stalled', (jobId) => logger.warn({ jobId }, 'stalled job moved back to wait'));
   worker.on('failed', (job, error) =>
-    logger.error({ jobId: job?.id, error: describeError(error) }, 'session job failed'),
+    logger.error({ jobId: job?.id, err: error }, 'session job failed'),
   );
-  queue.on('error', (error) => logger.warn({ error: describeError(error) }, 'queue error'));
+  queue.on('error', (error) => logger.warn({ err: error }, 'queue error'));
   options.commandConnection.on('error', () => (redisUp = false));
   options.commandConnection.on('ready', () => (redisUp = true));
 
@@ -223,7 +222,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
       },
     );
     maintenanceWorker.on('error', (error) =>
-      logger.error({ error: describeError(error) }, 'maintenance worker error'),
+      logger.error({ err: error }, 'maintenance worker error'),
     );
   }
 
@@ -248,13 +247,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
         );
         void maintenanceWorker
           .run()
-          .catch((error: unknown) =>
-            logger.error({ error: describeError(error) }, 'maintenance worker stopped'),
-          );
+          .catch((error: unknown) => logger.error({ err: error }, 'maintenance worker stopped'));
       }
-      void worker
-        .run()
-        .catch((error: unknown) => logger.error({ error: describeError(error) }, 'worker stopped'));
+      void worker.run().catch((error: unknown) => logger.error({ err: error }, 'worker stopped'));
       await worker.waitUntilReady();
     })();
     return readyPromise;

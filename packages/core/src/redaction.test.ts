@@ -212,6 +212,13 @@ describe('the rules table', () => {
     },
   );
 
+  it('never rewrites the marker another rule left', () => {
+    const token = `glpat-${'Ab1'.repeat(8)}`;
+    expect(redactSecrets(`git push https://${token}@gitlab.example/x`).text).toBe(
+      'git push https://[REDACTED:gitlab_token]@gitlab.example/x',
+    );
+  });
+
   it('redacts a whole Google service-account key file', () => {
     const file = JSON.stringify({
       type: 'service_account',

@@ -109,7 +109,8 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'url_credentials',
     kind: 'context',
-    pattern: /\b[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:(?<secret>(?!\[REDACTED)[^@\s/]+)@/gi,
+    // The user part may itself be a marker left by a vendor rule (`https://[REDACTED:…]@host`).
+    pattern: /\b[a-z][a-z0-9+.-]*:\/\/(?!\[REDACTED)[^/\s:@]+:(?<secret>(?!\[REDACTED)[^@\s/]+)@/gi,
   },
   {
     name: 'assigned_secret',
