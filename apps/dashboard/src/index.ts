@@ -10,3 +10,4 @@ export { DashboardError, isDashboardError } from './errors.js';
 export type { DashboardErrorCode, DashboardErrorOptions } from './errors.js';
 export type { DashboardControl, DashboardMemoryStore } from './control.js';
 export { renderMarkdown } from './internal/markdown.js';
+export { createDashboardLogger } from './internal/logger.js';

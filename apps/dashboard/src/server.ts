@@ -13,12 +13,16 @@ import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
 import type { Hono } from 'hono';
+import type { Logger } from 'pino';
+import type { Registry } from 'prom-client';
 import type { DashboardControl } from './control.js';
 import { DashboardError } from './errors.js';
 import { createApp } from './internal/app.js';
 import { defaultAssetsDirectory, loadAssets } from './internal/assets.js';
 import { createAuthPolicy } from './internal/auth.js';
 import { createEventHub, type EventHub } from './internal/event-hub.js';
+import { createDashboardLogger } from './internal/logger.js';
+import { createDashboardTelemetry } from './internal/telemetry.js';
 
 export const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
 export const DEFAULT_DASHBOARD_PORT = 8787;
@@ -44,8 +48,17 @@ export interface DashboardServerOptions {
   assetsDirectory?: string;
   /** Set the login cookie's `Secure` flag (when a TLS proxy fronts the dashboard). Default false. */
   secureCookie?: boolean;
-  /** Unexpected errors (a failed poll, a 500). Default: written to stderr. */
+  /**
+   * pino logger for the access log (one `request` line per request at `info`) and errors. Default:
+   * JSON lines on stderr at `LOG_LEVEL` (default `info`).
+   */
+  logger?: Logger;
+  /** prom-client registry `/metrics` serves. Default: a new one. */
+  registry?: Registry;
+  /** Unexpected errors (a failed poll, a 500). Default: logged at `error` with stack and cause. */
   onError?: (error: unknown) => void;
+  /** How long `/readyz` waits for Redis before answering 503. Default 2 000 ms. */
+  readinessTimeoutMs?: number;
 }
 
 export interface DashboardServer {
@@ -84,9 +97,19 @@ function createQueueBoard(queues: readonly Queue[]): Hono {
   return serverAdapter.registerPlugin();
 }
 
-function defaultOnError(error: unknown): void {
-  const message = error instanceof Error ? error.message : String(error);
-  process.stderr.write(`baton dashboard: ${message}\n`);
+/** True if `check` settles successfully within `timeoutMs`. */
+async function answersWithin(check: () => Promise<unknown>, timeoutMs: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => {
+    timer = setTimeout(() => resolve(false), timeoutMs);
+  });
+  try {
+    return await Promise.race([check().then(() => true as const), timeout]);
+  } catch {
+    return false;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 export async function createDashboardServer(
@@ -115,7 +138,14 @@ export async function createDashboardServer(
       `BATON_DASHBOARD_TOKEN is too short: use at least ${MIN_TOKEN_LENGTH} characters`,
     );
   }
-  const onError = options.onError ?? defaultOnError;
+  const logger = options.logger ?? createDashboardLogger({ level: process.env.LOG_LEVEL });
+  const onError =
+    options.onError ?? ((error: unknown) => logger.error({ err: error }, 'unexpected error'));
+  const telemetry = createDashboardTelemetry({
+    logger,
+    ...(options.registry === undefined ? {} : { registry: options.registry }),
+  });
+  const readinessTimeoutMs = options.readinessTimeoutMs ?? 2_000;
   const assets = await loadAssets(options.assetsDirectory ?? defaultAssetsDirectory());
   const queues =
     options.queue === undefined
@@ -142,6 +172,7 @@ export async function createDashboardServer(
       pingIntervalMs: options.pingIntervalMs ?? 15_000,
       maxQueuedMessages: 2_000,
       snapshotEvents: 200,
+      onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
     auth: createAuthPolicy({ token, loopbackHosts }),
@@ -149,6 +180,8 @@ export async function createDashboardServer(
     queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,
     secureCookie: options.secureCookie ?? false,
     onError,
+    telemetry,
+    redisReady: () => answersWithin(() => options.control.queueCounts(), readinessTimeoutMs),
   });
 
   const server = await new Promise<Server>((resolve, reject) => {

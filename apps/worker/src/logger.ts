@@ -1,4 +1,4 @@
-import { redactValue } from '@baton/core';
+import { redactValue, serializeError } from '@baton/core';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 
 /**
@@ -17,16 +17,7 @@ export function createLogger(options: {
     level: options.level,
     base: { workerId: options.workerId, pid: process.pid },
     timestamp: pino.stdTimeFunctions.isoTime,
-    serializers: {
-      // pino's serialised errors have their own prototype: copied to plain data to be redacted.
-      err: (error: Error) =>
-        redactValue(
-          JSON.parse(JSON.stringify(pino.stdSerializers.errWithCause(error))) as Record<
-            string,
-            unknown
-          >,
-        ),
-    },
+    serializers: { err: serializeError },
     hooks: {
       logMethod(args, method) {
         method.apply(this, redactValue(args));

@@ -55,5 +55,11 @@ export type {
 } from './memory-tool.js';
 
 // secret patterns shared by memory redaction and the workspace's commit filter
-export { SECRET_PATTERNS, containsSecret, redactSecrets, redactValue } from './redaction.js';
+export {
+  SECRET_PATTERNS,
+  containsSecret,
+  redactSecrets,
+  redactValue,
+  serializeError,
+} from './redaction.js';
 export type { RedactionResult, SecretPattern } from './redaction.js';

@@ -188,3 +188,20 @@ function redactAny(value: unknown, patterns: readonly SecretPattern[], depth: nu
   for (const [key, item] of Object.entries(value)) copy[key] = redactAny(item, patterns, depth + 1);
   return copy;
 }
+
+/**
+ * An error as plain data for a log line: type, message, code, stack and the `cause` chain (to a
+ * bounded depth), every string redacted. A thrown non-Error is described by its string form.
+ */
+export function serializeError(error: unknown, depth = 0): Record<string, unknown> {
+  if (!(error instanceof Error)) return { type: typeof error, message: redactValue(String(error)) };
+  const record: Record<string, unknown> = {
+    type: error.name,
+    message: error.message,
+    stack: error.stack,
+  };
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' || typeof code === 'number') record.code = code;
+  if (error.cause !== undefined && depth < 8) record.cause = serializeError(error.cause, depth + 1);
+  return redactValue(record);
+}

@@ -82,7 +82,8 @@ async function up(options: UpOptions): Promise<number> {
     redactUrl,
   } = await import('@baton/projects');
   const { isWorkerError, loadWorkerConfig, startWorkerFromConfig } = await import('@baton/worker');
-  const { createDashboardServer, isDashboardError } = await import('@baton/dashboard');
+  const { createDashboardLogger, createDashboardServer, isDashboardError } =
+    await import('@baton/dashboard');
   const say = (line: string) => process.stderr.write(`${line}\n`);
   const home = batonHome();
   // Signals are caught from the start: one during startup stops right after it; a second one
@@ -138,6 +139,8 @@ async function up(options: UpOptions): Promise<number> {
       queue,
       host: options.host,
       port: options.port,
+      // Like the worker's: quiet unless LOG_LEVEL asks for more (the terminal shows the live view).
+      logger: createDashboardLogger({ level: process.env.LOG_LEVEL ?? 'error' }),
     });
     opened.push(() => dashboard.close());
   } catch (error) {

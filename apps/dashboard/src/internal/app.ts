@@ -3,6 +3,7 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Asset } from './assets.js';
+import type { DashboardTelemetry } from './telemetry.js';
 import { createApiRoutes, controlErrorToApi, ApiError, type ApiOptions } from './api.js';
 import {
   SESSION_COOKIE,
@@ -20,6 +21,10 @@ export interface AppOptions extends ApiOptions {
   secureCookie: boolean;
   /** Called with unexpected errors (logged by the caller). */
   onError: (error: unknown) => void;
+  /** Request metrics, the access log and `/metrics`. */
+  telemetry: DashboardTelemetry;
+  /** Whether Redis answers (`/readyz`). */
+  redisReady: () => Promise<boolean>;
 }
 
 const APP_CSP = [
@@ -88,6 +93,8 @@ export function createApp(options: AppOptions): Hono {
     context.json({ error: { code: 'not_found', message: 'Not found.' } }, 404),
   );
 
+  app.use('*', options.telemetry.middleware);
+
   app.use('*', async (context, next) => {
     await next();
     setSecurityHeaders(context);
@@ -106,8 +113,16 @@ export function createApp(options: AppOptions): Hono {
     }),
   );
 
-  // Health and the login page work without a session.
-  app.get('/healthz', (context) => context.json({ ok: true }));
+  // Probes and the login page work without a session. Liveness never depends on Redis (a probe
+  // restarting dashboards would not bring Redis back); readiness does.
+  app.get('/livez', (context) => context.json({ status: 'ok' }));
+  const readiness = async (context: Context) =>
+    (await options.redisReady())
+      ? context.json({ status: 'ok' })
+      : context.json({ status: 'unavailable', message: 'Redis is unreachable.' }, 503);
+  app.get('/readyz', readiness);
+  // The older name, kept for probes that use it.
+  app.get('/healthz', readiness);
   app.get('/login', (context) => {
     const page = assets.get('login.html');
     if (page === undefined || context.req.query('failed') === undefined)
@@ -184,6 +199,11 @@ export function createApp(options: AppOptions): Hono {
     await next();
   });
 
+  app.get('/metrics', async (context) =>
+    context.body(await options.telemetry.registry.metrics(), 200, {
+      'Content-Type': options.telemetry.registry.contentType,
+    }),
+  );
   app.get('/api/session', (context) => context.json({ authRequired: auth.required }));
   app.route('/api', createApiRoutes(options));
   app.all('/api/*', (context) => {

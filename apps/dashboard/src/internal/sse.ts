@@ -26,6 +26,8 @@ export interface SseOptions {
   maxQueuedMessages: number;
   /** Events in a fresh project snapshot. */
   snapshotEvents: number;
+  /** Told when a client connects (+1) and leaves (-1), for the SSE clients gauge. */
+  onClient?: (change: 1 | -1, stream: 'projects' | 'project') => void;
 }
 
 interface Outgoing {
@@ -102,6 +104,7 @@ function startPing(send: (message: Outgoing) => void, intervalMs: number): () =>
 
 export function projectsStream(context: Context, options: SseOptions): Response {
   return streamSSE(context, async (stream) => {
+    options.onClient?.(1, 'projects');
     const writer = createClientWriter(stream, options.maxQueuedMessages);
     const pending: HubMessage[] = [];
     let ready = false;
@@ -130,6 +133,7 @@ export function projectsStream(context: Context, options: SseOptions): Response 
       stopPing();
       unsubscribe();
       writer.finish();
+      options.onClient?.(-1, 'projects');
     }
   });
 }
@@ -139,6 +143,7 @@ export function projectStream(context: Context, projectId: string, options: SseO
   const resumeFrom =
     header !== undefined && STREAM_ID_PATTERN.test(header.trim()) ? header.trim() : undefined;
   return streamSSE(context, async (stream) => {
+    options.onClient?.(1, 'project');
     const writer = createClientWriter(stream, options.maxQueuedMessages);
     let lastSent: string | undefined = resumeFrom;
     let buffering = true;
@@ -201,6 +206,7 @@ export function projectStream(context: Context, projectId: string, options: SseO
       stopPing();
       unsubscribe();
       writer.finish();
+      options.onClient?.(-1, 'project');
     }
   });
 }

@@ -9,6 +9,7 @@ import {
   type BatonControl,
 } from '@baton/projects';
 import { Redis } from 'ioredis';
+import { pino } from 'pino';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import {
   createDashboardServer,
@@ -52,6 +53,7 @@ export async function startTestDashboard(
     pollIntervalMs: 50,
     pingIntervalMs: 1_000,
     onError: () => undefined,
+    logger: pino({ level: 'silent' }),
     // Never pick up BATON_DASHBOARD_TOKEN from the environment (CI passes it through).
     token: '',
     ...(queue === undefined ? {} : { queue }),
