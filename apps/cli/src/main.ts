@@ -17,6 +17,7 @@ import { registerMemoryTransferCommands } from './commands/memory-transfer.js';
 import { registerMemoryExecCommand } from './commands/memory-exec.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDiffCommand } from './commands/diff.js';
+import { registerPauseCommand } from './commands/pause.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES } from './exit-codes.js';
 
@@ -44,6 +45,8 @@ commands.push(
 commands.push(registerDashboardCommand);
 // `baton diff`: a project's branch against its base.
 commands.push(registerDiffCommand);
+// Operating a running project: pause.
+commands.push(registerPauseCommand);
 
 const program = new Command('baton')
   .description(

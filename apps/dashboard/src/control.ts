@@ -21,6 +21,7 @@ export type DashboardControl = Pick<
   | 'enqueue'
   | 'resume'
   | 'cancel'
+  | 'pause'
   | 'getProject'
   | 'listProjects'
   | 'listSessions'

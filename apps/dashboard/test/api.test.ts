@@ -287,4 +287,20 @@ describe('dashboard JSON API over the real control API', () => {
 
     expect((await post('/api/projects/missing-one/cancel', {})).status).toBe(404);
   });
+
+  it('pauses through the control API: paused by operator, a finished project is a conflict', async () => {
+    const id = await seedProject();
+    const paused = await post(`/api/projects/${id}/pause`, {});
+    expect(paused.status).toBe(200);
+    expect(paused.body).toMatchObject({ project: { status: 'paused' }, changed: true });
+    expect((await dashboard.control.listTransitions(id)).at(-1)).toMatchObject({
+      to: 'paused',
+      reason: 'paused by operator',
+    });
+    await post(`/api/projects/${id}/cancel`, {});
+    const refused = await post(`/api/projects/${id}/pause`, {});
+    expect(refused.status).toBe(409);
+    expect(refused.body.error.message).toContain('is cancelled');
+    expect((await post('/api/projects/missing-one/pause', {})).status).toBe(404);
+  });
 });

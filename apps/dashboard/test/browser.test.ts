@@ -173,6 +173,21 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('pauses a project from its page (distinct from cancel) and resumes it', async () => {
+    const id = `pause-${randomHex(3)}`;
+    await dashboard.control.createProject({ id, goal: 'Something long\n- one\n- two' });
+    await page.goto(url(`/projects/${id}`));
+    await page.click('button[data-action=pause]');
+    await page.waitForSelector('.project-head .badge.status-paused');
+    expect(await dashboard.control.getProject(id)).toMatchObject({
+      status: 'paused',
+      statusReason: 'paused by operator',
+    });
+    await page.waitForSelector('button[data-action=resume]');
+    expect(await page.$('button[data-action=pause]')).toBeNull();
+    expect(pageErrors).toEqual([]);
+  });
+
   it('renders a hostile progress log without running any of it', async () => {
     const id = `hostile-${randomHex(3)}`;
     await dashboard.control.createProject({ id, goal: 'Hostile\n- one' });

@@ -48,6 +48,8 @@ export interface RunningSession {
   jobId: string;
   sessionId: string;
   abort(reason: AbortReason): void;
+  /** An operator paused the project: the session closes its log and stops. */
+  pause(): void;
 }
 
 export interface SessionProcessorOptions {
@@ -132,6 +134,13 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       abortReason = reason;
       controller.abort(reason);
     };
+    // A pause is not an abort of the job: the session still runs its end-of-session turn.
+    const pauseController = new AbortController();
+    const pause = () => {
+      if (controller.signal.aborted || pauseController.signal.aborted) return;
+      abortReason = 'paused';
+      pauseController.abort();
+    };
     const onJobAbort = () => abort(toAbortReason(signal?.reason));
     signal?.addEventListener('abort', onJobAbort, { once: true });
     if (signal?.aborted) onJobAbort();
@@ -144,6 +153,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       },
       onStatus: (status) => {
         if (status === 'cancelled') abort('cancelled');
+        else if (status === 'paused') pause();
       },
       onError: (error) => log.warn({ err: error }, 'lease renewal failed'),
     });
@@ -199,7 +209,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         workerId: options.workerId,
         interrupted,
       });
-      options.running.set(projectId, { projectId, jobId, sessionId, abort });
+      options.running.set(projectId, { projectId, jobId, sessionId, abort, pause });
       registered = true;
       options.metrics?.activeSessions.inc();
 
@@ -223,6 +233,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         model: project.model ?? options.defaultModel,
         budgets: sessionBudgets(project),
         signal: controller.signal,
+        pauseSignal: pauseController.signal,
         sessionId,
         sessionNumber,
         interrupted,

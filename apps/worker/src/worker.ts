@@ -172,7 +172,15 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   const subscriber = options.subscriberConnection;
   subscriber.on('message', (channel: string, projectId: string) => {
     if (channel === keys.cancelChannel) cancelProject(projectId);
+    else if (channel === keys.pauseChannel) pauseProject(projectId);
   });
+
+  function pauseProject(projectId: string): void {
+    const session = running.get(projectId);
+    if (!session) return;
+    logger.info({ projectId, jobId: session.jobId }, 'pausing session');
+    session.pause();
+  }
 
   function cancelProject(projectId: string): boolean {
     const session = running.get(projectId);
@@ -229,7 +237,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   let readyPromise: Promise<void> | undefined;
   async function ready(): Promise<void> {
     readyPromise ??= (async () => {
-      await subscriber.subscribe(keys.cancelChannel);
+      await subscriber.subscribe(keys.cancelChannel, keys.pauseChannel);
       if (maintenance && maintenanceQueue && maintenanceWorker) {
         if (maintenance.memorySweepEveryMs > 0 && maintenance.sweepMemory) {
           await maintenanceQueue.upsertJobScheduler(

@@ -88,6 +88,23 @@ describe('decideAfterSession', () => {
     });
   });
 
+  it('stops after a session an operator paused, whatever the session did', () => {
+    const stop = { kind: 'stop', reason: 'paused by operator' };
+    expect(decideAfterSession(input({ status: 'paused', abortReason: 'paused' }))).toEqual(stop);
+    // Paused between the session's end and the decision: no next session either.
+    expect(decideAfterSession(input({ status: 'paused' }))).toEqual(stop);
+    // A paused init that wrote no checklist is not a failure.
+    expect(
+      decideAfterSession(
+        input({
+          abortReason: 'paused',
+          outcome: 'paused',
+          featuresAfter: { passing: 0, total: 0 },
+        }),
+      ),
+    ).toEqual(stop);
+  });
+
   it('respects a cancel that arrived during the session', () => {
     expect(decideAfterSession(input({ status: 'cancelled' }))).toEqual({
       kind: 'stop',

@@ -1,5 +1,6 @@
 import type { Feature } from '@baton/session';
 import type { ProjectBudgets, ProjectCounters, ProjectStatus } from './project.js';
+import { OPERATOR_PAUSE_REASON } from './operator.js';
 import type { SessionJobReason } from './session-queue.js';
 
 /** The two kinds of session a project chain runs (`end` is a phase inside a session). */
@@ -17,7 +18,7 @@ export function nextSessionKind(features: readonly Feature[] | null): NextSessio
 }
 
 /** Why the processor's AbortSignal fired, if it did. */
-export type AbortReason = 'shutdown' | 'cancelled' | 'lease_lost' | 'lock_lost';
+export type AbortReason = 'shutdown' | 'cancelled' | 'paused' | 'lease_lost' | 'lock_lost';
 
 export interface ChainInput {
   /** Outcome from `runSession`. */
@@ -88,6 +89,10 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   }
   if (input.status === 'cancelled' || input.abortReason === 'cancelled') {
     return { kind: 'stop', reason: 'cancelled' };
+  }
+  if (input.abortReason === 'paused' || input.status === 'paused') {
+    // The pause already moved the status; the project waits for `resume`.
+    return { kind: 'stop', reason: OPERATOR_PAUSE_REASON };
   }
   if (input.status !== 'running' && input.status !== 'queued') {
     return { kind: 'stop', reason: `project is ${input.status}` };

@@ -8,6 +8,7 @@ import {
   type ProjectEvents,
   type WaitForEventsOptions,
 } from './internal/event-waiter.js';
+import { OPERATOR_PAUSE_REASON } from './operator.js';
 import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
@@ -80,6 +81,17 @@ export interface CancelResult {
   removedJobId: string | null;
 }
 
+/** What `pause` did. */
+export interface PauseResult {
+  project: ProjectRecord;
+  /** The queued job that was removed, if any. */
+  removedJobId: string | null;
+  /** The running session that now closes its log and stops, if any. */
+  runningSessionId: string | null;
+  /** False when the project was already paused (nothing changed). */
+  changed: boolean;
+}
+
 /**
  * The control API shared by the CLI and the dashboard: create, queue, resume and cancel projects,
  * read their records, sessions and events, and open their memory. Every call waits for Redis
@@ -95,6 +107,12 @@ export interface BatonControl {
   resume(projectId: string): Promise<{ project: ProjectRecord; jobId: string; added: boolean }>;
   /** Marks the project `cancelled`, removes its queued job and aborts its running session. */
   cancel(projectId: string): Promise<CancelResult>;
+  /**
+   * Marks a queued or running project `paused` (reason `paused by operator`): its queued job is
+   * removed; its running session gets its end-of-session turn and no next session is queued.
+   * `resume` continues it. Pausing a paused project changes nothing; a finished one is a conflict.
+   */
+  pause(projectId: string): Promise<PauseResult>;
   getProject(projectId: string): Promise<ProjectRecord | null>;
   listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
   listSessions(projectId: string): Promise<SessionSummary[]>;
@@ -262,6 +280,45 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         project: await repository.require(projectId),
         removedJobId: removed === 1 ? jobId : null,
       };
+    },
+
+    async pause(projectId) {
+      const project = await requireProject(projectId);
+      if (project.status === 'paused') {
+        return { project, removedJobId: null, runningSessionId: null, changed: false };
+      }
+      const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.pause.to, {
+        from: PROJECT_TRANSITIONS.pause.from,
+        reason: OPERATOR_PAUSE_REASON,
+      });
+      if (!moved.ok) {
+        throw new ProjectError(
+          'conflict',
+          `project ${projectId} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
+        );
+      }
+      const current = await repository.require(projectId);
+      const runningSessionId = current.activeSession?.sessionId ?? null;
+      // Whichever worker runs it closes the session; workers also see the status on renewal.
+      await redis.publish(keys.pauseChannel, projectId);
+      const jobId = sessionJobId(projectId, current.counters.sessions + 1);
+      const removed =
+        moved.from === 'queued'
+          ? await sessionQueue()
+              .remove(jobId)
+              .catch(() => 0)
+          : 0;
+      const removedJobId = removed === 1 ? jobId : null;
+      await repository.appendEvent(projectId, {
+        v: 1,
+        type: 'project-paused',
+        at: Date.now(),
+        projectId,
+        by: 'operator',
+        runningSessionId,
+        removedJobId,
+      });
+      return { project: current, removedJobId, runningSessionId, changed: true };
     },
 
     async getProject(projectId) {

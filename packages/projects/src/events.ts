@@ -38,6 +38,18 @@ export type WorkerEvent =
   | (SessionRunEventBase & { type: 'session-interrupted' })
   /** The worker holds the project's lease and is about to run a session. */
   | (SessionRunEventBase & { type: 'session-claimed'; interrupted: boolean })
+  /**
+   * An operator paused the project (distinct from a budget pause and from a cancel): the queued
+   * session was removed, or the running one was told to close its log and stop.
+   */
+  | (WorkerEventBase & {
+      type: 'project-paused';
+      by: 'operator';
+      /** The session that was running and gets its end-of-session turn, if any. */
+      runningSessionId: string | null;
+      /** The queued job that was removed, if any. */
+      removedJobId: string | null;
+    })
   /** The session finished and its summary was stored. */
   | (SessionRunEventBase & { type: 'session-released'; outcome: string });
 

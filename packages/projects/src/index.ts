@@ -12,9 +12,11 @@ export type {
   BatonControlOptions,
   CancelResult,
   FollowEventsOptions,
+  PauseResult,
   ProjectEvents,
   WaitForEventsOptions,
 } from './control.js';
+export { OPERATOR_PAUSE_REASON } from './operator.js';
 export { ProjectError, describeError, isProjectError } from './errors.js';
 export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
 export type { EventEntry, StreamEvent, WorkerEvent } from './events.js';

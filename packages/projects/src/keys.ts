@@ -35,6 +35,8 @@ export interface BatonKeys {
   modelRateLimit: string;
   /** Pub/sub channel telling workers to abort a project's running session. */
   cancelChannel: string;
+  /** Pub/sub channel telling workers to pause a project's running session (end-of-session turn, then stop). */
+  pauseChannel: string;
 }
 
 /** Prefixes must carry a non-empty hash tag so all keys stay in one Cluster slot. */
@@ -54,5 +56,6 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     lease: (projectId) => `${base}${projectId}:lease`,
     modelRateLimit: `${prefix}:rate:model`,
     cancelChannel: `${prefix}:cancel`,
+    pauseChannel: `${prefix}:pause`,
   };
 }

@@ -34,6 +34,11 @@ export const PROJECT_TRANSITIONS = {
   finish: { from: RUNNABLE_STATUSES },
   /** A user continues a stopped project (or re-queues a stuck queued one). */
   resume: { to: 'queued', from: ['paused', 'cancelled', 'failed', 'queued'] },
+  /**
+   * An operator pauses the project: a queued one loses its queued session, a running one stops
+   * after its end-of-session turn. Budget pauses use `finish`; the reason tells them apart.
+   */
+  pause: { to: 'paused', from: ['queued', 'running'] },
   /** A user cancels the project. */
   cancel: { to: 'cancelled', from: ['queued', 'running', 'paused', 'failed'] },
 } as const satisfies Record<string, { to?: ProjectStatus; from: readonly ProjectStatus[] }>;

@@ -156,6 +156,7 @@ const REASON_TEXT: Record<string, string> = {
   max_usd: 'the cost budget is used up',
   wall_clock: 'the time budget is used up',
   cancelled: 'the session was cancelled',
+  paused: 'the operator paused the project; a later session continues from your notes',
   context_window_exceeded: 'the context window is full',
   end_session: 'this is a closing session',
 };

@@ -19,7 +19,8 @@ import type { WorkspaceToolsOptions } from './tools/types.js';
 export type SessionKind = 'init' | 'resume' | 'end';
 
 /** How a session ended. */
-export type SessionOutcome = 'completed' | 'budget_exhausted' | 'cancelled' | 'failed' | 'refused';
+export type SessionOutcome =
+  'completed' | 'budget_exhausted' | 'paused' | 'cancelled' | 'failed' | 'refused';
 
 /** Limits of one session. When one is reached the agent gets its end-of-session turn, then the session stops. */
 export interface SessionBudgets {
@@ -69,6 +70,12 @@ export interface RunSessionOptions {
   tools?: WorkspaceToolsOptions;
   /** Aborting it cancels the session: the request in flight is aborted and the end-of-session turn runs if time allows. */
   signal?: AbortSignal;
+  /**
+   * Aborting it pauses the project: the working phase stops as at a budget (the request in flight
+   * is aborted), the agent gets its end-of-session turn, and the outcome is `paused`, not
+   * `cancelled`. Default: none.
+   */
+  pauseSignal?: AbortSignal;
   /** Receives every `SessionEvent`. Errors it throws are ignored. */
   onEvent?: (event: SessionEvent) => void | Promise<void>;
   /** Default: a random UUID. */
@@ -122,7 +129,7 @@ export interface SessionResult {
   outcome: SessionOutcome;
   /** Readable reason it stopped. */
   reason: string;
-  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `push_rejected`, `internal_error`. */
+  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `paused`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `push_rejected`, `internal_error`. */
   stopReason?: string;
   /** Model turns (requests answered), end-of-session phase included. */
   turns: number;

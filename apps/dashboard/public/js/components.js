@@ -36,7 +36,9 @@ export function featuresBar(features, projectId) {
   );
 }
 
-/** Resume and cancel buttons, shown when the action makes sense for the status. */
+const DONE_TEXT = { cancel: 'cancelled', pause: 'paused', resume: 'resumed' };
+
+/** Resume, pause and cancel buttons, shown when the action makes sense for the status. */
 export function projectActions(project, onDone) {
   const container = h('span', { class: 'actions' });
   const message = h('span', { class: 'action-message', role: 'status' });
@@ -47,7 +49,7 @@ export function projectActions(project, onDone) {
     button.disabled = true;
     try {
       const result = await postJson(`${projectPath(project.id)}/${verb}`);
-      replace(message, verb === 'cancel' ? 'cancelled' : 'resumed');
+      replace(message, DONE_TEXT[verb]);
       onDone?.(result.project);
     } catch (error) {
       replace(message, error.message);
@@ -57,6 +59,7 @@ export function projectActions(project, onDone) {
     }
   };
   const canResume = ['paused', 'failed', 'cancelled'].includes(project.status);
+  const canPause = ['queued', 'running'].includes(project.status);
   const canCancel = ['queued', 'running', 'paused'].includes(project.status);
   if (canResume) {
     container.append(
@@ -69,6 +72,21 @@ export function projectActions(project, onDone) {
           on: { click: act('resume') },
         },
         'Resume',
+      ),
+    );
+  }
+  if (canPause) {
+    container.append(
+      h(
+        'button',
+        {
+          type: 'button',
+          class: 'small',
+          title: 'Stop after the current session writes its notes; resume continues it',
+          dataset: { action: 'pause' },
+          on: { click: act('pause') },
+        },
+        'Pause',
       ),
     );
   }

@@ -182,6 +182,19 @@ export function createApiRoutes(options: ApiOptions): Hono {
     return context.json({ project: projectView(project, hub.activity(projectId)) });
   });
 
+  api.post('/projects/:id/pause', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    const result = await control.pause(projectId);
+    const project = await requireProject(projectId);
+    return context.json({
+      project: projectView(project, hub.activity(projectId)),
+      changed: result.changed,
+      removedJobId: result.removedJobId,
+      runningSessionId: result.runningSessionId,
+    });
+  });
+
   api.get('/projects/:id/sessions', async (context) => {
     const projectId = projectIdParam(context);
     await requireProject(projectId);

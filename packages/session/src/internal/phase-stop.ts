@@ -81,19 +81,26 @@ const VERDICTS: VerdictOf = {
           reason: `The checkpoint push was rejected: ${facts.pushRejected ?? 'not a fast-forward'}`,
           error: facts.pushRejected ?? 'push rejected',
         }
-      : facts.abortCause === 'wall_clock'
+      : facts.abortCause === 'paused'
         ? {
-            outcome: 'budget_exhausted',
-            stopReason: 'wall_clock',
-            reason: 'Stopped at the wall-clock budget.',
-            endReason: 'wall_clock',
+            outcome: 'paused',
+            stopReason: 'paused',
+            reason: 'The operator paused the project.',
+            ...(facts.turns > 0 ? { endReason: 'paused' } : {}),
           }
-        : {
-            outcome: 'cancelled',
-            stopReason: 'cancelled',
-            reason: 'The session was cancelled.',
-            ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
-          },
+        : facts.abortCause === 'wall_clock'
+          ? {
+              outcome: 'budget_exhausted',
+              stopReason: 'wall_clock',
+              reason: 'Stopped at the wall-clock budget.',
+              endReason: 'wall_clock',
+            }
+          : {
+              outcome: 'cancelled',
+              stopReason: 'cancelled',
+              reason: 'The session was cancelled.',
+              ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
+            },
   refusal: () => ({
     outcome: 'refused',
     stopReason: 'refusal',

@@ -201,7 +201,11 @@ export class SessionRunner {
         this.#options.tools?.sandbox ?? { mode: 'bubblewrap', policy: DEFAULT_SANDBOX_POLICY },
       ),
     });
-    const work = new WorkSignal(this.#options.signal, this.#budgets.wallClockMs);
+    const work = new WorkSignal(
+      this.#options.signal,
+      this.#budgets.wallClockMs,
+      this.#options.pauseSignal,
+    );
     this.#work = work;
     let verdict: StopVerdict;
     try {

@@ -1,0 +1,45 @@
+import type { Command } from 'commander';
+import { parseProjectId } from '../internal/argument-parsers.js';
+import { withControl } from '../internal/remote-control.js';
+import { projectJson } from './status.js';
+
+/** `baton pause ID`: stop a project after its current session, without cancelling it. */
+export function registerPauseCommand(program: Command): void {
+  program
+    .command('pause')
+    .description(
+      'Pause a project: a queued session is removed; a running one writes its end-of-session notes and then no next session starts, until `baton resume`. Unlike cancel, the project is paused (reason "paused by operator").',
+    )
+    .argument('<id>', 'project id', parseProjectId)
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.\nExit codes: 0 ok (also when already paused), 2 bad arguments or a finished project, 7 unknown project, 8 Redis unreachable, 1 unexpected error.',
+    )
+    .action(async (id: string, options: { json?: boolean }) => {
+      await withControl(async (control) => {
+        const result = await control.pause(id);
+        if (options.json === true) {
+          process.stdout.write(
+            `${JSON.stringify(
+              {
+                ...projectJson(result.project),
+                changed: result.changed,
+                removedJobId: result.removedJobId,
+                runningSessionId: result.runningSessionId,
+              },
+              null,
+              2,
+            )}\n`,
+          );
+          return;
+        }
+        const what = !result.changed
+          ? `project ${id} is already paused`
+          : result.runningSessionId !== null
+            ? `pausing project ${id}: its running session writes its notes and stops`
+            : `paused project ${id}`;
+        process.stdout.write(`${what}; continue it with: baton resume ${id}\n`);
+      });
+    });
+}
