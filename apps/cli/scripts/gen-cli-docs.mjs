@@ -41,12 +41,17 @@ export function renderDocs() {
     '     Regenerate with `node apps/cli/scripts/gen-cli-docs.mjs` after `pnpm --filter @baton/cli build`;',
     '     apps/cli/test/cli-docs.test.ts fails when this file and the help text differ. -->',
     '',
-    'Every verb prints this text with `--help`. Environment variables, the quickstart and the exit',
-    'codes are described in [apps/cli/README.md](../apps/cli/README.md).',
+    'Every verb prints this text with `--help`. Environment variables and the quickstart are',
+    'described in [apps/cli/README.md](../apps/cli/README.md); the exit codes, the same for every',
+    'verb, are [below](#exit-codes).',
     '',
     ...pages.map((page) => `- [\`${page.path.join(' ')}\`](#${anchor(page)})`),
     '',
   ];
+  // The one exit-code table, as `baton --help` prints it.
+  const root = pages.find((page) => page.path.length === 1)?.help ?? '';
+  const table = root.slice(root.indexOf('Exit codes (the same for every verb):'));
+  if (table !== root) lines.push('## Exit codes', '', '```text', table.trimEnd(), '```', '');
   for (const page of pages) {
     lines.push(`## ${page.path.join(' ')}`, '', '```text', page.help.trimEnd(), '```', '');
   }

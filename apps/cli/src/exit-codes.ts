@@ -1,4 +1,7 @@
-/** Exit codes of the `baton` command (documented in apps/cli/README.md). */
+/**
+ * Exit codes of the `baton` command: one code per condition, whatever the verb (and the worker's
+ * own entry point uses the same codes). Printed by `baton --help` and so in docs/cli.md.
+ */
 export const EXIT_CODES = {
   /** Every feature passes (or the command succeeded). */
   ok: 0,
@@ -25,3 +28,23 @@ export const EXIT_CODES = {
 } as const;
 
 export type ExitCodeName = keyof typeof EXIT_CODES;
+
+/** One line per code, for `baton --help`: the only place the table is written out. */
+export const EXIT_CODE_TABLE: string = [
+  'Exit codes (the same for every verb):',
+  '  0    ok: the command succeeded (for run: every feature passes)',
+  '  1    unexpected error',
+  '  2    bad arguments or configuration (one line on stderr says which)',
+  '  3    features still failing when the session limit was reached',
+  '  4    the --budget-usd budget is used up',
+  '  5    the model refused to continue',
+  '  6    a session failed (API errors after retries, or init wrote no checklist)',
+  '  7    no such project, file or version',
+  '  8    Redis does not answer (REDIS_URL, or redis://127.0.0.1:6379)',
+  '  9    baton up found no Redis and no redis-server binary',
+  '  130  interrupted (Ctrl-C); a second Ctrl-C exits 130 at once',
+].join('\n');
+
+/** The line every verb's help ends with. */
+export const EXIT_CODE_POINTER =
+  'Exit codes: 0 ok; every other code is listed once in `baton --help` (docs/cli.md#exit-codes).';

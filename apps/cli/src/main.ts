@@ -1,5 +1,6 @@
 #!/usr/bin/env node
 // The `baton` command: this file only registers commands (one file each under commands/).
+import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';
 import { registerSimCommand } from './commands/sim.js';
@@ -19,7 +20,7 @@ import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDiffCommand } from './commands/diff.js';
 import { registerPauseCommand } from './commands/pause.js';
 import { CliError } from './errors.js';
-import { EXIT_CODES } from './exit-codes.js';
+import { EXIT_CODES, EXIT_CODE_POINTER, EXIT_CODE_TABLE } from './exit-codes.js';
 
 const commands: Array<(program: Command) => void> = [registerRunCommand, registerSimCommand];
 // worker helper (issue 5): the Redis verbs; `memory` creates the `memory` group with ls and cat.
@@ -55,7 +56,20 @@ const program = new Command('baton')
   .showSuggestionAfterError(true)
   .exitOverride()
   .configureOutput({ outputError: (text, write) => write(text.replace(/\n+$/, '\n')) });
+const { version } = JSON.parse(
+  readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
+) as { version: string };
+program.version(version, '-V, --version', 'print the version of baton');
 for (const register of commands) register(program);
+program.addHelpText('after', `\n${EXIT_CODE_TABLE}`);
+/** Every verb and sub-verb points at the one table instead of listing codes of its own. */
+function pointAtExitCodes(command: Command): void {
+  for (const sub of command.commands) {
+    sub.addHelpText('after', `\n${EXIT_CODE_POINTER}`);
+    pointAtExitCodes(sub);
+  }
+}
+pointAtExitCodes(program);
 
 try {
   await program.parseAsync(process.argv);

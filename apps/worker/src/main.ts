@@ -4,6 +4,12 @@ import { loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
 import { startWorkerFromConfig } from './start-worker.js';
 
+/**
+ * The codes `baton` uses for the same conditions (docs/cli.md#exit-codes), so a supervisor reads
+ * one table whether it runs `baton worker` or this entry point.
+ */
+const EXIT = { internal: 1, usage: 2, redisUnreachable: 8, cancelled: 130 } as const;
+
 let config;
 try {
   config = loadWorkerConfig(process.env);
@@ -11,7 +17,7 @@ try {
   process.stderr.write(
     `baton worker: ${describeError(error).split('\n').join('\nbaton worker: ')}\n`,
   );
-  process.exit(2);
+  process.exit(EXIT.usage);
 }
 
 let running;
@@ -21,7 +27,13 @@ try {
   process.stderr.write(
     `baton worker: ${isWorkerError(error) ? error.message : describeError(error)}\n`,
   );
-  process.exit(1);
+  process.exit(
+    isWorkerError(error) && error.code === 'redis_unreachable'
+      ? EXIT.redisUnreachable
+      : isWorkerError(error) && error.code === 'invalid_config'
+        ? EXIT.usage
+        : EXIT.internal,
+  );
 }
 
 const { logger } = running;
@@ -30,7 +42,7 @@ const onSignal = (signal: NodeJS.Signals) => {
   signals += 1;
   if (signals > 1) {
     logger.warn({ signal }, 'second signal: exiting now');
-    process.exit(1);
+    process.exit(EXIT.cancelled);
   }
   logger.info({ signal }, 'signal received; draining');
   running

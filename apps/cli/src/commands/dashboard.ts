@@ -107,7 +107,6 @@ export function registerDashboardCommand(program: Command): void {
         '',
         'Binding to anything but 127.0.0.1/localhost/::1 requires BATON_DASHBOARD_TOKEN (16+ characters);',
         'then every request needs "Authorization: Bearer <token>" or a login through the /login form.',
-        'Exit codes: 0 stopped cleanly, 2 bad arguments, missing token or port in use, 8 Redis unreachable.',
       ].join('\n'),
     )
     .action(async (options: DashboardOptions) => {

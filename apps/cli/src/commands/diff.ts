@@ -64,7 +64,7 @@ export function registerDiffCommand(program: Command): void {
     .option('--json', 'print JSON: branch, head, commits since the base, the diff text')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.\nExit codes: 0 ok, 2 bad arguments, 7 no such project, 8 Redis unreachable, 1 the repository cannot be read.',
+      '\nReads REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.',
     )
     .action(async (id: string, options: DiffOptions) => {
       if (options.local === true) {

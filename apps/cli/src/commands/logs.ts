@@ -185,7 +185,7 @@ export function registerLogsCommand(program: Command): void {
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.\nExit codes: 0 ok, 2 bad arguments, 7 unknown project, 8 Redis unreachable, 1 unexpected error.',
+      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.',
     )
     .action(async (id: string, options: LogsOptions) => {
       if (options.local === true) await localLogs(id, options);

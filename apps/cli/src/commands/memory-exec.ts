@@ -26,7 +26,7 @@ export function registerMemoryExecCommand(program: Command): void {
     )
     .addHelpText(
       'after',
-      '\nCommands run in order, exactly as the agent\'s memory tool runs them. A line that is not JSON\ngets {"content":"...","isError":true}. Exit codes: 0 every line was answered (check isError),\n2 bad arguments, 7 unknown project, 8 Redis unreachable, 1 unexpected error.',
+      '\nCommands run in order, exactly as the agent\'s memory tool runs them. A line that is not JSON\ngets {"content":"...","isError":true}.',
     )
     .action(async (id: string, options: ExecOptions) => {
       await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {

@@ -51,10 +51,7 @@ export function registerMemoryHistoryCommand(program: Command): void {
       '--local',
       'a `baton run` project (its filesystem memory keeps no history: only the current version)',
     )
-    .addHelpText(
-      'after',
-      '\nRedis keeps the last 5 versions of each file. Exit codes: 0 ok, 2 bad arguments,\n7 unknown project, file or version, 8 Redis unreachable, 1 unexpected error.',
-    )
+    .addHelpText('after', '\nRedis keeps the last 5 versions of each file.')
     .action(async (id: string, pathArgument: string, options: HistoryOptions) => {
       const storePath = memoryPathArgument(pathArgument);
       if (storePath === '') throw new CliError('usage', 'give a file path, not /memories itself.');

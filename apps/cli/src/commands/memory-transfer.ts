@@ -103,9 +103,6 @@ function report(summary: TransferSummary, verb: string, json: boolean): void {
   );
 }
 
-const HELP_AFTER =
-  '\nExit codes: 0 ok, 2 bad arguments, 7 unknown project, 8 Redis unreachable, 1 unexpected error.';
-
 /** `baton memory export ID DIR` and `baton memory import ID DIR`. */
 export function registerMemoryTransferCommands(program: Command): void {
   const group = memoryGroup(program);
@@ -117,7 +114,6 @@ export function registerMemoryTransferCommands(program: Command): void {
     .option('--force', 'write into a non-empty folder, replacing files with the same names')
     .option('--json', 'print { project, directory, files, bytes }')
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
-    .addHelpText('after', HELP_AFTER)
     .action(async (id: string, dir: string, options: TransferOptions) => {
       const directory = path.resolve(dir);
       const state = await directoryState(directory);
@@ -143,7 +139,6 @@ export function registerMemoryTransferCommands(program: Command): void {
     .argument('<dir>', 'folder to read (regular files only; links are refused)')
     .option('--json', 'print { project, directory, files, bytes }')
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
-    .addHelpText('after', HELP_AFTER)
     .action(async (id: string, dir: string, options: TransferOptions) => {
       const directory = path.resolve(dir);
       const state = await directoryState(directory);

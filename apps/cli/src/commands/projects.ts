@@ -117,7 +117,7 @@ export function registerProjectsCommand(program: Command): void {
     .option('--local', '`baton run` projects under BATON_HOME instead of Redis')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.\nExit codes: 0 ok, 2 bad arguments, 8 Redis unreachable, 1 unexpected error.',
+      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.',
     )
     .action(async (options: ProjectsOptions) => {
       const rows =

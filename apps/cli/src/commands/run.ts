@@ -62,10 +62,6 @@ export function registerRunCommand(program: Command): void {
     .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
     .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
-    .addHelpText(
-      'after',
-      '\nExit codes: 0 every feature passes, 2 bad arguments, 3 features remain, 4 budget used up,\n5 the model refused, 6 a session failed, 130 Ctrl-C (continue with --project ID), 1 unexpected error.',
-    )
     .action(async (options: RunOptions) => {
       // Loaded on use, so `--help` and argument errors stay fast.
       const { runProject } = await import('../internal/run-project.js');

@@ -227,8 +227,6 @@ export function registerUpCommand(program: Command): void {
         '(BATON_REDIS_PROBE_URL changes the address probed), and if nothing answers a redis-server',
         'child starts on a free loopback port with append-only persistence under BATON_HOME/redis/;',
         'it stops with baton. Without ANTHROPIC_API_KEY the built-in model simulator runs the sessions.',
-        'Exit codes: 0 stopped cleanly, 2 bad arguments or port in use, 8 Redis unreachable,',
-        '9 no redis-server installed, 130 stopped at once by a second signal, 1 unexpected error.',
       ].join('\n'),
     )
     .action(async (options: UpOptions) => {

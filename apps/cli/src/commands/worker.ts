@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { loadWorkerConfig, startWorkerFromConfig } from '@baton/worker';
 import { CliError } from '../errors.js';
+import { EXIT_CODES } from '../exit-codes.js';
 import { parsePort, parsePositiveInteger } from '../internal/argument-parsers.js';
 import { toCommandFailure } from '../internal/remote-control.js';
 
@@ -50,7 +51,8 @@ export function registerWorkerCommand(program: Command): void {
         let signals = 0;
         const onSignal = () => {
           signals += 1;
-          if (signals > 1) process.exit(1);
+          // A second Ctrl-C stops at once, with the same code as in every other verb.
+          if (signals > 1) process.exit(EXIT_CODES.cancelled);
           worker.shutdown().then(
             (result) => resolve(result.drained),
             () => resolve(false),

@@ -49,6 +49,11 @@ describe('live view', () => {
     expect(shouldUseColor({}, {})).toBe(false);
     expect(shouldUseColor({ isTTY: true }, { NO_COLOR: '1' })).toBe(false);
     expect(shouldUseColor({ isTTY: true }, { TERM: 'dumb' })).toBe(false);
+    // FORCE_COLOR decides first, as in Node: any value but 0/false forces colours into a pipe.
+    expect(shouldUseColor({ isTTY: false }, { FORCE_COLOR: '1', NO_COLOR: '1' })).toBe(true);
+    expect(shouldUseColor({ isTTY: false }, { FORCE_COLOR: '' })).toBe(true);
+    expect(shouldUseColor({ isTTY: true }, { FORCE_COLOR: '0' })).toBe(false);
+    expect(shouldUseColor({ isTTY: true }, { FORCE_COLOR: 'false' })).toBe(false);
   });
 
   it('plain output has one line per event, no escape codes, and a status line after a session ends', () => {

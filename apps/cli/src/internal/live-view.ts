@@ -58,11 +58,17 @@ export interface LiveView {
   close(): void;
 }
 
-/** Colours only on a TTY and never with `NO_COLOR` set (https://no-color.org) or `TERM=dumb`. */
+/**
+ * `FORCE_COLOR` decides first, as in Node itself: `0`/`false` never, any other value always (also
+ * into a pipe). Otherwise colours only on a TTY, never with `NO_COLOR` set (https://no-color.org)
+ * or `TERM=dumb`.
+ */
 export function shouldUseColor(
   stream: { isTTY?: boolean },
   env: NodeJS.ProcessEnv = process.env,
 ): boolean {
+  const force = env.FORCE_COLOR;
+  if (force !== undefined) return !/^(0|false)$/i.test(force.trim());
   return (
     stream.isTTY === true &&
     (env.NO_COLOR === undefined || env.NO_COLOR === '') &&
