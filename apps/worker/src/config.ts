@@ -1,5 +1,6 @@
 import os from 'node:os';
 import path from 'node:path';
+import { type SandboxSetting, WorkspaceError, parseSandboxSetting } from '@baton/workspace';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
 import { DEFAULT_PREFIX, isValidPrefix } from '@baton/projects';
@@ -58,6 +59,11 @@ export interface WorkerConfig {
   logLevel: string;
   /** `BATON_WORKER_ID`: default `<hostname>:<pid>`. */
   workerId: string;
+  /**
+   * `BATON_SANDBOX`: `on` (default: every command in the OS sandbox, default policy), `off` (the
+   * operator's explicit opt-out) or a JSON sandbox policy (`@baton/workspace`'s schema).
+   */
+  sandbox: SandboxSetting;
 }
 
 const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -176,7 +182,13 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       'ANTHROPIC_API_KEY is not set: set it, or choose the simulator with BATON_MODEL=sim',
     );
   }
-  if (problems.length > 0 || !parsed.success) {
+  let sandbox: SandboxSetting | undefined;
+  try {
+    sandbox = parseSandboxSetting(env.BATON_SANDBOX);
+  } catch (error) {
+    problems.push(error instanceof WorkspaceError ? error.message : String(error));
+  }
+  if (problems.length > 0 || !parsed.success || sandbox === undefined) {
     throw new WorkerError('invalid_config', problems.join('\n'));
   }
   const values = parsed.data;
@@ -224,5 +236,6 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       values.BATON_WORKER_ID && values.BATON_WORKER_ID !== ''
         ? values.BATON_WORKER_ID
         : `${os.hostname()}:${process.pid}`,
+    sandbox,
   };
 }

@@ -1,5 +1,10 @@
 /** Every failure the worker process reports carries one of these codes. */
-export type WorkerErrorCode = 'invalid_config' | 'redis_unreachable' | 'internal';
+export type WorkerErrorCode =
+  | 'invalid_config'
+  | 'redis_unreachable'
+  /** Commands cannot be sandboxed here and the operator did not opt out: no session may start. */
+  | 'sandbox_unavailable'
+  | 'internal';
 
 export interface WorkerErrorOptions {
   /** The underlying error when wrapping. */

@@ -4,6 +4,7 @@ import type Anthropic from '@anthropic-ai/sdk';
 import { defineContextConfig, emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
 import { readFeatures } from '@baton/session';
+import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import {
@@ -193,10 +194,12 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       });
       if (!moved.ok) return skipped(`project is ${moved.current ?? 'gone'}`);
 
+      const extraOptions = options.sessionOptions?.(project) ?? {};
       await repository.markSessionStart(
         projectId,
         { sessionId, sessionNumber, jobId, workerId: options.workerId, startedAt: Date.now() },
         interrupted,
+        describeSandbox(extraOptions.tools?.sandbox ?? DEFAULT_SANDBOX_SETUP),
       );
       await repository.appendEvent(projectId, {
         v: 1,
@@ -224,7 +227,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         context: defineContextConfig({ preset: project.contextPreset }),
         // Memory stores are created with the tool's limits and enforce them atomically in Lua.
         memoryQuotaEnforcement: 'store',
-        ...(options.sessionOptions?.(project) ?? {}),
+        ...extraOptions,
         project: { id: project.id, goal: project.goal },
         kind,
         store,

@@ -3,6 +3,13 @@ import { memoryStoreLimits } from '@baton/core';
 import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import type { Redis } from 'ioredis';
+import {
+  type SandboxDecision,
+  type SandboxProbe,
+  decideSandbox,
+  describeSandboxDecision,
+  sessionSandboxSetup,
+} from '@baton/workspace';
 import type { Logger } from 'pino';
 import {
   createKeys,
@@ -30,6 +37,8 @@ export interface StartWorkerOptions {
   logger?: Logger;
   /** How long to wait for Redis at start (ms). Default 5000. */
   connectTimeoutMs?: number;
+  /** Probes the machine's sandbox. Default `probeSandbox` from `@baton/workspace`. */
+  probeSandbox?: () => SandboxProbe;
 }
 
 export interface RunningWorker {
@@ -39,6 +48,8 @@ export interface RunningWorker {
   httpPort: number | null;
   /** The simulator's URL when this process started its own. */
   simulatorUrl: string | null;
+  /** Where this worker's sessions run their commands (never `refused`: then it does not start). */
+  sandbox: Exclude<SandboxDecision, { kind: 'refused' }>;
   /** Graceful shutdown (see `BatonWorker.close`), then closes every connection it opened. */
   shutdown(graceMs?: number): Promise<{ drained: boolean }>;
 }
@@ -54,6 +65,13 @@ export async function startWorkerFromConfig(
 ): Promise<RunningWorker> {
   const logger =
     options.logger ?? createLogger({ level: config.logLevel, workerId: config.workerId });
+  // Decided before anything connects: a worker that cannot sandbox takes no session at all.
+  const sandbox = decideSandbox(config.sandbox, {
+    simulator: config.simulator,
+    ...(options.probeSandbox === undefined ? {} : { probe: options.probeSandbox }),
+  });
+  if (sandbox.kind === 'refused') throw new WorkerError('sandbox_unavailable', sandbox.message);
+  if (sandbox.kind === 'unsandboxed') logger.warn({ sandbox: sandbox.reason }, sandbox.notice);
   const connections: Redis[] = [];
   const open = (settings: ConnectionTuning) => {
     // Every connection of this process is a single node: the worker's config names one REDIS_URL.
@@ -144,8 +162,9 @@ export async function startWorkerFromConfig(
     runSession: options.runSession ?? runSession,
     client,
     memoryStore,
-    sessionOptions: () => ({
+    sessionOptions: (project) => ({
       retry: { maxRetries: config.apiMaxRetries, baseDelayMs: config.apiRetryBaseMs },
+      tools: { sandbox: sessionSandboxSetup(sandbox, project.sandbox) },
     }),
     defaultModel: config.model,
     workerId: config.workerId,
@@ -192,6 +211,7 @@ export async function startWorkerFromConfig(
       httpPort: http?.port ?? null,
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
+      sandbox: describeSandboxDecision(sandbox),
     },
     'worker started',
   );
@@ -202,6 +222,7 @@ export async function startWorkerFromConfig(
     logger,
     httpPort: http?.port ?? null,
     simulatorUrl: simulator?.url ?? null,
+    sandbox,
     shutdown(graceMs = config.shutdownGraceMs) {
       shuttingDown ??= (async () => {
         const result = await worker.close(graceMs);

@@ -216,6 +216,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         model: parsed.model ?? null,
         budgets: parsed.budgets ?? {},
         contextPreset: parsed.contextPreset ?? 'coding',
+        sandbox: parsed.sandbox ?? null,
         createdAt: Date.now(),
       });
     },

@@ -1,3 +1,4 @@
+import type { ProjectSandbox, SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
 import { defineScripts } from './internal/scripts.js';
@@ -96,7 +97,13 @@ export class ProjectRepository {
   async create(
     record: Omit<
       ProjectRecord,
-      'status' | 'statusReason' | 'statusAt' | 'counters' | 'activeSession' | 'lastError'
+      | 'status'
+      | 'statusReason'
+      | 'statusAt'
+      | 'counters'
+      | 'activeSession'
+      | 'lastError'
+      | 'sessionSandbox'
     >,
   ): Promise<ProjectRecord> {
     const now = record.createdAt;
@@ -106,6 +113,7 @@ export class ProjectRepository {
       model: record.model,
       budgets: record.budgets,
       contextPreset: record.contextPreset,
+      ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
     };
     const transition: StatusTransition = { at: now, from: null, to: 'queued', reason: 'created' };
     const fields: (string | number)[] = [
@@ -215,11 +223,17 @@ export class ProjectRepository {
     });
   }
 
-  /** Records the session now holding the project. */
-  async markSessionStart(projectId: string, active: ActiveSessionInfo, interrupted: boolean) {
+  /** Records the session now holding the project, and where its commands run. */
+  async markSessionStart(
+    projectId: string,
+    active: ActiveSessionInfo,
+    interrupted: boolean,
+    sandbox?: SandboxDescription,
+  ) {
     const key = this.keys.project(projectId);
     const pipeline = this.redis.pipeline();
     pipeline.hset(key, 'activeSession', JSON.stringify(active));
+    if (sandbox !== undefined) pipeline.hset(key, 'sessionSandbox', JSON.stringify(sandbox));
     if (interrupted) pipeline.hincrby(key, 'interruptions', 1);
     await execPipeline(pipeline);
     // Only the lease holder writes sessionsStarted, so read-then-write cannot race.
@@ -387,7 +401,7 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
   const config = JSON.parse(hash.config) as Pick<
     ProjectRecord,
     'goal' | 'workspace' | 'model' | 'budgets' | 'contextPreset'
-  >;
+  > & { sandbox?: ProjectSandbox };
   const counters = emptyCounters();
   for (const field of COUNTER_FIELDS) {
     const value = Number(hash[field]);
@@ -400,6 +414,10 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
     model: config.model ?? null,
     budgets: config.budgets ?? {},
     contextPreset: config.contextPreset ?? 'coding',
+    sandbox: config.sandbox ?? null,
+    sessionSandbox: hash.sessionSandbox
+      ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)
+      : null,
     createdAt: Number(hash.createdAt) || 0,
     status: (hash.status ?? 'queued') as ProjectStatus,
     statusReason: hash.statusReason ? hash.statusReason : null,

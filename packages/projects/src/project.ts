@@ -1,6 +1,11 @@
 import path from 'node:path';
 import { z } from 'zod';
 import { CONTEXT_PRESET_NAMES, type ContextPresetName } from '@baton/context-config';
+import {
+  type ProjectSandbox,
+  type SandboxDescription,
+  projectSandboxSchema,
+} from '@baton/workspace';
 import { ProjectError } from './errors.js';
 
 /** Where a project stands. */
@@ -87,6 +92,11 @@ export interface ProjectInput {
   budgets?: ProjectBudgets;
   /** Default `coding`. */
   contextPreset?: ProjectContextPreset;
+  /**
+   * What this project's commands may reach beyond the worker's sandbox policy: network hosts
+   * (through the filtering proxy), read-only paths, lower limits. Default: the worker's policy.
+   */
+  sandbox?: ProjectSandbox;
 }
 
 /** The counters a project accumulates over its sessions. */
@@ -125,6 +135,10 @@ export interface ProjectRecord {
   model: string | null;
   budgets: ProjectBudgets;
   contextPreset: ProjectContextPreset;
+  /** The project's sandbox settings, `null` for the worker's policy as it is. */
+  sandbox: ProjectSandbox | null;
+  /** Where the latest session's commands ran (set when a session starts), `null` before any. */
+  sessionSandbox: SandboxDescription | null;
   createdAt: number;
   status: ProjectStatus;
   statusReason: string | null;
@@ -195,6 +209,7 @@ export const projectInputSchema = z
       .optional(),
     budgets: budgetsSchema.optional(),
     contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
+    sandbox: projectSandboxSchema.optional(),
   })
   .strict();
 

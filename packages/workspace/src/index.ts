@@ -52,7 +52,9 @@ export type {
   SandboxSetting,
 } from './sandbox/policy.js';
 export {
+  DEFAULT_SANDBOX_SETUP,
   describeSandbox,
+  summarizeSandbox,
   openCommandSandbox,
   unsandboxedNotice,
 } from './sandbox/command-sandbox.js';
@@ -73,3 +75,5 @@ export type {
   FilteringProxyOptions,
   ProxyDecision,
 } from './sandbox/network-proxy.js';
+export { decideSandbox, describeSandboxDecision, sessionSandboxSetup } from './sandbox/decide.js';
+export type { DecideSandboxOptions, SandboxDecision } from './sandbox/decide.js';

@@ -21,6 +21,7 @@ interface EnqueueOptions {
   budgetUsd?: number;
   maxSessions?: number;
   preset?: ProjectContextPreset;
+  allowHost: string[];
   json?: boolean;
 }
 
@@ -52,6 +53,12 @@ export function registerEnqueueCommand(program: Command): void {
     .addOption(
       new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
     )
+    .option(
+      '--allow-host <host>',
+      "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)",
+      (value: string, previous: string[]) => [...previous, value],
+      [],
+    )
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {
       if ((options.goal === undefined) === (options.goalFile === undefined)) {
@@ -78,6 +85,7 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.model !== undefined ? { model: options.model } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
           ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
+          ...(options.allowHost.length > 0 ? { sandbox: { allowedHosts: options.allowHost } } : {}),
         });
         const queued = await control.enqueue(project.id);
         if (options.json) {

@@ -62,6 +62,10 @@ export function registerRunCommand(program: Command): void {
     .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
     .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
+    .option(
+      '--no-sandbox',
+      "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said at start and in every session's events)",
+    )
     .action(async (options: RunOptions) => {
       // Loaded on use, so `--help` and argument errors stay fast.
       const { runProject } = await import('../internal/run-project.js');

@@ -1,5 +1,6 @@
 import type { Command } from 'commander';
 import type { ProjectRecord } from '@baton/projects';
+import { summarizeSandbox } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
@@ -17,6 +18,8 @@ export function projectJson(project: ProjectRecord) {
     model: project.model,
     contextPreset: project.contextPreset,
     budgets: project.budgets,
+    sandbox: project.sandbox,
+    sessionSandbox: project.sessionSandbox,
     features: { passing: project.counters.featuresPassing, total: project.counters.featuresTotal },
     sessions: project.counters.sessions,
     interruptions: project.counters.interruptions,
@@ -42,7 +45,16 @@ function describeProject(project: ProjectRecord): string {
     `tokens    ${c.inputTokens} in, ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
     `cost      $${c.costUsd.toFixed(4)}`,
     `workspace ${project.workspace}`,
+    `sandbox   ${project.sessionSandbox === null ? 'no session yet' : summarizeSandbox(project.sessionSandbox)}`,
   ];
+  const settings = project.sandbox;
+  if (
+    settings !== null &&
+    settings.allowedHosts !== undefined &&
+    settings.allowedHosts.length > 0
+  ) {
+    lines.push(`hosts     ${settings.allowedHosts.join(', ')} (allowed through the sandbox proxy)`);
+  }
   if (project.activeSession) {
     lines.push(
       `running   session ${project.activeSession.sessionNumber} on ${project.activeSession.workerId}`,
@@ -88,9 +100,14 @@ export function registerStatusCommand(program: Command): void {
           `${project.counters.featuresPassing}/${project.counters.featuresTotal}`,
           String(project.counters.sessions),
           `$${project.counters.costUsd.toFixed(2)}`,
+          project.sessionSandbox === null
+            ? '-'
+            : project.sessionSandbox.mode === 'off'
+              ? 'OFF'
+              : 'on',
         ]);
         process.stdout.write(
-          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'COST'], rows, [2, 3, 4])}\n`,
+          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'COST', 'SANDBOX'], rows, [2, 3, 4])}\n`,
         );
       });
     });

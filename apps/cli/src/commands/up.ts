@@ -17,6 +17,8 @@ interface UpOptions {
   port: number;
   host: string;
   json?: boolean;
+  /** `--no-sandbox` sets it to false: the operator's explicit opt-out (`BATON_SANDBOX=off`). */
+  sandbox?: boolean;
 }
 
 /** What `baton up --json` prints once everything runs (then `{ "type": "stopped", ... }` at exit). */
@@ -30,6 +32,8 @@ export interface UpReady {
   redisPid: number | null;
   metricsUrl: string | null;
   simulator: boolean;
+  /** Where the worker's sessions run commands: `bubblewrap`, or `off` (opted out, or the simulator without a sandbox). */
+  sandbox: 'bubblewrap' | 'off';
 }
 
 /** The environment the in-process worker reads: our Redis, quiet logs, metrics on a free port. */
@@ -108,7 +112,9 @@ async function up(options: UpOptions): Promise<number> {
   try {
     const config = (() => {
       try {
-        return loadWorkerConfig(workerEnvironment(redis.url, home));
+        const env = workerEnvironment(redis.url, home);
+        if (options.sandbox === false) env.BATON_SANDBOX = 'off';
+        return loadWorkerConfig(env);
       } catch (error) {
         if (isWorkerError(error) && error.code === 'invalid_config') {
           throw new CliError('usage', error.message.split('\n').join('; '));
@@ -159,7 +165,10 @@ async function up(options: UpOptions): Promise<number> {
     redisPid: redis.pid,
     metricsUrl: worker.httpPort === null ? null : `http://127.0.0.1:${worker.httpPort}/metrics`,
     simulator,
+    sandbox: worker.sandbox.kind === 'sandboxed' ? 'bubblewrap' : 'off',
   };
+  // Said whatever the output mode: an unsandboxed worker is never quiet about it.
+  if (worker.sandbox.kind === 'unsandboxed') say(`baton up: ${worker.sandbox.notice}`);
   if (json) {
     process.stdout.write(`${JSON.stringify(ready)}\n`);
   } else {
@@ -218,6 +227,10 @@ export function registerUpCommand(program: Command): void {
     .option(
       '--json',
       'print { "type": "ready", dashboardUrl, redisUrl, ... } once up and { "type": "stopped" } at exit',
+    )
+    .option(
+      '--no-sandbox',
+      "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said in every session's events, status and the dashboard)",
     )
     .addHelpText(
       'after',

@@ -8,6 +8,8 @@ import { toCommandFailure } from '../internal/remote-control.js';
 interface WorkerOptions {
   concurrency?: number;
   port?: number;
+  /** `--no-sandbox` sets it to false (`BATON_SANDBOX=off`). */
+  sandbox?: boolean;
 }
 
 /** `baton worker`: run a worker process in the foreground (config from the environment). */
@@ -27,10 +29,15 @@ export function registerWorkerCommand(program: Command): void {
       '/metrics and /healthz port (BATON_HTTP_PORT, default 9464; 0 = any)',
       parsePort,
     )
+    .option(
+      '--no-sandbox',
+      "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said in every session's events, status and the dashboard)",
+    )
     .action(async (options: WorkerOptions) => {
       const env = { ...process.env };
       if (options.concurrency !== undefined) env.BATON_CONCURRENCY = String(options.concurrency);
       if (options.port !== undefined) env.BATON_HTTP_PORT = String(options.port);
+      if (options.sandbox === false) env.BATON_SANDBOX = 'off';
       let config;
       try {
         config = loadWorkerConfig(env);
@@ -47,6 +54,9 @@ export function registerWorkerCommand(program: Command): void {
         throw toCommandFailure(error);
       }
       const worker = running;
+      if (worker.sandbox.kind === 'unsandboxed') {
+        process.stderr.write(`baton worker: ${worker.sandbox.notice}\n`);
+      }
       const drained = await new Promise<boolean>((resolve) => {
         let signals = 0;
         const onSignal = () => {

@@ -35,7 +35,9 @@ export function checkRedisUrl(url: string, name: string): void {
  * True for `@baton/projects`' and the worker's errors (checked by shape: the packages are loaded
  * only when needed). Both use the same codes for Redis and config problems.
  */
-function isWorkerError(error: unknown): error is ProjectError {
+function isWorkerError(
+  error: unknown,
+): error is Omit<ProjectError, 'code'> & { code: ProjectError['code'] | 'sandbox_unavailable' } {
   return (
     error instanceof Error &&
     (error.name === 'ProjectError' || error.name === 'WorkerError') &&
@@ -75,6 +77,8 @@ export function toCommandFailure(error: unknown): unknown {
       return new CommandFailure('not_found', EXIT_CODES.notFound, `${error.message}.`, {
         cause: error,
       });
+    case 'sandbox_unavailable':
+      return new CliError('internal', error.message, { cause: error });
     case 'invalid_input':
     case 'invalid_config':
     case 'conflict':

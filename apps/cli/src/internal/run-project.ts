@@ -5,8 +5,13 @@ import { defineContextConfig, type ContextPresetName } from '@baton/context-conf
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@baton/session';
 import {
+  type SandboxSetting,
   WorkspaceError,
+  decideSandbox,
+  describeSandboxDecision,
   openProjectWorkspace,
+  parseSandboxSetting,
+  sessionSandboxSetup,
   projectBranch,
   resolveProjectSource,
   type ProjectSource,
@@ -43,6 +48,8 @@ export interface RunOptions {
   budgetUsd?: number;
   maxTurns?: number;
   json?: boolean;
+  /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
+  sandbox?: boolean;
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -174,6 +181,16 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
   return record;
 }
 
+/** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
+function readSandboxSetting(options: RunOptions): SandboxSetting {
+  try {
+    return parseSandboxSetting(process.env.BATON_SANDBOX, { noSandbox: options.sandbox === false });
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', `${error.message}.`);
+    throw error;
+  }
+}
+
 /** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
 function checkpointIntervalMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
   const value = env.BATON_CHECKPOINT_INTERVAL_MS?.trim();
@@ -238,6 +255,17 @@ export async function runProject(options: RunOptions): Promise<number> {
     ...(options.model === undefined ? {} : { model: options.model }),
   });
   say(connection.notice);
+  const sandbox = decideSandbox(readSandboxSetting(options), {
+    simulator: connection.sim !== undefined,
+  });
+  if (sandbox.kind === 'refused') {
+    await connection.sim?.close();
+    throw new CliError('internal', sandbox.message);
+  }
+  // Always on stderr as well: an unsandboxed run must be visible even with --json on stdout.
+  if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
+  else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
+  const sandboxSetup = sessionSandboxSetup(sandbox, null);
 
   const controller = new AbortController();
   let interrupts = 0;
@@ -299,6 +327,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         sessionNumber: project.sessions,
         interrupted,
         memoryQuotaEnforcement: 'store',
+        tools: { sandbox: sandboxSetup },
         signal: controller.signal,
         budgets: {
           ...(budgetLeft === undefined ? {} : { maxUsd: budgetLeft }),

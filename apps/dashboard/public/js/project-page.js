@@ -177,10 +177,26 @@ export function projectPage(main, projectId) {
       ['Preset', project.contextPreset],
       ['Status reason', project.statusReason ?? '–'],
     ];
+    entries.push(['Sandbox', project.sandbox.summary]);
+    if (project.sandbox.allowedHosts.length > 0) {
+      entries.push(['Allowed hosts', project.sandbox.allowedHosts.join(', ')]);
+    }
     if (project.lastError) entries.push(['Last error', project.lastError]);
     replace(
       stats,
-      entries.map(([term, value]) => h('div', {}, h('dt', {}, term), h('dd', {}, value))),
+      entries.map(([term, value]) =>
+        h(
+          'div',
+          // Commands that ran unsandboxed are a warning, not a detail.
+          term === 'Sandbox' && project.sandbox.mode === 'off'
+            ? { class: 'sandbox-off', 'data-sandbox': 'off' }
+            : term === 'Sandbox'
+              ? { 'data-sandbox': project.sandbox.mode ?? 'none' }
+              : {},
+          h('dt', {}, term),
+          h('dd', {}, value),
+        ),
+      ),
     );
   }
 

@@ -2,6 +2,7 @@
  * The JSON shapes the dashboard's API returns, computed from control-API records. Kept separate
  * from the records so the UI never depends on how the worker stores things.
  */
+import { summarizeSandbox } from '@baton/workspace';
 import type { EventEntry, ProjectRecord, SessionSummary, StreamEvent } from '../control.js';
 
 /** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
@@ -35,6 +36,8 @@ export interface ProjectView {
   tokens: { input: number; output: number; cleared: number };
   costUsd: number;
   lastError: string | null;
+  /** Where the latest session's commands ran, as one line; `off` is shown as a warning. */
+  sandbox: { mode: 'bubblewrap' | 'off' | null; summary: string; allowedHosts: string[] };
 }
 
 export function projectView(
@@ -82,6 +85,14 @@ export function projectView(
     },
     costUsd: counters.costUsd,
     lastError: project.lastError,
+    sandbox: {
+      mode: project.sessionSandbox?.mode ?? null,
+      summary:
+        project.sessionSandbox === null
+          ? 'no session yet'
+          : summarizeSandbox(project.sessionSandbox),
+      allowedHosts: project.sandbox?.allowedHosts ?? [],
+    },
   };
 }
 

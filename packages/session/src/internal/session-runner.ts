@@ -4,7 +4,7 @@ import type {
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { type UsageAccumulator, createUsageAccumulator } from '@baton/context-config';
-import { DEFAULT_SANDBOX_POLICY, describeSandbox } from '@baton/workspace';
+import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
 import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
 import type { Feature } from '../features.js';
 import {
@@ -197,9 +197,7 @@ export class SessionRunner {
       sessionNumber: this.#sessionNumber,
       interrupted: this.#interrupted,
       model: this.#options.model,
-      sandbox: describeSandbox(
-        this.#options.tools?.sandbox ?? { mode: 'bubblewrap', policy: DEFAULT_SANDBOX_POLICY },
-      ),
+      sandbox: describeSandbox(this.#options.tools?.sandbox ?? DEFAULT_SANDBOX_SETUP),
     });
     const work = new WorkSignal(
       this.#options.signal,

@@ -2,6 +2,7 @@ import {
   type CommandResult,
   type CommandSandbox,
   DEFAULT_SANDBOX_POLICY,
+  DEFAULT_SANDBOX_SETUP,
   type SandboxSetup,
   openCommandSandbox,
 } from '@baton/workspace';
@@ -68,10 +69,7 @@ function stoppedMessage(result: CommandResult, timeoutMs: number, text: string):
  */
 export function createBashTool(options: BashToolOptions): SessionTool {
   const maxOutput = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const setup: SandboxSetup = options.sandbox ?? {
-    mode: 'bubblewrap',
-    policy: DEFAULT_SANDBOX_POLICY,
-  };
+  const setup: SandboxSetup = options.sandbox ?? DEFAULT_SANDBOX_SETUP;
   const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
   let sandbox: Promise<CommandSandbox> | undefined;
 

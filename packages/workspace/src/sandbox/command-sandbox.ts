@@ -69,6 +69,12 @@ export type SandboxSetup =
       policy?: SandboxPolicy;
     };
 
+/** The sandbox with the default policy: what a session gets when nothing else is said. */
+export const DEFAULT_SANDBOX_SETUP: SandboxSetup = {
+  mode: 'bubblewrap',
+  policy: DEFAULT_SANDBOX_POLICY,
+};
+
 /** Options of `openCommandSandbox`. */
 export interface OpenCommandSandboxOptions {
   /** Realpath of the workspace. */
@@ -88,6 +94,17 @@ export function describeSandbox(setup: SandboxSetup): SandboxDescription {
   return setup.mode === 'bubblewrap'
     ? { mode: 'bubblewrap', policy: setup.policy }
     : { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+}
+
+/** One line for `baton status`, the dashboard and logs: where a session's commands ran. */
+export function summarizeSandbox(description: SandboxDescription): string {
+  if (description.mode === 'off') return description.notice;
+  const { network, limits } = description.policy;
+  const hosts =
+    network.allowedHosts.length === 0
+      ? 'no network'
+      : `network only to ${network.allowedHosts.join(', ')}`;
+  return `sandboxed (bubblewrap): ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes`;
 }
 
 /** The environment every command gets: nothing of the worker's, plus `extra`. */
