@@ -15,3 +15,5 @@ export type {
   SimScriptResult,
   SimStats,
 } from './types.js';
+export { scriptedCommands } from './scripted-commands.js';
+export type { ScriptedCommandsOptions } from './scripted-commands.js';
