@@ -99,7 +99,7 @@ describe('baton run and the sandbox', () => {
       'baton: Commands cannot be sandboxed: bubblewrap (bwrap) is not installed. Fix: install it (apt-get install bubblewrap, dnf install bubblewrap), or opt out with BATON_SANDBOX=off / --no-sandbox.',
     ]);
     expect(existsSync(path.join(home(), 'projects', 'real', 'events.jsonl'))).toBe(false);
-    expect(sim.requests.length).toBe(0);
+    expect(sim.requests).toBe(0);
   });
 
   it('runs the simulator without bubblewrap, saying in one line that commands are not sandboxed', async () => {

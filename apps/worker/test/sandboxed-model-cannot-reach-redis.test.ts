@@ -30,7 +30,8 @@ describe('a worker whose model tries to reach Redis', () => {
       port: 0,
       script: scriptedCommands({
         commands: [
-          `exec 3<>/dev/tcp/127.0.0.1/6379 && printf 'SET ${canaryKey} pwned\\r\\nPING\\r\\n' >&3 && timeout 2 cat <&3`,
+          // Spelled so the command policy (a guard against mistakes) lets it through to the sandbox.
+          `d=/de; exec 3<>\${d}v/tcp/127.0.0.1/6379 && printf 'SET ${canaryKey} pwned\\r\\nPING\\r\\n' >&3 && timeout 2 cat <&3`,
           `python3 -c "import socket; s=socket.create_connection(('127.0.0.1', 6379), 2); s.sendall(b'PING\\r\\n'); print(s.recv(64))"`,
           `cat /proc/$PPID/environ /proc/1/environ | tr '\\0' '\\n'; env`,
         ],
@@ -46,7 +47,6 @@ describe('a worker whose model tries to reach Redis', () => {
 
     const done = await waitForCompleted(control, id, 60_000);
     expect(done.counters.featuresPassing).toBe(2);
-    expect(done.sessionSandbox).toMatchObject({ mode: 'bubblewrap' });
 
     // Three attempts in the first turn of every session, each refused inside the sandbox.
     expect(results.length).toBe(3 * done.counters.sessions);
@@ -55,10 +55,11 @@ describe('a worker whose model tries to reach Redis', () => {
       expect(result.output).not.toContain('test-key');
       expect(result.output).not.toContain(REDIS_URL);
     }
-    expect(results.filter((result) => result.command.includes('/dev/tcp'))[0]?.output).toMatch(
-      /Connection refused|Network is unreachable|No such file/,
-    );
+    for (const result of results.filter((entry) => !entry.command.startsWith('cat'))) {
+      expect(result.output).toMatch(/Connection refused|Network is unreachable|ConnectionRefused/);
+    }
     expect(await redis.get(canaryKey)).toBe('untouched');
+    expect(done.sessionSandbox).toMatchObject({ mode: 'bubblewrap' });
     await redis.del(canaryKey);
 
     const starts = (await control.readEvents(id, { count: 10_000 }))

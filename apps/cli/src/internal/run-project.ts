@@ -223,6 +223,8 @@ function exitCodeFor(result: SessionResult, budgetLeft: number | undefined): num
 /** Run sessions of one project until every feature passes; returns the exit code. */
 export async function runProject(options: RunOptions): Promise<number> {
   const home = batonHome();
+  // Read before anything starts, so a bad value stops the run with nothing to clean up.
+  const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
@@ -255,9 +257,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     ...(options.model === undefined ? {} : { model: options.model }),
   });
   say(connection.notice);
-  const sandbox = decideSandbox(readSandboxSetting(options), {
-    simulator: connection.sim !== undefined,
-  });
+  const sandbox = decideSandbox(sandboxSetting, { simulator: connection.sim !== undefined });
   if (sandbox.kind === 'refused') {
     await connection.sim?.close();
     throw new CliError('internal', sandbox.message);
