@@ -19,6 +19,7 @@ import { registerMemoryExecCommand } from './commands/memory-exec.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDiffCommand } from './commands/diff.js';
 import { registerPauseCommand } from './commands/pause.js';
+import { registerSayCommand } from './commands/say.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES, EXIT_CODE_POINTER, EXIT_CODE_TABLE } from './exit-codes.js';
 
@@ -46,8 +47,8 @@ commands.push(
 commands.push(registerDashboardCommand);
 // `baton diff`: a project's branch against its base.
 commands.push(registerDiffCommand);
-// Operating a running project: pause.
-commands.push(registerPauseCommand);
+// Operating a running project: pause and guidance.
+commands.push(registerPauseCommand, registerSayCommand);
 
 const program = new Command('baton')
   .description(

@@ -22,6 +22,7 @@ export type DashboardControl = Pick<
   | 'resume'
   | 'cancel'
   | 'pause'
+  | 'say'
   | 'getProject'
   | 'listProjects'
   | 'listSessions'

@@ -188,6 +188,27 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     expect(pageErrors).toEqual([]);
   });
 
+  it('sends guidance from the project page and shows a refusal as one line', async () => {
+    const id = `say-${randomHex(3)}`;
+    await dashboard.control.createProject({ id, goal: 'Something long\n- one\n- two' });
+    await page.goto(url(`/projects/${id}`));
+    await page.fill('[data-testid=guidance-text]', '   ');
+    await page.click('button[data-action=say]');
+    await page.waitForSelector('.guidance-box .action-message.error');
+    expect(await page.textContent('.guidance-box .action-message')).toContain(
+      'guidance must not be empty',
+    );
+    await page.fill('[data-testid=guidance-text]', 'Use <b>plain</b> output');
+    await page.click('button[data-action=say]');
+    await page.waitForFunction(() =>
+      document.querySelector('.guidance-box .action-message')?.textContent?.startsWith('sent g-'),
+    );
+    expect(await dashboard.control.listGuidance(id)).toEqual([
+      expect.objectContaining({ text: 'Use <b>plain</b> output', acknowledged: null }),
+    ]);
+    expect(pageErrors).toEqual([]);
+  });
+
   it('renders a hostile progress log without running any of it', async () => {
     const id = `hostile-${randomHex(3)}`;
     await dashboard.control.createProject({ id, goal: 'Hostile\n- one' });

@@ -9,6 +9,7 @@ import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import {
   acquireProjectLease,
+  createRedisGuidance,
   decideAfterSession,
   describeError,
   enqueueSession,
@@ -237,6 +238,11 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         budgets: sessionBudgets(project),
         signal: controller.signal,
         pauseSignal: pauseController.signal,
+        guidance: createRedisGuidance({
+          redis: repository.redis,
+          keys: repository.keys,
+          projectId,
+        }),
         sessionId,
         sessionNumber,
         interrupted,

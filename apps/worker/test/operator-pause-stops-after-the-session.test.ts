@@ -1,5 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { startModelSim, type ModelSim, type SimScriptRequest } from '@baton/model-sim';
 import { runSession } from '@baton/session';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -10,11 +10,12 @@ import { createBatonControl, type BatonControl } from '@baton/projects';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { randomPrefix, randomProjectId } from './support/redis.js';
 
-describe('an operator pause (real runSession, in-process worker, real Redis)', () => {
+describe('operating a running project: pause and guidance (real runSession, in-process worker, real Redis)', () => {
   let prefix: string;
   let control: BatonControl;
   let sim: ModelSim;
   let home: string;
+  let seen: SimScriptRequest[];
   const cleanups: (() => Promise<unknown>)[] = [];
   const projects: string[] = [];
 
@@ -22,7 +23,8 @@ describe('an operator pause (real runSession, in-process worker, real Redis)', (
     prefix = randomPrefix();
     home = await mkdtemp(path.join(os.tmpdir(), 'baton-pause-'));
     control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
-    sim = await startModelSim({ port: 0 });
+    seen = [];
+    sim = await startModelSim({ port: 0, script: (request) => void seen.push(request) });
   });
 
   afterEach(async () => {
@@ -109,6 +111,45 @@ describe('an operator pause (real runSession, in-process worker, real Redis)', (
       'project completed after resume',
       async () => (await control.getProject(id))?.status === 'completed',
       30_000,
+    );
+  });
+
+  it('guidance sent while the session waits on the model arrives in its next request and is acknowledged', async () => {
+    await startWorker();
+    const id = randomProjectId('say');
+    projects.push(id);
+    await control.createProject({ id, goal: 'Two things\n- first\n- second' });
+    await control.enqueue(id);
+    await waitFor(
+      'init done',
+      async () => ((await control.getProject(id))?.counters.sessions ?? 0) >= 1,
+    );
+    const stalled = sim.requests + 2;
+    sim.setFaults({ stallOn: [stalled] });
+    await sim.waitForStalled(1, 20_000);
+    const { guidance } = await control.say(id, 'Keep the CLI output plain.');
+    sim.releaseStalls();
+    await waitFor(
+      'project completed',
+      async () => (await control.getProject(id))?.status === 'completed',
+      30_000,
+    );
+    const carries = (request: SimScriptRequest | undefined) =>
+      JSON.stringify(request?.params.messages ?? []).includes(
+        `operator_guidance id=\\"${guidance.id}\\"`,
+      );
+    expect(carries(seen.find((request) => request.number === stalled))).toBe(false);
+    expect(carries(seen.find((request) => request.number === stalled + 1))).toBe(true);
+    const [kept] = await control.listGuidance(id);
+    expect(kept?.acknowledged).toMatchObject({ sessionId: expect.any(String) });
+    const events = (await control.readEvents(id, { count: 1000 })).map((entry) => entry.event);
+    expect(events.map((event) => event.type)).toEqual(
+      expect.arrayContaining(['guidance-sent', 'guidance-delivered']),
+    );
+    // Acknowledged, so the next session's first message does not repeat it.
+    const laterFirst = seen.filter((request) => request.params.messages.length === 1).at(-1);
+    expect(laterFirst === undefined || laterFirst.number <= stalled || !carries(laterFirst)).toBe(
+      true,
     );
   });
 

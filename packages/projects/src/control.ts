@@ -8,10 +8,18 @@ import {
   type ProjectEvents,
   type WaitForEventsOptions,
 } from './internal/event-waiter.js';
-import { OPERATOR_PAUSE_REASON } from './operator.js';
+import { redactSecrets } from '@baton/core';
+import type { OperatorGuidance } from '@baton/session';
+import {
+  OPERATOR_PAUSE_REASON,
+  createRedisGuidance,
+  parseGuidanceText,
+  type StoredGuidance,
+} from './operator.js';
 import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
+  isTerminalStatus,
   isValidProjectId,
   parseProjectInput,
   type ProjectRecord,
@@ -113,6 +121,17 @@ export interface BatonControl {
    * `resume` continues it. Pausing a paused project changes nothing; a finished one is a conflict.
    */
   pause(projectId: string): Promise<PauseResult>;
+  /**
+   * Sends the operator's guidance: the running session gets it at its next model turn, and the
+   * next session's first message carries it while no session acknowledged it. Refuses empty or
+   * too long text (`invalid_input`) and a completed, failed or cancelled project (`conflict`).
+   */
+  say(
+    projectId: string,
+    text: string,
+  ): Promise<{ guidance: OperatorGuidance; project: ProjectRecord }>;
+  /** The project's kept guidance, oldest first, with who acknowledged each. */
+  listGuidance(projectId: string): Promise<StoredGuidance[]>;
   getProject(projectId: string): Promise<ProjectRecord | null>;
   listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
   listSessions(projectId: string): Promise<SessionSummary[]>;
@@ -320,6 +339,36 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         removedJobId,
       });
       return { project: current, removedJobId, runningSessionId, changed: true };
+    },
+
+    async say(projectId, text) {
+      checkId(projectId);
+      const valid = parseGuidanceText(text);
+      const project = await requireProject(projectId);
+      if (isTerminalStatus(project.status)) {
+        throw new ProjectError(
+          'conflict',
+          `project ${projectId} is ${project.status}; guidance reaches only a queued, running or paused project`,
+        );
+      }
+      const guidance = await createRedisGuidance({ redis, keys, projectId }).add(valid);
+      await repository.appendEvent(projectId, {
+        v: 1,
+        type: 'guidance-sent',
+        at: guidance.at,
+        projectId,
+        guidanceId: guidance.id,
+        // Events are shown on dashboards and in logs: no secret pasted by mistake goes there.
+        text: redactSecrets(guidance.text).text,
+        runningSessionId: project.activeSession?.sessionId ?? null,
+      });
+      return { guidance, project };
+    },
+
+    async listGuidance(projectId) {
+      checkId(projectId);
+      await ready();
+      return createRedisGuidance({ redis, keys, projectId }).list();
     },
 
     async getProject(projectId) {

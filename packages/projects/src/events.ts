@@ -50,6 +50,14 @@ export type WorkerEvent =
       /** The queued job that was removed, if any. */
       removedJobId: string | null;
     })
+  /** An operator sent guidance (`baton say`); the session reports `guidance-delivered`. */
+  | (WorkerEventBase & {
+      type: 'guidance-sent';
+      guidanceId: string;
+      text: string;
+      /** The session running when it was sent (it gets it at its next model turn), if any. */
+      runningSessionId: string | null;
+    })
   /** The session finished and its summary was stored. */
   | (SessionRunEventBase & { type: 'session-released'; outcome: string });
 

@@ -16,7 +16,14 @@ export type {
   ProjectEvents,
   WaitForEventsOptions,
 } from './control.js';
-export { OPERATOR_PAUSE_REASON } from './operator.js';
+export {
+  GUIDANCE_KEPT,
+  GUIDANCE_MAX_CHARACTERS,
+  OPERATOR_PAUSE_REASON,
+  createRedisGuidance,
+  parseGuidanceText,
+} from './operator.js';
+export type { RedisGuidance, StoredGuidance } from './operator.js';
 export { ProjectError, describeError, isProjectError } from './errors.js';
 export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
 export type { EventEntry, StreamEvent, WorkerEvent } from './events.js';

@@ -29,6 +29,10 @@ export interface BatonKeys {
   sessions(projectId: string): string;
   /** Stream of a project's events (capped). */
   events(projectId: string): string;
+  /** List of the operator's guidance messages (JSON, capped). */
+  guidance(projectId: string): string;
+  /** Hash: guidance id → the session and turn that acknowledged it. */
+  guidanceAcks(projectId: string): string;
   /** The per-project exclusivity lease (SET NX PX token). */
   lease(projectId: string): string;
   /** Token bucket shared by every worker for model requests. */
@@ -54,6 +58,8 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     sessions: (projectId) => `${base}${projectId}:sessions`,
     events: (projectId) => `${base}${projectId}:events`,
     lease: (projectId) => `${base}${projectId}:lease`,
+    guidance: (projectId) => `${base}${projectId}:guidance`,
+    guidanceAcks: (projectId) => `${base}${projectId}:guidance-acks`,
     modelRateLimit: `${prefix}:rate:model`,
     cancelChannel: `${prefix}:cancel`,
     pauseChannel: `${prefix}:pause`,

@@ -3,5 +3,91 @@
  * The control API (`pause`, `say`) and the worker both read these rules from here.
  */
 
+import { randomUUID } from 'node:crypto';
+import type { GuidanceSource, OperatorGuidance } from '@baton/session';
+import { ProjectError } from './errors.js';
+import type { BatonKeys } from './keys.js';
+import type { RedisClient } from './redis-connection.js';
+
 /** The status reason of a project an operator paused (budget pauses say `budget: ...`). */
 export const OPERATOR_PAUSE_REASON = 'paused by operator';
+
+/** Longest guidance text `say` accepts (characters, after trimming). */
+export const GUIDANCE_MAX_CHARACTERS = 4_000;
+
+/** Guidance messages kept per project (the oldest go first). */
+export const GUIDANCE_KEPT = 200;
+
+/** Validates a guidance text; throws `invalid_input` naming what is wrong. */
+export function parseGuidanceText(text: unknown): string {
+  if (typeof text !== 'string') throw new ProjectError('invalid_input', 'guidance must be text');
+  const trimmed = text.trim();
+  if (trimmed === '') throw new ProjectError('invalid_input', 'guidance must not be empty');
+  if (trimmed.length > GUIDANCE_MAX_CHARACTERS) {
+    throw new ProjectError(
+      'invalid_input',
+      `guidance is ${trimmed.length} characters; at most ${GUIDANCE_MAX_CHARACTERS} are allowed`,
+    );
+  }
+  return trimmed;
+}
+
+/** One stored guidance message, with who acknowledged it. */
+export interface StoredGuidance extends OperatorGuidance {
+  acknowledged: { sessionId: string; turn: number; at: number } | null;
+}
+
+/** A project's guidance in Redis: a capped list of messages and a hash of acknowledgements. */
+export interface RedisGuidance extends GuidanceSource {
+  /** Stores a validated text; returns the new message. */
+  add(text: string): Promise<OperatorGuidance>;
+  /** Every kept message, oldest first. */
+  list(): Promise<StoredGuidance[]>;
+}
+
+export function createRedisGuidance(options: {
+  redis: RedisClient;
+  keys: BatonKeys;
+  projectId: string;
+}): RedisGuidance {
+  const { redis, keys, projectId } = options;
+  const listKey = keys.guidance(projectId);
+  const acksKey = keys.guidanceAcks(projectId);
+  async function list(): Promise<StoredGuidance[]> {
+    const [entries, acks] = await Promise.all([
+      redis.lrange(listKey, 0, -1),
+      redis.hgetall(acksKey),
+    ]);
+    return entries.map((raw) => {
+      const entry = JSON.parse(raw) as OperatorGuidance;
+      const ack = acks[entry.id];
+      return {
+        ...entry,
+        acknowledged:
+          ack === undefined ? null : (JSON.parse(ack) as StoredGuidance['acknowledged']),
+      };
+    });
+  }
+  return {
+    async add(text) {
+      const entry: OperatorGuidance = { id: `g-${randomUUID()}`, at: Date.now(), text };
+      const pipeline = redis.pipeline();
+      pipeline.rpush(listKey, JSON.stringify(entry));
+      pipeline.ltrim(listKey, -GUIDANCE_KEPT, -1);
+      const replies = (await pipeline.exec()) ?? [];
+      for (const [error] of replies) if (error) throw error;
+      return entry;
+    },
+    list,
+    async pending() {
+      return (await list())
+        .filter((entry) => entry.acknowledged === null)
+        .map(({ id, at, text }) => ({ id, at, text }));
+    },
+    async acknowledge(ids, by) {
+      if (ids.length === 0) return;
+      const value = JSON.stringify({ sessionId: by.sessionId, turn: by.turn, at: Date.now() });
+      await redis.hset(acksKey, ...ids.flatMap((id) => [id, value]));
+    },
+  };
+}

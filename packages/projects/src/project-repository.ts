@@ -370,6 +370,8 @@ export class ProjectRepository {
       this.keys.sessions(projectId),
       this.keys.events(projectId),
       this.keys.lease(projectId),
+      this.keys.guidance(projectId),
+      this.keys.guidanceAcks(projectId),
     );
     pipeline.zrem(this.keys.projects, projectId);
     await execPipeline(pipeline);

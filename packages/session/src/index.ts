@@ -13,6 +13,8 @@ export type {
   SessionResult,
   TurnUsage,
 } from './types.js';
+export { renderGuidance, renderUnacknowledgedGuidance } from './guidance.js';
+export type { GuidanceSource, OperatorGuidance } from './guidance.js';
 export { SessionError } from './errors.js';
 export type { SessionErrorCode } from './errors.js';
 export {
@@ -47,6 +49,7 @@ export {
 } from './prompts.js';
 export type {
   FirstMessageKind,
+  FirstMessageOptions,
   FirstUserMessageSections,
   PromptContext,
   PromptName,

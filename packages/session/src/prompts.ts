@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { SessionError } from './errors.js';
+import { type OperatorGuidance, renderUnacknowledgedGuidance } from './guidance.js';
 
 /** The prompt files kept in `packages/session/prompts/` (documented in docs/sessions.md). */
 export type PromptName = 'system' | 'init' | 'resume' | 'end-of-session' | 'end-session';
@@ -97,8 +98,18 @@ export interface FirstUserMessageSections {
   instructions: string;
   /** The project's goal in a `<goal>` tag; empty for closing sessions, which do no new work. */
   goal: string;
+  /** Operator guidance (`baton say`) no earlier session acknowledged; else empty. */
+  guidance: string;
   /** The end-of-session prompt when the message also closes the session; else empty. */
   closing: string;
+}
+
+/** What else shapes a first user message. */
+export interface FirstMessageOptions {
+  /** Appends the end-of-session prompt for this reason. */
+  closingReason?: string;
+  /** Operator guidance no earlier session acknowledged. */
+  guidance?: readonly OperatorGuidance[];
 }
 
 const SECTION_ORDER: ReadonlyArray<keyof FirstUserMessageSections> = [
@@ -106,6 +117,7 @@ const SECTION_ORDER: ReadonlyArray<keyof FirstUserMessageSections> = [
   'interruptedNote',
   'instructions',
   'goal',
+  'guidance',
   'closing',
 ];
 
@@ -116,7 +128,7 @@ const SECTION_ORDER: ReadonlyArray<keyof FirstUserMessageSections> = [
 export function firstUserMessageSections(
   kind: FirstMessageKind,
   context: PromptContext,
-  options: { closingReason?: string } = {},
+  options: FirstMessageOptions = {},
 ): FirstUserMessageSections {
   const values = baseValues(context);
   const name: PromptName = kind === 'end' ? 'end-session' : kind;
@@ -125,6 +137,7 @@ export function firstUserMessageSections(
     interruptedNote: context.interrupted ? INTERRUPTED_NOTE : '',
     instructions: renderTemplate(loadPrompt(name), values).trim(),
     goal: kind === 'end' ? '' : `<goal>\n${values.goal}\n</goal>`,
+    guidance: renderUnacknowledgedGuidance(options.guidance ?? []),
     closing:
       options.closingReason === undefined
         ? ''
@@ -143,7 +156,7 @@ export function renderFirstUserMessage(sections: FirstUserMessageSections): stri
 export function renderSessionPrompt(
   kind: FirstMessageKind,
   context: PromptContext,
-  options: { closingReason?: string } = {},
+  options: FirstMessageOptions = {},
 ): string {
   return renderFirstUserMessage(firstUserMessageSections(kind, context, options));
 }

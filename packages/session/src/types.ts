@@ -12,6 +12,7 @@ import type {
   CheckpointRequest,
   SandboxDescription,
 } from '@baton/workspace';
+import type { GuidanceSource } from './guidance.js';
 import type { RetryOptions } from './retry.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
 
@@ -76,6 +77,11 @@ export interface RunSessionOptions {
    * `cancelled`. Default: none.
    */
   pauseSignal?: AbortSignal;
+  /**
+   * The operator's guidance (`baton say`): read before every request; new messages go with it as
+   * `<operator_guidance>` text blocks, unacknowledged ones open the first message. Default: none.
+   */
+  guidance?: GuidanceSource;
   /** Receives every `SessionEvent`. Errors it throws are ignored. */
   onEvent?: (event: SessionEvent) => void | Promise<void>;
   /** Default: a random UUID. */
@@ -223,6 +229,15 @@ export type SessionEvent =
       skipped: string[];
       /** Why the commit or the push failed. */
       error?: string;
+    })
+  /** Operator guidance went to the model with the request of `turn`. */
+  | (EventBase & {
+      type: 'guidance-delivered';
+      guidanceIds: string[];
+      /** The request that carried it (1-based). */
+      turn: number;
+      /** In the session's first message (left unacknowledged by an earlier session). */
+      inFirstMessage: boolean;
     })
   | (EventBase & { type: 'session-end'; result: SessionResult });
 

@@ -2,6 +2,7 @@ import { getJson, openStream, projectPath } from './api.js';
 import { tokenChart } from './chart.js';
 import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
+import { guidanceBox } from './guidance-box.js';
 import {
   formatAgo,
   formatDateTime,
@@ -137,6 +138,7 @@ export function projectPage(main, projectId) {
           ),
           chart,
         ),
+        section('Guidance for the agent', 'guidance', guidanceBox(projectId)),
         section('Sessions', 'sessions', timeline),
         section('Live events', 'events', tail),
         section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),

@@ -9,6 +9,7 @@ import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import {
   createProjectSchema,
   eventsQuerySchema,
+  guidanceBodySchema,
   formatIssues,
   memoryDiffQuerySchema,
   memoryFileQuerySchema,
@@ -193,6 +194,14 @@ export function createApiRoutes(options: ApiOptions): Hono {
       removedJobId: result.removedJobId,
       runningSessionId: result.runningSessionId,
     });
+  });
+
+  api.post('/projects/:id/say', async (context) => {
+    const projectId = projectIdParam(context);
+    const body = parse(guidanceBodySchema, await readJsonBody(context), 'guidance');
+    await requireProject(projectId);
+    const { guidance } = await control.say(projectId, body.text);
+    return context.json({ guidance }, 201);
   });
 
   api.get('/projects/:id/sessions', async (context) => {

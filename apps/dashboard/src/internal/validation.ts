@@ -73,6 +73,9 @@ export const eventsQuerySchema = z
   })
   .strict();
 
+/** `POST /api/projects/:id/say`: empty and too long texts are refused by the control API's own rule. */
+export const guidanceBodySchema = z.object({ text: z.string().max(100_000) }).strict();
+
 export const memoryFileQuerySchema = z.object({ path: memoryPathSchema }).strict();
 
 /** Version ids of the Redis store's history (`<epoch>:<sequence>`, or plain digits). */

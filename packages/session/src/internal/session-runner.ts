@@ -13,6 +13,7 @@ import {
   renderSessionPrompt,
   renderSystemPrompt,
 } from '../prompts.js';
+import { type OperatorGuidance, renderGuidance } from '../guidance.js';
 import { withRetries } from '../retry.js';
 import { createBashTool } from '../tools/bash.js';
 import { createSessionMemoryTool } from '../tools/memory.js';
@@ -119,6 +120,9 @@ export class SessionRunner {
   readonly #checkpointer: Checkpointer | undefined;
   #work: WorkSignal | undefined;
   #pushRejected: string | undefined;
+  /** Guidance ids sent to the model in this session, and those no response has answered yet. */
+  readonly #guidanceSent = new Set<string>();
+  #guidanceUnanswered: string[] = [];
 
   constructor(
     options: RunSessionOptions & { context: NonNullable<RunSessionOptions['context']> },
@@ -207,7 +211,9 @@ export class SessionRunner {
     this.#work = work;
     let verdict: StopVerdict;
     try {
-      this.conversation.addText(this.#firstPrompt());
+      const early = await this.#newGuidance();
+      this.conversation.addText(this.#firstPrompt(early));
+      await this.#guidanceQueued(early, true);
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
       verdict = verdictFor(stop, {
         abortCause: work.cause,
@@ -238,13 +244,48 @@ export class SessionRunner {
     return result;
   }
 
-  #firstPrompt(): string {
+  #firstPrompt(guidance: readonly OperatorGuidance[]): string {
     const kind = this.#options.kind;
-    return renderSessionPrompt(
-      kind,
-      this.#promptContext,
-      kind === 'end' ? { closingReason: 'end_session' } : {},
-    );
+    return renderSessionPrompt(kind, this.#promptContext, {
+      guidance,
+      ...(kind === 'end' ? { closingReason: 'end_session' } : {}),
+    });
+  }
+
+  /** Guidance not yet sent in this session; a source that fails costs the session nothing. */
+  async #newGuidance(): Promise<OperatorGuidance[]> {
+    const source = this.#options.guidance;
+    if (source === undefined) return [];
+    try {
+      return (await source.pending()).filter((entry) => !this.#guidanceSent.has(entry.id));
+    } catch {
+      return [];
+    }
+  }
+
+  async #guidanceQueued(entries: readonly OperatorGuidance[], inFirstMessage: boolean) {
+    if (entries.length === 0) return;
+    for (const entry of entries) this.#guidanceSent.add(entry.id);
+    this.#guidanceUnanswered.push(...entries.map((entry) => entry.id));
+    await this.#emit({
+      type: 'guidance-delivered',
+      guidanceIds: entries.map((entry) => entry.id),
+      turn: this.turns + 1,
+      inFirstMessage,
+    });
+  }
+
+  /** A response arrived: the guidance its request carried is acknowledged. */
+  async #guidanceAnswered(): Promise<void> {
+    const source = this.#options.guidance;
+    if (source === undefined || this.#guidanceUnanswered.length === 0) return;
+    const ids = this.#guidanceUnanswered;
+    this.#guidanceUnanswered = [];
+    try {
+      await source.acknowledge(ids, { sessionId: this.#sessionId, turn: this.turns });
+    } catch {
+      // Unacknowledged guidance is repeated in the next session's first message: nothing lost.
+    }
   }
 
   #workMaxTurns(): number {
@@ -289,6 +330,12 @@ export class SessionRunner {
     for (;;) {
       if (signal.aborted) return { kind: 'aborted' };
       if (phase.turns >= phase.maxTurns) return { kind: 'budget', reason: 'max_turns' };
+      // Guidance sent while the previous request was in flight goes with this one.
+      const guidance = await this.#newGuidance();
+      if (guidance.length > 0) {
+        this.conversation.addText(renderGuidance(guidance));
+        await this.#guidanceQueued(guidance, false);
+      }
       this.conversation.flush();
       const started = Date.now();
       let response: BetaMessage;
@@ -300,6 +347,7 @@ export class SessionRunner {
       }
       this.turns += 1;
       phase.turns += 1;
+      await this.#guidanceAnswered();
       const stopReason = response.stop_reason ?? 'end_turn';
       await this.#recordTurn(response, phase, stopReason, Date.now() - started);
       this.conversation.addAssistant(response.content);

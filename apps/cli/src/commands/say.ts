@@ -1,0 +1,30 @@
+import type { Command } from 'commander';
+import { parseProjectId } from '../internal/argument-parsers.js';
+import { withControl } from '../internal/remote-control.js';
+
+/** `baton say ID TEXT`: guidance for a project's running (or next) session. */
+export function registerSayCommand(program: Command): void {
+  program
+    .command('say')
+    .description(
+      "Send guidance to a project: the running session gets it at its next model turn as a user message marked as operator guidance; a session that never answered it passes it to the next session's first message.",
+    )
+    .argument('<id>', 'project id', parseProjectId)
+    .argument('<text>', 'the guidance (1-4000 characters)')
+    .option('--json', 'print JSON')
+    .addHelpText(
+      'after',
+      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.\nExit codes: 0 sent, 2 bad arguments (empty or too long text) or a completed, failed or cancelled project, 7 unknown project, 8 Redis unreachable, 1 unexpected error.',
+    )
+    .action(async (id: string, text: string, options: { json?: boolean }) => {
+      await withControl(async (control) => {
+        const { guidance, project } = await control.say(id, text);
+        const running = project.activeSession !== null;
+        process.stdout.write(
+          options.json === true
+            ? `${JSON.stringify({ projectId: id, ...guidance, sessionRunning: running }, null, 2)}\n`
+            : `sent guidance ${guidance.id} to project ${id}; ${running ? 'the running session gets it at its next model turn' : 'its next session gets it'}\n`,
+        );
+      });
+    });
+}

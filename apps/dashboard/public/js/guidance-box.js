@@ -1,0 +1,49 @@
+// The operator's guidance box on a project page: the text goes to the running session at its
+// next model turn (or to the next session), through the same control call as `baton say`.
+import { postJson, projectPath } from './api.js';
+import { h, replace } from './dom.js';
+
+/** Longest text the control API accepts (GUIDANCE_MAX_CHARACTERS in @baton/projects). */
+const MAX_CHARACTERS = 4000;
+
+export function guidanceBox(projectId) {
+  const input = h('textarea', {
+    name: 'guidance',
+    rows: 3,
+    maxlength: MAX_CHARACTERS,
+    placeholder: 'Tell the agent something: it arrives at its next model turn.',
+    dataset: { testid: 'guidance-text' },
+  });
+  const message = h('span', { class: 'action-message', role: 'status' });
+  const button = h(
+    'button',
+    { type: 'submit', class: 'small', dataset: { action: 'say' } },
+    'Send',
+  );
+  const form = h(
+    'form',
+    {
+      class: 'guidance-box',
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          message.classList.remove('error');
+          button.disabled = true;
+          try {
+            const result = await postJson(`${projectPath(projectId)}/say`, { text: input.value });
+            replace(message, `sent ${result.guidance.id}`);
+            input.value = '';
+          } catch (error) {
+            replace(message, error.message);
+            message.classList.add('error');
+          } finally {
+            button.disabled = false;
+          }
+        },
+      },
+    },
+    input,
+    h('div', {}, button, message),
+  );
+  return form;
+}
