@@ -27,6 +27,7 @@ export type DashboardControl = Pick<
   | 'listProjects'
   | 'listSessions'
   | 'listTransitions'
+  | 'listWebhookDeliveries'
   | 'readEvents'
   | 'waitForEvents'
   | 'memoryStore'

@@ -117,6 +117,39 @@ describe('dashboard JSON API over the real control API', () => {
     expect((await json('/api/projects/..%2F..%2Fetc')).status).toBe(400);
   });
 
+  it('returns the webhook deliveries of a project, newest first, failures with their error', async () => {
+    const id = await seedProject();
+    const base = { notificationId: 'n1', projectId: id, type: 'project.paused' as const };
+    await dashboard.repository.recordWebhookDelivery({
+      ...base,
+      target: 'http://127.0.0.1:1',
+      ok: true,
+      attempts: 1,
+      status: 204,
+      at: 1,
+    });
+    await dashboard.repository.recordWebhookDelivery({
+      ...base,
+      target: 'http://127.0.0.1:2',
+      ok: false,
+      attempts: 6,
+      status: 500,
+      error: 'receiver answered HTTP 500',
+      at: 2,
+    });
+    const { body } = await json(`/api/projects/${id}`);
+    expect(body.webhooks).toMatchObject([
+      { target: 'http://127.0.0.1:2', ok: false, attempts: 6, error: 'receiver answered HTTP 500' },
+      { target: 'http://127.0.0.1:1', ok: true, attempts: 1 },
+    ]);
+    const events = (await json(`/api/projects/${id}/events`)).body.events;
+    expect(
+      events
+        .filter((entry: any) => entry.event.type === 'webhook-delivery')
+        .map((entry: any) => entry.event.ok),
+    ).toEqual([true, false]);
+  });
+
   it('joins the checklist with the session that flipped each feature', async () => {
     const id = await seedProject();
     const { body } = await json(`/api/projects/${id}/checklist`);

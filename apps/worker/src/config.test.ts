@@ -59,4 +59,23 @@ describe('loadWorkerConfig', () => {
       'REDIS_URL is not a URL: "redis://:x"',
     ]);
   });
+
+  it('reads webhook receivers and needs a secret with them', () => {
+    const config = loadWorkerConfig({
+      BATON_MODEL: 'sim',
+      BATON_WEBHOOK_URL: 'https://a.example/hook, http://127.0.0.1:9/x',
+      BATON_WEBHOOK_SECRET: 's3',
+      BATON_WEBHOOK_ATTEMPTS: '2',
+    });
+    expect(config).toMatchObject({
+      webhookUrls: ['https://a.example/hook', 'http://127.0.0.1:9/x'],
+      webhookSecret: 's3',
+      webhookAttempts: 2,
+      webhookBackoffMs: 5000,
+    });
+    expect(loadWorkerConfig({ BATON_MODEL: 'sim' }).webhookUrls).toEqual([]);
+    expect(problems({ BATON_MODEL: 'sim', BATON_WEBHOOK_URL: 'https://a.example/hook' })).toEqual([
+      'BATON_WEBHOOK_SECRET is not set: webhooks are signed, so BATON_WEBHOOK_URL needs a secret',
+    ]);
+  });
 });

@@ -64,6 +64,14 @@ export interface WorkerConfig {
    * operator's explicit opt-out) or a JSON sandbox policy (`@baton/workspace`'s schema).
    */
   sandbox: SandboxSetting;
+  /** `BATON_WEBHOOK_URL`: receivers of project notifications (comma- or space-separated). */
+  webhookUrls: string[];
+  /** `BATON_WEBHOOK_SECRET`: HMAC key of `x-baton-signature`; required with `BATON_WEBHOOK_URL`. */
+  webhookSecret: string;
+  /** `BATON_WEBHOOK_ATTEMPTS`: attempts per delivery. Default 6. */
+  webhookAttempts: number;
+  /** `BATON_WEBHOOK_BACKOFF_MS`: first retry delay of a delivery, doubled each time. Default 5000. */
+  webhookBackoffMs: number;
 }
 
 const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER) =>
@@ -157,6 +165,25 @@ const envSchema = z.object({
     })
     .optional(),
   BATON_WORKER_ID: z.string().optional(),
+  BATON_WEBHOOK_URL: z
+    .string()
+    .optional()
+    .transform((value, context) => {
+      const urls = (value ?? '').split(/[\s,]+/u).filter((entry) => entry !== '');
+      urls.forEach((url, index) => {
+        // The value is not echoed: webhook URLs often carry a token in their path.
+        if (!URL.canParse(url) || !/^https?:$/u.test(new URL(url).protocol)) {
+          context.addIssue({
+            code: 'custom',
+            message: `BATON_WEBHOOK_URL entry ${index + 1} is not an http:// or https:// URL`,
+          });
+        }
+      });
+      return urls;
+    }),
+  BATON_WEBHOOK_SECRET: z.string().optional(),
+  BATON_WEBHOOK_ATTEMPTS: integer('BATON_WEBHOOK_ATTEMPTS', 6, 1, 100),
+  BATON_WEBHOOK_BACKOFF_MS: integer('BATON_WEBHOOK_BACKOFF_MS', 5000, 0),
 });
 
 /** Default model when `BATON_MODEL` is not set. */
@@ -180,6 +207,12 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   if (!simulator && !apiKey) {
     problems.push(
       'ANTHROPIC_API_KEY is not set: set it, or choose the simulator with BATON_MODEL=sim',
+    );
+  }
+  const webhookSecret = env.BATON_WEBHOOK_SECRET?.trim() ?? '';
+  if (parsed.success && parsed.data.BATON_WEBHOOK_URL.length > 0 && webhookSecret === '') {
+    problems.push(
+      'BATON_WEBHOOK_SECRET is not set: webhooks are signed, so BATON_WEBHOOK_URL needs a secret',
     );
   }
   let sandbox: SandboxSetting | undefined;
@@ -237,5 +270,9 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         ? values.BATON_WORKER_ID
         : `${os.hostname()}:${process.pid}`,
     sandbox,
+    webhookUrls: values.BATON_WEBHOOK_URL,
+    webhookSecret,
+    webhookAttempts: values.BATON_WEBHOOK_ATTEMPTS,
+    webhookBackoffMs: values.BATON_WEBHOOK_BACKOFF_MS,
   };
 }

@@ -18,6 +18,11 @@ export type {
   WorkerSessionResult,
 } from './session-runner.js';
 export { createBatonWorker } from './worker.js';
-export type { BatonWorker, BatonWorkerOptions, MaintenanceOptions } from './worker.js';
+export type {
+  BatonWorker,
+  BatonWorkerOptions,
+  MaintenanceOptions,
+  WebhookOptions,
+} from './worker.js';
 export { startWorkerFromConfig } from './start-worker.js';
 export type { RunningWorker, StartWorkerOptions } from './start-worker.js';

@@ -317,6 +317,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         const moved = await repository.transition(projectId, decision.status, {
           from: RUNNABLE,
           reason: decision.reason,
+          ...(decision.budgetReached ? { budgetReached: true } : {}),
         });
         status = moved.ok ? decision.status : moved.current;
       } else if (decision.kind === 'next') {

@@ -20,6 +20,7 @@ import {
   rateLimitedFetch,
   redactUrl,
   waitForRedis,
+  webhookTarget,
   workerConnectionOptions,
   type ConnectionTuning,
 } from '@baton/projects';
@@ -169,6 +170,12 @@ export async function startWorkerFromConfig(
     defaultModel: config.model,
     workerId: config.workerId,
     logger,
+    webhooks: {
+      urls: config.webhookUrls,
+      secret: config.webhookSecret,
+      attempts: config.webhookAttempts,
+      backoffMs: config.webhookBackoffMs,
+    },
     maintenance: {
       memorySweepEveryMs: config.memoryIdleTtlMs > 0 ? config.memorySweepEveryMs : 0,
       sweepMemory: async () => {
@@ -212,6 +219,7 @@ export async function startWorkerFromConfig(
       lockDurationMs: config.lockDurationMs,
       stalledIntervalMs: config.stalledIntervalMs,
       sandbox: describeSandboxDecision(sandbox),
+      webhooks: config.webhookUrls.map((url) => webhookTarget(url)),
     },
     'worker started',
   );

@@ -6,6 +6,9 @@ import {
   SESSION_QUEUE_NAME,
   createKeys,
   createSessionQueue,
+  createWebhookQueue,
+  createWebhookWorker,
+  notifyStatusChange,
   type BatonKeys,
   type SessionJobData,
 } from '@baton/projects';
@@ -66,6 +69,24 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
   /** Project lease lifetime without renewal (ms). */
   leaseTtlMs: number;
   maintenance?: MaintenanceOptions;
+  /**
+   * Where project notifications go. Every worker delivers notifications queued by any of them
+   * (and by `baton cancel`), so give every worker the same settings. Default: no receivers
+   * (notifications are consumed and dropped).
+   */
+  webhooks?: WebhookOptions;
+}
+
+/** Webhook receivers and delivery policy (`BATON_WEBHOOK_*`). */
+export interface WebhookOptions {
+  /** Receivers; each gets every notification. */
+  urls: readonly string[];
+  /** HMAC key of `x-baton-signature`. */
+  secret: string;
+  /** Attempts per delivery. Default 6. */
+  attempts?: number;
+  /** First retry delay, doubled each time (ms). Default 5000. */
+  backoffMs?: number;
 }
 
 export interface BatonWorker {
@@ -93,7 +114,21 @@ export interface BatonWorker {
 export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   const keys = createKeys(options.prefix);
   const logger = options.logger;
-  const repository = new ProjectRepository({ redis: options.commandConnection, keys });
+  const webhookQueue = createWebhookQueue({
+    connection: options.commandConnection,
+    prefix: keys.prefix,
+  });
+  const repository = new ProjectRepository({
+    redis: options.commandConnection,
+    keys,
+    onStatusChange: (change) =>
+      notifyStatusChange(webhookQueue, change).catch((error: unknown) =>
+        logger.warn(
+          { projectId: change.projectId, err: error },
+          'could not queue the webhook notification',
+        ),
+      ),
+  });
   const queue = createSessionQueue({ connection: options.commandConnection, keys });
   const metrics =
     options.metrics ??
@@ -190,6 +225,50 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     return true;
   }
 
+  const webhooks = options.webhooks;
+  const webhookWorker = createWebhookWorker({
+    connection: options.workerConnection,
+    prefix: keys.prefix,
+    urls: webhooks?.urls ?? [],
+    secret: webhooks?.secret ?? '',
+    ...(webhooks?.attempts === undefined ? {} : { attempts: webhooks.attempts }),
+    ...(webhooks?.backoffMs === undefined ? {} : { backoffMs: webhooks.backoffMs }),
+    autorun: false,
+    loadProject: async (projectId) => {
+      const project = await repository.get(projectId);
+      if (!project) return null;
+      return {
+        id: project.id,
+        status: project.status,
+        statusReason: project.statusReason,
+        featuresPassing: project.counters.featuresPassing,
+        featuresTotal: project.counters.featuresTotal,
+        inputTokens: project.counters.inputTokens,
+        outputTokens: project.counters.outputTokens,
+        costUsd: project.counters.costUsd,
+      };
+    },
+    onDelivery: async (record) => {
+      const log = record.ok ? logger.info.bind(logger) : logger.warn.bind(logger);
+      log({ ...record }, record.ok ? 'webhook delivered' : 'webhook delivery failed');
+      await repository.recordWebhookDelivery(record);
+    },
+  });
+  webhookWorker.on('error', (error) =>
+    logger.error({ err: error }, 'webhook worker error'),
+  );
+  webhookWorker.on('failed', (job, error) => {
+    if (job && job.attemptsMade < (job.opts.attempts ?? 1)) {
+      logger.info(
+        { attempt: job.attemptsMade, err: error },
+        'webhook attempt failed; retrying',
+      );
+    }
+  });
+  webhookQueue.on('error', (error) =>
+    logger.warn({ err: error }, 'webhook queue error'),
+  );
+
   // Maintenance runs on its own queue so it never takes a session slot.
   const maintenance = options.maintenance;
   let maintenanceQueue: Queue | undefined;
@@ -257,6 +336,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
           .run()
           .catch((error: unknown) => logger.error({ err: error }, 'maintenance worker stopped'));
       }
+      void webhookWorker
+        .run()
+        .catch((error: unknown) => logger.error({ err: error }, 'webhook worker stopped'));
       void worker.run().catch((error: unknown) => logger.error({ err: error }, 'worker stopped'));
       await worker.waitUntilReady();
     })();
@@ -281,6 +363,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
       await worker.close(!drained);
       await maintenanceWorker?.close(true);
       await maintenanceQueue?.close();
+      // Deliveries in flight get their own short timeout; an unfinished one is retried elsewhere.
+      await webhookWorker.close(true);
+      await webhookQueue.close();
       await queue.close();
       await subscriber.unsubscribe().catch(() => undefined);
       logger.info({ drained }, 'worker closed');

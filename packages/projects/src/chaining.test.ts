@@ -46,6 +46,7 @@ describe('decideAfterSession', () => {
       kind: 'finish',
       status: 'paused',
       reason: 'budget: 2 of 2 sessions used',
+      budgetReached: true,
     });
     const spent = { ...emptyCounters(), sessions: 2, costUsd: 1.5 };
     expect(decideAfterSession(input({ counters: spent, budgets: { maxUsd: 1 } }))).toMatchObject({

@@ -50,6 +50,8 @@ export type ChainDecision =
       kind: 'finish';
       status: Extract<ProjectStatus, 'completed' | 'paused' | 'failed'>;
       reason: string;
+      /** The pause is because a project budget was used up. */
+      budgetReached?: true;
     }
   /** Another session is queued. */
   | { kind: 'next'; delayMs: number; jobReason: SessionJobReason; reason: string };
@@ -112,7 +114,7 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
       };
     }
     const budget = exhaustedBudget(input.budgets, input.counters);
-    if (budget) return { kind: 'finish', status: 'paused', reason: budget };
+    if (budget) return { kind: 'finish', status: 'paused', reason: budget, budgetReached: true };
     return {
       kind: 'next',
       delayMs: input.retryDelayMs * 2 ** Math.max(0, failures - 1),
@@ -121,7 +123,7 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
     };
   }
   const budget = exhaustedBudget(input.budgets, input.counters);
-  if (budget) return { kind: 'finish', status: 'paused', reason: budget };
+  if (budget) return { kind: 'finish', status: 'paused', reason: budget, budgetReached: true };
   if (input.abortReason === 'shutdown') {
     return {
       kind: 'next',

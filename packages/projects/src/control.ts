@@ -48,6 +48,12 @@ import {
   sessionJobId,
   type SessionJobData,
 } from './session-queue.js';
+import {
+  createWebhookQueue,
+  notifyStatusChange,
+  type WebhookDeliveryRecord,
+  type WebhookJobData,
+} from './webhooks/webhook-delivery.js';
 
 export interface BatonControlOptions {
   /** An existing ioredis client (not closed by `close()`). Give this, `target` or `url`. */
@@ -152,6 +158,8 @@ export interface BatonControl {
   ): Promise<ProjectEvents[]>;
   /** The project's memory (a `RedisMemoryStore` on this control's connection). */
   memoryStore(projectId: string): Promise<RedisMemoryStore>;
+  /** The project's latest webhook delivery outcomes, newest first. */
+  listWebhookDeliveries(projectId: string): Promise<WebhookDeliveryRecord[]>;
   /** Job counts of the session queue. */
   queueCounts(): Promise<Record<string, number>>;
   /** Deletes a project's records, events and memory (not its workspace). */
@@ -178,7 +186,19 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   // Failures surface as rejected calls; the event only needs a listener.
   redis.on('error', () => undefined);
   const keys = createKeys(prefix);
-  const repository = new ProjectRepository({ redis, keys });
+  let webhooks: Queue<WebhookJobData> | undefined;
+  // Status changes made here (cancel) are notified like the workers' own; workers deliver them.
+  const repository = new ProjectRepository({
+    redis,
+    keys,
+    onStatusChange: (change) => {
+      if (!webhooks) {
+        webhooks = createWebhookQueue({ connection: redis, prefix });
+        webhooks.on('error', () => undefined);
+      }
+      return notifyStatusChange(webhooks, change);
+    },
+  });
   const workspaceRoot = path.resolve(options.workspaceRoot ?? path.join('.baton', 'workspaces'));
   let queue: Queue<SessionJobData> | undefined;
   const followers = new Set<RedisClient>();
@@ -501,6 +521,12 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       });
     },
 
+    async listWebhookDeliveries(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.listWebhookDeliveries(projectId);
+    },
+
     async queueCounts() {
       await ready();
       return sessionQueue().getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
@@ -523,6 +549,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       followers.clear();
       waiter.close();
       if (queue) await queue.close().catch(() => undefined);
+      if (webhooks) await webhooks.close().catch(() => undefined);
       if (ownsRedis) redis.disconnect();
     },
   };

@@ -1,4 +1,5 @@
 import type { ProjectStatus } from './project.js';
+import type { WebhookEventType } from './webhooks/payload.js';
 
 /**
  * Events the worker itself publishes to a project's stream, next to the session's own events
@@ -26,6 +27,8 @@ export type WorkerEvent =
       from: ProjectStatus | null;
       to: ProjectStatus;
       reason: string | null;
+      /** The move was a pause because a project budget was used up. */
+      budgetReached?: true;
     })
   | (WorkerEventBase & {
       type: 'session-queued';
@@ -59,7 +62,19 @@ export type WorkerEvent =
       runningSessionId: string | null;
     })
   /** The session finished and its summary was stored. */
-  | (SessionRunEventBase & { type: 'session-released'; outcome: string });
+  | (SessionRunEventBase & { type: 'session-released'; outcome: string })
+  /** A webhook delivery succeeded, or failed for good after its last attempt. */
+  | (WorkerEventBase & {
+      type: 'webhook-delivery';
+      notificationId: string;
+      webhookType: WebhookEventType;
+      /** The receiver's origin (paths of webhook URLs often hold secrets). */
+      target: string;
+      ok: boolean;
+      attempts: number;
+      status?: number;
+      error?: string;
+    });
 
 /** Any event on a project stream. Session events are kept as the session emitted them. */
 export interface StreamEvent {

@@ -72,6 +72,7 @@ export type {
   ProjectRepositoryOptions,
   ReadEventsOptions,
   SessionSummary,
+  StatusChange,
   TransitionResult,
 } from './project-repository.js';
 export { createModelRateLimiter, rateLimitedFetch } from './rate-limiter.js';

@@ -35,6 +35,8 @@ export interface BatonKeys {
   guidanceAcks(projectId: string): string;
   /** The per-project exclusivity lease (SET NX PX token). */
   lease(projectId: string): string;
+  /** List of a project's latest webhook delivery outcomes (JSON, newest first, capped). */
+  webhookDeliveries(projectId: string): string;
   /** Token bucket shared by every worker for model requests. */
   modelRateLimit: string;
   /** Pub/sub channel telling workers to abort a project's running session. */
@@ -60,6 +62,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     lease: (projectId) => `${base}${projectId}:lease`,
     guidance: (projectId) => `${base}${projectId}:guidance`,
     guidanceAcks: (projectId) => `${base}${projectId}:guidance-acks`,
+    webhookDeliveries: (projectId) => `${base}${projectId}:webhooks`,
     modelRateLimit: `${prefix}:rate:model`,
     cancelChannel: `${prefix}:cancel`,
     pauseChannel: `${prefix}:pause`,

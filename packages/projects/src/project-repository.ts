@@ -5,6 +5,7 @@ import { defineScripts } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
 import type { BatonKeys } from './keys.js';
+import type { WebhookDeliveryRecord } from './webhooks/webhook-delivery.js';
 import {
   emptyCounters,
   type ActiveSessionInfo,
@@ -46,6 +47,25 @@ export interface ProjectRepositoryOptions {
   maxSessions?: number;
   /** Status transitions kept per project. Default 500. */
   maxTransitions?: number;
+  /** Webhook delivery outcomes kept per project. Default 50. */
+  maxWebhookDeliveries?: number;
+  /**
+   * Called after every successful status change (webhooks queue their notification here). Its
+   * errors are swallowed: the change is already stored and a notification must not undo it.
+   */
+  onStatusChange?: (change: StatusChange) => Promise<unknown>;
+}
+
+/** A status change as `onStatusChange` sees it. */
+export interface StatusChange {
+  projectId: string;
+  from: ProjectStatus;
+  to: ProjectStatus;
+  reason: string | null;
+  /** When it moved (epoch ms). */
+  at: number;
+  /** The move was a pause because a project budget was used up. */
+  budgetReached?: boolean;
 }
 
 export interface ReadEventsOptions {
@@ -84,6 +104,8 @@ export class ProjectRepository {
   private readonly maxEvents: number;
   private readonly maxSessions: number;
   private readonly maxTransitions: number;
+  private readonly maxWebhookDeliveries: number;
+  private readonly onStatusChange: ProjectRepositoryOptions['onStatusChange'];
 
   constructor(options: ProjectRepositoryOptions) {
     this.redis = options.redis;
@@ -91,6 +113,8 @@ export class ProjectRepository {
     this.maxEvents = options.maxEvents ?? 10_000;
     this.maxSessions = options.maxSessions ?? 1_000;
     this.maxTransitions = options.maxTransitions ?? 500;
+    this.maxWebhookDeliveries = options.maxWebhookDeliveries ?? 50;
+    this.onStatusChange = options.onStatusChange;
   }
 
   /** Stores a new project in status `queued`; throws `conflict` if the id is taken. */
@@ -187,7 +211,12 @@ export class ProjectRepository {
   async transition(
     projectId: string,
     to: ProjectStatus,
-    options: { from?: readonly ProjectStatus[]; reason?: string | null } = {},
+    options: {
+      from?: readonly ProjectStatus[];
+      reason?: string | null;
+      /** The move is a pause because a project budget was used up (webhooks tell it apart). */
+      budgetReached?: boolean;
+    } = {},
   ): Promise<TransitionResult> {
     const now = Date.now();
     const reason = options.reason ?? '';
@@ -211,7 +240,18 @@ export class ProjectRepository {
       from: status as ProjectStatus,
       to,
       reason: reason === '' ? null : reason,
+      ...(options.budgetReached === true ? { budgetReached: true as const } : {}),
     });
+    if (this.onStatusChange) {
+      await this.onStatusChange({
+        projectId,
+        from: status as ProjectStatus,
+        to,
+        reason: reason === '' ? null : reason,
+        at: now,
+        ...(options.budgetReached === true ? { budgetReached: true } : {}),
+      }).catch(() => undefined);
+    }
     return { ok: true, from: status as ProjectStatus };
   }
 
@@ -287,6 +327,37 @@ export class ProjectRepository {
   async listSessions(projectId: string): Promise<SessionSummary[]> {
     const entries = await this.redis.lrange(this.keys.sessions(projectId), 0, -1);
     return entries.map((entry) => JSON.parse(entry) as SessionSummary);
+  }
+
+  /**
+   * Stores a webhook delivery's outcome (newest first, capped) and publishes it as a
+   * `webhook-delivery` event, for `baton status`, `baton logs` and the dashboard.
+   */
+  async recordWebhookDelivery(record: WebhookDeliveryRecord): Promise<void> {
+    const key = this.keys.webhookDeliveries(record.projectId);
+    const pipeline = this.redis.pipeline();
+    pipeline.lpush(key, JSON.stringify(record));
+    pipeline.ltrim(key, 0, this.maxWebhookDeliveries - 1);
+    await execPipeline(pipeline);
+    await this.appendEvent(record.projectId, {
+      v: 1,
+      type: 'webhook-delivery',
+      at: record.at,
+      projectId: record.projectId,
+      notificationId: record.notificationId,
+      webhookType: record.type,
+      target: record.target,
+      ok: record.ok,
+      attempts: record.attempts,
+      ...(record.status === undefined ? {} : { status: record.status }),
+      ...(record.error === undefined ? {} : { error: record.error }),
+    });
+  }
+
+  /** The project's latest webhook delivery outcomes, newest first. */
+  async listWebhookDeliveries(projectId: string): Promise<WebhookDeliveryRecord[]> {
+    const entries = await this.redis.lrange(this.keys.webhookDeliveries(projectId), 0, -1);
+    return entries.map((entry) => JSON.parse(entry) as WebhookDeliveryRecord);
   }
 
   /** Appends an event to the project's capped stream; returns its stream id. */
@@ -372,6 +443,7 @@ export class ProjectRepository {
       this.keys.lease(projectId),
       this.keys.guidance(projectId),
       this.keys.guidanceAcks(projectId),
+      this.keys.webhookDeliveries(projectId),
     );
     pipeline.zrem(this.keys.projects, projectId);
     await execPipeline(pipeline);

@@ -1,4 +1,10 @@
-import { REDIS_URL, deletePrefix, randomHex } from '@baton/test-support';
+import {
+  REDIS_URL,
+  deletePrefix,
+  randomHex,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@baton/test-support';
 import type { Queue, Worker } from 'bullmq';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import {
@@ -15,7 +21,6 @@ import {
   type WebhookJobData,
   type WebhookPayload,
 } from '../src/index.js';
-import { startWebhookReceiver, type WebhookReceiver } from './support/webhook-receiver.js';
 
 const SECRET = 'whsec-test';
 const project = {

@@ -16,3 +16,9 @@ export {
   git,
   writeFiles,
 } from './git-repos.js';
+export {
+  startWebhookReceiver,
+  type ReceivedRequest,
+  type WebhookReceiver,
+  type WebhookReceiverOptions,
+} from './webhook-receiver.js';

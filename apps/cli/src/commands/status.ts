@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ProjectRecord } from '@baton/projects';
+import type { ProjectRecord, WebhookDeliveryRecord } from '@baton/projects';
 import { summarizeSandbox } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
@@ -35,7 +35,29 @@ export function projectJson(project: ProjectRecord) {
   };
 }
 
-function describeProject(project: ProjectRecord): string {
+/** One line per recent webhook delivery (newest first), e.g. `project.completed -> http://host ok (3 attempts)`. */
+function describeDeliveries(deliveries: readonly WebhookDeliveryRecord[]): string[] {
+  if (deliveries.length === 0) return [];
+  const failed = deliveries.filter((delivery) => !delivery.ok).length;
+  const lines = [
+    `webhooks  ${deliveries.length - failed} delivered, ${failed} failed (latest first)`,
+  ];
+  for (const delivery of deliveries.slice(0, 5)) {
+    const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
+    const outcome = delivery.ok
+      ? `ok (${attempts})`
+      : `FAILED after ${attempts}: ${delivery.error ?? `HTTP ${delivery.status ?? '?'}`}`;
+    lines.push(
+      `          ${new Date(delivery.at).toISOString()} ${delivery.type} -> ${delivery.target} ${outcome}`,
+    );
+  }
+  return lines;
+}
+
+function describeProject(
+  project: ProjectRecord,
+  deliveries: readonly WebhookDeliveryRecord[],
+): string {
   const c = project.counters;
   const lines = [
     `project   ${project.id}`,
@@ -61,6 +83,7 @@ function describeProject(project: ProjectRecord): string {
     );
   }
   if (project.lastError) lines.push(`lastError ${project.lastError}`);
+  lines.push(...describeDeliveries(deliveries));
   return `${lines.join('\n')}\n`;
 }
 
@@ -78,10 +101,11 @@ export function registerStatusCommand(program: Command): void {
         if (id !== undefined) {
           const project = await control.getProject(id);
           if (!project) throw projectNotFound(id, 'on Redis (see `baton status`)');
+          const deliveries = await control.listWebhookDeliveries(id);
           process.stdout.write(
             options.json
-              ? `${JSON.stringify(projectJson(project), null, 2)}\n`
-              : describeProject(project),
+              ? `${JSON.stringify({ ...projectJson(project), webhooks: deliveries }, null, 2)}\n`
+              : describeProject(project, deliveries),
           );
           return;
         }

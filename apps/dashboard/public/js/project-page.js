@@ -24,6 +24,15 @@ function section(title, id, ...children) {
   );
 }
 
+/** One webhook delivery outcome, e.g. `project.completed → http://host: delivered (3 attempts)`. */
+export function describeDelivery(delivery) {
+  const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
+  const outcome = delivery.ok
+    ? `delivered (${attempts})`
+    : `failed after ${attempts}: ${delivery.error ?? `HTTP ${delivery.status ?? '?'}`}`;
+  return `webhook ${delivery.type} → ${delivery.target}: ${outcome}`;
+}
+
 /** One readable line per stream event. */
 export function describeEvent(event) {
   switch (event.type) {
@@ -57,6 +66,8 @@ export function describeEvent(event) {
       return `session ${event.sessionNumber} claimed by worker ${event.workerId}`;
     case 'session-released':
       return `session ${event.sessionNumber} released: ${event.outcome}`;
+    case 'webhook-delivery':
+      return describeDelivery({ ...event, type: event.webhookType });
     default:
       return event.type;
   }
@@ -115,6 +126,7 @@ export function projectPage(main, projectId) {
     h('p', { class: 'muted' }, 'Pick a file.'),
   );
   const transitions = h('ol', { class: 'transitions' });
+  const webhooks = h('ol', { class: 'webhooks', dataset: { testid: 'webhook-deliveries' } });
 
   replace(
     main,
@@ -143,6 +155,7 @@ export function projectPage(main, projectId) {
         section('Live events', 'events', tail),
         section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),
         section('Status history', 'transitions-card', transitions),
+        section('Webhooks', 'webhooks-card', webhooks),
       ),
     ),
   );
@@ -529,6 +542,20 @@ export function projectPage(main, projectId) {
         ),
       ),
     );
+    const deliveries = detail.webhooks ?? [];
+    replace(
+      webhooks,
+      deliveries.length === 0
+        ? h('p', { class: 'muted' }, 'No webhook deliveries.')
+        : deliveries.map((delivery) =>
+            h(
+              'li',
+              { class: delivery.ok ? 'delivered' : 'failed' },
+              h('time', {}, formatDateTime(delivery.at)),
+              ` ${describeDelivery(delivery)}`,
+            ),
+          ),
+    );
   }
 
   // Refreshing on the events that change each panel keeps Redis reads proportional to activity.
@@ -576,7 +603,11 @@ export function projectPage(main, projectId) {
       if (path === '/memories/progress.md') markDirty('progress');
       if (path === '/memories/features.json') markDirty('checklist');
       if (path === selectedFile) markDirty('file');
-    } else if (event.type === 'session-end' || event.type === 'project-status') {
+    } else if (
+      event.type === 'session-end' ||
+      event.type === 'project-status' ||
+      event.type === 'webhook-delivery'
+    ) {
       markDirty('detail', 'checklist');
     }
   }

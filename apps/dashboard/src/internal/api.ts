@@ -155,15 +155,17 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/projects/:id', async (context) => {
     const projectId = projectIdParam(context);
     const project = await requireProject(projectId);
-    const [sessions, transitions] = await Promise.all([
+    const [sessions, transitions, webhooks] = await Promise.all([
       control.listSessions(projectId),
       control.listTransitions(projectId),
+      control.listWebhookDeliveries(projectId),
     ]);
     return context.json({
       project: projectView(project, hub.activity(projectId)),
       budgets: project.budgets,
       sessions,
       transitions,
+      webhooks,
     });
   });
 

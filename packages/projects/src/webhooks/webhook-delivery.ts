@@ -109,6 +109,8 @@ export interface WebhookWorkerOptions {
   timeoutMs?: number;
   /** Deliveries in flight at once. Default 4. */
   concurrency?: number;
+  /** Start taking jobs at once (BullMQ's `autorun`). Default true. */
+  autorun?: boolean;
 }
 
 /** The origin of a URL, for records and logs. */
@@ -223,6 +225,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): Worker<Webho
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency ?? 4,
+      ...(options.autorun === undefined ? {} : { autorun: options.autorun }),
     },
   );
   const close = worker.close.bind(worker);

@@ -10,7 +10,7 @@ export interface ReceivedRequest {
   answered: number;
 }
 
-/** A local HTTP receiver that answers `failFirst` requests with 500, then 204. */
+/** A local webhook receiver on 127.0.0.1: answers the first `failFirst` requests 500, then `status`. */
 export interface WebhookReceiver {
   url: string;
   requests: ReceivedRequest[];
@@ -19,8 +19,15 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
+export interface WebhookReceiverOptions {
+  /** Requests answered 500 before the receiver starts answering `status`. Default 0. */
+  failFirst?: number;
+  /** The answer once `failFirst` requests failed. Default 204. */
+  status?: number;
+}
+
 export async function startWebhookReceiver(
-  options: { failFirst?: number; status?: number } = {},
+  options: WebhookReceiverOptions = {},
 ): Promise<WebhookReceiver> {
   const requests: ReceivedRequest[] = [];
   const waiters: Array<{ count: number; resolve: (value: ReceivedRequest[]) => void }> = [];

@@ -1,0 +1,171 @@
+import { verifyWebhookSignature, type WebhookDeliveryRecord } from '@baton/projects';
+import {
+  startWebhookReceiver,
+  waitFor,
+  type ReceivedRequest,
+  type WebhookReceiver,
+} from '@baton/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startCli, type CliProcess } from './helpers.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+const SECRET = 'whsec-cli-test';
+
+let dir: string;
+let world: RedisWorld;
+const running: CliProcess[] = [];
+useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+
+let receivers: WebhookReceiver[] = [];
+afterEach(async () => {
+  await Promise.all(receivers.map((receiver) => receiver.close()));
+  receivers = [];
+});
+
+async function receiver(options: { failFirst?: number; status?: number }) {
+  const started = await startWebhookReceiver(options);
+  receivers.push(started);
+  return started;
+}
+
+async function startWorker(urls: string[]): Promise<CliProcess> {
+  const worker = startCli(['worker', '--port', '0'], {
+    cwd: dir,
+    env: world.env(dir, {
+      BATON_MODEL: 'sim',
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_WEBHOOK_URL: urls.join(','),
+      BATON_WEBHOOK_SECRET: SECRET,
+      BATON_WEBHOOK_ATTEMPTS: '3',
+      BATON_WEBHOOK_BACKOFF_MS: '50',
+    }),
+  });
+  running.push(worker);
+  await worker.waitForOutput('"worker started"');
+  return worker;
+}
+
+function deliveries(id: string, count: number): Promise<WebhookDeliveryRecord[]> {
+  return waitFor(
+    `${count} webhook deliveries of ${id}`,
+    async () => {
+      const records = await world.control.listWebhookDeliveries(id);
+      return records.length >= count ? records : null;
+    },
+    40_000,
+  );
+}
+
+function expectSigned(request: ReceivedRequest): Record<string, unknown> {
+  expect(
+    verifyWebhookSignature(request.rawBody, SECRET, request.headers['x-baton-signature']),
+  ).toBe(true);
+  return JSON.parse(request.rawBody) as Record<string, unknown>;
+}
+
+describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)', () => {
+  it('a completed project is POSTed signed to every receiver, retried through two failures; `baton status` shows the outcomes', async () => {
+    const flaky = await receiver({ failFirst: 2 });
+    const down = await receiver({ status: 503 });
+    await startWorker([flaky.url, down.url]);
+    const id = world.projectId('wh');
+    const enqueued = await runCli(['enqueue', '--project', id, '--goal', 'Greet\n- hello'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(enqueued.code).toBe(0);
+
+    const records = await deliveries(id, 2);
+    const project = await world.control.getProject(id);
+    expect(project?.status).toBe('completed');
+
+    // Three attempts each: the flaky one succeeds on the third, the other fails all three.
+    expect(flaky.requests.map((request) => request.answered)).toEqual([500, 500, 204]);
+    expect(down.requests.map((request) => request.answered)).toEqual([503, 503, 503]);
+    const bodies = [...flaky.requests, ...down.requests].map(expectSigned);
+    expect(new Set(flaky.requests.map((request) => request.rawBody)).size).toBe(1);
+    expect(bodies[0]).toMatchObject({
+      type: 'project.completed',
+      project: {
+        id,
+        status: 'completed',
+        features: { passing: 1, total: 1 },
+        tokens: { input: project?.counters.inputTokens, output: project?.counters.outputTokens },
+      },
+    });
+    expect(flaky.requests[0]?.headers['x-baton-event']).toBe('project.completed');
+
+    const byTarget = new Map(records.map((record) => [record.target, record]));
+    expect(byTarget.get(new URL(flaky.url).origin)).toMatchObject({ ok: true, attempts: 3 });
+    expect(byTarget.get(new URL(down.url).origin)).toMatchObject({
+      ok: false,
+      attempts: 3,
+      status: 503,
+    });
+
+    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(status.code).toBe(0);
+    expect(status.stdout).toMatch(/^webhooks\s+1 delivered, 1 failed/m);
+    expect(status.stdout).toMatch(
+      /project\.completed -> http:\/\/127\.0\.0\.1:\d+ ok \(3 attempts\)/,
+    );
+    expect(status.stdout).toMatch(/FAILED after 3 attempts: receiver answered HTTP 503/);
+    // The path of a webhook URL often holds a token: it is never shown.
+    expect(status.stdout).not.toContain('secret-path-token');
+    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const parsed = JSON.parse(json.stdout) as { webhooks: WebhookDeliveryRecord[] };
+    expect(parsed.webhooks.map((record) => record.ok).sort()).toEqual([false, true]);
+
+    const events = await world.control.readEvents(id, { count: 10_000 });
+    const delivered = events.filter((entry) => entry.event.type === 'webhook-delivery');
+    expect(delivered).toHaveLength(2);
+  });
+
+  it('a budget pause is project.budget_reached, and `baton cancel` of a queued project is project.cancelled', async () => {
+    const hook = await receiver({});
+    await startWorker([hook.url]);
+    const paused = world.projectId('whb');
+    await runCli(
+      ['enqueue', '--project', paused, '--goal', 'Greet\n- hello\n- bye', '--max-sessions', '1'],
+      { cwd: dir, env: world.env(dir) },
+    );
+    await deliveries(paused, 1);
+    expect(expectSigned(hook.requests[0]!)).toMatchObject({
+      type: 'project.budget_reached',
+      project: { id: paused, status: 'paused', reason: 'budget: 1 of 1 sessions used' },
+    });
+
+    // Created but never queued: only the CLI's cancel touches it, and a worker still delivers.
+    const cancelled = world.projectId('whc');
+    await world.control.createProject({ id: cancelled, goal: '- a' });
+    const cancel = await runCli(['cancel', cancelled], { cwd: dir, env: world.env(dir) });
+    expect(cancel.code).toBe(0);
+    await deliveries(cancelled, 1);
+    const body = expectSigned(hook.requests[1]!);
+    expect(body).toMatchObject({
+      type: 'project.cancelled',
+      project: { id: cancelled, status: 'cancelled', reason: 'cancelled by user' },
+    });
+  });
+
+  it('refuses a webhook URL without a secret, and a URL that is not http(s), in one line each', async () => {
+    const noSecret = await runCli(['worker'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_MODEL: 'sim', BATON_WEBHOOK_URL: 'http://127.0.0.1:9/x' }),
+    });
+    expect(noSecret.code).toBe(2);
+    expect(oneLine(noSecret.stderr)).toContain('BATON_WEBHOOK_SECRET is not set');
+    const notHttp = await runCli(['worker'], {
+      cwd: dir,
+      env: world.env(dir, {
+        BATON_MODEL: 'sim',
+        BATON_WEBHOOK_URL: 'http://127.0.0.1:9/a, ftp://host/token-123',
+        BATON_WEBHOOK_SECRET: 's',
+      }),
+    });
+    expect(notHttp.code).toBe(2);
+    const line = oneLine(notHttp.stderr);
+    expect(line).toContain('BATON_WEBHOOK_URL entry 2 is not an http:// or https:// URL');
+    expect(line).not.toContain('token-123');
+  });
+});
