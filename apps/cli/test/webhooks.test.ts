@@ -58,7 +58,11 @@ function deliveries(id: string, count: number): Promise<WebhookDeliveryRecord[]>
 
 function expectSigned(request: ReceivedRequest): Record<string, unknown> {
   expect(
-    verifyWebhookSignature(request.rawBody, SECRET, request.headers['x-baton-signature']),
+    verifyWebhookSignature(
+      request.rawBody,
+      SECRET,
+      request.headers['x-baton-signature'] as string | undefined,
+    ),
   ).toBe(true);
   return JSON.parse(request.rawBody) as Record<string, unknown>;
 }
