@@ -254,20 +254,13 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
       await repository.recordWebhookDelivery(record);
     },
   });
-  webhookWorker.on('error', (error) =>
-    logger.error({ err: error }, 'webhook worker error'),
-  );
+  webhookWorker.on('error', (error) => logger.error({ err: error }, 'webhook worker error'));
   webhookWorker.on('failed', (job, error) => {
     if (job && job.attemptsMade < (job.opts.attempts ?? 1)) {
-      logger.info(
-        { attempt: job.attemptsMade, err: error },
-        'webhook attempt failed; retrying',
-      );
+      logger.info({ attempt: job.attemptsMade, err: error }, 'webhook attempt failed; retrying');
     }
   });
-  webhookQueue.on('error', (error) =>
-    logger.warn({ err: error }, 'webhook queue error'),
-  );
+  webhookQueue.on('error', (error) => logger.warn({ err: error }, 'webhook queue error'));
 
   // Maintenance runs on its own queue so it never takes a session slot.
   const maintenance = options.maintenance;
