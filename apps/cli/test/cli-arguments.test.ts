@@ -1,3 +1,4 @@
+import { EXIT_CODE_POINTER } from '../src/exit-codes.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliEnv, runCli, tempDir } from './helpers.js';
 
@@ -18,7 +19,7 @@ describe('every command has --help', () => {
       const result = await runCli(args, { cwd: dir, env: cliEnv(dir) });
       expect(result.code).toBe(0);
       expect(result.stdout).toMatch(/^Usage: baton/);
-      if (args[0] === 'run') expect(result.stdout).toContain('Exit codes: 0 every feature passes');
+      if (args[0] === 'run') expect(result.stdout).toContain(EXIT_CODE_POINTER);
     },
   );
 });

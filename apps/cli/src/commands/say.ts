@@ -12,10 +12,7 @@ export function registerSayCommand(program: Command): void {
     .argument('<id>', 'project id', parseProjectId)
     .argument('<text>', 'the guidance (1-4000 characters)')
     .option('--json', 'print JSON')
-    .addHelpText(
-      'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.\nExit codes: 0 sent, 2 bad arguments (empty or too long text) or a completed, failed or cancelled project, 7 unknown project, 8 Redis unreachable, 1 unexpected error.',
-    )
+    .addHelpText('after', '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.')
     .action(async (id: string, text: string, options: { json?: boolean }) => {
       await withControl(async (control) => {
         const { guidance, project } = await control.say(id, text);
