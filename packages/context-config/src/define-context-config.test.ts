@@ -190,6 +190,7 @@ describe('presets', () => {
       preset: 'off',
       betas: [],
       context_management: undefined,
+      promptCache: { prefixTtl: '5m' },
     });
   });
 

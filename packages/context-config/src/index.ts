@@ -6,6 +6,7 @@ export type {
   ContextManagement,
   ContextManagementEdit,
   ContextPresetName,
+  PromptCacheInput,
   ResolvedContextConfig,
 } from './types.js';
 export {
@@ -39,9 +40,15 @@ export type {
 } from './preview-clearing.js';
 export { DEFAULT_PRICES, estimateCostUsd, priceForModel } from './prices.js';
 export type { BillableUsage, ModelPrice, PriceTable } from './prices.js';
-export { accountTurn, createUsageAccumulator, emptyUsageTotals } from './usage-accumulator.js';
+export {
+  accountTurn,
+  cacheHitRate,
+  createUsageAccumulator,
+  emptyUsageTotals,
+} from './usage-accumulator.js';
 export type {
   AppliedEdit,
+  CacheInvalidation,
   TurnAccounting,
   TurnResponse,
   TurnUsage,
@@ -51,3 +58,20 @@ export type {
 } from './usage-accumulator.js';
 export { CONFIG_FILE_NAME, CONTEXT_ENV_VARS, loadContextConfig } from './load-context-config.js';
 export type { LoadContextConfigOptions } from './load-context-config.js';
+export {
+  CACHE_LOOKBACK_BLOCKS,
+  CACHE_TTL_MS,
+  MAX_CACHE_BREAKPOINTS,
+  MIN_CACHEABLE_TOKENS,
+  clearingCacheCost,
+  minCacheableTokens,
+  withCacheBreakpoints,
+} from './prompt-cache.js';
+export type {
+  CacheTtl,
+  CacheableRequest,
+  ClearingCacheCost,
+  PlacedBreakpoint,
+  PromptCachePolicy,
+  WithBreakpoints,
+} from './prompt-cache.js';

@@ -39,6 +39,10 @@ export const CONTEXT_ENV_VARS = {
   compaction: 'BATON_CONTEXT_COMPACTION',
   /** compaction.trigger = { type: 'input_tokens', value } (turns compaction on). */
   compactionTriggerTokens: 'BATON_CONTEXT_COMPACTION_TRIGGER_TOKENS',
+  /** promptCache: `off` (no cache breakpoints) or `on`. */
+  promptCache: 'BATON_CONTEXT_PROMPT_CACHE',
+  /** promptCache.prefixTtl: `5m` or `1h` (turns prompt caching on). */
+  cacheTtl: 'BATON_CONTEXT_CACHE_TTL',
 } as const;
 
 export interface LoadContextConfigOptions {
@@ -338,6 +342,18 @@ function readEnv(env: NodeJS.ProcessEnv): {
       compactionTrigger === undefined
         ? {}
         : { trigger: { type: 'input_tokens', value: compactionTrigger } };
+  }
+  const promptCache = toggle(CONTEXT_ENV_VARS.promptCache);
+  const ttl = get(CONTEXT_ENV_VARS.cacheTtl)?.toLowerCase();
+  if (ttl !== undefined && ttl !== '5m' && ttl !== '1h') {
+    problem(CONTEXT_ENV_VARS.cacheTtl, `must be 5m or 1h (got "${ttl}")`);
+  } else if (promptCache === false) {
+    if (ttl !== undefined) {
+      problem(CONTEXT_ENV_VARS.promptCache, `is off, but ${CONTEXT_ENV_VARS.cacheTtl} is set`);
+    }
+    input.promptCache = false;
+  } else if (promptCache === true || ttl !== undefined) {
+    input.promptCache = ttl === undefined ? {} : { prefixTtl: ttl };
   }
   return { input: input as ContextConfigInput, issues };
 }

@@ -29,6 +29,7 @@ export const CONTEXT_PRESETS: Readonly<Record<ContextPresetName, ContextPreset>>
       },
       clearThinking: false,
       compaction: false,
+      promptCache: { prefixTtl: '5m' },
     },
   },
   'search-heavy': {
@@ -45,6 +46,7 @@ export const CONTEXT_PRESETS: Readonly<Record<ContextPresetName, ContextPreset>>
       },
       clearThinking: false,
       compaction: false,
+      promptCache: { prefixTtl: '5m' },
     },
   },
   'long-horizon': {
@@ -64,13 +66,20 @@ export const CONTEXT_PRESETS: Readonly<Record<ContextPresetName, ContextPreset>>
         trigger: { type: 'input_tokens', value: 150_000 },
         pause_after_compaction: false,
       },
+      promptCache: { prefixTtl: '5m' },
     },
   },
   off: {
     intent:
-      'No context management: the request carries no context_management and no beta. For ' +
-      'short sessions, for measuring a baseline, or for models without the beta.',
-    config: { clearToolUses: false, clearThinking: false, compaction: false },
+      'No context management: the request carries no context_management and no beta (prompt ' +
+      'caching stays on). For short sessions, for measuring a baseline, or for models without ' +
+      'the beta.',
+    config: {
+      clearToolUses: false,
+      clearThinking: false,
+      compaction: false,
+      promptCache: { prefixTtl: '5m' },
+    },
   },
 };
 

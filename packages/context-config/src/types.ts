@@ -11,6 +11,7 @@ import type {
   BetaToolUsesKeep,
   BetaToolUsesTrigger,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { CacheTtl, PromptCachePolicy } from './prompt-cache.js';
 
 /** Named starting points; see docs/context-management.md for the intent of each. */
 export type ContextPresetName = 'coding' | 'search-heavy' | 'long-horizon' | 'off';
@@ -50,6 +51,12 @@ export interface CompactionInput {
   pause_after_compaction?: boolean;
 }
 
+/** Options of prompt caching (Baton's breakpoints; see `withCacheBreakpoints`). */
+export interface PromptCacheInput {
+  /** TTL of the stable prefix (tools + system): `'5m'` or `'1h'`. Default `'5m'`. */
+  prefixTtl?: CacheTtl;
+}
+
 /**
  * What a user writes (in code, in `baton.config.json` under `context`, or through env vars).
  * Unknown keys are errors. A group set to `false` turns that edit off; an object turns it on and
@@ -61,6 +68,8 @@ export interface ContextConfigInput {
   clearToolUses?: false | ClearToolUsesInput;
   clearThinking?: false | ClearThinkingInput;
   compaction?: false | CompactionInput;
+  /** Cache breakpoints on every request. `false` sends none. Default on, `prefixTtl: '5m'`. */
+  promptCache?: false | PromptCacheInput;
 }
 
 /** One edit as the Messages API takes it. */
@@ -78,4 +87,6 @@ export interface ResolvedContextConfig {
   betas: AnthropicBeta[];
   /** `undefined` when no edit is on (preset `off`): send no `context_management` at all. */
   context_management: ContextManagement | undefined;
+  /** How requests place cache breakpoints; `null` when prompt caching is off. */
+  promptCache: PromptCachePolicy | null;
 }

@@ -108,12 +108,16 @@ describe('createUsageAccumulator', () => {
         outputTokens: 200,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 800,
+        cacheWrite5mInputTokens: 800,
+        cacheWrite1hInputTokens: 0,
       },
       appliedEdits: [],
       clearedInputTokens: 0,
       clearedToolUses: 0,
       clearedThinkingTurns: 0,
+      cacheInvalidation: null,
       costUsd: (1_000 * 3 + 200 * 15 + 800 * 3.75) / 1_000_000,
+      uncachedCostUsd: (1_800 * 3 + 200 * 15) / 1_000_000,
     });
     const second = accumulator.recordTurn(
       response(

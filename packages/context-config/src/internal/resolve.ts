@@ -23,8 +23,12 @@ import type {
 } from '../types.js';
 import { formatPath } from './issues.js';
 
-type Group = 'clearToolUses' | 'clearThinking' | 'compaction';
-const GROUPS: readonly Group[] = ['clearToolUses', 'clearThinking', 'compaction'];
+const DEFAULT_PREFIX_TTL = '5m';
+
+type Group = 'clearToolUses' | 'clearThinking' | 'compaction' | 'promptCache';
+const GROUPS: readonly Group[] = ['clearToolUses', 'clearThinking', 'compaction', 'promptCache'];
+/** The groups that make `context_management` edits (a changed one makes the preset `custom`). */
+const EDIT_GROUPS: readonly Group[] = ['clearToolUses', 'clearThinking', 'compaction'];
 
 /**
  * Layers a later input over an earlier one: `preset` is replaced, a group set to `false` turns
@@ -174,7 +178,7 @@ function compactEdit(group: CompactionInput): BetaCompact20260112Edit {
 export function buildResolved(input: ContextConfigInput): ResolvedContextConfig {
   const presetName = input.preset ?? DEFAULT_CONTEXT_PRESET;
   const effective = mergeInputs(CONTEXT_PRESETS[presetName].config, input);
-  const custom = GROUPS.some((group) => input[group] !== undefined);
+  const custom = EDIT_GROUPS.some((group) => input[group] !== undefined);
 
   const edits: ContextManagementEdit[] = [];
   // The API requires clear_thinking to come first when it is combined with other edits.
@@ -190,5 +194,8 @@ export function buildResolved(input: ContextConfigInput): ResolvedContextConfig 
     preset: custom ? 'custom' : presetName,
     betas,
     context_management: edits.length > 0 ? { edits } : undefined,
+    promptCache: effective.promptCache
+      ? { prefixTtl: effective.promptCache.prefixTtl ?? DEFAULT_PREFIX_TTL }
+      : null,
   };
 }

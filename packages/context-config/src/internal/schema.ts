@@ -88,6 +88,10 @@ const compaction = strict({
   pause_after_compaction: z.boolean({ error: 'must be true or false' }).optional(),
 });
 
+const promptCache = strict({
+  prefixTtl: z.enum(['5m', '1h'], { error: 'must be "5m" or "1h"' }).optional(),
+});
+
 const off = z.literal(false);
 
 export const PRESET_NAMES = ['coding', 'search-heavy', 'long-horizon', 'off'] as const;
@@ -97,4 +101,5 @@ export const contextConfigInputSchema = strict({
   clearToolUses: z.union([off, clearToolUses], { error: 'must be false or an object' }).optional(),
   clearThinking: z.union([off, clearThinking], { error: 'must be false or an object' }).optional(),
   compaction: z.union([off, compaction], { error: 'must be false or an object' }).optional(),
+  promptCache: z.union([off, promptCache], { error: 'must be false or an object' }).optional(),
 });
