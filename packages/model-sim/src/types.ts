@@ -105,6 +105,12 @@ export interface ModelSimOptions {
   parallelToolCalls?: boolean;
   /** How many request records `received` keeps (oldest dropped first). Default 500. */
   maxRecords?: number;
+  /** The clock of cache lifetimes, in ms (tests move it to expire entries). Default `Date.now`. */
+  clock?: () => number;
+  /** Minimum cacheable prefix for every model. Default: the model's (`minCacheableTokens`; `sim` 512). */
+  minCacheableTokens?: number;
+  /** Prompt-cache entries kept at most (expired, then oldest, go first). Default 10 000. */
+  maxCacheEntries?: number;
 }
 
 /** One `/v1/messages` or `count_tokens` request as the simulator handled it. */
@@ -125,6 +131,14 @@ export interface SimRequestRecord {
   thread?: string;
   /** Names of the tools the response called. */
   toolCalls?: string[];
+  /** What the prompt cache did: breakpoints sent, tokens read, written per TTL, and uncached. */
+  cache?: {
+    breakpoints: number;
+    readInputTokens: number;
+    write5mInputTokens: number;
+    write1hInputTokens: number;
+    uncachedInputTokens: number;
+  };
 }
 
 export interface SimStats {
@@ -133,6 +147,8 @@ export interface SimStats {
   stalled: number;
   openConnections: number;
   threads: number;
+  /** Live prompt-cache entries. */
+  cacheEntries: number;
   faults: SimFaults;
   statuses: Record<string, number>;
 }

@@ -8,6 +8,7 @@ import type {
   BetaStopReason,
   BetaUsage,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { CacheBill } from './prompt-cache.js';
 
 /** Blocks the simulator produces: plain text and client tool calls. */
 export type SimBlock =
@@ -18,7 +19,10 @@ export interface BuildMessageOptions {
   model: string;
   blocks: SimBlock[];
   stopReason: BetaStopReason;
+  /** Uncached input tokens (after the last cache read or write). */
   inputTokens: number;
+  /** What the prompt cache read and wrote; none when absent. */
+  cache?: CacheBill;
   outputTokens: number;
   contextManagement: BetaContextManagementResponse | null;
   stopDetails?: BetaRefusalStopDetails | null;
@@ -35,13 +39,15 @@ export function refusalDetails(): BetaRefusalStopDetails {
   };
 }
 
-function usage(inputTokens: number, outputTokens: number): BetaUsage {
+function usage(inputTokens: number, outputTokens: number, cache: CacheBill | undefined): BetaUsage {
+  const write5m = cache?.write5mInputTokens ?? 0;
+  const write1h = cache?.write1hInputTokens ?? 0;
   return {
     input_tokens: inputTokens,
     output_tokens: outputTokens,
-    cache_creation_input_tokens: 0,
-    cache_read_input_tokens: 0,
-    cache_creation: null,
+    cache_creation_input_tokens: write5m + write1h,
+    cache_read_input_tokens: cache?.readInputTokens ?? 0,
+    cache_creation: { ephemeral_5m_input_tokens: write5m, ephemeral_1h_input_tokens: write1h },
     fallback_credit: null,
     inference_geo: null,
     iterations: null,
@@ -70,7 +76,7 @@ export function buildMessage(options: BuildMessageOptions): BetaMessage {
     container: null,
     context_management: options.contextManagement,
     diagnostics: null,
-    usage: usage(options.inputTokens, options.outputTokens),
+    usage: usage(options.inputTokens, options.outputTokens, options.cache),
   };
 }
 
@@ -150,8 +156,8 @@ export function streamEvents(message: BetaMessage): StreamEvent[] {
     usage: {
       input_tokens: message.usage.input_tokens,
       output_tokens: message.usage.output_tokens,
-      cache_creation_input_tokens: 0,
-      cache_read_input_tokens: 0,
+      cache_creation_input_tokens: message.usage.cache_creation_input_tokens,
+      cache_read_input_tokens: message.usage.cache_read_input_tokens,
       server_tool_use: null,
       fallback_credit: null,
       iterations: null,

@@ -20,6 +20,7 @@ import type { PlannedFault } from './faults.js';
 import { destroy, readBody, sendError, sendJson, sendSlowStream, sendStream } from './http.js';
 import { randomId } from './ids.js';
 import { buildMessage, toMessageParam } from './message.js';
+import { PromptCache, unmarkRequest } from './prompt-cache.js';
 import { type Reply, replyFromAgent, replyFromScript, shapeReply } from './reply.js';
 import { type ThreadStore, createThreadStore } from './threads.js';
 import {
@@ -76,6 +77,7 @@ export class SimServer {
   readonly #threads: ThreadStore;
   readonly #statuses: Record<string, number> = {};
   readonly #maxRecords: number;
+  readonly #cache: PromptCache;
 
   constructor(options: ModelSimOptions) {
     this.#options = options;
@@ -85,6 +87,11 @@ export class SimServer {
       maxThreads: options.maxThreads ?? 1000,
     });
     this.#maxRecords = options.maxRecords ?? 500;
+    this.#cache = new PromptCache({
+      now: options.clock ?? Date.now,
+      maxEntries: options.maxCacheEntries ?? 10_000,
+      minCacheableTokens: options.minCacheableTokens,
+    });
   }
 
   stats(): SimStats {
@@ -94,6 +101,7 @@ export class SimServer {
       stalled: this.waiters.stalled,
       openConnections: this.sockets.size,
       threads: this.#threads.size,
+      cacheEntries: this.#cache.size,
       faults: this.faults,
       statuses: { ...this.#statuses },
     };
@@ -211,13 +219,28 @@ export class SimServer {
     const resolved = this.#threads.resolve(body);
     validateMessages(resolved.messages);
     if (resolved.thread) entry.thread = resolved.thread.type;
-    const history = resolved.messages as BetaMessageParam[];
+    // The model and the cache see the prompt without its cache_control marks.
+    const unmarked = unmarkRequest({
+      tools: resolved.tools,
+      system: resolved.system,
+      messages: resolved.messages as BetaMessageParam[],
+      topLevel: body['cache_control'],
+    });
+    const history = unmarked.messages;
     const edited = applyContextEditing({
       messages: history,
-      system: resolved.system,
-      tools: resolved.tools,
+      system: unmarked.system,
+      tools: unmarked.tools,
       contextManagement: body['context_management'],
     });
+    const cache = this.#cache.bill({
+      model: body['model'] as string,
+      tools: unmarked.tools,
+      system: unmarked.system,
+      messages: edited.messages,
+      marks: unmarked.marks,
+    });
+    entry.cache = { breakpoints: unmarked.marks.length, ...cache };
     entry.inputTokensBefore = edited.inputTokensBefore;
     entry.inputTokensAfter = edited.inputTokensAfter;
     entry.appliedEdits = edited.response?.applied_edits ?? [];
@@ -225,8 +248,8 @@ export class SimServer {
     const turn = Math.max(1, history.filter((item) => item.role === 'assistant').length + 1);
     const params = {
       ...body,
-      system: resolved.system,
-      tools: resolved.tools,
+      system: unmarked.system,
+      tools: unmarked.tools,
       messages: history,
     } as MessageCreateParamsBase;
     const reply = await this.#reply(exchange, params, edited.messages, turn);
@@ -238,7 +261,8 @@ export class SimServer {
       model: body['model'] as string,
       blocks: shaped.blocks,
       stopReason: shaped.stopReason,
-      inputTokens: edited.inputTokensAfter,
+      inputTokens: cache.uncachedInputTokens,
+      cache,
       outputTokens: shaped.outputTokens,
       contextManagement: edited.response,
       stopDetails: shaped.stopDetails,
@@ -330,10 +354,16 @@ export class SimServer {
       const body = parseJsonBody(await readBody(request));
       validateCountTokensBody(body);
       checkBetas(body, request, this.#options.requireBetaHeaders ?? true);
-      const edited = applyContextEditing({
-        messages: body['messages'] as BetaMessageParam[],
-        system: body['system'],
+      const unmarked = unmarkRequest({
         tools: body['tools'],
+        system: body['system'],
+        messages: body['messages'] as BetaMessageParam[],
+        topLevel: body['cache_control'],
+      });
+      const edited = applyContextEditing({
+        messages: unmarked.messages,
+        system: unmarked.system,
+        tools: unmarked.tools,
         contextManagement: body['context_management'],
       });
       entry.inputTokensBefore = edited.inputTokensBefore;

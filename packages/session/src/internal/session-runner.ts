@@ -3,7 +3,11 @@ import type {
   BetaToolUseBlock,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import { type UsageAccumulator, createUsageAccumulator } from '@baton/context-config';
+import {
+  type UsageAccumulator,
+  createUsageAccumulator,
+  withCacheBreakpoints,
+} from '@baton/context-config';
 import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
 import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
 import type { Feature } from '../features.js';
@@ -363,15 +367,21 @@ export class SessionRunner {
     }
   }
 
-  /** The request of the next turn, as the API takes it. */
+  /** The request of the next turn, as the API takes it, with its cache breakpoints placed. */
   #buildRequest(): MessageCreateParamsNonStreaming {
     const context = this.#context;
+    const { breakpoints: _placed, ...cached } = withCacheBreakpoints(
+      {
+        system: this.#system,
+        tools: this.toolbox.definitions,
+        messages: [...this.conversation.messages],
+      },
+      context.promptCache,
+    );
     return {
       model: this.#options.model,
       max_tokens: this.#maxTokens,
-      system: this.#system,
-      tools: this.toolbox.definitions,
-      messages: [...this.conversation.messages],
+      ...cached,
       ...(context.betas.length > 0 ? { betas: context.betas } : {}),
       ...(context.context_management === undefined
         ? {}
