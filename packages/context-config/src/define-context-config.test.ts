@@ -30,7 +30,7 @@ describe('defaults', () => {
           type: 'clear_tool_uses_20250919',
           trigger: { type: 'input_tokens', value: 80_000 },
           keep: { type: 'tool_uses', value: 5 },
-          clear_at_least: { type: 'input_tokens', value: 20_000 },
+          clear_at_least: { type: 'input_tokens', value: 40_000 },
           exclude_tools: ['memory'],
           clear_tool_inputs: false,
         },
@@ -220,7 +220,7 @@ describe('presets', () => {
     expect(config.context_management?.edits[0]).toMatchObject({
       trigger: { type: 'input_tokens', value: 80_000 },
       keep: { type: 'tool_uses', value: 2 },
-      clear_at_least: { type: 'input_tokens', value: 20_000 },
+      clear_at_least: { type: 'input_tokens', value: 40_000 },
     });
   });
 

@@ -33,9 +33,11 @@ export {
 } from './estimate-tokens.js';
 export type { InputTokensRequest } from './estimate-tokens.js';
 export { CLEARED_TOOL_RESULT_TEXT, previewClearing } from './preview-clearing.js';
+export { mirrorAppliedEdits } from './mirror-applied-edits.js';
 export type {
   ClearingPreview,
   PreviewAppliedEdit,
+  PreviewCacheInvalidation,
   PreviewClearingOptions,
 } from './preview-clearing.js';
 export { DEFAULT_PRICES, estimateCostUsd, priceForModel } from './prices.js';
@@ -45,6 +47,7 @@ export {
   cacheHitRate,
   createUsageAccumulator,
   emptyUsageTotals,
+  totalInputTokens,
 } from './usage-accumulator.js';
 export type {
   AppliedEdit,

@@ -7,7 +7,9 @@ import type {
   BetaToolUseBlockParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { API_DEFAULTS } from './constants.js';
-import { estimateInputTokens, estimateTokens } from './estimate-tokens.js';
+import { estimateInputTokens, estimateMessageTokens, estimateTokens } from './estimate-tokens.js';
+import type { PriceTable } from './prices.js';
+import { clearingCacheCost } from './prompt-cache.js';
 import type { ContextManagementEdit, ResolvedContextConfig } from './types.js';
 
 /**
@@ -26,6 +28,21 @@ export type PreviewAppliedEdit =
       cleared_input_tokens: number;
     };
 
+/** What one applied edit costs in prompt-cache terms (see `clearingCacheCost`). */
+export interface PreviewCacheInvalidation {
+  type: PreviewAppliedEdit['type'];
+  /** Index of the first message the edit changed: the cached prefix ends before it. */
+  firstChangedMessage: number;
+  /** Tokens from that message to the end (after every edit), written again instead of read. */
+  rewrittenInputTokens: number;
+  /** `rewritten x (5-minute write - read)` in USD. */
+  invalidationCostUsd: number;
+  /** What each later request saves by not reading this edit's cleared tokens, in USD. */
+  savedPerRequestUsd: number;
+  /** Requests after the clear until it has paid for itself. */
+  breakEvenRequests: number;
+}
+
 export interface ClearingPreview {
   /** The history as the model would see it after clearing (input messages are never mutated). */
   messages: BetaMessageParam[];
@@ -35,6 +52,11 @@ export interface ClearingPreview {
   inputTokensAfter: number;
   /** Edits that changed something, in request order (the API omits edits that did nothing). */
   appliedEdits: PreviewAppliedEdit[];
+  /**
+   * One entry per applied edit, in the same order: what it costs in cache rewrites, assuming the
+   * whole prompt before it was cached. The request's rewrite is the earliest edit's.
+   */
+  cacheInvalidation: PreviewCacheInvalidation[];
   /** `id`s of the tool_use blocks whose results (and maybe inputs) were cleared, oldest first. */
   clearedToolUseIds: string[];
   /** Edit types present in the config that the preview does not emulate (`compact_20260112`). */
@@ -49,6 +71,10 @@ export interface PreviewClearingOptions {
   config: ResolvedContextConfig | BetaContextManagementConfig | null | undefined;
   system?: string | readonly BetaTextBlockParam[] | undefined;
   tools?: readonly unknown[] | undefined;
+  /** Model id whose prices `cacheInvalidation` uses. Default `default` (Sonnet's list). */
+  model?: string | undefined;
+  /** Price entries merged over `DEFAULT_PRICES`. Default none. */
+  prices?: PriceTable | undefined;
 }
 
 type ConversationMessage = Extract<BetaMessageParam, { role: 'user' | 'assistant' }>;
@@ -120,6 +146,7 @@ export function previewClearing(options: PreviewClearingOptions): ClearingPrevie
   });
   let tokensNow = inputTokensBefore;
   const appliedEdits: PreviewAppliedEdit[] = [];
+  const firstChanged: number[] = [];
   const clearedToolUseIds: string[] = [];
   const notEmulated: Array<'compact_20260112'> = [];
   let compactionTrigger: number | undefined;
@@ -129,6 +156,7 @@ export function previewClearing(options: PreviewClearingOptions): ClearingPrevie
       const cleared = clearThinking(working, edit.keep, blocksOf);
       if (cleared.turns > 0) {
         tokensNow -= cleared.tokens;
+        firstChanged.push(cleared.firstMessage);
         appliedEdits.push({
           type: 'clear_thinking_20251015',
           cleared_thinking_turns: cleared.turns,
@@ -139,6 +167,7 @@ export function previewClearing(options: PreviewClearingOptions): ClearingPrevie
       const cleared = clearToolUses(working, edit, tokensNow, blocksOf);
       if (cleared.ids.length > 0) {
         tokensNow -= cleared.tokens;
+        firstChanged.push(cleared.firstMessage);
         clearedToolUseIds.push(...cleared.ids);
         appliedEdits.push({
           type: 'clear_tool_uses_20250919',
@@ -152,11 +181,33 @@ export function previewClearing(options: PreviewClearingOptions): ClearingPrevie
     }
   }
 
+  const cacheInvalidation = appliedEdits.map((edit, index): PreviewCacheInvalidation => {
+    const first = firstChanged[index] ?? 0;
+    let rewritten = 0;
+    for (let message = first; message < working.length; message += 1)
+      rewritten += estimateMessageTokens(working[message] as BetaMessageParam);
+    const cost = clearingCacheCost({
+      model: options.model ?? 'default',
+      prices: options.prices,
+      rewrittenInputTokens: rewritten,
+      clearedInputTokens: edit.cleared_input_tokens,
+    });
+    return {
+      type: edit.type,
+      firstChangedMessage: first,
+      rewrittenInputTokens: rewritten,
+      invalidationCostUsd: cost.invalidationCostUsd,
+      savedPerRequestUsd: cost.savedPerRequestUsd,
+      breakEvenRequests: cost.breakEvenRequests,
+    };
+  });
+
   return {
     messages: working,
     inputTokensBefore,
     inputTokensAfter: tokensNow,
     appliedEdits,
+    cacheInvalidation,
     clearedToolUseIds,
     notEmulated,
     compactionWouldTrigger: compactionTrigger !== undefined && tokensNow >= compactionTrigger,
@@ -167,8 +218,8 @@ function clearThinking(
   messages: readonly BetaMessageParam[],
   keep: Extract<ContextManagementEdit, { type: 'clear_thinking_20251015' }>['keep'],
   blocksOf: (messageIndex: number) => BetaContentBlockParam[],
-): { turns: number; tokens: number } {
-  if (keep === 'all' || keep?.type === 'all') return { turns: 0, tokens: 0 };
+): { turns: number; tokens: number; firstMessage: number } {
+  if (keep === 'all' || keep?.type === 'all') return { turns: 0, tokens: 0, firstMessage: 0 };
   const keepTurns = keep?.value ?? API_DEFAULTS.clearThinking.keep.value;
 
   const turnsWithThinking: number[] = [];
@@ -188,7 +239,7 @@ function clearThinking(
     }
     blocks.splice(0, blocks.length, ...kept);
   }
-  return { turns: toClear.length, tokens };
+  return { turns: toClear.length, tokens, firstMessage: toClear[0] ?? 0 };
 }
 
 function clearToolUses(
@@ -196,8 +247,8 @@ function clearToolUses(
   edit: Extract<ContextManagementEdit, { type: 'clear_tool_uses_20250919' }>,
   tokensNow: number,
   blocksOf: (messageIndex: number) => BetaContentBlockParam[],
-): { ids: string[]; tokens: number } {
-  const none = { ids: [], tokens: 0 };
+): { ids: string[]; tokens: number; firstMessage: number } {
+  const none = { ids: [], tokens: 0, firstMessage: 0 };
   const toolUses: ToolUseEntry[] = [];
   const results = new Map<string, BlockLocation>();
   messages.forEach((message, messageIndex) => {
@@ -269,7 +320,14 @@ function clearToolUses(
       );
     }
   }
-  return { ids: plan.map((step) => step.entry.id), tokens };
+  const firstMessage = Math.min(
+    ...plan.map((step) =>
+      step.clearInput || step.result === undefined
+        ? step.entry.messageIndex
+        : step.result.messageIndex,
+    ),
+  );
+  return { ids: plan.map((step) => step.entry.id), tokens, firstMessage };
 }
 
 function clearedResult(block: BetaToolResultBlockParam): BetaToolResultBlockParam {

@@ -115,11 +115,18 @@ export function emptyUsageTotals(): UsageTotals {
   };
 }
 
+/** Every input token of the turns: uncached + read from the cache + written to it. */
+export function totalInputTokens(
+  usage: Pick<UsageTotals, 'inputTokens' | 'cacheReadInputTokens' | 'cacheCreationInputTokens'>,
+): number {
+  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+}
+
 /** Share of all input tokens (uncached + read + written) that were read from the cache, 0..1. */
 export function cacheHitRate(
   usage: Pick<UsageTotals, 'inputTokens' | 'cacheReadInputTokens' | 'cacheCreationInputTokens'>,
 ): number {
-  const total = usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
+  const total = totalInputTokens(usage);
   return total === 0 ? 0 : usage.cacheReadInputTokens / total;
 }
 

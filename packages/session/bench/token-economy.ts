@@ -2,7 +2,8 @@
  * The token-economy scenario shared by test/context-preset-saves-tokens.test.ts and
  * bench/context.bench.ts: one 100-turn session whose agent (a script on @baton/model-sim) runs a
  * command with a large output every turn, as a coding agent re-running tests does. The simulator
- * applies `context_management` like the API and reports input tokens after clearing.
+ * applies `context_management` like the API, bills prompt caching like the API, and reports input
+ * tokens after clearing.
  */
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -15,6 +16,8 @@ import { runSession, type SessionResult } from '../src/index.js';
 
 export interface EconomyRun {
   preset: ContextPresetName;
+  /** Whether requests carried cache breakpoints. */
+  promptCache: boolean;
   result: SessionResult;
   /** Turns whose response reported applied context edits. */
   turnsWithEdits: number;
@@ -53,7 +56,9 @@ function scriptedAgent(turns: number) {
 export async function runEconomySession(
   preset: ContextPresetName,
   turns = 100,
+  options: { promptCache?: boolean } = {},
 ): Promise<EconomyRun> {
+  const promptCache = options.promptCache ?? true;
   const dir = await realpath(await mkdtemp(path.join(tmpdir(), 'baton-economy-')));
   const sim = await startModelSim({ script: scriptedAgent(turns) });
   try {
@@ -73,12 +78,12 @@ export async function runEconomySession(
       workspace,
       client: new Anthropic({ apiKey: 'bench', baseURL: sim.url, maxRetries: 0 }),
       model: 'sim',
-      context: defineContextConfig({ preset }),
+      context: defineContextConfig({ preset, ...(promptCache ? {} : { promptCache: false }) }),
       onEvent: (event) => {
         if (event.type === 'turn' && event.appliedEdits.length > 0) turnsWithEdits += 1;
       },
     });
-    return { preset, result, turnsWithEdits };
+    return { preset, promptCache, result, turnsWithEdits };
   } finally {
     await sim.close();
     await rm(dir, { recursive: true, force: true });

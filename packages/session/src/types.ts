@@ -3,7 +3,7 @@ import type {
   BetaClearThinking20251015EditResponse,
   BetaClearToolUses20250919EditResponse,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { ResolvedContextConfig, UsageTotals } from '@baton/context-config';
+import type { CacheInvalidation, ResolvedContextConfig, UsageTotals } from '@baton/context-config';
 import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
 import type {
@@ -194,6 +194,8 @@ export type SessionEvent =
       usage: TurnUsage;
       appliedEdits: AppliedEdit[];
       clearedInputTokens: number;
+      /** What this turn's applied edits cost in cache rewrites; null without edits. */
+      cacheInvalidation: CacheInvalidation | null;
       costUsd: number;
       /** Session totals after this turn. */
       totals: UsageTotals;

@@ -56,6 +56,11 @@ export class Conversation {
     });
   }
 
+  /** Replaces the sent history (with the clearing a response reported, mirrored). */
+  replaceHistory(messages: readonly BetaMessageParam[]): void {
+    if (messages !== this.#messages) this.#messages = [...messages];
+  }
+
   /** Drops the history and the queue: the next request starts from a fresh context. */
   reset(): void {
     this.#messages = [];

@@ -4,8 +4,11 @@ import type {
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
+  type TurnAccounting,
   type UsageAccumulator,
   createUsageAccumulator,
+  mirrorAppliedEdits,
+  totalInputTokens,
   withCacheBreakpoints,
 } from '@baton/context-config';
 import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
@@ -353,7 +356,20 @@ export class SessionRunner {
       phase.turns += 1;
       await this.#guidanceAnswered();
       const stopReason = response.stop_reason ?? 'end_turn';
-      await this.#recordTurn(response, phase, stopReason, Date.now() - started);
+      const appliedEdits = await this.#recordTurn(
+        response,
+        phase,
+        stopReason,
+        Date.now() - started,
+      );
+      // With caching, keep what the server cleared cleared, so the next requests read the
+      // cleared prompt from the cache instead of sliding the clearing window (and rewriting the
+      // cache from there) every turn.
+      if (this.#context.promptCache !== null) {
+        this.conversation.replaceHistory(
+          mirrorAppliedEdits(this.conversation.messages, this.#context, appliedEdits),
+        );
+      }
       this.conversation.addAssistant(response.content);
       phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
       const step = ON_STOP_REASON[stopReason];
@@ -419,7 +435,7 @@ export class SessionRunner {
     phase: Phase,
     stopReason: string,
     durationMs: number,
-  ): Promise<void> {
+  ): Promise<TurnAccounting['appliedEdits']> {
     const accounting = this.#accumulator.recordTurn(response);
     await this.#emit({
       type: 'turn',
@@ -431,15 +447,16 @@ export class SessionRunner {
       appliedEdits: accounting.appliedEdits,
       clearedInputTokens: accounting.clearedInputTokens,
       costUsd: accounting.costUsd,
+      cacheInvalidation: accounting.cacheInvalidation,
       totals: this.#accumulator.totals(),
     });
+    return accounting.appliedEdits;
   }
 
   #budgetHit(): PhaseStop | undefined {
     const budgets = this.#budgets;
     const totals = this.#accumulator.totals();
-    const input =
-      totals.inputTokens + totals.cacheReadInputTokens + totals.cacheCreationInputTokens;
+    const input = totalInputTokens(totals);
     if (budgets.maxTurns !== undefined && this.turns >= budgets.maxTurns)
       return { kind: 'budget', reason: 'max_turns' };
     if (budgets.maxInputTokens !== undefined && input >= budgets.maxInputTokens)
