@@ -84,7 +84,15 @@ describe('baton run on the built-in simulator', () => {
         (event) =>
           (
             event as unknown as {
-              result: { usage: { inputTokens: number; outputTokens: number; costUsd: number } };
+              result: {
+                usage: {
+                  inputTokens: number;
+                  cacheReadInputTokens: number;
+                  cacheCreationInputTokens: number;
+                  outputTokens: number;
+                  costUsd: number;
+                };
+              };
             }
           ).result.usage,
       );
@@ -95,12 +103,21 @@ describe('baton run on the built-in simulator', () => {
     expect(projects.code).toBe(0);
     const [row] = JSON.parse(projects.stdout) as Array<{
       inputTokens: number;
+      cacheReadInputTokens: number;
+      cacheCreationInputTokens: number;
       outputTokens: number;
       costUsd: number;
     }>;
-    expect(row?.inputTokens).toBe(usage.reduce((sum, each) => sum + each.inputTokens, 0));
-    expect(row?.outputTokens).toBe(usage.reduce((sum, each) => sum + each.outputTokens, 0));
-    expect(row?.inputTokens).toBeGreaterThan(0);
+    const sum = (
+      field: 'inputTokens' | 'cacheReadInputTokens' | 'cacheCreationInputTokens' | 'outputTokens',
+    ) => usage.reduce((total, each) => total + each[field], 0);
+    expect(row?.inputTokens).toBe(sum('inputTokens'));
+    expect(row?.cacheReadInputTokens).toBe(sum('cacheReadInputTokens'));
+    expect(row?.cacheCreationInputTokens).toBe(sum('cacheCreationInputTokens'));
+    expect(row?.outputTokens).toBe(sum('outputTokens'));
+    // Every request is cached: most input is read from the cache, the rest written to it.
+    expect(row!.cacheReadInputTokens).toBeGreaterThan(row!.cacheCreationInputTokens);
+    expect(row!.cacheCreationInputTokens).toBeGreaterThan(0);
     expect(row?.costUsd).toBeCloseTo(
       usage.reduce((sum, each) => sum + each.costUsd, 0),
       5,

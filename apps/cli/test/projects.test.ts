@@ -27,9 +27,9 @@ describe('baton projects', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+USD$/);
+    expect(lines[0]).toMatch(/^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD$/);
     expect(lines.find((line) => line.startsWith(queued))).toMatch(
-      /queued\s+0\/0\s+0\s+0\s+\$0\.0000$/,
+      /queued\s+0\/0\s+0\s+0\s+-\s+\$0\.0000$/,
     );
     expect(lines.find((line) => line.startsWith(cancelled))).toMatch(/cancelled/);
     expect(lines).toHaveLength(3);
@@ -48,6 +48,8 @@ describe('baton projects', () => {
       featuresTotal: 0,
       sessions: 0,
       inputTokens: 0,
+      cacheReadInputTokens: null,
+      cacheCreationInputTokens: null,
       outputTokens: 0,
       costUsd: 0,
       createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/) as unknown,

@@ -7,6 +7,7 @@ import { projectNotFound } from '../internal/command-failure.js';
 import { createLiveView, shouldUseColor, type ViewEvent } from '../internal/live-view.js';
 import { requireLocalProject, type LocalProject } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
+import { COST_HELP } from '../internal/cost-help.js';
 
 /** A project in one of these states gets no more sessions unless resumed: `-f` stops there. */
 function isTerminalStatus(status: unknown): boolean {
@@ -185,7 +186,7 @@ export function registerLogsCommand(program: Command): void {
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.',
+      `${COST_HELP}\n\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (id: string, options: LogsOptions) => {
       if (options.local === true) await localLogs(id, options);

@@ -2,7 +2,8 @@ import type { Command } from 'commander';
 import { Option } from 'commander';
 import { countFeatures, readFeatures } from '@baton/session';
 import { PROJECT_STATUSES, type ProjectStatus } from '@baton/projects/schema';
-import { formatTokens, formatUsd } from '../internal/format.js';
+import { COST_HELP } from '../internal/cost-help.js';
+import { formatHitRate, formatTokens, formatUsd } from '../internal/format.js';
 import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';
@@ -22,7 +23,12 @@ export interface ProjectRow {
   featuresPassing: number;
   featuresTotal: number;
   sessions: number;
+  /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number | null;
+  /** Input tokens read from the prompt cache. */
+  cacheReadInputTokens: number | null;
+  /** Input tokens written to the prompt cache. */
+  cacheCreationInputTokens: number | null;
   outputTokens: number | null;
   costUsd: number | null;
   createdAt: string;
@@ -38,6 +44,8 @@ async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow
       featuresTotal: project.counters.featuresTotal,
       sessions: project.counters.sessions,
       inputTokens: project.counters.inputTokens,
+      cacheReadInputTokens: null,
+      cacheCreationInputTokens: null,
       outputTokens: project.counters.outputTokens,
       costUsd: Number(project.counters.costUsd.toFixed(6)),
       createdAt: new Date(project.createdAt).toISOString(),
@@ -77,6 +85,14 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
       featuresTotal: counts.total,
       sessions: project.record.sessions,
       inputTokens: project.record.totals?.inputTokens ?? null,
+      cacheReadInputTokens:
+        project.record.totals === undefined
+          ? null
+          : (project.record.totals.cacheReadInputTokens ?? 0),
+      cacheCreationInputTokens:
+        project.record.totals === undefined
+          ? null
+          : (project.record.totals.cacheCreationInputTokens ?? 0),
       outputTokens: project.record.totals?.outputTokens ?? null,
       costUsd: project.record.totals?.costUsd ?? null,
       createdAt: project.record.createdAt,
@@ -88,18 +104,25 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
 function render(rows: ProjectRow[]): string {
   const dash = '-';
   return formatTable(
-    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'USD'],
-    rows.map((row) => [
-      row.id,
-      row.status,
-      `${row.featuresPassing}/${row.featuresTotal}`,
-      String(row.sessions),
-      row.inputTokens === null || row.outputTokens === null
-        ? dash
-        : formatTokens(row.inputTokens + row.outputTokens),
-      row.costUsd === null ? dash : formatUsd(row.costUsd),
-    ]),
-    [2, 3, 4, 5],
+    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'CACHED', 'USD'],
+    rows.map((row) => {
+      const input =
+        row.inputTokens === null
+          ? null
+          : row.inputTokens + (row.cacheReadInputTokens ?? 0) + (row.cacheCreationInputTokens ?? 0);
+      return [
+        row.id,
+        row.status,
+        `${row.featuresPassing}/${row.featuresTotal}`,
+        String(row.sessions),
+        input === null || row.outputTokens === null ? dash : formatTokens(input + row.outputTokens),
+        input === null || row.cacheReadInputTokens === null
+          ? dash
+          : formatHitRate(row.cacheReadInputTokens, input),
+        row.costUsd === null ? dash : formatUsd(row.costUsd),
+      ];
+    }),
+    [2, 3, 4, 5, 6],
   );
 }
 
@@ -108,7 +131,7 @@ export function registerProjectsCommand(program: Command): void {
   program
     .command('projects')
     .description(
-      'List every project: status, features passing, sessions, tokens (input + output) and USD.',
+      'List every project: status, features passing, sessions, tokens (input + output), the share of input read from the prompt cache, and USD.',
     )
     .addOption(
       new Option('--status <status>', 'only projects with this status').choices([...STATUSES]),
@@ -117,7 +140,7 @@ export function registerProjectsCommand(program: Command): void {
     .option('--local', '`baton run` projects under BATON_HOME instead of Redis')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.',
+      `${COST_HELP}\n\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (options: ProjectsOptions) => {
       const rows =

@@ -7,6 +7,7 @@ import {
   parseProjectId,
 } from '../internal/argument-parsers.js';
 import type { RunOptions } from '../internal/run-project.js';
+import { COST_HELP } from '../internal/cost-help.js';
 
 const DEFAULT_SESSIONS = 10;
 
@@ -65,6 +66,8 @@ export function registerRunCommand(program: Command): void {
     .option(
       '--no-sandbox',
       "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said at start and in every session's events)",
+    )
+    .addHelpText('after', COST_HELP
     )
     .action(async (options: RunOptions) => {
       // Loaded on use, so `--help` and argument errors stay fast.

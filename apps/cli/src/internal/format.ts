@@ -11,6 +11,11 @@ export function formatUsd(value: number): string {
   return `$${value.toFixed(value < 1 ? 4 : 2)}`;
 }
 
+/** Share of `total` input tokens read from the prompt cache: `94%`, or `-` with no input. */
+export function formatHitRate(read: number, total: number): string {
+  return total <= 0 ? '-' : `${Math.round((read / total) * 100)}%`;
+}
+
 /** `[████░░░░░░] 2/5` */
 export function featureBar(counts: FeatureCounts, width = 10): string {
   const filled = counts.total === 0 ? 0 : Math.round((counts.passing / counts.total) * width);

@@ -43,6 +43,34 @@ function collect(options: { color?: boolean; statusLine?: boolean } = {}) {
 }
 
 describe('live view', () => {
+  it('counts cache reads and writes as input and shows the share read from the cache', () => {
+    const { view, text } = collect({ statusLine: false });
+    view.onEvent({
+      type: 'turn',
+      at,
+      turn: 2,
+      phase: 'work',
+      stopReason: 'tool_use',
+      usage: {
+        inputTokens: 10,
+        cacheReadInputTokens: 9000,
+        cacheCreationInputTokens: 990,
+        outputTokens: 50,
+      },
+      clearedInputTokens: 0,
+      totals: {
+        inputTokens: 20,
+        cacheReadInputTokens: 9000,
+        cacheCreationInputTokens: 2980,
+        outputTokens: 90,
+        costUsd: 0.02,
+      },
+    });
+    expect(text()).toContain('in 10.0k (90% cached) out 50');
+    expect(view.state()).toMatchObject({ inputTokens: 12_000, cacheReadInputTokens: 9000 });
+    expect(view.statusText()).toContain('in 12.0k (75% cached) out 90 · $0.0200');
+  });
+
   it('colours only on a TTY without NO_COLOR or TERM=dumb', () => {
     expect(shouldUseColor({ isTTY: true }, {})).toBe(true);
     expect(shouldUseColor({ isTTY: false }, {})).toBe(false);

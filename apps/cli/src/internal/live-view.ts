@@ -1,5 +1,5 @@
 import type { FeatureCounts } from '@baton/session';
-import { featureBar, formatTokens, formatUsd } from './format.js';
+import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
 
 /**
  * The live view shared by `baton run` and `baton logs -f`: one readable line per
@@ -39,9 +39,27 @@ export interface LiveViewState {
   turn: number;
   recentToolCalls: string[];
   features: FeatureCounts | null;
+  /** Every input token: uncached + read from the prompt cache + written to it. */
   inputTokens: number;
+  /** The part of `inputTokens` read from the prompt cache. */
+  cacheReadInputTokens: number;
   outputTokens: number;
   costUsd: number;
+}
+
+/** A usage record's input: uncached + cache reads + cache writes (absent fields count 0). */
+function inputOf(usage: Record<string, unknown>): number {
+  return (
+    number(usage.inputTokens) +
+    number(usage.cacheReadInputTokens) +
+    number(usage.cacheCreationInputTokens)
+  );
+}
+
+/** `in 12.3k (94% cached) out 1.2k`. */
+function tokensText(input: number, cacheRead: number, output: number): string {
+  const cached = input > 0 && cacheRead > 0 ? ` (${formatHitRate(cacheRead, input)} cached)` : '';
+  return `in ${formatTokens(input)}${cached} out ${formatTokens(output)}`;
 }
 
 export interface LiveView {
@@ -172,7 +190,7 @@ export function describeEvent(
       return (
         paint(
           'dim',
-          `  turn ${number(event.turn)}${event.phase === 'end' ? ' (end of session)' : ''} · ${text(event.stopReason)} · in ${formatTokens(number(usage.inputTokens))} out ${formatTokens(number(usage.outputTokens))}`,
+          `  turn ${number(event.turn)}${event.phase === 'end' ? ' (end of session)' : ''} · ${text(event.stopReason)} · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))}`,
         ) +
         (cleared > 0 ? paint('cyan', ` · cleared ${formatTokens(cleared)}`) : '') +
         paint('dim', ` · ${formatUsd(number(totals.costUsd ?? event.costUsd))}`)
@@ -208,7 +226,7 @@ export function describeEvent(
             : paint('red', '✗');
       const flipped = Array.isArray(result.flippedFeatures) ? result.flippedFeatures : [];
       const after = counts(result.featuresAfter) ?? { passing: 0, total: 0 };
-      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns · in ${formatTokens(number(usage.inputTokens))} out ${formatTokens(number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
     }
     default: {
       const { type, at: _at, v: _v, projectId: _projectId, ...rest } = event;
@@ -231,11 +249,12 @@ export function createLiveView(options: LiveViewOptions): LiveView {
     recentToolCalls: [],
     features: null,
     inputTokens: 0,
+    cacheReadInputTokens: 0,
     outputTokens: 0,
     costUsd: 0,
   };
   // Totals of sessions that ended, plus the running session's own totals from its last turn.
-  const ended = { inputTokens: 0, outputTokens: 0, costUsd: 0 };
+  const ended = { inputTokens: 0, cacheReadInputTokens: 0, outputTokens: 0, costUsd: 0 };
   let statusShown = false;
 
   function clearStatus(): void {
@@ -262,7 +281,7 @@ export function createLiveView(options: LiveViewOptions): LiveView {
     );
     parts.push(`features ${featureBar(state.features ?? { passing: 0, total: 0 })}`);
     parts.push(
-      `in ${formatTokens(state.inputTokens)} out ${formatTokens(state.outputTokens)} · ${formatUsd(state.costUsd)}`,
+      `${tokensText(state.inputTokens, state.cacheReadInputTokens, state.outputTokens)} · ${formatUsd(state.costUsd)}`,
     );
     if (state.recentToolCalls.length > 0) parts.push(`last: ${state.recentToolCalls.join(', ')}`);
     return parts.join(' · ');
@@ -284,7 +303,9 @@ export function createLiveView(options: LiveViewOptions): LiveView {
       case 'turn': {
         state.turn = number(event.turn);
         const totals = record(event.totals);
-        state.inputTokens = ended.inputTokens + number(totals.inputTokens);
+        state.inputTokens = ended.inputTokens + inputOf(totals);
+        state.cacheReadInputTokens =
+          ended.cacheReadInputTokens + number(totals.cacheReadInputTokens);
         state.outputTokens = ended.outputTokens + number(totals.outputTokens);
         state.costUsd = ended.costUsd + number(totals.costUsd);
         return false;
@@ -298,10 +319,12 @@ export function createLiveView(options: LiveViewOptions): LiveView {
       case 'session-end': {
         const result = record(event.result);
         const usage = record(result.usage);
-        ended.inputTokens += number(usage.inputTokens);
+        ended.inputTokens += inputOf(usage);
+        ended.cacheReadInputTokens += number(usage.cacheReadInputTokens);
         ended.outputTokens += number(usage.outputTokens);
         ended.costUsd += number(usage.costUsd);
         state.inputTokens = ended.inputTokens;
+        state.cacheReadInputTokens = ended.cacheReadInputTokens;
         state.outputTokens = ended.outputTokens;
         state.costUsd = ended.costUsd;
         state.features = counts(result.featuresAfter) ?? state.features;

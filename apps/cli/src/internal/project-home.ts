@@ -32,9 +32,15 @@ export interface ProjectRecord {
   skipHooks?: boolean;
 }
 
-/** Token and cost sums of a local project's finished sessions. */
+/**
+ * Token and cost sums of a local project's finished sessions. `inputTokens` is the uncached
+ * input (the API's `input_tokens`); the cache fields are absent in records written before Baton
+ * cached prompts.
+ */
 export interface ProjectTotals {
   inputTokens: number;
+  cacheReadInputTokens?: number;
+  cacheCreationInputTokens?: number;
   outputTokens: number;
   costUsd: number;
 }
@@ -42,10 +48,13 @@ export interface ProjectTotals {
 /** `totals` plus one session's usage. */
 export function addSessionUsage(
   totals: ProjectTotals | undefined,
-  usage: ProjectTotals,
-): ProjectTotals {
+  usage: Required<ProjectTotals>,
+): Required<ProjectTotals> {
   return {
     inputTokens: (totals?.inputTokens ?? 0) + usage.inputTokens,
+    cacheReadInputTokens: (totals?.cacheReadInputTokens ?? 0) + usage.cacheReadInputTokens,
+    cacheCreationInputTokens:
+      (totals?.cacheCreationInputTokens ?? 0) + usage.cacheCreationInputTokens,
     outputTokens: (totals?.outputTokens ?? 0) + usage.outputTokens,
     costUsd: Number(((totals?.costUsd ?? 0) + usage.costUsd).toFixed(6)),
   };
