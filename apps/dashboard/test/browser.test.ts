@@ -320,11 +320,25 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
         { input: 9_000, cleared: 14_000 },
         ...growth(10_000).slice(0, 4),
         { input: 8_000, cleared: 9_500 },
+        { input: 500, cacheRead: 7_000, cacheWrite: 1_000 },
       ],
     });
     await page.goto(url(`/projects/${id}`));
     await page.waitForSelector('[data-testid=token-chart] circle.cleared');
     expect(await page.locator('[data-testid=token-chart] circle.cleared').count()).toBe(2);
+    // The cached turn is a stacked bar: read from cache, written to it, uncached.
+    for (const [part, tokens] of [
+      ['bar-read', '7000'],
+      ['bar-write', '1000'],
+      ['bar-uncached', '500'],
+    ] as const) {
+      expect(
+        await page
+          .locator(`[data-testid=token-chart] rect.${part}[data-tokens="${tokens}"]`)
+          .count(),
+        part,
+      ).toBe(1);
+    }
     await page
       .locator('#tokens')
       .screenshot({ path: path.join(ARTIFACTS, 'dashboard-token-chart.png') });

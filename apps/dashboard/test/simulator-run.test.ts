@@ -75,10 +75,29 @@ describe('a project run on the simulator by a real worker, watched through the d
     expect(progressLog.html).toMatch(/Session/);
 
     const tokens = (await (await dashboard.request(`/api/projects/${id}/tokens`)).json()) as {
-      turns: { inputTokens: number; sessionNumber: number | null }[];
+      turns: {
+        inputTokens: number;
+        uncachedInputTokens: number;
+        cacheReadInputTokens: number;
+        cacheCreationInputTokens: number;
+        sessionNumber: number | null;
+      }[];
     };
     expect(tokens.turns.length).toBeGreaterThan(3);
     expect(tokens.turns.every((turn) => turn.inputTokens > 0)).toBe(true);
+    // Every request is cached: from the second turn on, most input is read from the cache.
+    for (const turn of tokens.turns.slice(1)) {
+      expect(turn.cacheReadInputTokens).toBeGreaterThan(turn.uncachedInputTokens);
+      expect(turn.inputTokens).toBe(
+        turn.uncachedInputTokens + turn.cacheReadInputTokens + turn.cacheCreationInputTokens,
+      );
+    }
+    const listed = (await (await dashboard.request('/api/projects')).json()) as {
+      projects: { id: string; tokens: { cacheRead: number; cacheHitRate: number } }[];
+    };
+    const row = listed.projects.find((project) => project.id === id);
+    expect(row?.tokens.cacheRead).toBeGreaterThan(0);
+    expect(row?.tokens.cacheHitRate).toBeGreaterThan(0.5);
     expect(new Set(tokens.turns.map((turn) => turn.sessionNumber)).size).toBeGreaterThanOrEqual(3);
 
     const history = (await (

@@ -6,6 +6,8 @@ export interface WorkerMetrics {
   activeSessions: Gauge;
   queueJobs: Gauge<'state'>;
   inputTokens: Counter;
+  cacheReadInputTokens: Counter;
+  cacheWriteInputTokens: Counter<'ttl'>;
   outputTokens: Counter;
   clearedInputTokens: Counter;
   toolErrors: Counter<'tool'>;
@@ -56,7 +58,18 @@ export function createWorkerMetrics(options: {
     }),
     inputTokens: new Counter({
       name: 'baton_model_input_tokens_total',
-      help: 'Input tokens reported by the model (after context editing).',
+      help: 'Uncached input tokens reported by the model (after context editing; the API input_tokens).',
+      registers: [registry],
+    }),
+    cacheReadInputTokens: new Counter({
+      name: 'baton_model_cache_read_input_tokens_total',
+      help: 'Input tokens read from the prompt cache (billed at 0.1x input).',
+      registers: [registry],
+    }),
+    cacheWriteInputTokens: new Counter({
+      name: 'baton_model_cache_write_input_tokens_total',
+      help: 'Input tokens written to the prompt cache, by TTL (5m at 1.25x input, 1h at 2x).',
+      labelNames: ['ttl'],
       registers: [registry],
     }),
     outputTokens: new Counter({

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import type Anthropic from '@anthropic-ai/sdk';
-import { defineContextConfig, emptyUsageTotals } from '@baton/context-config';
+import { type TurnUsage, defineContextConfig, emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
 import { readFeatures } from '@baton/session';
 import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
@@ -264,6 +264,8 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         interrupted,
         turns: result.turns,
         inputTokens: result.usage.inputTokens,
+        cacheReadInputTokens: result.usage.cacheReadInputTokens,
+        cacheCreationInputTokens: result.usage.cacheCreationInputTokens,
         outputTokens: result.usage.outputTokens,
         clearedInputTokens: result.usage.clearedInputTokens,
         costUsd: result.usage.costUsd,
@@ -455,9 +457,12 @@ export function sessionBudgets(project: ProjectRecord): SessionBudgetsInput {
 function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent): void {
   const data = event as unknown as Record<string, unknown>;
   if (event.type === 'turn') {
-    const usage = data.usage as { inputTokens?: number; outputTokens?: number } | undefined;
+    const usage = data.usage as Partial<TurnUsage> | undefined;
     metrics.inputTokens.inc(usage?.inputTokens ?? 0);
     metrics.outputTokens.inc(usage?.outputTokens ?? 0);
+    metrics.cacheReadInputTokens.inc(usage?.cacheReadInputTokens ?? 0);
+    metrics.cacheWriteInputTokens.inc({ ttl: '5m' }, usage?.cacheWrite5mInputTokens ?? 0);
+    metrics.cacheWriteInputTokens.inc({ ttl: '1h' }, usage?.cacheWrite1hInputTokens ?? 0);
     const cleared = data.clearedInputTokens;
     if (typeof cleared === 'number' && cleared > 0) metrics.clearedInputTokens.inc(cleared);
   } else if (event.type === 'tool-call' && data.isError === true) {

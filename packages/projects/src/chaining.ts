@@ -73,7 +73,12 @@ export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounte
   if (budgets.maxUsd !== undefined && counters.costUsd >= budgets.maxUsd) {
     return `budget: $${counters.costUsd.toFixed(4)} spent of $${budgets.maxUsd}`;
   }
-  const tokens = counters.inputTokens + counters.outputTokens;
+  // Every input token counts: uncached, read from the prompt cache and written to it.
+  const tokens =
+    counters.inputTokens +
+    counters.cacheReadInputTokens +
+    counters.cacheCreationInputTokens +
+    counters.outputTokens;
   if (budgets.maxTokens !== undefined && tokens >= budgets.maxTokens) {
     return `budget: ${tokens} tokens used of ${budgets.maxTokens}`;
   }

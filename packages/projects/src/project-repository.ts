@@ -24,7 +24,12 @@ export interface SessionSummary {
   reason: string;
   interrupted: boolean;
   turns: number;
+  /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number;
+  /** Input tokens read from the prompt cache (absent in summaries stored before caching). */
+  cacheReadInputTokens?: number;
+  /** Input tokens written to the prompt cache, 5-minute and 1-hour writes together. */
+  cacheCreationInputTokens?: number;
   outputTokens: number;
   clearedInputTokens: number;
   costUsd: number;
@@ -86,6 +91,8 @@ const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'featuresPassing',
   'featuresTotal',
   'inputTokens',
+  'cacheReadInputTokens',
+  'cacheCreationInputTokens',
   'outputTokens',
   'clearedInputTokens',
   'costUsd',
@@ -293,6 +300,8 @@ export class ProjectRepository {
     const pipeline = this.redis.pipeline();
     pipeline.hincrby(key, 'sessions', 1);
     pipeline.hincrby(key, 'inputTokens', summary.inputTokens);
+    pipeline.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens ?? 0);
+    pipeline.hincrby(key, 'cacheCreationInputTokens', summary.cacheCreationInputTokens ?? 0);
     pipeline.hincrby(key, 'outputTokens', summary.outputTokens);
     pipeline.hincrby(key, 'clearedInputTokens', summary.clearedInputTokens);
     pipeline.hincrbyfloat(key, 'costUsd', summary.costUsd);

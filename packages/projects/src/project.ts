@@ -107,7 +107,12 @@ export interface ProjectCounters {
   sessionsStarted: number;
   featuresPassing: number;
   featuresTotal: number;
+  /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number;
+  /** Input tokens read from the prompt cache. */
+  cacheReadInputTokens: number;
+  /** Input tokens written to the prompt cache. */
+  cacheCreationInputTokens: number;
   outputTokens: number;
   clearedInputTokens: number;
   costUsd: number;
@@ -245,6 +250,8 @@ export function emptyCounters(): ProjectCounters {
     featuresPassing: 0,
     featuresTotal: 0,
     inputTokens: 0,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
     outputTokens: 0,
     clearedInputTokens: 0,
     costUsd: 0,

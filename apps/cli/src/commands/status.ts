@@ -5,6 +5,9 @@ import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';
+import { COST_HELP } from '../internal/cost-help.js';
+import { formatHitRate } from '../internal/format.js';
+import { cacheHitRate, totalInputTokens } from '@baton/context-config';
 
 /** The JSON shape of `baton status ID --json` (stable: scripts read it). */
 export function projectJson(project: ProjectRecord) {
@@ -25,9 +28,13 @@ export function projectJson(project: ProjectRecord) {
     interruptions: project.counters.interruptions,
     tokens: {
       input: project.counters.inputTokens,
+      cacheRead: project.counters.cacheReadInputTokens,
+      cacheWrite: project.counters.cacheCreationInputTokens,
       output: project.counters.outputTokens,
       cleared: project.counters.clearedInputTokens,
     },
+    /** Share of all input tokens read from the prompt cache, 0..1. */
+    cacheHitRate: cacheHitRate(project.counters),
     costUsd: project.counters.costUsd,
     activeSession: project.activeSession,
     lastError: project.lastError,
@@ -64,7 +71,8 @@ function describeProject(
     `status    ${project.status}${project.statusReason ? ` (${project.statusReason})` : ''} since ${new Date(project.statusAt).toISOString()}`,
     `features  ${c.featuresPassing}/${c.featuresTotal} passing`,
     `sessions  ${c.sessions}${c.interruptions > 0 ? ` (${c.interruptions} interrupted)` : ''}`,
-    `tokens    ${c.inputTokens} in, ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
+    `tokens    ${totalInputTokens(c)} in (${c.cacheReadInputTokens} read from cache, ${c.cacheCreationInputTokens} written, ${c.inputTokens} uncached), ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
+    `cache     ${formatHitRate(c.cacheReadInputTokens, totalInputTokens(c))} of input read from the prompt cache`,
     `cost      $${c.costUsd.toFixed(4)}`,
     `workspace ${project.workspace}`,
     `sandbox   ${project.sessionSandbox === null ? 'no session yet' : summarizeSandbox(project.sessionSandbox)}`,
@@ -92,8 +100,9 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Show a queued project (or all of them) from Redis: status, features, sessions, tokens, cost.',
+      'Show a queued project (or all of them) from Redis: status, features, sessions, tokens, the share of input read from the prompt cache, cost.',
     )
+    .addHelpText('after', COST_HELP)
     .argument('[id]', 'project id', parseProjectId)
     .option('--json', 'print JSON')
     .action(async (id: string | undefined, options: { json?: boolean }) => {
@@ -123,6 +132,7 @@ export function registerStatusCommand(program: Command): void {
           project.status,
           `${project.counters.featuresPassing}/${project.counters.featuresTotal}`,
           String(project.counters.sessions),
+          formatHitRate(project.counters.cacheReadInputTokens, totalInputTokens(project.counters)),
           `$${project.counters.costUsd.toFixed(2)}`,
           project.sessionSandbox === null
             ? '-'
@@ -131,7 +141,7 @@ export function registerStatusCommand(program: Command): void {
               : 'on',
         ]);
         process.stdout.write(
-          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'COST', 'SANDBOX'], rows, [2, 3, 4])}\n`,
+          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'CACHED', 'COST', 'SANDBOX'], rows, [2, 3, 4, 5])}\n`,
         );
       });
     });

@@ -1,9 +1,18 @@
 import { svg } from './dom.js';
 import { formatTokens } from './format.js';
 
+/** The stacked parts of a turn's input, bottom to top. */
+const PARTS = [
+  ['cacheReadInputTokens', 'bar-read', 'read from cache'],
+  ['cacheCreationInputTokens', 'bar-write', 'written to cache'],
+  ['uncachedInputTokens', 'bar-uncached', 'uncached'],
+];
+
 /**
- * Input tokens per turn as an inline SVG line chart. Turns where context editing cleared tokens
- * get a marker and a dashed rule; session boundaries get a faint rule and the session number.
+ * Input tokens per turn as an inline SVG chart: one stacked bar per turn (read from the prompt
+ * cache, written to it, uncached) under a line of the total. Turns where context editing cleared
+ * tokens get a marker and a dashed rule; session boundaries get a faint rule and the session
+ * number.
  */
 export function tokenChart(turns) {
   const width = 720;
@@ -70,13 +79,51 @@ export function tokenChart(turns) {
       );
     }
   });
+  const barWidth = Math.max(1, Math.min(14, (innerWidth / turns.length) * 0.7));
+  turns.forEach((turn, index) => {
+    let base = 0;
+    for (const [field, className, label] of PARTS) {
+      // Turns recorded before caching have only inputTokens: all of it is uncached.
+      const value =
+        field === 'uncachedInputTokens'
+          ? (turn.uncachedInputTokens ??
+            turn.inputTokens -
+              (turn.cacheReadInputTokens ?? 0) -
+              (turn.cacheCreationInputTokens ?? 0))
+          : (turn[field] ?? 0);
+      if (value <= 0) continue;
+      root.append(
+        svg(
+          'rect',
+          {
+            x: x(index) - barWidth / 2,
+            y: y(base + value),
+            width: barWidth,
+            height: Math.max(0.5, y(base) - y(base + value)),
+            class: className,
+            'data-tokens': value,
+          },
+          svg(
+            'title',
+            {},
+            `session ${turn.sessionNumber ?? '?'} turn ${turn.turn}: ${value} ${label}`,
+          ),
+        ),
+      );
+      base += value;
+    }
+  });
   const points = turns
     .map((turn, index) => `${x(index).toFixed(1)},${y(turn.inputTokens).toFixed(1)}`)
     .join(' ');
   root.append(svg('polyline', { points, class: 'line' }));
   turns.forEach((turn, index) => {
     const cleared = turn.clearedInputTokens > 0 || turn.edits.length > 0;
-    const title = `session ${turn.sessionNumber ?? '?'} turn ${turn.turn}: ${turn.inputTokens} input tokens${cleared ? `, ${turn.clearedInputTokens} cleared (${turn.edits.join(', ')})` : ''}`;
+    const cache =
+      (turn.cacheReadInputTokens ?? 0) + (turn.cacheCreationInputTokens ?? 0) > 0
+        ? ` (${turn.cacheReadInputTokens ?? 0} read from cache, ${turn.cacheCreationInputTokens ?? 0} written)`
+        : '';
+    const title = `session ${turn.sessionNumber ?? '?'} turn ${turn.turn}: ${turn.inputTokens} input tokens${cache}${cleared ? `, ${turn.clearedInputTokens} cleared (${turn.edits.join(', ')})` : ''}`;
     if (cleared) {
       root.append(
         svg('line', {

@@ -11,6 +11,26 @@ export function formatTokens(value) {
   return String(value);
 }
 
+/** Share of `total` input tokens read from the prompt cache, e.g. `94%`; `–` with no input. */
+export function formatHitRate(read, total) {
+  if (typeof total !== 'number' || !(total > 0) || typeof read !== 'number') return '–';
+  return `${Math.round((read / total) * 100)}%`;
+}
+
+/** A usage record's input tokens: uncached + cache reads + cache writes (camelCase or API names). */
+export function usageInput(usage) {
+  const value = (camel, api) =>
+    typeof usage?.[camel] === 'number'
+      ? usage[camel]
+      : typeof usage?.[api] === 'number'
+        ? usage[api]
+        : 0;
+  const uncached = value('inputTokens', 'input_tokens');
+  const read = value('cacheReadInputTokens', 'cache_read_input_tokens');
+  const write = value('cacheCreationInputTokens', 'cache_creation_input_tokens');
+  return { total: uncached + read + write, uncached, read, write };
+}
+
 export function formatUsd(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
   return value < 1 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;

@@ -9,8 +9,10 @@ import {
   formatDuration,
   formatNumber,
   formatTime,
+  formatHitRate,
   formatTokens,
   formatUsd,
+  usageInput,
 } from './format.js';
 
 const MAX_TAIL = 300;
@@ -33,6 +35,15 @@ export function describeDelivery(delivery) {
   return `webhook ${delivery.type} → ${delivery.target}: ${outcome}`;
 }
 
+/** Every input token of a session summary (summaries stored before caching have no cache fields). */
+function sessionInput(session) {
+  return (
+    session.inputTokens +
+    (session.cacheReadInputTokens ?? 0) +
+    (session.cacheCreationInputTokens ?? 0)
+  );
+}
+
 /** One readable line per stream event. */
 export function describeEvent(event) {
   switch (event.type) {
@@ -42,7 +53,9 @@ export function describeEvent(event) {
       const usage = event.usage ?? {};
       const cleared =
         event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
-      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(usage.inputTokens ?? usage.input_tokens ?? 0)} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
+      const input = usageInput(usage);
+      const cached = input.read > 0 ? ` (${formatHitRate(input.read, input.total)} cached)` : '';
+      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
     }
     case 'tool-call':
       return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
@@ -146,7 +159,7 @@ export function projectPage(main, projectId) {
           h(
             'p',
             { class: 'muted legend' },
-            'Orange markers: turns where context editing cleared input tokens (the dashed rule shows how many). Vertical rules: session starts.',
+            'Bars: input tokens read from the prompt cache (green), written to it (amber), uncached (blue); the line is the total. Orange markers: turns where context editing cleared input tokens (the dashed rule shows how many). Vertical rules: session starts.',
           ),
           chart,
         ),
@@ -185,6 +198,11 @@ export function projectPage(main, projectId) {
       ['Sessions', formatNumber(project.sessions)],
       ['Last activity', formatAgo(project.lastActivityAt)],
       ['Tokens in', formatTokens(project.tokens.input)],
+      ['Cache hit rate', formatHitRate(project.tokens.cacheRead, project.tokens.input)],
+      [
+        'Cache read / write',
+        `${formatTokens(project.tokens.cacheRead)} / ${formatTokens(project.tokens.cacheWrite)}`,
+      ],
       ['Tokens out', formatTokens(project.tokens.output)],
       ['Cleared', formatTokens(project.tokens.cleared)],
       ['USD', formatUsd(project.costUsd)],
@@ -246,7 +264,12 @@ export function projectPage(main, projectId) {
         h(
           'td',
           { class: 'num' },
-          `${formatTokens(session.inputTokens)} / ${formatTokens(session.outputTokens)}`,
+          `${formatTokens(sessionInput(session))} / ${formatTokens(session.outputTokens)}`,
+        ),
+        h(
+          'td',
+          { class: 'num' },
+          formatHitRate(session.cacheReadInputTokens ?? 0, sessionInput(session)),
         ),
         h('td', { class: 'num' }, formatTokens(session.clearedInputTokens)),
         h('td', { class: 'num' }, formatUsd(session.costUsd)),
@@ -276,6 +299,7 @@ export function projectPage(main, projectId) {
               'Duration',
               'Turns',
               'Tokens in / out',
+              'Cached',
               'Cleared',
               'USD',
               'Features',
@@ -585,7 +609,10 @@ export function projectPage(main, projectId) {
         sessionNumber: null,
         turn: event.turn,
         at: event.at,
-        inputTokens: event.usage?.inputTokens ?? event.usage?.input_tokens ?? 0,
+        inputTokens: usageInput(event.usage).total,
+        uncachedInputTokens: usageInput(event.usage).uncached,
+        cacheReadInputTokens: usageInput(event.usage).read,
+        cacheCreationInputTokens: usageInput(event.usage).write,
         outputTokens: event.usage?.outputTokens ?? event.usage?.output_tokens ?? 0,
         clearedInputTokens: event.clearedInputTokens ?? 0,
         edits: (event.appliedEdits ?? []).map((edit) => edit.type),

@@ -7,7 +7,7 @@ import {
   statusBadge,
 } from './components.js';
 import { h, replace } from './dom.js';
-import { formatAgo, formatTokens, formatUsd } from './format.js';
+import { formatAgo, formatHitRate, formatTokens, formatUsd } from './format.js';
 
 export function projectsPage(main) {
   const projects = new Map();
@@ -43,6 +43,7 @@ export function projectsPage(main) {
           'Session',
           'Last activity',
           'Tokens in / out',
+          'Cached',
           'Cleared',
           'USD',
           '',
@@ -131,6 +132,11 @@ export function projectsPage(main) {
         'td',
         { class: 'num' },
         `${formatTokens(project.tokens.input)} / ${formatTokens(project.tokens.output)}`,
+      ),
+      h(
+        'td',
+        { class: 'num', title: 'share of input tokens read from the prompt cache' },
+        formatHitRate(project.tokens.cacheRead, project.tokens.input),
       ),
       h('td', { class: 'num' }, formatTokens(project.tokens.cleared)),
       h('td', { class: 'num' }, formatUsd(project.costUsd)),

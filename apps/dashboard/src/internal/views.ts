@@ -2,6 +2,7 @@
  * The JSON shapes the dashboard's API returns, computed from control-API records. Kept separate
  * from the records so the UI never depends on how the worker stores things.
  */
+import { cacheHitRate, totalInputTokens } from '@baton/context-config';
 import { summarizeSandbox } from '@baton/workspace';
 import type { EventEntry, ProjectRecord, SessionSummary, StreamEvent } from '../control.js';
 
@@ -33,7 +34,19 @@ export interface ProjectView {
     startedAt: number;
   } | null;
   lastActivityAt: number;
-  tokens: { input: number; output: number; cleared: number };
+  /**
+   * `input` is every input token (uncached + read from the prompt cache + written to it);
+   * `cacheHitRate` is `cacheRead / input` (0 with no input).
+   */
+  tokens: {
+    input: number;
+    uncached: number;
+    cacheRead: number;
+    cacheWrite: number;
+    cacheHitRate: number;
+    output: number;
+    cleared: number;
+  };
   costUsd: number;
   lastError: string | null;
   /** Where the latest session's commands ran, as one line; `off` is shown as a warning. */
@@ -79,7 +92,11 @@ export function projectView(
           },
     lastActivityAt,
     tokens: {
-      input: counters.inputTokens,
+      input: totalInputTokens(counters),
+      uncached: counters.inputTokens,
+      cacheRead: counters.cacheReadInputTokens,
+      cacheWrite: counters.cacheCreationInputTokens,
+      cacheHitRate: cacheHitRate(counters),
       output: counters.outputTokens,
       cleared: counters.clearedInputTokens,
     },
@@ -137,8 +154,12 @@ export interface TurnPoint {
   sessionNumber: number | null;
   turn: number;
   at: number;
-  /** Input tokens the model was billed for on this turn (after any clearing). */
+  /** Every input token of this turn (after any clearing): uncached + cache read + cache write. */
   inputTokens: number;
+  /** The API's `input_tokens`: neither read from nor written to the prompt cache. */
+  uncachedInputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
   outputTokens: number;
   /** Input tokens context editing removed before this turn. */
   clearedInputTokens: number;
@@ -169,12 +190,22 @@ export function tokenSeries(entries: readonly EventEntry[]): TurnPoint[] {
         clearedFromEdits += numberField(fields.cleared_input_tokens) ?? 0;
       }
     }
+    const uncached = numberField(usage.inputTokens) ?? numberField(usage.input_tokens) ?? 0;
+    const cacheRead =
+      numberField(usage.cacheReadInputTokens) ?? numberField(usage.cache_read_input_tokens) ?? 0;
+    const cacheWrite =
+      numberField(usage.cacheCreationInputTokens) ??
+      numberField(usage.cache_creation_input_tokens) ??
+      0;
     points.push({
       sessionId,
       sessionNumber: sessionNumbers.get(sessionId) ?? null,
       turn: numberField(event.turn) ?? points.length + 1,
       at: numberField(event.at) ?? 0,
-      inputTokens: numberField(usage.inputTokens) ?? numberField(usage.input_tokens) ?? 0,
+      inputTokens: uncached + cacheRead + cacheWrite,
+      uncachedInputTokens: uncached,
+      cacheReadInputTokens: cacheRead,
+      cacheCreationInputTokens: cacheWrite,
       outputTokens: numberField(usage.outputTokens) ?? numberField(usage.output_tokens) ?? 0,
       clearedInputTokens: numberField(event.clearedInputTokens) ?? clearedFromEdits,
       edits,

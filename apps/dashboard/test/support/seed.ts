@@ -9,7 +9,8 @@ export async function seedSession(
     sessionNumber: number;
     kind?: 'init' | 'resume';
     /** Input tokens per turn; a turn with `cleared` also carries an applied clear_tool_uses edit. */
-    turns: { input: number; cleared?: number }[];
+    /** `input` is uncached; `cacheRead`/`cacheWrite` default to 0. */
+    turns: { input: number; cleared?: number; cacheRead?: number; cacheWrite?: number }[];
     flipped?: string[];
     features?: { before: [number, number]; after: [number, number] };
   },
@@ -41,7 +42,12 @@ export async function seedSession(
         turn,
         stopReason: 'tool_use',
         durationMs: 12,
-        usage: { inputTokens: spec.input, outputTokens: 50 },
+        usage: {
+          inputTokens: spec.input,
+          cacheReadInputTokens: spec.cacheRead ?? 0,
+          cacheCreationInputTokens: spec.cacheWrite ?? 0,
+          outputTokens: 50,
+        },
         appliedEdits:
           spec.cleared === undefined
             ? []
