@@ -38,7 +38,7 @@ describe('baton status', () => {
     expect(one.stdout).toMatch(/^status\s+cancelled \(cancelled by user\)/m);
     const all = await runCli(['status'], { cwd: dir, env: world.env(dir) });
     expect(all.code).toBe(0);
-    expect(all.stdout).toMatch(/^PROJECT\s+STATUS\s+FEATURES\s+SESSIONS\s+COST/);
+    expect(all.stdout).toMatch(/^PROJECT\s+STATUS\s+FEATURES\s+SESSIONS\s+CACHED\s+COST/);
     expect(all.stdout).toContain(id);
   });
 
