@@ -67,8 +67,7 @@ export function registerRunCommand(program: Command): void {
       '--no-sandbox',
       "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said at start and in every session's events)",
     )
-    .addHelpText('after', COST_HELP
-    )
+    .addHelpText('after', COST_HELP)
     .action(async (options: RunOptions) => {
       // Loaded on use, so `--help` and argument errors stay fast.
       const { runProject } = await import('../internal/run-project.js');
