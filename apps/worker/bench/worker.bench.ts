@@ -63,7 +63,7 @@ async function cleanup(control: BatonControl, ids: string[], prefix: string) {
 async function throughput(home: string) {
   const sim = await startModelSim({ port: 0 });
   const prefix = randomPrefix();
-  const control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+  const control = createBatonControl({ url: REDIS_URL, prefix });
   const ids = Array.from(
     { length: PROJECTS },
     (_, index) => `bench-${index}-${Date.now().toString(36)}`,
@@ -73,7 +73,7 @@ async function throughput(home: string) {
     worker = await spawnWorker(
       simWorkerEnv(
         { prefix, simUrl: sim.url },
-        { BATON_CONCURRENCY: String(CONCURRENCY), BATON_MODEL_RPS: '0' },
+        { BATON_CONCURRENCY: String(CONCURRENCY), BATON_MODEL_RPS: '0', BATON_HOME: home },
       ),
     );
     for (const id of ids)
@@ -203,7 +203,7 @@ async function bareBullmq(jobs: number) {
 async function idleSessions(home: string) {
   const sim = await startModelSim({ port: 0, faults: { latencyMs: 5000 } });
   const prefix = randomPrefix();
-  const control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+  const control = createBatonControl({ url: REDIS_URL, prefix });
   const ids = Array.from(
     { length: IDLE },
     (_, index) => `idle-${index}-${Date.now().toString(36)}`,
@@ -213,7 +213,7 @@ async function idleSessions(home: string) {
     worker = await spawnWorker(
       simWorkerEnv(
         { prefix, simUrl: sim.url },
-        { BATON_CONCURRENCY: String(IDLE), BATON_MODEL_RPS: '0' },
+        { BATON_CONCURRENCY: String(IDLE), BATON_MODEL_RPS: '0', BATON_HOME: home },
       ),
     );
     const before = memoryOf(worker.child.pid!);

@@ -43,8 +43,13 @@ export interface WorkerConfig {
   maxConsecutiveFailures: number;
   /** `BATON_MODEL_RPS`: model requests per second across all workers; 0 = unlimited. Default 50. */
   modelRequestsPerSecond: number;
-  /** `BATON_HOME`: default `.baton`; workspaces default to `<home>/workspaces/<project>`. */
+  /**
+   * `BATON_HOME`: default `.baton`. The worker keeps its own clone of each project under it
+   * (`workspaces/<id>`, `git/<id>.git`); nothing in it is shared with other workers.
+   */
   home: string;
+  /** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two mid-session checkpoints. Default 5000. */
+  checkpointIntervalMs: number;
   /** `BATON_MEMORY_SWEEP_MS`: memory expiry sweep period; 0 = off. Default 3600000. */
   memorySweepEveryMs: number;
   /** `BATON_MEMORY_IDLE_TTL_MS`: memory files idle this long are swept; 0 = never. Default 0. */
@@ -154,6 +159,7 @@ const envSchema = z.object({
   BATON_MAX_FAILURES: integer('BATON_MAX_FAILURES', 3, 1, 1000),
   BATON_MODEL_RPS: integer('BATON_MODEL_RPS', 50, 0),
   BATON_HOME: z.string().optional(),
+  BATON_CHECKPOINT_INTERVAL_MS: integer('BATON_CHECKPOINT_INTERVAL_MS', 5000, 0),
   BATON_MEMORY_SWEEP_MS: integer('BATON_MEMORY_SWEEP_MS', 3_600_000, 0),
   BATON_MEMORY_IDLE_TTL_MS: integer('BATON_MEMORY_IDLE_TTL_MS', 0, 0),
   BATON_JOB_RETENTION_MS: integer('BATON_JOB_RETENTION_MS', 7 * 24 * 3_600_000, 1000),
@@ -259,6 +265,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     maxConsecutiveFailures: values.BATON_MAX_FAILURES,
     modelRequestsPerSecond: values.BATON_MODEL_RPS,
     home,
+    checkpointIntervalMs: values.BATON_CHECKPOINT_INTERVAL_MS,
     memorySweepEveryMs: values.BATON_MEMORY_SWEEP_MS,
     memoryIdleTtlMs: values.BATON_MEMORY_IDLE_TTL_MS,
     jobRetentionMs: values.BATON_JOB_RETENTION_MS,

@@ -1,10 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir } from 'node:fs/promises';
 import type Anthropic from '@anthropic-ai/sdk';
 import { type TurnUsage, defineContextConfig, emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
-import { readFeatures } from '@baton/session';
-import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
+import { countFeatures, readFeatures } from '@baton/session';
+import {
+  DEFAULT_SANDBOX_SETUP,
+  WorkspaceError,
+  describeSandbox,
+  openProjectWorkspace,
+  type PreparedWorkspace,
+  type ProjectWorkspace,
+  type PushRetryOptions,
+} from '@baton/workspace';
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import {
@@ -21,7 +28,9 @@ import {
   type LeaseOptions,
   type ProjectRecord,
   type ProjectRepository,
+  type WorkerEvent,
   type SessionBudgetsInput,
+  type SessionCheckpointSummary,
   type SessionJobData,
   type SessionSummary,
 } from '@baton/projects';
@@ -79,6 +88,15 @@ export interface SessionProcessorOptions {
   leaseBusyRetryMs?: number;
   /** True once this worker is shutting down: jobs fetched after that go back to the queue. */
   stopping?: () => boolean;
+  /**
+   * This worker's `BATON_HOME`, absolute: it keeps its own clone of each project under it
+   * (`workspaces/<id>`, `git/<id>.git`) and needs nothing of another worker's disk.
+   */
+  home: string;
+  /** Least time between two checkpoints after turns that changed files (ms). Default the session's (5000). */
+  checkpointIntervalMs?: number;
+  /** Retries of checkpoint pushes. Default `@baton/workspace`'s (4 final attempts, 0.5 s doubling). */
+  push?: PushRetryOptions;
 }
 
 const RUNNABLE = ['queued', 'running'] as const;
@@ -218,37 +236,80 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
       options.metrics?.activeSessions.inc();
 
       const store = await options.memoryStore(projectId);
-      if (previous) await recordInterruption(store, previous, sessionNumber, sessionId, log);
-      const kind = nextSessionKind(await readFeatures(store));
-      await mkdir(project.workspace, { recursive: true });
-      const sessionLog = log.child({ sessionId, kind });
-      sessionLog.info({ interrupted }, 'session started');
-
-      const result = await runGuarded(options.runSession, {
-        context: defineContextConfig({ preset: project.contextPreset }),
-        // Memory stores are created with the tool's limits and enforce them atomically in Lua.
-        memoryQuotaEnforcement: 'store',
-        ...extraOptions,
-        project: { id: project.id, goal: project.goal },
-        kind,
-        store,
-        workspace: project.workspace,
-        client: options.client,
-        model: project.model ?? options.defaultModel,
-        budgets: sessionBudgets(project),
-        signal: controller.signal,
-        pauseSignal: pauseController.signal,
-        guidance: createRedisGuidance({
-          redis: repository.redis,
-          keys: repository.keys,
-          projectId,
-        }),
-        sessionId,
-        sessionNumber,
-        interrupted,
-        onEvent: (event) => publish(event),
+      const workspace = openProjectWorkspace({
+        home: options.home,
+        projectId,
+        repo: project.repo,
+        baseCommit: project.baseCommit,
+        skipHooks: project.skipHooks,
+        ...(project.workspace === null ? {} : { dir: project.workspace }),
+        ...(options.push === undefined ? {} : { push: options.push }),
       });
+      const prepared = await prepareWorkspace(workspace, project.lastCheckpoint);
+      if (prepared.ok) {
+        await publish({
+          v: 1,
+          type: 'workspace-prepared',
+          at: Date.now(),
+          projectId,
+          sessionId,
+          sessionNumber,
+          jobId,
+          workerId: options.workerId,
+          ...prepared.workspace,
+        });
+      }
+      if (previous) {
+        await recordInterruption(store, previous, {
+          sessionNumber,
+          sessionId,
+          branch: workspace.branch,
+          checkpoint: prepared.ok ? prepared.workspace.head : null,
+          log,
+        });
+      }
+      const features = await readFeatures(store);
+      const kind = nextSessionKind(features);
+      const sessionLog = log.child({ sessionId, kind });
+      sessionLog.info(
+        { interrupted, checkpoint: prepared.ok ? prepared.workspace.head : null },
+        prepared.ok ? 'session started' : 'workspace not ready; session not started',
+      );
+
+      const result = prepared.ok
+        ? await runGuarded(options.runSession, {
+            context: defineContextConfig({ preset: project.contextPreset }),
+            // Memory stores are created with the tool's limits and enforce them atomically in Lua.
+            memoryQuotaEnforcement: 'store',
+            ...extraOptions,
+            project: { id: project.id, goal: project.goal },
+            kind,
+            store,
+            workspace: workspace.dir,
+            checkpoints: {
+              target: workspace,
+              ...(options.checkpointIntervalMs === undefined
+                ? {}
+                : { intervalMs: options.checkpointIntervalMs }),
+            },
+            client: options.client,
+            model: project.model ?? options.defaultModel,
+            budgets: sessionBudgets(project),
+            signal: controller.signal,
+            pauseSignal: pauseController.signal,
+            guidance: createRedisGuidance({
+              redis: repository.redis,
+              keys: repository.keys,
+              projectId,
+            }),
+            sessionId,
+            sessionNumber,
+            interrupted,
+            onEvent: (event) => publish(event),
+          })
+        : notStarted(sessionId, kind, features, prepared.error);
       heartbeat.stop();
+      const workspaceProblem = prepared.ok ? unpushedCheckpoint(result) : prepared.pause;
 
       const failed = isFailedSession({
         outcome: result.outcome,
@@ -277,6 +338,10 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         jobId,
         workerId: options.workerId,
         ...(result.error !== undefined ? { error: result.error } : {}),
+        commits: result.commits,
+        ...(result.checkpoint === undefined
+          ? {}
+          : { checkpoint: checkpointSummary(result.checkpoint) }),
       };
       if (failed && summary.error === undefined && result.featuresAfter.total === 0) {
         summary.error = 'the session ended without a feature checklist in memory';
@@ -305,6 +370,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         counters: after.counters,
         budgets: after.budgets,
         lastError: after.lastError,
+        ...(workspaceProblem === undefined ? {} : { workspaceProblem }),
         chainDelayMs: options.chainDelayMs,
         retryDelayMs: options.retryDelayMs,
         maxConsecutiveFailures: options.maxConsecutiveFailures,
@@ -367,15 +433,19 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
     }
   };
 
-  async function publish(event: WorkerSessionEvent): Promise<void> {
+  async function publish(event: WorkerSessionEvent | WorkerEvent): Promise<void> {
     const metrics = options.metrics;
     if (metrics) countEvent(metrics, event);
     try {
+      if (event.type === 'checkpoint' && event.pushed && event.head !== null) {
+        // Acknowledged: the next session, on whichever worker, starts from this commit.
+        await repository.setLastCheckpoint(event.projectId, event.head);
+      }
       await repository.appendEvent(event.projectId, event);
     } catch (error) {
       // Events are for observers; a failed XADD must not fail the session.
       logger.warn(
-        { projectId: event.projectId, sessionId: event.sessionId, err: error },
+        { projectId: event.projectId, type: event.type, err: error },
         'could not publish event',
       );
     }
@@ -414,28 +484,124 @@ async function runGuarded(
 
 /**
  * Notes a crash in the progress log, so the next agent (and a human reading memory) knows the
- * previous session stopped without its end-of-session entry.
+ * previous session stopped without its end-of-session entry, and which checkpoint of the branch
+ * the workspace now holds (work after it was lost with the crashed worker).
  */
 async function recordInterruption(
   store: MemoryStore,
   previous: ActiveSessionInfo,
-  sessionNumber: number,
-  sessionId: string,
-  log: Logger,
+  next: {
+    sessionNumber: number;
+    sessionId: string;
+    branch: string;
+    checkpoint: string | null;
+    log: Logger;
+  },
 ): Promise<void> {
+  const from =
+    next.checkpoint === null
+      ? `The workspace starts from the base of ${next.branch} (no checkpoint was pushed).`
+      : `The workspace starts from checkpoint ${next.checkpoint.slice(0, 12)} of ${next.branch}; changes after it were lost.`;
   const note =
     `\n## Session ${previous.sessionNumber} interrupted\n` +
     `- It started at ${new Date(previous.startedAt).toISOString()} and never finished ` +
-    `(its worker stopped). Session ${sessionNumber} resumes the work.\n`;
+    `(its worker stopped). Session ${next.sessionNumber} resumes the work.\n` +
+    `- ${from}\n`;
   try {
     await store.edit('progress.md', (current) => `${current.replace(/\n*$/, '\n')}${note}`, {
       command: 'insert',
-      session: sessionId,
+      session: next.sessionId,
     });
   } catch (error) {
     // No progress log yet (the crash hit the init session): the new session writes one.
-    log.debug({ err: error }, 'could not note the interruption in progress.md');
+    next.log.debug({ err: error }, 'could not note the interruption in progress.md');
   }
+}
+
+type PrepareOutcome =
+  | { ok: true; workspace: PreparedWorkspace }
+  /** `pause`: the remote cannot be reached (the project waits for a user); else the session fails. */
+  | { ok: false; error: string; pause?: string };
+
+/**
+ * Brings this worker's clone to the branch's last checkpoint. Commits an earlier session on this
+ * worker could not push are pushed first: a session never starts on work the remote lacks.
+ */
+async function prepareWorkspace(
+  workspace: ProjectWorkspace,
+  lastCheckpoint: string | null,
+): Promise<PrepareOutcome> {
+  let prepared: PreparedWorkspace;
+  try {
+    prepared = await workspace.prepare(lastCheckpoint);
+  } catch (error) {
+    if (!(error instanceof WorkspaceError)) throw error;
+    const message = `the workspace could not be prepared: ${error.message}`;
+    return error.code === 'repo_unreachable'
+      ? { ok: false, error: message, pause: message }
+      : { ok: false, error: message };
+  }
+  if (prepared.recovered) {
+    const pushed = await workspace.checkpoint({
+      subject: 'baton: checkpoint of an earlier session',
+      final: true,
+    });
+    if (!pushed.pushed) {
+      const message = `checkpoint ${(pushed.head ?? '').slice(0, 12)} of an earlier session was not pushed: ${pushed.pushError?.message ?? 'unknown reason'}`;
+      return pushed.pushError?.code === 'push_rejected'
+        ? { ok: false, error: message }
+        : { ok: false, error: message, pause: message };
+    }
+  }
+  return { ok: true, workspace: prepared };
+}
+
+/** Why the session's last checkpoint is not on the remote (a rejection fails the session instead). */
+function unpushedCheckpoint(result: WorkerSessionResult): string | undefined {
+  const checkpoint = result.checkpoint;
+  if (checkpoint === undefined || checkpoint.pushed || checkpoint.head === null) return undefined;
+  if (checkpoint.pushError?.code === 'push_rejected') return undefined;
+  return `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
+}
+
+function checkpointSummary(
+  checkpoint: NonNullable<WorkerSessionResult['checkpoint']>,
+): SessionCheckpointSummary {
+  return {
+    head: checkpoint.head,
+    pushed: checkpoint.pushed,
+    hooks: checkpoint.hooks,
+    skipped: checkpoint.skipped,
+    ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
+  };
+}
+
+/** The result of a session that never started because its workspace could not be prepared. */
+function notStarted(
+  sessionId: string,
+  kind: WorkerSessionResult['kind'],
+  features: Awaited<ReturnType<typeof readFeatures>>,
+  error: string,
+): WorkerSessionResult {
+  const counts = countFeatures(features);
+  const now = Date.now();
+  return {
+    sessionId,
+    kind,
+    outcome: 'failed',
+    reason: error,
+    stopReason: 'workspace_unavailable',
+    commits: [],
+    turns: 0,
+    usage: emptyUsageTotals(),
+    featuresBefore: counts,
+    featuresAfter: counts,
+    allFeaturesPass: false,
+    flippedFeatures: [],
+    startedAt: now,
+    endedAt: now,
+    error,
+  };
 }
 
 function toAbortReason(reason: unknown): AbortReason {
@@ -454,7 +620,7 @@ export function sessionBudgets(project: ProjectRecord): SessionBudgetsInput {
   return budgets;
 }
 
-function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent): void {
+function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent | WorkerEvent): void {
   const data = event as unknown as Record<string, unknown>;
   if (event.type === 'turn') {
     const usage = data.usage as Partial<TurnUsage> | undefined;

@@ -160,6 +160,8 @@ export async function startWorkerFromConfig(
     chainDelayMs: config.chainDelayMs,
     retryDelayMs: config.retryDelayMs,
     maxConsecutiveFailures: config.maxConsecutiveFailures,
+    home: config.home,
+    checkpointIntervalMs: config.checkpointIntervalMs,
     runSession: options.runSession ?? runSession,
     client,
     memoryStore,

@@ -47,6 +47,9 @@ type ProcessorPassThrough = Pick<
   | 'logger'
   | 'metrics'
   | 'leaseBusyRetryMs'
+  | 'home'
+  | 'checkpointIntervalMs'
+  | 'push'
 >;
 
 export interface BatonWorkerOptions extends ProcessorPassThrough {
@@ -157,6 +160,11 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     chainDelayMs: options.chainDelayMs,
     retryDelayMs: options.retryDelayMs,
     maxConsecutiveFailures: options.maxConsecutiveFailures,
+    home: options.home,
+    ...(options.checkpointIntervalMs === undefined
+      ? {}
+      : { checkpointIntervalMs: options.checkpointIntervalMs }),
+    ...(options.push === undefined ? {} : { push: options.push }),
     running,
     stopping: () => closing !== undefined,
     ...(options.leaseBusyRetryMs !== undefined

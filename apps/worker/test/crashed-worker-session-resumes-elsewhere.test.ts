@@ -9,8 +9,10 @@ describe('a worker killed with SIGKILL mid-session', () => {
   const world = useProcessWorld('baton-crash-');
 
   it('is resumed by another worker within 15 s, loses no acknowledged write and notes the interruption', async () => {
-    const { prefix, control, sim, workers, projects } = world;
-    const env = simWorkerEnv({ prefix, simUrl: sim.url });
+    const { prefix, control, sim, workers, projects, home } = world;
+    // A project without --repo keeps its code in one BATON_HOME: both processes share it (see
+    // workspace-resumes-on-another-machine.test.ts for workers on machines of their own).
+    const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_HOME: home });
     const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
     workers.push(first);
     const id = randomProjectId('crash');

@@ -32,7 +32,8 @@ describe('three workers, ten projects, duplicate jobs for every session', () => 
     const { prefix, control, sim, workers, projects } = world;
     const env = simWorkerEnv(
       { prefix, simUrl: sim.url },
-      { BATON_CONCURRENCY: '4', LOG_LEVEL: 'warn' },
+      // One BATON_HOME for the three: projects without --repo keep their code in it.
+      { BATON_CONCURRENCY: '4', LOG_LEVEL: 'warn', BATON_HOME: world.home },
     );
     workers.push(
       ...(await Promise.all(

@@ -21,7 +21,7 @@ describe('project lifecycle on the simulator (real runSession, in-process worker
   beforeEach(async () => {
     prefix = randomPrefix();
     home = await mkdtemp(path.join(os.tmpdir(), 'baton-lifecycle-'));
-    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    control = createBatonControl({ url: REDIS_URL, prefix });
     sim = await startModelSim({ port: 0 });
   });
 

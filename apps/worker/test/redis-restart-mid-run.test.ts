@@ -37,7 +37,7 @@ describe('Redis restarts in the middle of a run', () => {
 
   it('the worker reconnects and the projects complete', async () => {
     const prefix = randomPrefix();
-    control = createBatonControl({ url: redis.url, prefix, workspaceRoot: home });
+    control = createBatonControl({ url: redis.url, prefix });
     const worker = await spawnWorker(
       simWorkerEnv(
         { prefix, simUrl: sim.url, redisUrl: redis.url },

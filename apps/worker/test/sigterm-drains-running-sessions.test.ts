@@ -10,7 +10,11 @@ describe('SIGTERM', () => {
 
   it('gives running sessions their end-of-session turn, leaves no active job or lock, and hands the project on', async () => {
     const { prefix, control, sim, workers, projects } = world;
-    const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_SHUTDOWN_GRACE_MS: '20000' });
+    // Both processes share one BATON_HOME: a project without --repo keeps its code there.
+    const env = simWorkerEnv(
+      { prefix, simUrl: sim.url },
+      { BATON_SHUTDOWN_GRACE_MS: '20000', BATON_HOME: world.home },
+    );
     const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'draining' });
     workers.push(first);
     const ids = [randomProjectId('drain'), randomProjectId('drain')];

@@ -41,6 +41,25 @@ describe('decideAfterSession', () => {
     });
   });
 
+  it('pauses, never fails or completes, when the work did not reach the remote', () => {
+    const problem = 'checkpoint 1a2b3c4d5e6f was not pushed: cannot push baton/x to /r: gone';
+    for (const overrides of [
+      { featuresAfter: { passing: 3, total: 3 }, allFeaturesPass: true },
+      { outcome: 'failed', counters: { ...emptyCounters(), consecutiveFailures: 3 } },
+      {},
+    ]) {
+      expect(decideAfterSession(input({ ...overrides, workspaceProblem: problem }))).toEqual({
+        kind: 'finish',
+        status: 'paused',
+        reason: problem,
+      });
+    }
+    // A user's cancel still wins.
+    expect(
+      decideAfterSession(input({ status: 'cancelled', workspaceProblem: problem })),
+    ).toMatchObject({ kind: 'stop' });
+  });
+
   it('pauses with the budget named when sessions, USD or tokens run out', () => {
     expect(decideAfterSession(input({ budgets: { maxSessions: 2 } }))).toMatchObject({
       kind: 'finish',

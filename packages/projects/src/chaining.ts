@@ -35,6 +35,13 @@ export interface ChainInput {
   counters: ProjectCounters;
   budgets: ProjectBudgets;
   lastError: string | null;
+  /**
+   * Set when the project's code could not reach its remote (the end-of-session checkpoint was
+   * not pushed, or the branch could not be fetched before the session): the project pauses with
+   * this reason, whatever else happened, until a user resumes it. Nothing is lost: the commits
+   * stay in the worker's clone.
+   */
+  workspaceProblem?: string;
   chainDelayMs: number;
   retryDelayMs: number;
   maxConsecutiveFailures: number;
@@ -88,7 +95,8 @@ export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounte
 /**
  * What happens after a session: the whole chaining policy in one pure function.
  * Order matters: a lost lease beats everything (another worker takes over), a user's cancel
- * beats the result, all features passing beats budgets, and failures back off exponentially.
+ * beats the result, work that did not reach the remote beats completion (the branch must hold
+ * it), all features passing beats budgets, and failures back off exponentially.
  */
 export function decideAfterSession(input: ChainInput): ChainDecision {
   if (input.abortReason === 'lease_lost' || input.abortReason === 'lock_lost') {
@@ -103,6 +111,9 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   }
   if (input.status !== 'running' && input.status !== 'queued') {
     return { kind: 'stop', reason: `project is ${input.status}` };
+  }
+  if (input.workspaceProblem !== undefined) {
+    return { kind: 'finish', status: 'paused', reason: input.workspaceProblem };
   }
   const { passing, total } = input.featuresAfter;
   if (input.allFeaturesPass || (total > 0 && passing === total)) {

@@ -1,6 +1,6 @@
-import path from 'node:path';
 import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
+import { WorkspaceError, projectBranch, resolveProjectSource } from '@baton/workspace';
 import { ProjectError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
 import {
@@ -66,8 +66,13 @@ export interface BatonControlOptions {
   prefix?: string;
   /** Prefix of memory keys (`@baton/storage-redis`); must match the workers'. Default theirs. */
   memoryPrefix?: string;
-  /** Where workspaces go when a project names none. Default `<cwd>/.baton/workspaces`. */
-  workspaceRoot?: string;
+  /**
+   * Relative `repo` paths of `createProject` are resolved against this directory. Default
+   * `process.cwd()`.
+   */
+  cwd?: string;
+  /** Longest wait for a project's repository to answer at creation (ms). Default 60_000. */
+  repoTimeoutMs?: number;
   /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
   connectTimeoutMs?: number;
 }
@@ -113,7 +118,12 @@ export interface PauseResult {
  */
 export interface BatonControl {
   keys: BatonKeys;
-  /** Validates and stores a new project (status `queued`, no job yet: call `enqueue`). */
+  /**
+   * Validates and stores a new project (status `queued`, no job yet: call `enqueue`). A `repo`
+   * is read (never written) to resolve `base` to a commit and to check that `baton/<id>` is free
+   * or Baton's own for this project; a repository, base or branch that fails that is refused
+   * with `invalid_input` and one line, and nothing is stored.
+   */
   createProject(input: unknown): Promise<ProjectRecord>;
   /** Queues the project's next session (a freshly created or `queued` project). */
   enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
@@ -199,7 +209,6 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       return notifyStatusChange(webhooks, change);
     },
   });
-  const workspaceRoot = path.resolve(options.workspaceRoot ?? path.join('.baton', 'workspaces'));
   let queue: Queue<SessionJobData> | undefined;
   const followers = new Set<RedisClient>();
   const waiter = createEventWaiter({
@@ -248,10 +257,36 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async createProject(input) {
       const parsed = parseProjectInput(input);
       await ready();
+      if ((await repository.get(parsed.id)) !== null) {
+        throw new ProjectError('conflict', `project ${parsed.id} already exists`);
+      }
+      let source = null;
+      if (parsed.repo !== undefined) {
+        try {
+          source = await resolveProjectSource({
+            repo: parsed.repo,
+            ...(parsed.base === undefined ? {} : { base: parsed.base }),
+            projectId: parsed.id,
+            ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+            ...(options.repoTimeoutMs === undefined ? {} : { timeoutMs: options.repoTimeoutMs }),
+          });
+        } catch (error) {
+          if (error instanceof WorkspaceError) {
+            throw new ProjectError('invalid_input', error.message, { cause: error });
+          }
+          throw error;
+        }
+      }
       return repository.create({
         id: parsed.id,
         goal: parsed.goal,
-        workspace: parsed.workspace ?? path.join(workspaceRoot, parsed.id),
+        workspace: parsed.workspace ?? null,
+        repo: source?.repo ?? null,
+        base: source?.base ?? null,
+        baseCommit: source?.baseCommit ?? null,
+        branch: projectBranch(parsed.id),
+        skipHooks: parsed.skipHooks === true,
+        lastCheckpoint: source?.existingHead ?? null,
         model: parsed.model ?? null,
         budgets: parsed.budgets ?? {},
         contextPreset: parsed.contextPreset ?? 'coding',

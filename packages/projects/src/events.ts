@@ -61,6 +61,18 @@ export type WorkerEvent =
       /** The session running when it was sent (it gets it at its next model turn), if any. */
       runningSessionId: string | null;
     })
+  /**
+   * The worker brought its own clone of the project to the branch's last checkpoint before the
+   * session (`head`; `null` for a branch with no commit yet). `recovered`: the clone held
+   * commits of an earlier session on this worker that the remote did not have yet.
+   */
+  | (SessionRunEventBase & {
+      type: 'workspace-prepared';
+      branch: string;
+      head: string | null;
+      remoteHead: string | null;
+      recovered: boolean;
+    })
   /** The session finished and its summary was stored. */
   | (SessionRunEventBase & { type: 'session-released'; outcome: string })
   /** A webhook delivery succeeded, or failed for good after its last attempt. */

@@ -63,6 +63,7 @@ export type {
   ProjectCounters,
   ProjectInput,
   ProjectRecord,
+  ProjectSourceFields,
   ProjectStatus,
   SessionBudgetsInput,
   StatusTransition,
@@ -71,6 +72,7 @@ export { ProjectRepository } from './project-repository.js';
 export type {
   ProjectRepositoryOptions,
   ReadEventsOptions,
+  SessionCheckpointSummary,
   SessionSummary,
   StatusChange,
   TransitionResult,

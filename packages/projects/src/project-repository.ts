@@ -1,4 +1,4 @@
-import type { ProjectSandbox, SandboxDescription } from '@baton/workspace';
+import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
 import { defineScripts } from './internal/scripts.js';
@@ -40,6 +40,23 @@ export interface SessionSummary {
   endedAt: number;
   jobId: string;
   workerId: string;
+  error?: string;
+  /** Every commit the session's checkpoints made, oldest first. */
+  commits?: string[];
+  /** The end-of-session checkpoint; absent when the session saved none. */
+  checkpoint?: SessionCheckpointSummary;
+}
+
+/** What a session summary keeps of its end-of-session checkpoint. */
+export interface SessionCheckpointSummary {
+  /** The branch tip after it. */
+  head: string | null;
+  /** True when `head` reached the project's remote. */
+  pushed: boolean;
+  hooks: 'passed' | 'refused' | 'skipped' | 'none';
+  /** Files left out as secrets. */
+  skipped: string[];
+  /** Why it was not pushed. */
   error?: string;
 }
 
@@ -135,7 +152,7 @@ export class ProjectRepository {
       | 'activeSession'
       | 'lastError'
       | 'sessionSandbox'
-    >,
+    > & { lastCheckpoint?: string | null },
   ): Promise<ProjectRecord> {
     const now = record.createdAt;
     const config = {
@@ -145,6 +162,11 @@ export class ProjectRepository {
       budgets: record.budgets,
       contextPreset: record.contextPreset,
       ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
+      repo: record.repo,
+      base: record.base,
+      baseCommit: record.baseCommit,
+      branch: record.branch,
+      skipHooks: record.skipHooks,
     };
     const transition: StatusTransition = { at: now, from: null, to: 'queued', reason: 'created' };
     const fields: (string | number)[] = [
@@ -161,6 +183,8 @@ export class ProjectRepository {
       'statusAt',
       now,
     ];
+    // A re-created project continues from the branch Baton already pushed for it.
+    if (record.lastCheckpoint) fields.push('lastCheckpoint', record.lastCheckpoint);
     for (const field of COUNTER_FIELDS) fields.push(field, 0);
     const created = await defineScripts(this.redis).batonCreateProject(
       this.keys.project(record.id),
@@ -324,6 +348,14 @@ export class ProjectRepository {
     await execPipeline(pipeline);
   }
 
+  /**
+   * Records a checkpoint the project's remote acknowledged: the next session, on any worker,
+   * starts from it. Only a descendant should be written (the pushing worker holds the lease).
+   */
+  async setLastCheckpoint(projectId: string, commit: string): Promise<void> {
+    await this.redis.hset(this.keys.project(projectId), 'lastCheckpoint', commit);
+  }
+
   /** Clears the active-session marker without counting a session (a skipped or aborted claim). */
   async clearActiveSession(projectId: string): Promise<void> {
     await this.redis.hdel(this.keys.project(projectId), 'activeSession');
@@ -481,10 +513,21 @@ function parseEntries(entries: [string, string[]][]): EventEntry[] {
 
 function parseProjectHash(hash: Record<string, string> | null | undefined): ProjectRecord | null {
   if (!hash || hash.id === undefined || hash.config === undefined) return null;
-  const config = JSON.parse(hash.config) as Pick<
-    ProjectRecord,
-    'goal' | 'workspace' | 'model' | 'budgets' | 'contextPreset'
-  > & { sandbox?: ProjectSandbox };
+  const config = JSON.parse(hash.config) as Partial<
+    Pick<
+      ProjectRecord,
+      | 'goal'
+      | 'workspace'
+      | 'model'
+      | 'budgets'
+      | 'contextPreset'
+      | 'repo'
+      | 'base'
+      | 'baseCommit'
+      | 'branch'
+      | 'skipHooks'
+    >
+  > & { goal: string; sandbox?: ProjectSandbox };
   const counters = emptyCounters();
   for (const field of COUNTER_FIELDS) {
     const value = Number(hash[field]);
@@ -493,7 +536,12 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
   return {
     id: hash.id,
     goal: config.goal,
-    workspace: config.workspace,
+    workspace: config.workspace ?? null,
+    repo: config.repo ?? null,
+    base: config.base ?? null,
+    baseCommit: config.baseCommit ?? null,
+    branch: config.branch ?? projectBranch(hash.id),
+    skipHooks: config.skipHooks === true,
     model: config.model ?? null,
     budgets: config.budgets ?? {},
     contextPreset: config.contextPreset ?? 'coding',
@@ -510,5 +558,6 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
       ? (JSON.parse(hash.activeSession) as ActiveSessionInfo)
       : null,
     lastError: hash.lastError ? hash.lastError : null,
+    lastCheckpoint: hash.lastCheckpoint ? hash.lastCheckpoint : null,
   };
 }

@@ -85,8 +85,20 @@ export interface ProjectBudgets {
 export interface ProjectInput {
   id: string;
   goal: string;
-  /** Absolute directory of the workspace on the worker machines; default `<workspaceRoot>/<id>`. */
+  /**
+   * Absolute directory of the working tree on every worker machine (each worker keeps its own
+   * clone there); default `<BATON_HOME>/workspaces/<id>` of each worker.
+   */
   workspace?: string;
+  /**
+   * The repository the work starts from and is pushed to: a path or a URL git can fetch. Default:
+   * none, a bare repository Baton owns under the worker's `BATON_HOME`.
+   */
+  repo?: string;
+  /** The branch the work starts from (needs `repo`). Default: the repository's current or default branch. */
+  base?: string;
+  /** Commit checkpoints without running the repository's commit hooks. Default false. */
+  skipHooks?: boolean;
   /** Model id; default the worker's `BATON_MODEL`. */
   model?: string;
   budgets?: ProjectBudgets;
@@ -97,6 +109,22 @@ export interface ProjectInput {
    * (through the filtering proxy), read-only paths, lower limits. Default: the worker's policy.
    */
   sandbox?: ProjectSandbox;
+}
+
+/**
+ * Where a project's code comes from and goes to, resolved and checked once at creation
+ * (`resolveProjectSource` of `@baton/workspace`). No credentials: a URL with them is refused.
+ */
+export interface ProjectSourceFields {
+  /** The repository (an absolute path or a URL), or `null`: a bare repository Baton owns under `BATON_HOME`. */
+  repo: string | null;
+  /** The base branch, or `null` for a project that starts from nothing. */
+  base: string | null;
+  /** The commit the base pointed at when the project was created. */
+  baseCommit: string | null;
+  /** `baton/<project-id>`. */
+  branch: string;
+  skipHooks: boolean;
 }
 
 /** The counters a project accumulates over its sessions. */
@@ -132,10 +160,11 @@ export interface ActiveSessionInfo {
 }
 
 /** One project as stored in Redis. */
-export interface ProjectRecord {
+export interface ProjectRecord extends ProjectSourceFields {
   id: string;
   goal: string;
-  workspace: string;
+  /** The working tree on each worker, or `null`: `<BATON_HOME>/workspaces/<id>` of each worker. */
+  workspace: string | null;
   /** Model id, or `null` for the worker's default. */
   model: string | null;
   budgets: ProjectBudgets;
@@ -151,6 +180,11 @@ export interface ProjectRecord {
   counters: ProjectCounters;
   activeSession: ActiveSessionInfo | null;
   lastError: string | null;
+  /**
+   * The last checkpoint pushed to the project's remote (a commit id on `branch`): where the next
+   * session starts, on any worker. `null` before the first one.
+   */
+  lastCheckpoint: string | null;
 }
 
 /** One timestamped status change. */
@@ -205,6 +239,20 @@ export const projectInputSchema = z
       .refine((value) => path.isAbsolute(value), 'must be an absolute path')
       .refine((value) => !CONTROL_CHARACTERS.test(value), 'contains control characters')
       .optional(),
+    repo: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(4_096, 'is longer than 4096 characters')
+      .refine((value) => !CONTROL_CHARACTERS.test(value), 'contains control characters')
+      .optional(),
+    base: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .max(255, 'is longer than 255 characters')
+      .optional(),
+    skipHooks: z.boolean().optional(),
     model: z
       .string()
       .trim()
@@ -216,7 +264,11 @@ export const projectInputSchema = z
     contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
     sandbox: projectSandboxSchema.optional(),
   })
-  .strict();
+  .strict()
+  .refine((input) => input.base === undefined || input.repo !== undefined, {
+    message: 'needs repo (a base names a branch of the repository)',
+    path: ['base'],
+  });
 
 /** Turns zod issues into one line per problem, each naming its key path. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {

@@ -17,6 +17,7 @@ export type {
   ProjectBudgets,
   ProjectContextPreset,
   ProjectInput,
+  ProjectSourceFields,
   ProjectStatus,
   SessionBudgetsInput,
 } from './project.js';

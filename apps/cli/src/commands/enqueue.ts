@@ -17,6 +17,9 @@ interface EnqueueOptions {
   goal?: string;
   goalFile?: string;
   workspace?: string;
+  repo?: string;
+  base?: string;
+  skipHooks?: boolean;
   model?: string;
   budgetUsd?: number;
   maxSessions?: number;
@@ -36,8 +39,19 @@ export function registerEnqueueCommand(program: Command): void {
     .option('--goal <text>', 'the goal (bullet lines "- ..." become features)', parseNonEmpty)
     .option('--goal-file <file>', 'read the goal from a file')
     .option(
+      '--repo <path-or-url>',
+      'the repository to work on (read only at creation; the work goes to its branch baton/<id>, never your checkout)',
+      parseNonEmpty,
+    )
+    .option(
+      '--base <branch>',
+      "the branch the work starts from (default: the repository's current or default branch)",
+      parseNonEmpty,
+    )
+    .option('--skip-hooks', "commit checkpoints without running the repository's commit hooks")
+    .option(
       '--workspace <dir>',
-      'workspace directory on the worker machines (default BATON_HOME/workspaces/<id>)',
+      "the working tree on every worker machine (default each worker's BATON_HOME/workspaces/<id>)",
     )
     .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseNonEmpty)
     .option(
@@ -64,6 +78,9 @@ export function registerEnqueueCommand(program: Command): void {
       if ((options.goal === undefined) === (options.goalFile === undefined)) {
         throw new CliError('usage', 'give exactly one of --goal and --goal-file');
       }
+      if (options.base !== undefined && options.repo === undefined) {
+        throw new CliError('usage', '--base needs --repo.');
+      }
       let goal = options.goal ?? '';
       if (options.goalFile !== undefined) {
         try {
@@ -82,6 +99,9 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.workspace !== undefined
             ? { workspace: path.resolve(options.workspace) }
             : {}),
+          ...(options.repo !== undefined ? { repo: options.repo } : {}),
+          ...(options.base !== undefined ? { base: options.base } : {}),
+          ...(options.skipHooks === true ? { skipHooks: true } : {}),
           ...(options.model !== undefined ? { model: options.model } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
           ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
@@ -94,7 +114,7 @@ export function registerEnqueueCommand(program: Command): void {
           );
         } else {
           process.stdout.write(
-            `queued project ${project.id} (job ${queued.jobId}); follow it with: baton status ${project.id}\n`,
+            `queued project ${project.id} (job ${queued.jobId})${project.repo === null ? '' : ` on ${project.branch} of ${project.repo} from ${project.base} (${(project.baseCommit ?? '').slice(0, 12)})`}; follow it with: baton status ${project.id}\n`,
           );
         }
       });

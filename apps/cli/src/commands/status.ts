@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { ProjectRecord, WebhookDeliveryRecord } from '@baton/projects';
+import type { ProjectRecord, SessionSummary, WebhookDeliveryRecord } from '@baton/projects';
 import { summarizeSandbox } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
@@ -18,6 +18,12 @@ export function projectJson(project: ProjectRecord) {
     statusAt: new Date(project.statusAt).toISOString(),
     goal: project.goal,
     workspace: project.workspace,
+    repo: project.repo,
+    base: project.base,
+    baseCommit: project.baseCommit,
+    branch: project.branch,
+    lastCheckpoint: project.lastCheckpoint,
+    skipHooks: project.skipHooks,
     model: project.model,
     contextPreset: project.contextPreset,
     budgets: project.budgets,
@@ -61,8 +67,23 @@ function describeDeliveries(deliveries: readonly WebhookDeliveryRecord[]): strin
   return lines;
 }
 
+/** What `baton status ID --json` lists of each session (`sessionCommits`). */
+function sessionJson(session: SessionSummary) {
+  return {
+    sessionNumber: session.sessionNumber,
+    kind: session.kind,
+    outcome: session.outcome,
+    workerId: session.workerId,
+    commits: session.commits ?? [],
+    checkpoint: session.checkpoint ?? null,
+  };
+}
+
+const short = (commit: string | null | undefined) => (commit ? commit.slice(0, 12) : 'none');
+
 function describeProject(
   project: ProjectRecord,
+  sessions: readonly SessionSummary[],
   deliveries: readonly WebhookDeliveryRecord[],
 ): string {
   const c = project.counters;
@@ -74,7 +95,11 @@ function describeProject(
     `tokens    ${totalInputTokens(c)} in (${c.cacheReadInputTokens} read from cache, ${c.cacheCreationInputTokens} written, ${c.inputTokens} uncached), ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
     `cache     ${formatHitRate(c.cacheReadInputTokens, totalInputTokens(c))} of input read from the prompt cache`,
     `cost      $${c.costUsd.toFixed(4)}`,
-    `workspace ${project.workspace}`,
+    `repo      ${project.repo ?? "none (a bare repository in the worker's BATON_HOME)"}`,
+    ...(project.base === null ? [] : [`base      ${project.base} (${short(project.baseCommit)})`]),
+    `branch    ${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`,
+    `checkpoint ${short(project.lastCheckpoint)}`,
+    `workspace ${project.workspace ?? "each worker's BATON_HOME/workspaces/" + project.id}`,
     `sandbox   ${project.sessionSandbox === null ? 'no session yet' : summarizeSandbox(project.sessionSandbox)}`,
   ];
   const settings = project.sandbox;
@@ -91,6 +116,17 @@ function describeProject(
     );
   }
   if (project.lastError) lines.push(`lastError ${project.lastError}`);
+  const withCommits = sessions.filter((session) => (session.commits?.length ?? 0) > 0);
+  if (withCommits.length > 0) {
+    lines.push('commits');
+    for (const session of withCommits) {
+      const commits = session.commits ?? [];
+      const pushed = session.checkpoint === undefined || session.checkpoint.pushed;
+      lines.push(
+        `  session ${session.sessionNumber} (${session.outcome}): ${commits.map(short).join(' ')}${pushed ? '' : ' (last not pushed)'}`,
+      );
+    }
+  }
   lines.push(...describeDeliveries(deliveries));
   return `${lines.join('\n')}\n`;
 }
@@ -110,11 +146,12 @@ export function registerStatusCommand(program: Command): void {
         if (id !== undefined) {
           const project = await control.getProject(id);
           if (!project) throw projectNotFound(id, 'on Redis (see `baton status`)');
+          const sessions = await control.listSessions(id);
           const deliveries = await control.listWebhookDeliveries(id);
           process.stdout.write(
             options.json
-              ? `${JSON.stringify({ ...projectJson(project), webhooks: deliveries }, null, 2)}\n`
-              : describeProject(project, deliveries),
+              ? `${JSON.stringify({ ...projectJson(project), sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, null, 2)}\n`
+              : describeProject(project, sessions, deliveries),
           );
           return;
         }

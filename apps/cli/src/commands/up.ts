@@ -1,4 +1,3 @@
-import path from 'node:path';
 import type { Command } from 'commander';
 import type { DashboardServer } from '@baton/dashboard';
 import type { RunningWorker } from '@baton/worker';
@@ -126,11 +125,7 @@ async function up(options: UpOptions): Promise<number> {
     worker = await startWorkerFromConfig(config, { connectTimeoutMs: 5_000 });
     opened.push(() => worker.shutdown());
 
-    const control = createBatonControl({
-      url: redis.url,
-      prefix: config.prefix,
-      workspaceRoot: path.join(home, 'workspaces'),
-    });
+    const control = createBatonControl({ url: redis.url, prefix: config.prefix });
     opened.push(() => control.close());
     const queueConnection = createRedisConnection(
       parseRedisUrl(redis.url),

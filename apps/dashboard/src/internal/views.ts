@@ -24,7 +24,16 @@ export interface ProjectView {
   createdAt: number;
   model: string | null;
   contextPreset: string;
-  workspace: string;
+  /** The working tree on each worker; `null`: each worker's `<BATON_HOME>/workspaces/<id>`. */
+  workspace: string | null;
+  /** The repository the branch is pushed to; `null`: a bare repository Baton owns. */
+  repo: string | null;
+  base: string | null;
+  baseCommit: string | null;
+  branch: string;
+  /** The last checkpoint the remote acknowledged. */
+  lastCheckpoint: string | null;
+  skipHooks: boolean;
   features: { passing: number; total: number };
   sessions: number;
   currentSession: {
@@ -79,6 +88,12 @@ export function projectView(
     model: project.model,
     contextPreset: project.contextPreset,
     workspace: project.workspace,
+    repo: project.repo,
+    base: project.base,
+    baseCommit: project.baseCommit,
+    branch: project.branch,
+    lastCheckpoint: project.lastCheckpoint,
+    skipHooks: project.skipHooks,
     features: { passing: counters.featuresPassing, total: counters.featuresTotal },
     sessions: Math.max(counters.sessions, counters.sessionsStarted),
     currentSession:

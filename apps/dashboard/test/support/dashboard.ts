@@ -39,7 +39,7 @@ export async function startTestDashboard(
   const prefix = `{bd-${id}}`;
   const memoryPrefix = `bdm-${id}`;
   const workspaceRoot = await mkdtemp(path.join(tmpdir(), 'baton-dashboard-'));
-  const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix, workspaceRoot });
+  const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix, cwd: workspaceRoot });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const repository = new ProjectRepository({ redis, keys: control.keys });
   const queueConnection = new Redis(REDIS_URL, producerConnectionOptions());

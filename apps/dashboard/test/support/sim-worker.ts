@@ -1,3 +1,6 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { startModelSim, type ModelSim, type SimFaults } from '@baton/model-sim';
 import { runSession } from '@baton/session';
@@ -40,7 +43,9 @@ export async function startSimWorker(options: {
   for (const connection of connections) connection.on('error', () => undefined);
   const [workerConnection, commandConnection, subscriberConnection, memoryConnection] = connections;
   const workerId = `dashboard-test-${process.pid}`;
+  const home = await mkdtemp(path.join(os.tmpdir(), 'baton-dashboard-worker-'));
   const worker = createBatonWorker({
+    home,
     prefix: options.prefix,
     workerConnection,
     commandConnection,
@@ -73,6 +78,7 @@ export async function startSimWorker(options: {
       await worker.close(5_000);
       for (const connection of connections) connection.disconnect();
       await sim.close();
+      await rm(home, { recursive: true, force: true });
     },
   };
 }

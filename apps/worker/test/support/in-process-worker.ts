@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import { Redis } from 'ioredis';
@@ -33,6 +36,8 @@ export async function startInProcessWorker(
   ]) {
     connection.on('error', () => undefined);
   }
+  // Each worker is another machine: its own BATON_HOME, removed when it stops.
+  const home = options.home ?? mkdtempSync(path.join(os.tmpdir(), 'baton-worker-home-'));
   const worker = createBatonWorker({
     concurrency: 4,
     lockDurationMs: 6000,
@@ -49,6 +54,7 @@ export async function startInProcessWorker(
     workerId: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     ...options,
+    home,
     workerConnection,
     commandConnection,
     subscriberConnection,
@@ -65,6 +71,7 @@ export async function startInProcessWorker(
       ]) {
         connection.disconnect();
       }
+      if (options.home === undefined) rmSync(home, { recursive: true, force: true });
       return result;
     },
   });

@@ -1,7 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
 import { afterEach, beforeEach } from 'vitest';
 import { deletePrefix, REDIS_URL } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '@baton/projects';
@@ -26,7 +26,10 @@ export interface ProcessWorld {
  * down (workers stopped, projects deleted, the Redis prefix removed, the temp home deleted).
  * Fields are filled in by the beforeEach: read them inside the test.
  */
-export function useProcessWorld(tempPrefix: string): ProcessWorld {
+export function useProcessWorld(
+  tempPrefix: string,
+  simOptions: ModelSimOptions = {},
+): ProcessWorld {
   const world = { workers: [], projects: [] } as unknown as ProcessWorld;
   beforeEach(async () => {
     world.prefix = randomPrefix();
@@ -34,9 +37,8 @@ export function useProcessWorld(tempPrefix: string): ProcessWorld {
     world.control = createBatonControl({
       url: REDIS_URL,
       prefix: world.prefix,
-      workspaceRoot: world.home,
     });
-    world.sim = await startModelSim({ port: 0 });
+    world.sim = await startModelSim({ ...simOptions, port: 0 });
   });
   afterEach(async () => {
     await stopAll(world.workers);

@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { REDIS_URL } from '@baton/test-support';
@@ -7,6 +9,8 @@ const MAIN = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../d
 
 export interface WorkerProcess {
   child: ChildProcess;
+  /** Its `BATON_HOME`: the env's, or a temp directory of its own (removed when it exits). */
+  home: string;
   /** Parsed JSON log lines so far. */
   logs: Record<string, unknown>[];
   stderr: string;
@@ -45,12 +49,16 @@ export async function spawnWorker(
   env: Record<string, string>,
   options: { waitStarted?: boolean } = {},
 ): Promise<WorkerProcess> {
+  // A worker process is a machine of its own unless the test gives it a home.
+  const ownHome = env.BATON_HOME === undefined;
+  const home = env.BATON_HOME ?? mkdtempSync(path.join(os.tmpdir(), 'baton-worker-home-'));
   const child = spawn(process.execPath, [MAIN], {
     env: {
       PATH: process.env.PATH ?? '',
       HOME: process.env.HOME ?? '/tmp',
       LOG_LEVEL: 'info',
       BATON_HTTP_PORT: '0',
+      BATON_HOME: home,
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -84,11 +92,15 @@ export async function spawnWorker(
   });
   const result: WorkerProcess = {
     child,
+    home,
     logs,
     stderr: '',
     httpPort: 0,
     exited: new Promise((resolve) =>
-      child.on('exit', (code, signal) => resolve(code ?? signal ?? 'unknown')),
+      child.on('exit', (code, signal) => {
+        if (ownHome) rmSync(home, { recursive: true, force: true });
+        resolve(code ?? signal ?? 'unknown');
+      }),
     ),
     waitForLog(match, timeoutMs = 20_000) {
       const found = logs.find(match);
