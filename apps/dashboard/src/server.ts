@@ -1,3 +1,4 @@
+import path from 'node:path';
 /**
  * `createDashboardServer`: the dashboard as an HTTP server on Hono + @hono/node-server.
  *
@@ -59,6 +60,11 @@ export interface DashboardServerOptions {
   onError?: (error: unknown) => void;
   /** How long `/readyz` waits for Redis before answering 503. Default 2 000 ms. */
   readinessTimeoutMs?: number;
+  /**
+   * Where the branch diff view fetches a project's branch (`<home>/cache/<id>.git`). Default
+   * `process.env.BATON_HOME`, else `.baton` in the current directory.
+   */
+  home?: string;
 }
 
 export interface DashboardServer {
@@ -175,6 +181,7 @@ export async function createDashboardServer(
       onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
+    home: path.resolve(options.home ?? (process.env.BATON_HOME?.trim() || '.baton')),
     auth: createAuthPolicy({ token, loopbackHosts }),
     assets,
     queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,

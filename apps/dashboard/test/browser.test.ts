@@ -10,7 +10,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { randomHex } from '@baton/test-support';
+import { checkoutFingerprint, createUserRepo, git, randomHex } from '@baton/test-support';
 import { sanitizeRenderedHtml } from '../src/internal/markdown.js';
 import { HOSTILE_INPUTS, HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
@@ -159,6 +159,57 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     );
     await shot('project');
     expect(pageErrors).toEqual([]);
+  }, 90_000);
+
+  it('creates a project on a repository from the form; a bad one is one line and creates nothing', async () => {
+    const root = await mkdtemp(path.join(tmpdir(), 'baton-ui-repo-'));
+    try {
+      const repo = await createUserRepo(root);
+      const before = await checkoutFingerprint(repo);
+      const id = `repo-${randomHex(3)}`;
+      await page.goto(url('/new'));
+      await page.fill('input[name=id]', id);
+      await page.fill('textarea[name=goal]', 'Greeter\n- say hello\n- say goodbye');
+      await page.fill('input[name=repo]', repo);
+      await page.fill('input[name=base]', 'no-such-branch');
+      await page.click('[data-testid=create-form] button[type=submit]');
+      await page.waitForSelector('.form-message.error');
+      const error = (await page.textContent('.form-message.error')) ?? '';
+      expect(error).toContain('has no branch no-such-branch');
+      expect(error.split('\n')).toHaveLength(1);
+      expect(await dashboard.control.getProject(id)).toBeNull();
+
+      await page.fill('input[name=base]', 'main');
+      await page.click('[data-testid=create-form] button[type=submit]');
+      await page.waitForURL(`**/projects/${id}`);
+      await page.waitForSelector('.project-head .badge.status-completed', { timeout: 60_000 });
+      const head = git(repo, 'rev-parse', `baton/${id}`);
+      await page.waitForSelector('[data-testid=session-commits]');
+      const stats = (await page.textContent('dl.stats')) ?? '';
+      expect(stats).toContain(repo);
+      expect(stats).toContain(`main ${git(repo, 'rev-parse', 'main').slice(0, 12)}`);
+      expect(stats).toContain(`baton/${id}`);
+      expect(stats).toContain(head.slice(0, 12));
+      const commits = await page.locator('[data-testid=session-commits]').allTextContents();
+      expect(commits.join(' ')).toContain(head.slice(0, 12));
+      expect(git(repo, 'merge-base', '--is-ancestor', 'main', head)).toBe('');
+      await page.click('button[data-action=diff-stat]');
+      await page.waitForFunction(() =>
+        document
+          .querySelector('[data-testid=branch-diff-text]')
+          ?.textContent?.includes('features/f2.sh'),
+      );
+      await page.click('button[data-action=diff-full]');
+      await page.waitForFunction(() =>
+        document
+          .querySelector('[data-testid=branch-diff-text]')
+          ?.textContent?.includes("+echo 'F1 ok: say hello'"),
+      );
+      expect(await checkoutFingerprint(repo)).toEqual(before);
+      expect(pageErrors).toEqual([]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   }, 90_000);
 
   it('cancels a project from its page', async () => {

@@ -44,10 +44,27 @@ export function newProjectPage(main) {
       'Bullet lines become features in the checklist.',
     ),
     field(
+      'Repository',
+      h('input', {
+        name: 'repo',
+        placeholder: 'path or git URL (default: none, start from nothing)',
+      }),
+      'Read at creation; the work goes to its branch baton/<id>, never your checkout.',
+    ),
+    field(
+      'Base branch',
+      h('input', { name: 'base', placeholder: 'default: the repository’s current branch' }),
+    ),
+    field(
+      'Skip hooks',
+      h('input', { name: 'skipHooks', type: 'checkbox', value: 'yes' }),
+      'Commit checkpoints without the repository’s commit hooks.',
+    ),
+    field(
       'Workspace',
       h('input', {
         name: 'workspace',
-        placeholder: '/absolute/path (default: the worker’s workspace root)',
+        placeholder: '/absolute/path (default: each worker’s BATON_HOME/workspaces/<id>)',
       }),
     ),
     field(
@@ -101,6 +118,9 @@ export function newProjectPage(main) {
     const body = {
       id: text('id'),
       goal: text('goal'),
+      repo: text('repo'),
+      base: text('base'),
+      skipHooks: data.get('skipHooks') === 'yes' ? true : undefined,
       workspace: text('workspace'),
       model: text('model'),
       contextPreset: text('contextPreset'),

@@ -44,6 +44,11 @@ function sessionInput(session) {
   );
 }
 
+/** The first 12 characters of a commit id, as git and `baton status` print them. */
+function shortCommit(commit) {
+  return commit ? commit.slice(0, 12) : '–';
+}
+
 /** One readable line per stream event. */
 export function describeEvent(event) {
   switch (event.type) {
@@ -141,6 +146,33 @@ export function projectPage(main, projectId) {
   const transitions = h('ol', { class: 'transitions' });
   const webhooks = h('ol', { class: 'webhooks', dataset: { testid: 'webhook-deliveries' } });
 
+  /** The project branch against its base, fetched from the project's repository on request. */
+  function branchDiff() {
+    const output = h('pre', { class: 'branch-diff', dataset: { testid: 'branch-diff-text' } });
+    const show = (stat) => async () => {
+      replace(output, 'Fetching the branch…');
+      try {
+        const diff = await getJson(`${projectPath(projectId)}/diff`, { stat: stat ? 1 : 0 });
+        if (diff.head === null) {
+          replace(output, `${diff.branch} has no checkpoint yet.`);
+          return;
+        }
+        const header = `${diff.branch} ${diff.head.slice(0, 12)} against ${diff.base ?? 'the empty tree'} ${diff.baseCommit ? diff.baseCommit.slice(0, 12) : ''}: ${diff.commits.length} commits\n\n`;
+        replace(
+          output,
+          `${header}${diff.text}${diff.truncated ? '\n… (cut: too long to show)' : ''}`,
+        );
+      } catch (error) {
+        replace(output, error.message);
+      }
+    };
+    const stat = h('button', { type: 'button', dataset: { action: 'diff-stat' } }, 'Changed files');
+    const full = h('button', { type: 'button', dataset: { action: 'diff-full' } }, 'Full diff');
+    stat.addEventListener('click', show(true));
+    full.addEventListener('click', show(false));
+    return h('div', {}, h('div', { class: 'form-actions' }, stat, full), output);
+  }
+
   replace(
     main,
     h(
@@ -165,6 +197,7 @@ export function projectPage(main, projectId) {
         ),
         section('Guidance for the agent', 'guidance', guidanceBox(projectId)),
         section('Sessions', 'sessions', timeline),
+        section('Branch diff against the base', 'branch-diff', branchDiff()),
         section('Live events', 'events', tail),
         section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),
         section('Status history', 'transitions-card', transitions),
@@ -206,6 +239,10 @@ export function projectPage(main, projectId) {
       ['Tokens out', formatTokens(project.tokens.output)],
       ['Cleared', formatTokens(project.tokens.cleared)],
       ['USD', formatUsd(project.costUsd)],
+      ['Repository', project.repo ?? 'none (Baton-owned, one BATON_HOME)'],
+      ['Base', project.base === null ? '–' : `${project.base} ${shortCommit(project.baseCommit)}`],
+      ['Branch', `${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`],
+      ['Checkpoint', project.lastCheckpoint === null ? '–' : shortCommit(project.lastCheckpoint)],
       ['Model', project.model ?? 'default'],
       ['Preset', project.contextPreset],
       ['Status reason', project.statusReason ?? '–'],
@@ -249,7 +286,20 @@ export function projectPage(main, projectId) {
         'tr',
         { dataset: { session: session.sessionId } },
         h('td', { class: 'num' }, `#${session.sessionNumber}`),
-        h('td', {}, session.kind, session.interrupted ? ' (resumed after crash)' : ''),
+        h(
+          'td',
+          {},
+          session.kind,
+          session.interrupted ? ' (resumed after crash)' : '',
+          session.commits && session.commits.length > 0
+            ? h(
+                'span',
+                { class: 'commits', dataset: { testid: 'session-commits' } },
+                ` · ${session.commits.map(shortCommit).join(' ')}`,
+                session.checkpoint && !session.checkpoint.pushed ? ' (not pushed)' : '',
+              )
+            : '',
+        ),
         h(
           'td',
           {},

@@ -1,5 +1,6 @@
 /** The JSON API. Every handler validates its input with zod and reads through the control API. */
 import { Hono, type Context } from 'hono';
+import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import type { z } from 'zod';
 import type { DashboardControl, DashboardMemoryStore, ProjectStatus } from '../control.js';
 import { diffLines } from './diff.js';
@@ -27,7 +28,12 @@ export interface ApiOptions {
   sse: SseOptions;
   /** Largest memory file returned whole (bytes); bigger ones are cut. */
   maxFileBytes: number;
+  /** `BATON_HOME`, absolute: a project's branch is fetched into `<home>/cache/<id>.git` to diff it. */
+  home: string;
 }
+
+/** Largest branch diff returned (characters); a longer one is cut and says so. */
+const MAX_DIFF_CHARS = 500_000;
 
 /** An error the API answers with `{ error: { code, message } }` and an HTTP status. */
 export class ApiError extends Error {
@@ -167,6 +173,34 @@ export function createApiRoutes(options: ApiOptions): Hono {
       transitions,
       webhooks,
     });
+  });
+
+  // The project branch against its base, as the project's remote has it now (read only).
+  api.get('/projects/:id/diff', async (context) => {
+    const projectId = projectIdParam(context);
+    const project = await requireProject(projectId);
+    const paths = workspaceGitPaths(options.home, projectId);
+    const stat = context.req.query('stat') === '1';
+    try {
+      const diff = await diffProjectBranch({
+        projectId,
+        remote: project.repo ?? paths.localRemote,
+        baseCommit: project.baseCommit,
+        cacheDir: paths.diffCache,
+        stat,
+      });
+      const truncated = diff.text.length > MAX_DIFF_CHARS;
+      return context.json({
+        ...diff,
+        text: truncated ? diff.text.slice(0, MAX_DIFF_CHARS) : diff.text,
+        truncated,
+        base: project.base,
+        baseCommit: project.baseCommit,
+      });
+    } catch (error) {
+      if (error instanceof WorkspaceError) throw new ApiError(503, error.code, error.message);
+      throw error;
+    }
   });
 
   api.post('/projects/:id/resume', async (context) => {
