@@ -22,7 +22,7 @@ describe('operating a running project: pause and guidance (real runSession, in-p
   beforeEach(async () => {
     prefix = randomPrefix();
     home = await mkdtemp(path.join(os.tmpdir(), 'baton-pause-'));
-    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    control = createBatonControl({ url: REDIS_URL, prefix });
     seen = [];
     sim = await startModelSim({ port: 0, script: (request) => void seen.push(request) });
   });
