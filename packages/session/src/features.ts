@@ -68,6 +68,47 @@ export function parseFeatures(text: string): ParsedFeatures {
   return problems.length > 0 ? { ok: false, problems } : { ok: true, features };
 }
 
+/** One feature as one line of JSON: `{"id": "F1", "description": "...", "steps": [...], "passes": false}`. */
+export function formatFeatureLine(feature: Feature): string {
+  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}, "passes": ${feature.passes}}`;
+}
+
+/**
+ * The checklist layout Baton keeps: a JSON array with one feature per line. A flip changes one
+ * line, and any feature can be read on its own with `view_range [n, n]` however long the list.
+ */
+export function formatFeatures(features: readonly Feature[]): string {
+  if (features.length === 0) return '[]\n';
+  return `[\n${features.map((feature) => `  ${formatFeatureLine(feature)}`).join(',\n')}\n]\n`;
+}
+
+/**
+ * Rewrites a valid checklist into the one-feature-per-line layout when it is in another one
+ * (same features, same order, same values). Returns true when it rewrote the file.
+ */
+export async function normalizeFeaturesLayout(
+  store: MemoryStore,
+  context: { session?: string } = {},
+): Promise<boolean> {
+  const text = await store.read(FEATURES_STORE_PATH).catch(() => null);
+  if (text === null) return false;
+  const parsed = parseFeatures(text);
+  if (!parsed.ok || formatFeatures(parsed.features) === text) return false;
+  let rewritten = false;
+  await store.edit(
+    FEATURES_STORE_PATH,
+    (current) => {
+      const again = parseFeatures(current);
+      if (!again.ok) return current;
+      const formatted = formatFeatures(again.features);
+      rewritten = formatted !== current;
+      return formatted;
+    },
+    { command: 'normalize', ...context },
+  );
+  return rewritten;
+}
+
 /** The project's feature checklist from its memory, or `null` if missing or not valid. */
 export async function readFeatures(store: MemoryStore): Promise<Feature[] | null> {
   let text: string | null;

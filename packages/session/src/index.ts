@@ -25,10 +25,36 @@ export {
   allFeaturesPass,
   countFeatures,
   flippedFeatureIds,
+  formatFeatureLine,
+  formatFeatures,
+  normalizeFeaturesLayout,
   parseFeatures,
   readFeatures,
 } from './features.js';
 export type { Feature, FeatureCounts, ParsedFeatures } from './features.js';
+export {
+  DEFAULT_PROGRESS_ROLLOVER,
+  PROGRESS_ARCHIVE_DIR,
+  PROGRESS_ARCHIVE_RULE,
+  PROGRESS_ARCHIVE_STORE_DIR,
+  PROGRESS_STORE_PATH,
+  formatProgressLog,
+  isProgressArchivePath,
+  readProgressArchives,
+  readProgressEntries,
+  readProgressLog,
+  rollOverProgressLog,
+  splitProgressLog,
+} from './progress-log.js';
+export type {
+  ProgressArchive,
+  ProgressEntry,
+  ProgressRollover,
+  ProgressRolloverOptions,
+  SplitProgressLog,
+} from './progress-log.js';
+export { buildOrientation, readOrientationSnapshot, renderOrientation } from './orientation.js';
+export type { OrientationOptions, OrientationSnapshot } from './orientation.js';
 export { CHECKLIST_RULE, checkChecklistWrite } from './checklist-rules.js';
 export type { ChecklistRuleOptions } from './checklist-rules.js';
 export {

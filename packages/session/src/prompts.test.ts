@@ -25,12 +25,20 @@ describe('prompts carry the tags the simulator and the agent rely on', () => {
       expect(text).toContain(file);
   });
 
-  it('resume asks to read memory first and says when the previous session was interrupted', () => {
-    const plain = renderSessionPrompt('resume', context);
+  it('resume points at the orientation and memory, and says when the previous session was interrupted', () => {
+    const plain = renderSessionPrompt('resume', context, {
+      orientation: '<baton_orientation>\nsummary-marker\n</baton_orientation>',
+    });
     expect(plain.split('\n')[0]).toBe(
       '<baton_session kind="resume" project="todo &quot;app&quot;" session="3" interrupted="false">',
     );
-    expect(plain).toContain('Read your memory first');
+    expect(plain).toContain('Read what you need');
+    // The orientation sits after the instructions and before the goal, in the first message.
+    expect(plain.indexOf('summary-marker')).toBeGreaterThan(plain.indexOf('Read what you need'));
+    expect(plain.indexOf('summary-marker')).toBeLessThan(plain.indexOf('<goal>'));
+    expect(renderSessionPrompt('init', context, { orientation: 'x-orientation' })).not.toContain(
+      'x-orientation',
+    );
     expect(plain).not.toContain('interrupted before it could finish');
     const interrupted = renderSessionPrompt('resume', { ...context, interrupted: true });
     expect(interrupted).toContain('interrupted="true"');

@@ -96,6 +96,8 @@ export interface FirstUserMessageSections {
   interruptedNote: string;
   /** What this kind of session does (the prompt file `init.md`, `resume.md` or `end-session.md`). */
   instructions: string;
+  /** Baton's `<baton_orientation>` summary of the memory (orientation.ts); empty for init. */
+  orientation: string;
   /** The project's goal in a `<goal>` tag; empty for closing sessions, which do no new work. */
   goal: string;
   /** Operator guidance (`baton say`) no earlier session acknowledged; else empty. */
@@ -110,12 +112,15 @@ export interface FirstMessageOptions {
   closingReason?: string;
   /** Operator guidance no earlier session acknowledged. */
   guidance?: readonly OperatorGuidance[];
+  /** The orientation built from memory (`buildOrientation`); ignored for init. */
+  orientation?: string;
 }
 
 const SECTION_ORDER: ReadonlyArray<keyof FirstUserMessageSections> = [
   'sessionTag',
   'interruptedNote',
   'instructions',
+  'orientation',
   'goal',
   'guidance',
   'closing',
@@ -136,6 +141,7 @@ export function firstUserMessageSections(
     sessionTag: `<baton_session kind="${kind}" project="${values.project}" session="${values.session}" interrupted="${values.interrupted}">`,
     interruptedNote: context.interrupted ? INTERRUPTED_NOTE : '',
     instructions: renderTemplate(loadPrompt(name), values).trim(),
+    orientation: kind === 'init' ? '' : (options.orientation ?? ''),
     goal: kind === 'end' ? '' : `<goal>\n${values.goal}\n</goal>`,
     guidance: renderUnacknowledgedGuidance(options.guidance ?? []),
     closing:

@@ -6,6 +6,8 @@ import type {
 import type { CacheInvalidation, ResolvedContextConfig, UsageTotals } from '@baton/context-config';
 import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
+import type { OrientationOptions } from './orientation.js';
+import type { ProgressRolloverOptions } from './progress-log.js';
 import type {
   Checkpoint,
   CheckpointHooks,
@@ -108,6 +110,19 @@ export interface RunSessionOptions {
   /** `max_tokens` stops in a row before the session gives up. Default 3. */
   maxConsecutiveMaxTokens?: number;
   /**
+   * When the progress log rolls over into `/memories/progress/` archives (checked at the start of
+   * every resume and end session). Default `DEFAULT_PROGRESS_ROLLOVER`: above 8,000 characters,
+   * keep the latest 3,000, archives of at most 12,000.
+   */
+  progressLog?: ProgressRolloverOptions;
+  /**
+   * The orientation put in the first user message of resume and end sessions (orientation.ts),
+   * or `false` for none. Default: 3 next features, the 2 latest entries.
+   */
+  orientation?: OrientationOptions | false;
+  /** The workspace's last acknowledged checkpoint, shown in the orientation. Default: not shown. */
+  lastCheckpoint?: string | null;
+  /**
    * Save the workspace as checkpoints (commit + push) during and at the end of the session.
    * Default: none (the session leaves the workspace as it is).
    */
@@ -152,6 +167,11 @@ export interface SessionResult {
   checkpoint?: Checkpoint;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];
+  /**
+   * Who wrote this session's progress entry: `agent`, or `baton` when the agent wrote none and
+   * Baton appended one (marked as such); `none` if the memory could not be read or written.
+   */
+  progressEntry: 'agent' | 'baton' | 'none';
 }
 
 /** Usage of one turn as carried by the `turn` event. */

@@ -12,7 +12,16 @@ import {
   withCacheBreakpoints,
 } from '@baton/context-config';
 import { DEFAULT_SANDBOX_SETUP, describeSandbox } from '@baton/workspace';
-import { allFeaturesPass, countFeatures, flippedFeatureIds, readFeatures } from '../features.js';
+import {
+  allFeaturesPass,
+  countFeatures,
+  flippedFeatureIds,
+  normalizeFeaturesLayout,
+  readFeatures,
+} from '../features.js';
+import { buildOrientation } from '../orientation.js';
+import { readProgressEntries, rollOverProgressLog } from '../progress-log.js';
+import { fillProgressGap } from './progress-gap.js';
 import type { Feature } from '../features.js';
 import {
   type PromptContext,
@@ -130,6 +139,9 @@ export class SessionRunner {
   /** Guidance ids sent to the model in this session, and those no response has answered yet. */
   readonly #guidanceSent = new Set<string>();
   #guidanceUnanswered: string[] = [];
+  #orientation = '';
+  /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
+  readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
   constructor(
     options: RunSessionOptions & { context: NonNullable<RunSessionOptions['context']> },
@@ -149,7 +161,17 @@ export class SessionRunner {
     this.maxConsecutiveMaxTokens =
       options.maxConsecutiveMaxTokens ?? DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS;
     this.#accumulator = createUsageAccumulator({ model: options.model });
-    this.#emit = createEmitter(options.onEvent, { projectId: options.project.id, sessionId });
+    const emit = createEmitter(options.onEvent, { projectId: options.project.id, sessionId });
+    this.#emit = (body) => {
+      if (body.type === 'tool-call') {
+        const seen = this.#toolCalls.get(body.tool) ?? { calls: 0, failed: 0 };
+        this.#toolCalls.set(body.tool, {
+          calls: seen.calls + 1,
+          failed: seen.failed + (body.isError ? 1 : 0),
+        });
+      }
+      return emit(body);
+    };
     this.#promptContext = {
       projectId: options.project.id,
       goal: options.project.goal,
@@ -201,7 +223,9 @@ export class SessionRunner {
 
   async run(): Promise<SessionResult> {
     const startedAt = Date.now();
+    await this.#prepareMemory();
     const featuresBefore = await readFeatures(this.#options.store);
+    const entriesBefore = (await readProgressEntries(this.#options.store)).length;
     await this.#emit({
       type: 'session-start',
       kind: this.#options.kind,
@@ -245,6 +269,7 @@ export class SessionRunner {
       await this.toolbox.dispose();
     }
     const result = await this.#result(verdict, featuresBefore, startedAt);
+    result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
     await this.#finalCheckpoint(result);
     result.endedAt = Date.now();
     await this.#emit({ type: 'session-end', result });
@@ -256,6 +281,7 @@ export class SessionRunner {
     return renderSessionPrompt(kind, this.#promptContext, {
       guidance,
       ...(kind === 'end' ? { closingReason: 'end_session' } : {}),
+      orientation: this.#orientation,
     });
   }
 
@@ -295,6 +321,65 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * Memory upkeep before the first request: older progress entries move to the archive, the
+   * checklist is kept one feature per line, and the orientation is built from the result.
+   * Upkeep never stops a session: a store that refuses it leaves the memory as it was.
+   */
+  async #prepareMemory(): Promise<void> {
+    const options = this.#options;
+    if (options.kind === 'init') return;
+    const store = options.store;
+    try {
+      const rollover = await rollOverProgressLog(store, {
+        ...options.progressLog,
+        session: this.#sessionId,
+      });
+      for (const change of rollover?.changes ?? []) {
+        await this.#emit({ type: 'memory-change', change });
+      }
+      if (await normalizeFeaturesLayout(store, { session: this.#sessionId })) {
+        await this.#emit({
+          type: 'memory-change',
+          change: {
+            command: 'str_replace',
+            path: '/memories/features.json',
+            bytes: Buffer.byteLength((await store.read('features.json')) ?? ''),
+            at: Date.now(),
+            session: this.#sessionId,
+          },
+        });
+      }
+    } catch {
+      // The session still runs on the memory as it is; the next session tries again.
+    }
+    if (options.orientation === false) return;
+    this.#orientation = await buildOrientation(store, {
+      ...options.orientation,
+      ...(options.lastCheckpoint === undefined ? {} : { lastCheckpoint: options.lastCheckpoint }),
+    }).catch(() => '');
+  }
+
+  /** A session that added no progress entry gets one from Baton, so the log has no hole. */
+  async #closeProgressGap(
+    result: SessionResult,
+    entriesBefore: number,
+  ): Promise<SessionResult['progressEntry']> {
+    const entriesAfter = await readProgressEntries(this.#options.store).catch(() => null);
+    if (entriesAfter === null) return 'none';
+    if (entriesAfter.length > entriesBefore) return 'agent';
+    const change = await fillProgressGap(this.#options.store, {
+      sessionNumber: this.#sessionNumber,
+      sessionId: this.#sessionId,
+      kind: this.#options.kind,
+      result,
+      toolCalls: this.#toolCalls,
+    }).catch(() => null);
+    if (change === null) return 'none';
+    await this.#emit({ type: 'memory-change', change });
+    return 'baton';
+  }
+
   #workMaxTurns(): number {
     return this.#options.kind === 'end'
       ? (this.#options.endOfSessionMaxTurns ?? DEFAULT_END_MAX_TURNS)
@@ -309,7 +394,10 @@ export class SessionRunner {
       // The old conversation no longer fits: close the log from a fresh context instead.
       this.conversation.reset();
       this.conversation.addText(
-        renderSessionPrompt('end', this.#promptContext, { closingReason: endReason }),
+        renderSessionPrompt('end', this.#promptContext, {
+          closingReason: endReason,
+          orientation: this.#orientation,
+        }),
       );
     } else {
       this.conversation.addText(closing);
@@ -489,6 +577,7 @@ export class SessionRunner {
       startedAt,
       endedAt: Date.now(),
       commits: [],
+      progressEntry: 'agent',
       ...(verdict.error === undefined ? {} : { error: verdict.error }),
     };
   }

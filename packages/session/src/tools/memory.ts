@@ -13,6 +13,7 @@ import {
 } from '../checklist-guard.js';
 import { CHECKLIST_RULE, checkChecklistWrite } from '../checklist-rules.js';
 import { FEATURES_PATH, FEATURES_STORE_PATH } from '../features.js';
+import { PROGRESS_ARCHIVE_RULE, isProgressArchivePath } from '../progress-log.js';
 import { shorten, stringField, type SessionTool, type ToolOutcome } from './types.js';
 
 /** Options of `createSessionMemoryTool`. */
@@ -65,6 +66,16 @@ export function createSessionMemoryTool(options: SessionMemoryToolOptions): Sess
 
   async function preCheck(input: unknown): Promise<ToolOutcome | null> {
     const command = stringField(input, 'command');
+    if (command !== undefined && command !== 'view') {
+      const touched = [
+        storePathOf(stringField(input, 'path')),
+        storePathOf(stringField(input, 'old_path')),
+        storePathOf(stringField(input, 'new_path')),
+      ];
+      if (touched.some((path) => path !== undefined && isProgressArchivePath(path))) {
+        return { content: PROGRESS_ARCHIVE_RULE, isError: true };
+      }
+    }
     if (command === 'delete' && takesChecklist(storePathOf(stringField(input, 'path')))) {
       return {
         content: `Refused: ${FEATURES_PATH} cannot be deleted. Nothing was changed. ${CHECKLIST_RULE}`,

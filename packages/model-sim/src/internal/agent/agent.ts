@@ -700,7 +700,7 @@ function finishResume(
     `- Wrote ${featureScript(id)}; \`${checkCommand(id)}\` printed "${okMarker(id)}".`,
     `- ${id} passes now. Next: ${next}.`,
   ];
-  const appended = appendProgress('append-progress', knowledge, entry);
+  const appended = appendProgress('append-progress', knowledge, entry, progressLines(conversation));
   if (appended) return appended;
   return endTurn(
     `${id} passes now and the progress log is updated. One feature per session, so I stop here.`,
@@ -732,10 +732,35 @@ function descriptionFromNarration(conversation: Conversation, id: string): strin
 }
 
 /** The next call that appends `entry` to progress.md, or undefined once it is appended. */
+/** Lines of a text as the memory tool counts them (a final newline ends the last line). */
+function lineCount(text: string): number {
+  if (text === '') return 0;
+  return text.replace(/\n$/, '').split('\n').length;
+}
+
+/**
+ * progress.md's line count without reading it: the orientation's count plus the lines this
+ * session inserted since. Unknown once anything else changed the file.
+ */
+function progressLines(conversation: Conversation): number | undefined {
+  let lines = conversation.orientation?.progressLines;
+  if (lines === undefined) return undefined;
+  for (const action of conversation.actions) {
+    if (action.name !== MEMORY_TOOL || action.input['path'] !== PROGRESS_PATH) continue;
+    if (action.input['command'] === 'view') continue;
+    if (action.input['command'] !== 'insert' || !action.result || action.result.isError) {
+      return undefined;
+    }
+    lines += lineCount(String(action.input['insert_text'] ?? ''));
+  }
+  return lines;
+}
+
 function appendProgress(
   step: string,
   knowledge: Knowledge,
   entry: string[],
+  knownLines: number | undefined,
 ): AgentTurn | undefined {
   if (knowledge.succeeded.has(step)) return undefined;
   const error = knowledge.errors.get(step);
@@ -750,6 +775,21 @@ function appendProgress(
           command: 'create',
           path: PROGRESS_PATH,
           file_text: `# Progress log\n\n${entry.join('\n')}\n`,
+        }),
+      ],
+    };
+  }
+  // The orientation gave the log's length: append without reading it (a refused insert means
+  // the count was wrong, and the retry reads the file first).
+  if (knowledge.progress === undefined && knownLines !== undefined && error === undefined) {
+    return {
+      text: 'Appending this session to the end of the progress log.',
+      calls: [
+        memory(step, {
+          command: 'insert',
+          path: PROGRESS_PATH,
+          insert_line: knownLines,
+          insert_text: `\n${entry.join('\n')}\n`,
         }),
       ],
     };
@@ -787,10 +827,13 @@ function planEnd(conversation: Conversation, options: AgentOptions): AgentTurn {
   const knowledge = new Knowledge(phase, conversation.goal);
   // The orientation already says which features come next: only the log is needed to append.
   const oriented = conversation.orientation !== undefined;
-  const reads: PlannedCall[] = [
-    memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
-    ...(oriented ? [] : [memory('view-features', { command: 'view', path: FEATURES_PATH })]),
-  ];
+  const reads: PlannedCall[] =
+    oriented && progressLines(conversation) !== undefined
+      ? []
+      : [
+          memory('view-progress', { command: 'view', path: PROGRESS_PATH }),
+          ...(oriented ? [] : [memory('view-features', { command: 'view', path: FEATURES_PATH })]),
+        ];
   const pending = reads.filter((call) => !knowledge.attempted(call.step));
   if (pending.length > 0) {
     return {
@@ -819,7 +862,7 @@ function planEnd(conversation: Conversation, options: AgentOptions): AgentTurn {
       : []),
     `- Next: ${next === 'the first feature that still fails' ? 'read /memories/features.json and pick the first failing feature' : next}.`,
   ];
-  const appended = appendProgress('end-append', knowledge, entry);
+  const appended = appendProgress('end-append', knowledge, entry, progressLines(conversation));
   if (appended) return appended;
   return endTurn(`Progress log updated with the "Session ${header.session} end" entry. Stopping.`);
 }

@@ -46,6 +46,8 @@ export interface Orientation {
   passing: number;
   total: number;
   next: OrientedFeature[];
+  /** Lines of /memories/progress.md when the session started. */
+  progressLines: number | undefined;
 }
 
 export interface Conversation {
@@ -133,9 +135,12 @@ function parseOrientation(text: string): Orientation | undefined {
   const counts = /features\.json[^\n]*?: (\d+) of (\d+) pass/.exec(body);
   if (!counts) return undefined;
   const next: OrientedFeature[] = [];
+  let listing = false;
   for (const line of body.split('\n')) {
     const feature = /^- ([A-Za-z0-9_-]+) \(features\.json line (\d+)\): (.*)$/.exec(line);
+    if (!feature && !listing) continue;
     if (feature) {
+      listing = true;
       next.push({
         id: feature[1]!,
         line: Number(feature[2]),
@@ -145,9 +150,17 @@ function parseOrientation(text: string): Orientation | undefined {
       continue;
     }
     const step = /^ {2}- (.*)$/.exec(line);
-    if (step && next.length > 0) next[next.length - 1]!.steps.push(step[1] ?? '');
+    // The list ends at the first line that is neither a feature nor one of its steps.
+    if (!step) break;
+    next[next.length - 1]!.steps.push(step[1] ?? '');
   }
-  return { passing: Number(counts[1]), total: Number(counts[2]), next };
+  const progress = /progress\.md: (\d+) lines/.exec(body)?.[1];
+  return {
+    passing: Number(counts[1]),
+    total: Number(counts[2]),
+    next,
+    progressLines: progress === undefined ? undefined : Number(progress),
+  };
 }
 
 /** Which step a foreign tool call (not made by the simulator) most likely was. */

@@ -56,9 +56,7 @@ export function buildFeatures(goal: string): Feature[] {
 
 /** One checklist line: a feature as one line of JSON (the layout Baton's prompts ask for). */
 export function featureLine(feature: Feature): string {
-  return JSON.stringify(feature)
-    .replace(/^\{"id":/, '{"id": ')
-    .replace(/,"(description|steps|passes)":/g, ', "$1": ');
+  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}, "passes": ${feature.passes}}`;
 }
 
 /**
