@@ -23,6 +23,8 @@ export const EXIT_CODES = {
   redisUnreachable: 8,
   /** `baton up` found no Redis and no redis-server binary to start one. */
   redisServerMissing: 9,
+  /** `baton run` paused the project: `--stall-after` sessions in a row flipped no feature (reason `no_progress`). */
+  noProgress: 10,
   /** Ctrl-C: the session ended cleanly; run `baton run --project ID` to continue. */
   cancelled: 130,
 } as const;
@@ -42,6 +44,7 @@ export const EXIT_CODE_TABLE: string = [
   '  7    no such project, file or version',
   '  8    Redis does not answer (REDIS_URL, or redis://127.0.0.1:6379)',
   '  9    baton up found no Redis and no redis-server binary',
+  '  10   baton run paused for no progress (--stall-after sessions in a row flipped no feature)',
   '  130  interrupted (Ctrl-C); a second Ctrl-C exits 130 at once',
 ].join('\n');
 

@@ -22,6 +22,7 @@ import {
   enqueueSession,
   isFailedSession,
   nextSessionKind,
+  sessionProgress,
   startLeaseHeartbeat,
   type AbortReason,
   type ActiveSessionInfo,
@@ -354,7 +355,10 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         return { ran: true, sessionId, outcome: result.outcome, decision: 'abandon', status: null };
       }
 
-      await repository.recordSessionEnd(projectId, summary, { failed });
+      await repository.recordSessionEnd(projectId, summary, {
+        failed,
+        progress: sessionProgress({ ...result, kind, abortReason }),
+      });
       options.metrics?.sessions.inc({ outcome: result.outcome });
       options.metrics?.costUsd.inc(result.usage.costUsd);
 
@@ -469,6 +473,7 @@ async function runGuarded(
       reason: `session crashed: ${describeError(error)}`,
       stopReason: 'internal_error',
       commits: [],
+      progressEntry: 'none',
       turns: 0,
       usage: emptyUsageTotals(),
       featuresBefore: none,

@@ -72,6 +72,47 @@ export function isFailedSession(
   return input.featuresAfter.total === 0;
 }
 
+/** Resume sessions in a row without a newly passing feature before a project pauses. */
+export const DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS = 3;
+
+/** The machine-readable head of the status reason of a project paused for lack of progress. */
+export const NO_PROGRESS_REASON = 'no_progress';
+
+/**
+ * What a finished session means for the no-progress streak: a newly passing feature resets it,
+ * a resume session without one extends it, an init session (which flips nothing by design) and a
+ * session cut short by a lost lease or a shutdown leave it as it is.
+ */
+export function sessionProgress(input: {
+  kind: string;
+  featuresBefore: { passing: number };
+  featuresAfter: { passing: number };
+  flippedFeatures: readonly string[];
+  abortReason?: AbortReason | undefined;
+}): 'progressed' | 'none' | 'neutral' {
+  if (
+    input.flippedFeatures.length > 0 ||
+    input.featuresAfter.passing > input.featuresBefore.passing
+  ) {
+    return 'progressed';
+  }
+  if (input.kind === 'init' || input.abortReason !== undefined) return 'neutral';
+  return 'none';
+}
+
+/**
+ * `no_progress: ...` once the streak of sessions without a newly passing feature reached the
+ * project's limit, else null. `baton run` and the worker both stop here.
+ */
+export function noProgressReason(
+  budgets: Pick<ProjectBudgets, 'maxSessionsWithoutProgress'>,
+  counters: Pick<ProjectCounters, 'sessionsWithoutProgress' | 'featuresPassing' | 'featuresTotal'>,
+): string | null {
+  const limit = budgets.maxSessionsWithoutProgress ?? DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS;
+  if (counters.sessionsWithoutProgress < limit) return null;
+  return `${NO_PROGRESS_REASON}: ${counters.sessionsWithoutProgress} sessions in a row without a newly passing feature (${counters.featuresPassing} of ${counters.featuresTotal} pass); look at the progress log, then resume`;
+}
+
 /** Which project budget, if any, is used up; the readable reason names it. */
 export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounters): string | null {
   if (budgets.maxSessions !== undefined && counters.sessions >= budgets.maxSessions) {
@@ -140,6 +181,8 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   }
   const budget = exhaustedBudget(input.budgets, input.counters);
   if (budget) return { kind: 'finish', status: 'paused', reason: budget, budgetReached: true };
+  const stalled = noProgressReason(input.budgets, input.counters);
+  if (stalled) return { kind: 'finish', status: 'paused', reason: stalled };
   if (input.abortReason === 'shutdown') {
     return {
       kind: 'next',

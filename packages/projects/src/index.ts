@@ -1,9 +1,13 @@
 // Public surface of @baton/projects.
 export {
+  DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
+  NO_PROGRESS_REASON,
   decideAfterSession,
   exhaustedBudget,
   isFailedSession,
   nextSessionKind,
+  noProgressReason,
+  sessionProgress,
 } from './chaining.js';
 export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
 export { createBatonControl } from './control.js';
@@ -74,6 +78,7 @@ export type {
   ReadEventsOptions,
   SessionCheckpointSummary,
   SessionSummary,
+  SessionProgress,
   StatusChange,
   TransitionResult,
 } from './project-repository.js';

@@ -99,6 +99,9 @@ export interface ReadEventsOptions {
   blockMs?: number;
 }
 
+/** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
+export type SessionProgress = 'progressed' | 'none' | 'neutral';
+
 export type TransitionResult =
   { ok: true; from: ProjectStatus } | { ok: false; current: ProjectStatus | null };
 
@@ -114,6 +117,7 @@ const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'clearedInputTokens',
   'costUsd',
   'consecutiveFailures',
+  'sessionsWithoutProgress',
   'interruptions',
 ];
 
@@ -318,7 +322,7 @@ export class ProjectRepository {
   async recordSessionEnd(
     projectId: string,
     summary: SessionSummary,
-    options: { failed: boolean },
+    options: { failed: boolean; progress?: SessionProgress },
   ): Promise<void> {
     const key = this.keys.project(projectId);
     const pipeline = this.redis.pipeline();
@@ -342,6 +346,8 @@ export class ProjectRepository {
     } else {
       pipeline.hset(key, 'consecutiveFailures', 0);
     }
+    if (options.progress === 'progressed') pipeline.hset(key, 'sessionsWithoutProgress', 0);
+    if (options.progress === 'none') pipeline.hincrby(key, 'sessionsWithoutProgress', 1);
     pipeline.hdel(key, 'activeSession');
     pipeline.rpush(this.keys.sessions(projectId), JSON.stringify(summary));
     pipeline.ltrim(this.keys.sessions(projectId), -this.maxSessions, -1);
@@ -361,8 +367,15 @@ export class ProjectRepository {
     await this.redis.hdel(this.keys.project(projectId), 'activeSession');
   }
 
+  /** A user's resume: the failure and no-progress streaks start again from zero. */
   async resetFailures(projectId: string): Promise<void> {
-    await this.redis.hset(this.keys.project(projectId), 'consecutiveFailures', 0);
+    await this.redis.hset(
+      this.keys.project(projectId),
+      'consecutiveFailures',
+      0,
+      'sessionsWithoutProgress',
+      0,
+    );
   }
 
   async listSessions(projectId: string): Promise<SessionSummary[]> {

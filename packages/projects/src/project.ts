@@ -77,6 +77,11 @@ export interface ProjectBudgets {
   maxSessions?: number;
   /** Input + output tokens over every session. */
   maxTokens?: number;
+  /**
+   * Resume sessions in a row that may end without a newly passing feature; the next one pauses
+   * the project with reason `no_progress`. Default `DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS` (3).
+   */
+  maxSessionsWithoutProgress?: number;
   /** Limits applied to each session. */
   session?: SessionBudgetsInput;
 }
@@ -146,6 +151,8 @@ export interface ProjectCounters {
   costUsd: number;
   /** Failed sessions in a row; reset by any session that did not fail. */
   consecutiveFailures: number;
+  /** Resume sessions in a row that ended without a newly passing feature; reset by one that flipped one, and by a user's resume. */
+  sessionsWithoutProgress: number;
   /** Sessions that were interrupted (crash) and resumed. */
   interruptions: number;
 }
@@ -220,6 +227,7 @@ const budgetsSchema = z
     maxUsd: positiveNumber.optional(),
     maxSessions: positiveInteger.optional(),
     maxTokens: positiveInteger.optional(),
+    maxSessionsWithoutProgress: positiveInteger.optional(),
     session: sessionBudgetsSchema.optional(),
   })
   .strict();
@@ -308,6 +316,7 @@ export function emptyCounters(): ProjectCounters {
     clearedInputTokens: 0,
     costUsd: 0,
     consecutiveFailures: 0,
+    sessionsWithoutProgress: 0,
     interruptions: 0,
   };
 }

@@ -22,5 +22,11 @@ export type {
   SessionBudgetsInput,
 } from './project.js';
 export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
-export { nextSessionKind } from './chaining.js';
+export {
+  DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
+  NO_PROGRESS_REASON,
+  nextSessionKind,
+  noProgressReason,
+  sessionProgress,
+} from './chaining.js';
 export type { NextSessionKind } from './chaining.js';

@@ -23,6 +23,7 @@ interface EnqueueOptions {
   model?: string;
   budgetUsd?: number;
   maxSessions?: number;
+  stallAfter?: number;
   preset?: ProjectContextPreset;
   allowHost: string[];
   json?: boolean;
@@ -64,6 +65,11 @@ export function registerEnqueueCommand(program: Command): void {
       'pause the project after this many sessions',
       parsePositiveInteger(100_000),
     )
+    .option(
+      '--stall-after <n>',
+      'pause the project (reason no_progress) after this many resume sessions in a row without a newly passing feature (default 3)',
+      parsePositiveInteger(100_000),
+    )
     .addOption(
       new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
     )
@@ -92,6 +98,9 @@ export function registerEnqueueCommand(program: Command): void {
       const budgets: Record<string, number> = {};
       if (options.budgetUsd !== undefined) budgets.maxUsd = options.budgetUsd;
       if (options.maxSessions !== undefined) budgets.maxSessions = options.maxSessions;
+      if (options.stallAfter !== undefined) {
+        budgets.maxSessionsWithoutProgress = options.stallAfter;
+      }
       await withControl(async (control) => {
         const project = await control.createProject({
           id: options.project,

@@ -55,6 +55,8 @@ export function registerMemoryCommand(program: Command): void {
       },
     );
 
+  registerLogCommand(memory);
+
   memory
     .command('cat')
     .description('Print a memory file.')
@@ -78,6 +80,29 @@ export function registerMemoryCommand(program: Command): void {
         const content = (await store.read(file)) ?? '';
         process.stdout.write(
           options.json ? `${JSON.stringify({ path: toVirtualPath(file), content })}\n` : content,
+        );
+      });
+    });
+}
+
+/** `baton memory log ID`: the whole progress log, archived entries included, oldest first. */
+function registerLogCommand(memory: Command): void {
+  memory
+    .command('log')
+    .description(
+      'Print the whole progress log: the entries archived under /memories/progress/, then progress.md.',
+    )
+    .argument('<id>', 'project id', parseProjectId)
+    .option('--json', 'print JSON { entries: [{ heading, session, text }] }')
+    .option('--local', 'a `baton run` project (filesystem memory under BATON_HOME)')
+    .action(async (id: string, options: ReadOptions) => {
+      // Loaded on use, so the other verbs do not pay for the session package.
+      const { readProgressEntries, readProgressLog } = await import('@baton/session');
+      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+        const log = await readProgressLog(store);
+        if (log === null) throw notFound('progress.md');
+        process.stdout.write(
+          options.json ? `${JSON.stringify({ entries: await readProgressEntries(store) })}\n` : log,
         );
       });
     });

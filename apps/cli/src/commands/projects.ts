@@ -32,6 +32,8 @@ export interface ProjectRow {
   outputTokens: number | null;
   costUsd: number | null;
   createdAt: string;
+  /** Why the project stopped where it is (e.g. `no_progress: ...`), when known. */
+  statusReason: string | null;
 }
 
 async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
@@ -49,6 +51,7 @@ async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow
       outputTokens: project.counters.outputTokens,
       costUsd: Number(project.counters.costUsd.toFixed(6)),
       createdAt: new Date(project.createdAt).toISOString(),
+      statusReason: project.statusReason,
     }));
   });
 }
@@ -96,6 +99,7 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
       outputTokens: project.record.totals?.outputTokens ?? null,
       costUsd: project.record.totals?.costUsd ?? null,
       createdAt: project.record.createdAt,
+      statusReason: derived === 'paused' ? (project.record.statusReason ?? null) : null,
     });
   }
   return rows;

@@ -1,4 +1,7 @@
-import { CONTEXT_PRESET_NAMES } from '@baton/projects/schema';
+import {
+  CONTEXT_PRESET_NAMES,
+  DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
+} from '@baton/projects/schema';
 import { Option, type Command } from 'commander';
 import {
   parseNonEmpty,
@@ -62,6 +65,11 @@ export function registerRunCommand(program: Command): void {
     )
     .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
     .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
+    .option(
+      '--stall-after <n>',
+      `pause with reason no_progress after this many resume sessions in a row without a newly passing feature (default ${DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS}; kept for the project)`,
+      parsePositiveInteger(100_000),
+    )
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(
       '--no-sandbox',

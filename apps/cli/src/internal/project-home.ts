@@ -30,6 +30,12 @@ export interface ProjectRecord {
   lastCheckpoint?: string | null;
   /** Commit checkpoints without running the repository's hooks. */
   skipHooks?: boolean;
+  /** `--stall-after`: resume sessions in a row without a newly passing feature before the run pauses (default 3). */
+  maxSessionsWithoutProgress?: number;
+  /** The current streak of resume sessions without a newly passing feature. */
+  sessionsWithoutProgress?: number;
+  /** Why the last run stopped when the project did not finish (e.g. `no_progress: ...`); `null` once it runs again. */
+  statusReason?: string | null;
 }
 
 /**

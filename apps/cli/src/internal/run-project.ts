@@ -16,7 +16,7 @@ import {
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-import { nextSessionKind } from '@baton/projects/schema';
+import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
@@ -47,6 +47,7 @@ export interface RunOptions {
   preset: ContextPresetName;
   budgetUsd?: number;
   maxTurns?: number;
+  stallAfter?: number;
   json?: boolean;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean;
@@ -283,6 +284,17 @@ export async function runProject(options: RunOptions): Promise<number> {
   process.on('SIGINT', onSigint);
   const continueHint = `Continue with: baton run --project ${project.id}${process.env.BATON_HOME ? ` (BATON_HOME=${process.env.BATON_HOME})` : ''}`;
 
+  // Continuing a project is a user's resume: the no-progress streak starts again.
+  if (options.stallAfter !== undefined) project.maxSessionsWithoutProgress = options.stallAfter;
+  project.sessionsWithoutProgress = 0;
+  project.statusReason = null;
+  await writeProject(paths, project);
+  const recordEvent = (event: object) => {
+    const line = JSON.stringify(event);
+    appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
+    if (json) process.stdout.write(`${line}\n`);
+  };
+
   let exitCode: number = EXIT_CODES.featuresRemaining;
   let budgetLeft = options.budgetUsd;
   let totalUsd = 0;
@@ -328,6 +340,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         interrupted,
         memoryQuotaEnforcement: 'store',
         tools: { sandbox: sandboxSetup },
+        lastCheckpoint: project.lastCheckpoint ?? null,
         signal: controller.signal,
         budgets: {
           ...(budgetLeft === undefined ? {} : { maxUsd: budgetLeft }),
@@ -350,6 +363,27 @@ export async function runProject(options: RunOptions): Promise<number> {
       project.running = false;
       project.lastOutcome = result.outcome;
       project.totals = addSessionUsage(project.totals, result.usage);
+      const progress = sessionProgress({
+        ...result,
+        kind,
+        abortReason: controller.signal.aborted ? 'cancelled' : undefined,
+      });
+      if (progress === 'progressed') project.sessionsWithoutProgress = 0;
+      if (progress === 'none')
+        project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
+      const stalled = result.allFeaturesPass
+        ? null
+        : noProgressReason(
+            project.maxSessionsWithoutProgress === undefined
+              ? {}
+              : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
+            {
+              sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0,
+              featuresPassing: result.featuresAfter.passing,
+              featuresTotal: result.featuresAfter.total,
+            },
+          );
+      if (stalled !== null) project.statusReason = stalled;
       await writeProject(paths, project);
       totalUsd += result.usage.costUsd;
       if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
@@ -370,6 +404,21 @@ export async function runProject(options: RunOptions): Promise<number> {
       }
       if (stop !== undefined) {
         exitCode = stop;
+        break;
+      }
+      if (stalled !== null) {
+        // The same event the worker publishes when its chaining policy pauses a project.
+        recordEvent({
+          v: 1,
+          type: 'project-status',
+          at: Date.now(),
+          projectId: project.id,
+          from: 'running',
+          to: 'paused',
+          reason: stalled,
+        });
+        say(`Paused: ${stalled}.`);
+        exitCode = EXIT_CODES.noProgress;
         break;
       }
       if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {

@@ -1,4 +1,5 @@
 /** The JSON API. Every handler validates its input with zod and reads through the control API. */
+import { readProgressArchives, readProgressLog } from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import type { z } from 'zod';
@@ -271,9 +272,14 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/projects/:id/progress', async (context) => {
     const projectId = projectIdParam(context);
     const memory = await store(projectId);
-    const markdown = await readFile(memory, 'progress.md');
+    // The whole log: progress.md's archived entries (/memories/progress/) first, then its own.
+    const [markdown, archives] = await Promise.all([
+      readProgressLog(memory),
+      readProgressArchives(memory),
+    ]);
     return context.json({
       path: '/memories/progress.md',
+      archives: archives.map((archive) => `/memories/${archive.storePath}`),
       exists: markdown !== null,
       markdown: markdown ?? '',
       html: markdown === null ? '' : renderMarkdown(markdown),

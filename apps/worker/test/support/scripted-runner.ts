@@ -118,6 +118,7 @@ export function createScriptedRunner(
       allFeaturesPass: after.total > 0 && after.passing === after.total,
       flippedFeatures: flipped,
       commits: [],
+      progressEntry: 'agent',
       startedAt,
       endedAt: Date.now(),
       ...(error !== undefined ? { error } : {}),
