@@ -1,4 +1,5 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies: the assertions are the type checks */
+import { rollOverProgressLog } from '@baton/session';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
 import { HOSTILE_MARKDOWN } from './fixtures/hostile.js';
@@ -158,6 +159,25 @@ describe('dashboard JSON API over the real control API', () => {
       expect.objectContaining({ id: 'F1', passes: true, flippedInSession: 2 }),
       expect.objectContaining({ id: 'F2', passes: false, flippedInSession: null }),
     ]);
+  });
+
+  it('the progress view shows the whole log: archived entries first, then progress.md', async () => {
+    const id = await seedProject();
+    const store = await dashboard.control.memoryStore(id);
+    const entries = Array.from(
+      { length: 80 },
+      (_, index) => `## Session ${index + 1}\n- ${'work '.repeat(30)}`,
+    );
+    await store.write('progress.md', `# Progress log\n\n${entries.join('\n\n')}\n`, {
+      mode: 'overwrite',
+    });
+    expect(await rollOverProgressLog(store)).not.toBeNull();
+    expect((await store.read('progress.md'))?.includes('## Session 1\n')).toBe(false);
+    const { body } = await json(`/api/projects/${id}/progress`);
+    expect(body.markdown).toBe(`# Progress log\n\n${entries.join('\n\n')}\n`);
+    expect(body.archives).toEqual(expect.arrayContaining(['/memories/progress/0001.md']));
+    expect(body.html).toContain('<h2>Session 1</h2>');
+    expect(body.html).toContain('<h2>Session 80</h2>');
   });
 
   it('renders a hostile progress log inert', async () => {

@@ -173,14 +173,15 @@ export async function readProgressArchives(
 
 /**
  * The whole progress log, oldest entry first: progress.md's preamble, every archived entry, then
- * the entries still in progress.md. `null` when there is no log at all.
+ * the entries still in progress.md (progress.md as it is while nothing was archived). `null` when
+ * there is no log at all.
  */
 export async function readProgressLog(store: MemoryStore): Promise<string | null> {
   const [current, archives] = await Promise.all([
     store.read(PROGRESS_STORE_PATH),
     readProgressArchives(store),
   ]);
-  if (current === null && archives.length === 0) return null;
+  if (archives.length === 0) return current;
   const split = splitProgressLog(current ?? '');
   const entries = [...archives.flatMap((archive) => archive.entries), ...split.entries];
   return formatProgressLog(split.preamble, [], entries);
