@@ -597,6 +597,7 @@ function notStarted(
     reason: error,
     stopReason: 'workspace_unavailable',
     commits: [],
+    progressEntry: 'none',
     turns: 0,
     usage: emptyUsageTotals(),
     featuresBefore: counts,
