@@ -21,7 +21,7 @@ describe('a worker pauses a project whose sessions stop making progress', () => 
   beforeEach(async () => {
     prefix = randomPrefix();
     home = await mkdtemp(path.join(os.tmpdir(), 'baton-stall-'));
-    control = createBatonControl({ url: REDIS_URL, prefix, workspaceRoot: home });
+    control = createBatonControl({ url: REDIS_URL, prefix });
     sim = await startModelSim({ port: 0 });
   });
 
