@@ -44,6 +44,7 @@ describe('baton projects', () => {
     expect(rows.find((row) => row.id === queued)).toEqual({
       id: queued,
       status: 'queued',
+      statusReason: 'created',
       featuresPassing: 0,
       featuresTotal: 0,
       sessions: 0,
