@@ -306,6 +306,8 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
             sessionId,
             sessionNumber,
             interrupted,
+            // Shown in the resume orientation: which commit the branch was last saved at.
+            lastCheckpoint: project.lastCheckpoint,
             onEvent: (event) => publish(event),
           })
         : notStarted(sessionId, kind, features, prepared.error);

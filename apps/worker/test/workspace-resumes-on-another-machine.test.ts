@@ -22,7 +22,16 @@ function parkAfterFirstFlip() {
   const parkedSignal = new Promise<void>((resolve) => {
     onParked = resolve;
   });
+  const firstPrompts: string[] = [];
   const script = async (request: SimScriptRequest) => {
+    const [opening] = request.params.messages;
+    if (request.params.messages.length === 1 && opening !== undefined) {
+      firstPrompts.push(
+        typeof opening.content === 'string'
+          ? opening.content
+          : opening.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
+      );
+    }
     if (parked) return undefined;
     const last = [...request.params.messages].reverse().find((item) => item.role === 'assistant');
     const flipped =
@@ -42,7 +51,12 @@ function parkAfterFirstFlip() {
     await gate;
     return undefined;
   };
-  return { script: (request: SimScriptRequest) => script(request), parked: parkedSignal, release };
+  return {
+    script: (request: SimScriptRequest) => script(request),
+    parked: parkedSignal,
+    release,
+    firstPrompts,
+  };
 }
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye\n- say thanks';
@@ -117,6 +131,10 @@ describe('a project on a repository, worked on by workers on two machines', () =
       (entry) => entry.event.type === 'workspace-prepared' && entry.event.workerId === 'second',
     );
     expect(prepared?.event).toMatchObject({ head: checkpoint, branch: `baton/${id}` });
+    // The session that resumed on B was told where the branch was last saved.
+    expect(park.firstPrompts.join('\n')).toContain(
+      `Last checkpoint of the workspace: commit ${checkpoint.slice(0, 12)}.`,
+    );
     const store = await control.memoryStore(id);
     const progress = (await store.read('progress.md')) ?? '';
     expect(progress).toContain(
