@@ -1,63 +1,12 @@
 import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { SimScriptRequest } from '@baton/model-sim';
 import { checkoutFingerprint, createUserRepo, git } from '@baton/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parkAfterFirstFlip } from './support/park.js';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
-
-/**
- * Parks the first request that follows the agent's first flip of a feature to passing (its
- * checkpoint has been pushed by then: memory writes wait for the workspace changes before them).
- */
-function parkAfterFirstFlip() {
-  let parked = false;
-  let release: () => void = () => undefined;
-  const gate = new Promise<void>((resolve) => {
-    release = resolve;
-  });
-  let onParked: () => void = () => undefined;
-  const parkedSignal = new Promise<void>((resolve) => {
-    onParked = resolve;
-  });
-  const firstPrompts: string[] = [];
-  const script = async (request: SimScriptRequest) => {
-    const [opening] = request.params.messages;
-    if (request.params.messages.length === 1 && opening !== undefined) {
-      firstPrompts.push(
-        typeof opening.content === 'string'
-          ? opening.content
-          : opening.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
-      );
-    }
-    if (parked) return undefined;
-    const last = [...request.params.messages].reverse().find((item) => item.role === 'assistant');
-    const flipped =
-      Array.isArray(last?.content) &&
-      last.content.some((block) => {
-        if (block.type !== 'tool_use' || block.name !== 'memory') return false;
-        const input = block.input as { command?: string; path?: string; new_str?: string };
-        return (
-          input.command === 'str_replace' &&
-          input.path === '/memories/features.json' &&
-          /true\s*$/.test(input.new_str ?? '')
-        );
-      });
-    if (!flipped) return undefined;
-    parked = true;
-    onParked();
-    await gate;
-    return undefined;
-  };
-  return {
-    script: (request: SimScriptRequest) => script(request),
-    parked: parkedSignal,
-    release,
-    firstPrompts,
-  };
-}
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye\n- say thanks';
 

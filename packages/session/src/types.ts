@@ -163,7 +163,10 @@ export interface SessionResult {
   startedAt: number;
   endedAt: number;
   error?: string;
-  /** The end-of-session checkpoint, when the session has `checkpoints`. */
+  /**
+   * The end-of-session checkpoint, when the session has `checkpoints`; its `hooks` sum up the
+   * whole session (`refused` if any checkpoint's hooks refused).
+   */
   checkpoint?: Checkpoint;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];

@@ -17,6 +17,13 @@ export interface CheckpointerOptions {
   onRejected: (message: string) => void;
 }
 
+const HOOKS_RANK: Record<Checkpoint['hooks'], number> = {
+  none: 0,
+  skipped: 1,
+  passed: 2,
+  refused: 3,
+};
+
 /**
  * When a session saves its workspace: after turns whose tools touched the workspace (at most one
  * checkpoint per interval), before a memory write that follows workspace changes (memory never
@@ -26,6 +33,11 @@ export class Checkpointer {
   /** Every commit the session's checkpoints made, oldest first. */
   readonly commits: string[] = [];
   last: Checkpoint | undefined;
+  /**
+   * What the hooks did to this session's commits: `refused` once any refused, else `passed`,
+   * `skipped` or `none` (no commit, or no hooks). The end checkpoint alone often commits nothing.
+   */
+  hooks: Checkpoint['hooks'] = 'none';
   readonly #options: CheckpointerOptions;
   readonly #intervalMs: number;
   #dirty = false;
@@ -100,7 +112,10 @@ export class Checkpointer {
       return undefined;
     }
     this.last = checkpoint;
-    if (checkpoint.commit !== null) this.commits.push(checkpoint.commit);
+    if (checkpoint.commit !== null) {
+      this.commits.push(checkpoint.commit);
+      if (HOOKS_RANK[checkpoint.hooks] > HOOKS_RANK[this.hooks]) this.hooks = checkpoint.hooks;
+    }
     if (checkpoint.hooks === 'refused') {
       this.#notes.push(
         `The checkpoint commit of your workspace changes was refused by the repository's commit hooks. ` +

@@ -601,7 +601,9 @@ export class SessionRunner {
       result.reason += ' The workspace checkpoint failed.';
       return;
     }
-    result.checkpoint = checkpoint;
+    // The summary's hooks are the session's: a refusal mid-session is not hidden by an end
+    // checkpoint that had nothing left to commit.
+    result.checkpoint = { ...checkpoint, hooks: checkpointer.hooks };
     if (checkpoint.pushError?.code === 'push_rejected' && result.outcome !== 'failed') {
       result.outcome = 'failed';
       result.stopReason = 'push_rejected';
