@@ -14,18 +14,12 @@ export function parkAfterFirstFlip() {
   const parkedSignal = new Promise<void>((resolve) => {
     onParked = resolve;
   });
+  /** The first message of every session, as JSON. */
   const firstPrompts: string[] = [];
-  /** The newest message of every request (what the agent was just told), as JSON. */
-  const newestMessages: string[] = [];
   const script = async (request: SimScriptRequest) => {
-    newestMessages.push(JSON.stringify(request.params.messages.at(-1) ?? null));
     const [opening] = request.params.messages;
     if (request.params.messages.length === 1 && opening !== undefined) {
-      firstPrompts.push(
-        typeof opening.content === 'string'
-          ? opening.content
-          : opening.content.map((block) => (block.type === 'text' ? block.text : '')).join('\n'),
-      );
+      firstPrompts.push(JSON.stringify(opening.content));
     }
     if (parked) return undefined;
     const last = [...request.params.messages].reverse().find((item) => item.role === 'assistant');
@@ -51,6 +45,5 @@ export function parkAfterFirstFlip() {
     parked: parkedSignal,
     release,
     firstPrompts,
-    newestMessages,
   };
 }
