@@ -82,7 +82,16 @@ describe('dashboard JSON API over the real control API', () => {
     expect(all.body.projects.map((project: { id: string }) => project.id).sort()).toEqual(
       [queued, running].sort(),
     );
-    expect(all.body.counts).toEqual({ running: 1, queued: 1 });
+    expect(all.body.counts).toEqual({
+      queued: 1,
+      running: 1,
+      paused: 0,
+      completed: 0,
+      failed: 0,
+      cancelled: 0,
+    });
+    expect(all.body.total).toBe(2);
+    expect(all.body.nextCursor).toBeNull();
     const view = all.body.projects.find((project: { id: string }) => project.id === running);
     expect(view).toMatchObject({
       status: 'running',
@@ -99,6 +108,52 @@ describe('dashboard JSON API over the real control API', () => {
     const bad = await json('/api/projects?status=sleeping');
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('status');
+  });
+
+  it('pages projects with a cursor that holds while projects are created, searched and filtered', async () => {
+    const { control } = dashboard;
+    const ids: string[] = [];
+    for (let index = 0; index < 12; index++) {
+      const id = `page-${String(index).padStart(2, '0')}`;
+      await control.createProject({ id, goal: index % 3 === 0 ? 'Write a Parser' : 'Other work' });
+      ids.push(id);
+    }
+    await control.cancel('page-01');
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    for (let round = 0; round < 20; round++) {
+      const query: string = `/api/projects?limit=5${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      // A project created between two pages is newer than the cursor: it shifts nothing.
+      const [page] = await Promise.all([
+        json(query),
+        control.createProject({ id: `late-${round}`, goal: 'late' }),
+      ]);
+      expect(page.status).toBe(200);
+      expect(page.body.projects.length).toBeLessThanOrEqual(5);
+      seen.push(...page.body.projects.map((project: { id: string }) => project.id));
+      cursor = page.body.nextCursor;
+      if (cursor === null) break;
+    }
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => id.startsWith('page-'))).toEqual([...ids].reverse());
+
+    const search = await json('/api/projects?q=PARSER&status=queued&sort=id&order=asc');
+    expect(search.body.projects.map((project: { id: string }) => project.id)).toEqual([
+      'page-00',
+      'page-03',
+      'page-06',
+      'page-09',
+    ]);
+    expect(search.body.counts.cancelled).toBe(1);
+    const cancelled = await json('/api/projects?status=cancelled');
+    expect(cancelled.body.projects.map((project: { id: string }) => project.id)).toEqual([
+      'page-01',
+    ]);
+    for (const bad of ['limit=0', 'limit=x', 'cursor=..%2F', 'sort=goal', 'order=up']) {
+      const answer = await json(`/api/projects?${bad}`);
+      expect(answer.status, bad).toBe(400);
+      expect(answer.body.error.code).toBe('invalid_input');
+    }
   });
 
   it('returns a project with its sessions and timestamped transitions', async () => {

@@ -28,9 +28,13 @@ import {
 } from './project.js';
 import {
   ProjectRepository,
+  type ProjectChanges,
+  type ProjectCounts,
+  type ProjectPage,
   type ReadEventsOptions,
   type SessionSummary,
 } from './project-repository.js';
+import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
   createRedisConnection,
   describeRedisTarget,
@@ -149,7 +153,24 @@ export interface BatonControl {
   /** The project's kept guidance, oldest first, with who acknowledged each. */
   listGuidance(projectId: string): Promise<StoredGuidance[]>;
   getProject(projectId: string): Promise<ProjectRecord | null>;
+  /** Every project (oldest first): the CLI's listing. A fleet view pages with `pageProjects`. */
   listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
+  /**
+   * One page of projects, sorted (`created`, `updated` or `id`, `desc` by default), filtered by
+   * status and by a case-insensitive search of id and goal, after a cursor (`nextCursor` of the
+   * previous page: a sort key and an id, so concurrent creates and moves never shift the pages).
+   * Costs the page, not the fleet. A bad query is `invalid_input` naming the field.
+   */
+  pageProjects(query?: unknown): Promise<ProjectPage>;
+  /** Projects per status and in all (one ZCARD each). */
+  countProjects(): Promise<ProjectCounts>;
+  /**
+   * The projects changed after `version` of the change feed (0 = every project ever changed), at
+   * most `limit` (default 500): status moves, counters, active session, checkpoint, deletion.
+   */
+  projectChanges(version: number, options?: { limit?: number }): Promise<ProjectChanges>;
+  /** The change feed's current version: start `projectChanges` from here to see new changes only. */
+  projectChangeVersion(): Promise<number>;
   listSessions(projectId: string): Promise<SessionSummary[]>;
   listTransitions(projectId: string): Promise<StatusTransition[]>;
   readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;
@@ -216,6 +237,16 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     repository,
     graceMs: options.connectTimeoutMs ?? 5000,
   });
+
+  let indexedPromise: Promise<void> | undefined;
+  /** Projects stored before the index existed are added once, by the first page read. */
+  async function indexed(): Promise<void> {
+    indexedPromise ??= repository.ensureIndexed().catch((error: unknown) => {
+      indexedPromise = undefined;
+      throw error;
+    });
+    await indexedPromise;
+  }
 
   let readyPromise: Promise<void> | undefined;
   async function ready(): Promise<void> {
@@ -435,6 +466,36 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async listProjects(listOptions = {}) {
       await ready();
       return repository.list(listOptions);
+    },
+
+    async pageProjects(query = {}) {
+      const parsed = parseProjectPageQuery(query);
+      await ready();
+      await indexed();
+      return repository.page({ limit: PROJECT_PAGE_DEFAULT_LIMIT, ...parsed });
+    },
+
+    async countProjects() {
+      await ready();
+      await indexed();
+      return repository.counts();
+    },
+
+    async projectChanges(version, changeOptions = {}) {
+      if (!Number.isSafeInteger(version) || version < 0) {
+        throw new ProjectError('invalid_input', `version must be an integer >= 0, got ${version}`);
+      }
+      const limit = changeOptions.limit ?? 500;
+      if (!Number.isSafeInteger(limit) || limit < 1) {
+        throw new ProjectError('invalid_input', `limit must be an integer >= 1, got ${limit}`);
+      }
+      await ready();
+      return repository.changesSince(version, limit);
+    },
+
+    async projectChangeVersion() {
+      await ready();
+      return repository.changeVersion();
     },
 
     async listSessions(projectId) {

@@ -32,13 +32,21 @@ export { ProjectError, describeError, isProjectError } from './errors.js';
 export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
 export type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
 export {
+  PROJECT_PAGE_DEFAULT_LIMIT,
+  PROJECT_PAGE_MAX_LIMIT,
+  PROJECT_SEARCH_MAX_CHARACTERS,
+  parseProjectPageQuery,
+  projectPageQuerySchema,
+} from './project-page.js';
+export {
   DEFAULT_PREFIX,
+  PROJECT_SORTS,
   MAINTENANCE_QUEUE_NAME,
   SESSION_QUEUE_NAME,
   createKeys,
   isValidPrefix,
 } from './keys.js';
-export type { BatonKeys } from './keys.js';
+export type { BatonKeys, ProjectSort } from './keys.js';
 export { acquireProjectLease, startLeaseHeartbeat } from './lease.js';
 export type {
   AcquireLeaseResult,
@@ -74,6 +82,10 @@ export type {
 } from './project.js';
 export { ProjectRepository } from './project-repository.js';
 export type {
+  ProjectChanges,
+  ProjectCounts,
+  ProjectPage,
+  ProjectPageQuery,
   ProjectRepositoryOptions,
   ReadEventsOptions,
   SessionCheckpointSummary,

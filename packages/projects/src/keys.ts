@@ -21,6 +21,22 @@ export interface BatonKeys {
   prefix: string;
   /** Sorted set of project ids scored by creation time. */
   projects: string;
+  /**
+   * Lex-ordered index of one sort order over one status (or `all`): every member scores 0 and
+   * reads `<sort key>:<id>` (`<id>` for the id order), so a page after a cursor is one
+   * ZRANGE BYLEX however many projects there are. Maintained by the repository's Lua.
+   */
+  projectIndex(sort: ProjectSort, status: string): string;
+  /** What the index scripts prepend to `<sort>:<status>` (the same string `projectIndex` builds on). */
+  projectIndexBase: string;
+  /** Hash: project id → the lowercased text a search matches (id and goal). */
+  projectSearch: string;
+  /** Set when the index holds every project (projects stored before it existed are added once). */
+  projectIndexReady: string;
+  /** Sorted set of project ids scored by the `projectVersion` of their latest change. */
+  projectChanges: string;
+  /** Counter bumped by every change of any project (the score of `projectChanges`). */
+  projectVersion: string;
   /** Hash holding one project's record and counters. */
   project(projectId: string): string;
   /** List of a project's status transitions (JSON). */
@@ -50,11 +66,22 @@ export function isValidPrefix(prefix: string): boolean {
   return /^[^{}:\s]*\{[^{}\s]+\}[^{}\s]*$/.test(prefix) && !prefix.includes(':');
 }
 
+/** The orders the project index keeps: creation time, last status change, id. */
+export type ProjectSort = 'created' | 'updated' | 'id';
+
+export const PROJECT_SORTS: readonly ProjectSort[] = ['created', 'updated', 'id'];
+
 export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
   const base = `${prefix}:project:`;
   return {
     prefix,
     projects: `${prefix}:projects`,
+    projectIndex: (sort, status) => `${prefix}:projects:by-${sort}:${status}`,
+    projectIndexBase: `${prefix}:projects:by-`,
+    projectSearch: `${prefix}:projects:search`,
+    projectIndexReady: `${prefix}:projects:indexed`,
+    projectChanges: `${prefix}:projects:changes`,
+    projectVersion: `${prefix}:projects:version`,
     project: (projectId) => `${base}${projectId}`,
     transitions: (projectId) => `${base}${projectId}:transitions`,
     sessions: (projectId) => `${base}${projectId}:sessions`,

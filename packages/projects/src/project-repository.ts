@@ -1,15 +1,16 @@
 import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
-import { defineScripts } from './internal/scripts.js';
+import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
-import type { BatonKeys } from './keys.js';
+import type { BatonKeys, ProjectSort } from './keys.js';
 import type { WebhookDeliveryRecord } from './webhooks/webhook-delivery.js';
 import {
   emptyCounters,
   type ActiveSessionInfo,
   type ProjectCounters,
+  PROJECT_STATUSES,
   type ProjectRecord,
   type ProjectStatus,
   type StatusTransition,
@@ -97,6 +98,65 @@ export interface ReadEventsOptions {
   count?: number;
   /** Block up to this long for new entries when none are there yet (needs a connection that may block). */
   blockMs?: number;
+}
+
+/** One page of projects: which ones, in which order, after which cursor. */
+export interface ProjectPageQuery {
+  /** Only projects in these statuses. Default: every status. */
+  statuses?: readonly ProjectStatus[];
+  /** Order by creation time, last status change or id. Default `created`. */
+  sort?: ProjectSort;
+  /** Default `desc` (newest first; for `id`, Z to A). */
+  order?: 'asc' | 'desc';
+  /** Keep projects whose id or goal contains this text (case-insensitive). Default: every one. */
+  search?: string;
+  /** Most projects returned. Default 50. */
+  limit?: number;
+  /** A previous page's `nextCursor`: continue strictly after it. Default: from the first. */
+  cursor?: string | null;
+}
+
+export interface ProjectPage {
+  projects: ProjectRecord[];
+  /**
+   * Where the next page starts (the last project's sort key and id), or `null` after the last
+   * page. A search page may hold fewer than `limit` projects and still have a cursor: each call
+   * reads a bounded part of the index.
+   */
+  nextCursor: string | null;
+}
+
+/** How many projects there are, per status and in all. */
+export interface ProjectCounts {
+  counts: Record<ProjectStatus, number>;
+  total: number;
+}
+
+/** The projects that changed after a version of the change feed. */
+export interface ProjectChanges {
+  /** Pass it to the next call. */
+  version: number;
+  /** The changed projects as they are now. */
+  projects: ProjectRecord[];
+  /** Changed projects that no longer exist. */
+  removed: string[];
+  /** More changes are waiting beyond `version` (call again at once). */
+  more: boolean;
+}
+
+/** Index members read per script call: a search never holds Redis longer than this many reads. */
+const PAGE_SCAN_CHUNK = 1_000;
+/** Index members one page request reads at most before it returns a short page with a cursor. */
+const PAGE_SCAN_LIMIT = 20_000;
+
+/** What a search matches: the id and the start of the goal, lowercased once here. */
+function searchText(projectId: string, goal: string): string {
+  return `${projectId}\n${goal.slice(0, 2_000)}`.toLowerCase();
+}
+
+/** The project id at the end of an index member (`<sort key>:<id>` or `<id>`). */
+function memberId(member: string): string {
+  return member.slice(member.lastIndexOf(':') + 1);
 }
 
 /** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
@@ -194,9 +254,14 @@ export class ProjectRepository {
       this.keys.project(record.id),
       this.keys.projects,
       this.keys.transitions(record.id),
+      this.keys.projectChanges,
+      this.keys.projectVersion,
       record.id,
       now,
       JSON.stringify(transition),
+      this.keys.projectIndexBase,
+      this.keys.projectSearch,
+      searchText(record.id, record.goal),
       ...fields,
     );
     if (created !== SCRIPT_STATUS.created) {
@@ -258,11 +323,15 @@ export class ProjectRepository {
     const reply = (await defineScripts(this.redis).batonTransition(
       this.keys.project(projectId),
       this.keys.transitions(projectId),
+      this.keys.projectChanges,
+      this.keys.projectVersion,
       to,
       reason,
       now,
       options.from ? options.from.join(',') : '*',
       this.maxTransitions,
+      this.keys.projectIndexBase,
+      projectId,
     )) as [number, string];
     const [code, status] = reply;
     if (code === SCRIPT_STATUS.missing) return { ok: false, current: null };
@@ -306,16 +375,15 @@ export class ProjectRepository {
     sandbox?: SandboxDescription,
   ) {
     const key = this.keys.project(projectId);
-    const pipeline = this.redis.pipeline();
+    // Only the lease holder writes sessionsStarted, so read-then-write cannot race.
+    const started = Number(await this.redis.hget(key, 'sessionsStarted')) || 0;
+    const pipeline = this.pipeline();
     pipeline.hset(key, 'activeSession', JSON.stringify(active));
     if (sandbox !== undefined) pipeline.hset(key, 'sessionSandbox', JSON.stringify(sandbox));
     if (interrupted) pipeline.hincrby(key, 'interruptions', 1);
+    if (active.sessionNumber > started) pipeline.hset(key, 'sessionsStarted', active.sessionNumber);
+    this.touchIn(pipeline, projectId);
     await execPipeline(pipeline);
-    // Only the lease holder writes sessionsStarted, so read-then-write cannot race.
-    const started = Number(await this.redis.hget(key, 'sessionsStarted')) || 0;
-    if (active.sessionNumber > started) {
-      await this.redis.hset(key, 'sessionsStarted', active.sessionNumber);
-    }
   }
 
   /** Stores a finished session's summary and adds it to the project's counters. */
@@ -325,7 +393,7 @@ export class ProjectRepository {
     options: { failed: boolean; progress?: SessionProgress },
   ): Promise<void> {
     const key = this.keys.project(projectId);
-    const pipeline = this.redis.pipeline();
+    const pipeline = this.pipeline();
     pipeline.hincrby(key, 'sessions', 1);
     pipeline.hincrby(key, 'inputTokens', summary.inputTokens);
     pipeline.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens ?? 0);
@@ -351,6 +419,7 @@ export class ProjectRepository {
     pipeline.hdel(key, 'activeSession');
     pipeline.rpush(this.keys.sessions(projectId), JSON.stringify(summary));
     pipeline.ltrim(this.keys.sessions(projectId), -this.maxSessions, -1);
+    this.touchIn(pipeline, projectId);
     await execPipeline(pipeline);
   }
 
@@ -359,23 +428,32 @@ export class ProjectRepository {
    * starts from it. Only a descendant should be written (the pushing worker holds the lease).
    */
   async setLastCheckpoint(projectId: string, commit: string): Promise<void> {
-    await this.redis.hset(this.keys.project(projectId), 'lastCheckpoint', commit);
+    const pipeline = this.pipeline();
+    pipeline.hset(this.keys.project(projectId), 'lastCheckpoint', commit);
+    this.touchIn(pipeline, projectId);
+    await execPipeline(pipeline);
   }
 
   /** Clears the active-session marker without counting a session (a skipped or aborted claim). */
   async clearActiveSession(projectId: string): Promise<void> {
-    await this.redis.hdel(this.keys.project(projectId), 'activeSession');
+    const pipeline = this.pipeline();
+    pipeline.hdel(this.keys.project(projectId), 'activeSession');
+    this.touchIn(pipeline, projectId);
+    await execPipeline(pipeline);
   }
 
   /** A user's resume: the failure and no-progress streaks start again from zero. */
   async resetFailures(projectId: string): Promise<void> {
-    await this.redis.hset(
+    const pipeline = this.pipeline();
+    pipeline.hset(
       this.keys.project(projectId),
       'consecutiveFailures',
       0,
       'sessionsWithoutProgress',
       0,
     );
+    this.touchIn(pipeline, projectId);
+    await execPipeline(pipeline);
   }
 
   async listSessions(projectId: string): Promise<SessionSummary[]> {
@@ -486,9 +564,186 @@ export class ProjectRepository {
     return result;
   }
 
+  /**
+   * One page of projects in index order after `cursor`. Each status is its own lex-ordered index,
+   * so the page is a ZRANGE BYLEX per status from the cursor (merged here), then one HGETALL per
+   * project shown: the cost follows the page, not the fleet. A cursor is a sort key and an id, so
+   * projects created or moved meanwhile never shift or repeat the rows of later pages.
+   */
+  async page(query: ProjectPageQuery = {}): Promise<ProjectPage> {
+    const sort = query.sort ?? 'created';
+    const order = query.order ?? 'desc';
+    const limit = query.limit ?? 50;
+    const needle = (query.search ?? '').trim().toLowerCase();
+    const statuses =
+      query.statuses === undefined || query.statuses.length === 0
+        ? ['all']
+        : [...new Set(query.statuses)];
+    const indexKeys = statuses.map((status) => this.keys.projectIndex(sort, status));
+    // `comesFirst(a, b)`: a is shown before b in this order.
+    const comesFirst = (left: string, right: string) =>
+      order === 'desc' ? left > right : left < right;
+    const members: string[] = [];
+    let cursor = query.cursor ?? '';
+    let nextCursor: string | null = null;
+    for (let scanned = 0; ; scanned += PAGE_SCAN_CHUNK) {
+      const wanted = limit - members.length;
+      const pipeline = this.pipeline() as unknown as ScriptCommands & PipelineLike;
+      for (const key of indexKeys) {
+        void pipeline.batonPageProjects(
+          key,
+          this.keys.projectSearch,
+          order,
+          cursor,
+          wanted + 1,
+          needle,
+          PAGE_SCAN_CHUNK,
+        );
+      }
+      const replies = (await execPipeline(pipeline)) as [number, string, ...string[]][];
+      // Every match up to the earliest "last read" of an unfinished index is known; past it, not yet.
+      let bound: string | null = null;
+      const merged: string[] = [];
+      for (const [exhausted, last, ...matches] of replies) {
+        merged.push(...matches);
+        if (exhausted !== 1 && (bound === null || comesFirst(last, bound))) bound = last;
+      }
+      merged.sort((left, right) => (left === right ? 0 : comesFirst(left, right) ? -1 : 1));
+      const known = bound === null ? merged : merged.filter((member) => !comesFirst(bound, member));
+      if (known.length > wanted) {
+        members.push(...known.slice(0, wanted));
+        nextCursor = members[members.length - 1] ?? null;
+        break;
+      }
+      members.push(...known);
+      if (bound === null) break;
+      cursor = bound;
+      if (members.length >= limit || scanned + PAGE_SCAN_CHUNK >= PAGE_SCAN_LIMIT) {
+        nextCursor = bound;
+        break;
+      }
+    }
+    const projects = await this.getMany(members.map(memberId));
+    return { projects, nextCursor };
+  }
+
+  /** Projects per status, from the index (one ZCARD each). */
+  async counts(): Promise<ProjectCounts> {
+    const pipeline = this.redis.pipeline();
+    for (const status of PROJECT_STATUSES) pipeline.zcard(this.keys.projectIndex('id', status));
+    pipeline.zcard(this.keys.projectIndex('id', 'all'));
+    const replies = (await execPipeline(pipeline)) as number[];
+    const counts = {} as Record<ProjectStatus, number>;
+    PROJECT_STATUSES.forEach((status, index) => (counts[status] = replies[index] ?? 0));
+    return { counts, total: replies[PROJECT_STATUSES.length] ?? 0 };
+  }
+
+  /** The current version of the change feed (0 before any change). */
+  async changeVersion(): Promise<number> {
+    return Number(await this.redis.get(this.keys.projectVersion)) || 0;
+  }
+
+  /**
+   * The projects changed after `version` (status, counters, active session, checkpoint, deletion),
+   * at most `limit` of them: O(changed) however many projects there are.
+   */
+  async changesSince(version: number, limit = 500): Promise<ProjectChanges> {
+    const current = await this.changeVersion();
+    if (current <= version) return { version: current, projects: [], removed: [], more: false };
+    const reply = await this.redis.zrangebyscore(
+      this.keys.projectChanges,
+      `(${version}`,
+      current,
+      'WITHSCORES',
+      'LIMIT',
+      0,
+      limit,
+    );
+    const ids: string[] = [];
+    let last = version;
+    for (let index = 0; index < reply.length; index += 2) {
+      ids.push(reply[index] as string);
+      last = Number(reply[index + 1]);
+    }
+    const more = ids.length >= limit;
+    const projects = await this.getMany(ids);
+    const present = new Set(projects.map((project) => project.id));
+    return {
+      version: more ? last : current,
+      projects,
+      removed: ids.filter((id) => !present.has(id)),
+      more,
+    };
+  }
+
+  /**
+   * Adds projects stored before the index existed (once per prefix; later creates and moves
+   * maintain it in their own scripts).
+   */
+  async ensureIndexed(): Promise<void> {
+    if ((await this.redis.exists(this.keys.projectIndexReady)) === 1) return;
+    const ids = await this.redis.zrange(this.keys.projects, '0', '-1');
+    for (let start = 0; start < ids.length; start += 200) {
+      const batch = ids.slice(start, start + 200);
+      const read = this.redis.pipeline();
+      for (const id of batch) read.hget(this.keys.project(id), 'config');
+      const configs = (await execPipeline(read)) as (string | null)[];
+      const write = this.pipeline() as unknown as ScriptCommands & PipelineLike;
+      batch.forEach((id, index) => {
+        const goal = (JSON.parse(configs[index] ?? '{}') as { goal?: string }).goal ?? '';
+        void write.batonIndexProject(
+          this.keys.project(id),
+          this.keys.projectSearch,
+          this.keys.projectIndexBase,
+          id,
+          searchText(id, goal),
+        );
+      });
+      await execPipeline(write);
+    }
+    await this.redis.set(this.keys.projectIndexReady, '1');
+  }
+
+  /** Projects by id in the order given; ids without a project are left out. */
+  private async getMany(ids: readonly string[]): Promise<ProjectRecord[]> {
+    if (ids.length === 0) return [];
+    const pipeline = this.redis.pipeline();
+    for (const id of ids) pipeline.hgetall(this.keys.project(id));
+    const hashes = (await execPipeline(pipeline)) as Record<string, string>[];
+    const projects: ProjectRecord[] = [];
+    for (const hash of hashes) {
+      const project = parseProjectHash(hash);
+      if (project !== null) projects.push(project);
+    }
+    return projects;
+  }
+
+  /** A pipeline that knows the Lua scripts. */
+  private pipeline() {
+    return defineScripts(this.redis).pipeline();
+  }
+
+  /** Adds "this project changed" to a pipeline that changes it. */
+  private touchIn(pipeline: ReturnType<RedisClient['pipeline']>, projectId: string): void {
+    void (pipeline as unknown as ScriptCommands).batonTouchProject(
+      this.keys.projectChanges,
+      this.keys.projectVersion,
+      projectId,
+    );
+  }
+
   /** Removes every key of a project (tests, `baton` cleanup). Memory is not touched. */
   async delete(projectId: string): Promise<void> {
-    const pipeline = this.redis.pipeline();
+    const pipeline = this.pipeline();
+    // First, while the hash still says where the project sits in the index.
+    void (pipeline as unknown as ScriptCommands).batonUnindexProject(
+      this.keys.project(projectId),
+      this.keys.projectChanges,
+      this.keys.projectVersion,
+      this.keys.projectIndexBase,
+      this.keys.projectSearch,
+      projectId,
+    );
     pipeline.del(
       this.keys.project(projectId),
       this.keys.transitions(projectId),
@@ -504,9 +759,15 @@ export class ProjectRepository {
   }
 }
 
-async function execPipeline(pipeline: { exec(): Promise<[Error | null, unknown][] | null> }) {
+interface PipelineLike {
+  exec(): Promise<[Error | null, unknown][] | null>;
+}
+
+/** Pipelines resolve with per-command errors instead of rejecting: the first one is thrown. */
+async function execPipeline(pipeline: PipelineLike): Promise<unknown[]> {
   const replies = (await pipeline.exec()) ?? [];
   for (const [error] of replies) if (error) throw error;
+  return replies.map(([, reply]) => reply);
 }
 
 function parseEntries(entries: [string, string[]][]): EventEntry[] {

@@ -21,6 +21,15 @@ export type {
   ProjectStatus,
   SessionBudgetsInput,
 } from './project.js';
+export {
+  PROJECT_PAGE_DEFAULT_LIMIT,
+  PROJECT_PAGE_MAX_LIMIT,
+  PROJECT_SEARCH_MAX_CHARACTERS,
+  parseProjectPageQuery,
+  projectPageQuerySchema,
+} from './project-page.js';
+export { PROJECT_SORTS } from './keys.js';
+export type { ProjectSort } from './keys.js';
 export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
 export {
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,

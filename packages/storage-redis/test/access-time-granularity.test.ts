@@ -2,7 +2,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisMemoryStore, type RedisMemoryStore } from '../src/index.js';
 import { cleanupTestStores, openTestStore, REDIS_URL } from './helpers.js';
-import { openCommandMonitor, type CommandMonitor, type SentCommand } from './support/monitor.js';
+import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
 
 let monitor: CommandMonitor;
 let probe: Redis;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTestStores, openTestStore } from './helpers.js';
-import { openCommandMonitor, type CommandMonitor, type SentCommand } from './support/monitor.js';
+import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
 
 type Sent = SentCommand;
 

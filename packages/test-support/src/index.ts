@@ -22,3 +22,4 @@ export {
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from './webhook-receiver.js';
+export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';

@@ -3,7 +3,7 @@ import { readProgressArchives, readProgressLog } from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import type { z } from 'zod';
-import type { DashboardControl, DashboardMemoryStore, ProjectStatus } from '../control.js';
+import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { diffLines } from './diff.js';
 import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
@@ -133,21 +133,17 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.get('/projects', async (context) => {
     const query = parse(projectsQuerySchema, context.req.query(), 'query');
-    const statuses = new Set<ProjectStatus>(query.status ?? []);
-    const needle = query.q?.toLowerCase();
-    const all = await control.listProjects();
-    const counts: Record<string, number> = {};
-    for (const project of all) counts[project.status] = (counts[project.status] ?? 0) + 1;
-    const projects = all
-      .filter((project) => statuses.size === 0 || statuses.has(project.status))
-      .filter(
-        (project) =>
-          needle === undefined ||
-          project.id.toLowerCase().includes(needle) ||
-          project.goal.toLowerCase().includes(needle),
-      )
-      .map((project) => projectView(project, hub.activity(project.id)));
-    return context.json({ projects, counts, total: all.length });
+    // Counts are the fleet's, whatever the filter: the status chips show them.
+    const [page, { counts, total }] = await Promise.all([
+      control.pageProjects(query),
+      control.countProjects(),
+    ]);
+    return context.json({
+      projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
+      nextCursor: page.nextCursor,
+      counts,
+      total,
+    });
   });
 
   api.post('/projects', async (context) => {

@@ -54,6 +54,10 @@ export function toVirtualPath(storePath: string): string {
 
 const statusSchema = z.enum(PROJECT_STATUSES as [ProjectStatus, ...ProjectStatus[]]);
 
+/**
+ * `GET /api/projects`: the query string of one page. Only turns text into the control API's query
+ * (`pageProjects` applies the one rule for limits, sorts and cursors and names what is wrong).
+ */
 export const projectsQuerySchema = z
   .object({
     status: z
@@ -62,9 +66,18 @@ export const projectsQuerySchema = z
       .transform((value) => value.split(',').filter((part) => part !== ''))
       .pipe(z.array(statusSchema))
       .optional(),
-    q: z.string().max(200).optional(),
+    q: z.string().max(1_000).optional(),
+    sort: z.string().max(20).optional(),
+    order: z.string().max(20).optional(),
+    limit: z.coerce.number().optional(),
+    cursor: z.string().max(200).optional(),
   })
-  .strict();
+  .strict()
+  .transform(({ status, q, ...rest }) => ({
+    ...rest,
+    ...(status === undefined ? {} : { statuses: status }),
+    ...(q === undefined || q.trim() === '' ? {} : { search: q }),
+  }));
 
 export const eventsQuerySchema = z
   .object({

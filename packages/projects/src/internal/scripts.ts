@@ -18,9 +18,26 @@ export interface ScriptCommands {
     project: string,
     index: string,
     transitions: string,
+    changes: string,
+    version: string,
     ...args: (string | number)[]
   ): Reply;
-  batonTransition(project: string, transitions: string, ...args: (string | number)[]): Reply;
+  batonTransition(
+    project: string,
+    transitions: string,
+    changes: string,
+    version: string,
+    ...args: (string | number)[]
+  ): Reply;
+  batonTouchProject(changes: string, version: string, projectId: string): Reply;
+  batonIndexProject(project: string, search: string, ...args: (string | number)[]): Reply;
+  batonUnindexProject(
+    project: string,
+    changes: string,
+    version: string,
+    ...args: (string | number)[]
+  ): Reply;
+  batonPageProjects(index: string, search: string, ...args: (string | number)[]): Reply;
   batonRenewLease(lease: string, project: string, ...args: (string | number)[]): Reply;
   batonReleaseLease(lease: string, ...args: (string | number)[]): Reply;
   batonTakeToken(bucket: string, ...args: (string | number)[]): Reply;
@@ -29,8 +46,12 @@ export interface ScriptCommands {
 const COMMANDS_DIRECTORY = new URL('../commands/', import.meta.url);
 
 const SCRIPT_FILES: Record<keyof ScriptCommands, string> = {
-  batonCreateProject: 'create-project-3.lua',
-  batonTransition: 'transition-2.lua',
+  batonCreateProject: 'create-project-5.lua',
+  batonTransition: 'transition-4.lua',
+  batonTouchProject: 'touch-project-2.lua',
+  batonIndexProject: 'index-project-2.lua',
+  batonUnindexProject: 'unindex-project-3.lua',
+  batonPageProjects: 'page-projects-2.lua',
   batonRenewLease: 'renew-lease-2.lua',
   batonReleaseLease: 'release-lease-1.lua',
   batonTakeToken: 'take-token-1.lua',

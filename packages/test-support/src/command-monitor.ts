@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { REDIS_URL } from '../helpers.js';
+import { REDIS_URL } from './redis-url.js';
 
 /** One command Redis ran, as MONITOR reports it (`source` is `'lua'` for commands of a script). */
 export interface SentCommand {
