@@ -122,8 +122,17 @@ describe('pageProjects', () => {
   it('sorts by last status change and by id', async () => {
     const ids = await create(6, 'u');
     await control.cancel(ids[2]!);
-    const recent = await control.pageProjects({ sort: 'updated', limit: 1 });
-    expect(recent.projects.map((project) => project.id)).toEqual([ids[2]]);
+    const recent = await control.pageProjects({ sort: 'updated', limit: 6 });
+    const updatedKey = (project: ProjectRecord) =>
+      `${String(project.statusAt).padStart(15, '0')}:${project.id}`;
+    const keys = recent.projects.map(updatedKey);
+    expect(keys).toEqual([...keys].sort().reverse());
+    // The cancel moved it to the front (a project created in the same millisecond may tie).
+    const cancelled = recent.projects.find((project) => project.id === ids[2])!;
+    expect(cancelled.statusAt).toBe(Math.max(...recent.projects.map((p) => p.statusAt)));
+    expect(recent.projects.findIndex((project) => project.id === ids[2])).toBeLessThan(
+      recent.projects.filter((project) => project.statusAt === cancelled.statusAt).length,
+    );
     const byId = await pageAll({ sort: 'id', order: 'asc', limit: 4 });
     expect(byId.map((project) => project.id)).toEqual([...ids].sort());
   });
