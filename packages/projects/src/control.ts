@@ -512,6 +512,31 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
 
     async readEvents(projectId, readOptions = {}) {
       checkId(projectId);
+      if (readOptions.last !== undefined) {
+        if (!Number.isSafeInteger(readOptions.last) || readOptions.last < 1) {
+          throw new ProjectError(
+            'invalid_input',
+            `last must be an integer >= 1, got ${readOptions.last}`,
+          );
+        }
+        if (readOptions.fromId !== undefined || readOptions.blockMs !== undefined) {
+          throw new ProjectError(
+            'invalid_input',
+            'last reads backwards: give no fromId or blockMs',
+          );
+        }
+      }
+      if (readOptions.beforeId !== undefined) {
+        if (readOptions.last === undefined) {
+          throw new ProjectError('invalid_input', 'beforeId pages backwards: give last with it');
+        }
+        if (!STREAM_ID_PATTERN.test(readOptions.beforeId)) {
+          throw new ProjectError(
+            'invalid_input',
+            `invalid stream id ${JSON.stringify(readOptions.beforeId)}`,
+          );
+        }
+      }
       await ready();
       if (readOptions.blockMs !== undefined) {
         // A blocking read must not hold the shared connection.

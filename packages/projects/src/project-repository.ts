@@ -94,6 +94,13 @@ export interface StatusChange {
 export interface ReadEventsOptions {
   /** Return entries strictly after this stream id. Default: from the beginning. */
   fromId?: string;
+  /**
+   * Return the newest `last` entries instead (oldest first), read backwards with XREVRANGE: the
+   * cost is the entries returned, not the stream. Not with `fromId` or `blockMs`.
+   */
+  last?: number;
+  /** With `last`: only entries strictly before this stream id (to page backwards). */
+  beforeId?: string;
   /** Most entries returned. Default 100. */
   count?: number;
   /** Block up to this long for new entries when none are there yet (needs a connection that may block). */
@@ -520,6 +527,14 @@ export class ProjectRepository {
   ): Promise<EventEntry[]> {
     const count = options.count ?? 100;
     const key = this.keys.events(projectId);
+    if (options.last !== undefined) {
+      const end = options.beforeId === undefined ? '+' : `(${options.beforeId}`;
+      const entries = (await redis.xrevrange(key, end, '-', 'COUNT', options.last)) as [
+        string,
+        string[],
+      ][];
+      return parseEntries(entries.reverse());
+    }
     if (options.blockMs !== undefined) {
       const reply = (await redis.xread(
         'COUNT',
