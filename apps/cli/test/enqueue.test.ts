@@ -1,3 +1,4 @@
+import { createUserRepo } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './helpers.js';
 import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
@@ -65,6 +66,21 @@ describe('baton enqueue', () => {
       expect(oneLine(result.stderr)).toMatch(/^(baton: |error: )/);
     }
     expect(await world.control.getProject(id)).toBeNull();
+  });
+
+  it('refuses a --workspace that is a git checkout of its own at creation, naming --repo', async () => {
+    const id = world.projectId('checkout');
+    const checkout = await createUserRepo(dir);
+    const result = await runCli(
+      ['enqueue', '--project', id, '--goal', 'x', '--workspace', checkout],
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain(
+      `--workspace ${checkout} is a git repository; give it as --repo ${checkout}`,
+    );
+    expect(await world.control.getProject(id)).toBeNull();
+    expect((await world.control.queueCounts()).waiting).toBe(0);
   });
 
   it('refuses an id that is taken and says how to continue it', async () => {

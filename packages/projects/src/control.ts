@@ -1,6 +1,11 @@
 import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
-import { WorkspaceError, projectBranch, resolveProjectSource } from '@baton/workspace';
+import {
+  WorkspaceError,
+  checkWorkspaceDir,
+  projectBranch,
+  resolveProjectSource,
+} from '@baton/workspace';
 import { ProjectError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
 import {
@@ -292,6 +297,16 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         throw new ProjectError('conflict', `project ${parsed.id} already exists`);
       }
       let source = null;
+      if (parsed.workspace !== undefined) {
+        try {
+          await checkWorkspaceDir(parsed.workspace);
+        } catch (error) {
+          if (error instanceof WorkspaceError) {
+            throw new ProjectError('invalid_input', error.message, { cause: error });
+          }
+          throw error;
+        }
+      }
       if (parsed.repo !== undefined) {
         try {
           source = await resolveProjectSource({

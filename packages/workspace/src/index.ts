@@ -3,6 +3,7 @@ export { WorkspaceError } from './errors.js';
 export type { WorkspaceErrorCode } from './errors.js';
 export {
   checkBranchName,
+  checkWorkspaceDir,
   isRemoteUrl,
   normalizeRepo,
   projectBranch,

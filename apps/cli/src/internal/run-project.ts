@@ -1,5 +1,5 @@
 import { appendFileSync } from 'node:fs';
-import { lstat, readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
@@ -7,6 +7,7 @@ import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@
 import {
   type SandboxSetting,
   WorkspaceError,
+  checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
   openProjectWorkspace,
@@ -94,18 +95,14 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
   }
 }
 
-/** `--workspace DIR` must be a directory Baton may make its own: not a file, not a checkout. */
+/** `--workspace DIR` must be a directory Baton may make its own (`checkWorkspaceDir`). */
 async function checkWorkspaceOption(workspace: string | undefined): Promise<void> {
   if (workspace === undefined) return;
-  const info = await stat(workspace).catch(() => null);
-  if (info !== null && !info.isDirectory())
-    throw new CliError('usage', `--workspace ${workspace} is not a directory.`);
-  const dotGit = await lstat(path.join(workspace, '.git')).catch(() => null);
-  if (dotGit?.isDirectory() === true) {
-    throw new CliError(
-      'usage',
-      `--workspace ${workspace} is a git repository; give it as --repo ${workspace} (Baton never writes your checkout).`,
-    );
+  try {
+    await checkWorkspaceDir(workspace);
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
   }
 }
 

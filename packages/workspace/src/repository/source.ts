@@ -1,9 +1,28 @@
-import { mkdtemp, rm, stat } from 'node:fs/promises';
+import { lstat, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { gitMessage, redactUrlCredentials, runGit } from './git.js';
 import { BATON_PROJECT_TRAILER, readTrailer } from './trailers.js';
+
+/**
+ * `--workspace DIR` must be a directory Baton may make its own: not a file, not a git checkout of
+ * its own (Baton never writes a checkout it did not make). A directory that does not exist here
+ * (it may exist only on the workers) or that Baton made (its `.git` is a file) passes.
+ */
+export async function checkWorkspaceDir(dir: string): Promise<void> {
+  const info = await stat(dir).catch(() => null);
+  if (info !== null && !info.isDirectory()) {
+    throw new WorkspaceError('workspace_taken', `--workspace ${dir} is not a directory.`);
+  }
+  const dotGit = await lstat(path.join(dir, '.git')).catch(() => null);
+  if (dotGit?.isDirectory() === true) {
+    throw new WorkspaceError(
+      'workspace_taken',
+      `--workspace ${dir} is a git repository; give it as --repo ${dir} (Baton never writes your checkout).`,
+    );
+  }
+}
 
 /** The branch Baton works on for a project. */
 export function projectBranch(projectId: string): string {
