@@ -19,7 +19,7 @@ export const EXIT_CODES = {
   sessionFailed: 6,
   /** No such project (on Redis, or under BATON_HOME with --local), file or version. */
   notFound: 7,
-  /** Redis does not answer (REDIS_URL, or the default redis://127.0.0.1:6379). */
+  /** Redis does not answer (REDIS_CLUSTER_NODES, REDIS_URL, or the default redis://127.0.0.1:6379). */
   redisUnreachable: 8,
   /** `baton up` found no Redis and no redis-server binary to start one. */
   redisServerMissing: 9,
@@ -42,7 +42,7 @@ export const EXIT_CODE_TABLE: string = [
   '  5    the model refused to continue',
   '  6    a session failed (API errors after retries, or init wrote no checklist)',
   '  7    no such project, file or version',
-  '  8    Redis does not answer (REDIS_URL, or redis://127.0.0.1:6379)',
+  '  8    Redis does not answer (REDIS_CLUSTER_NODES, REDIS_URL, or redis://127.0.0.1:6379)',
   '  9    baton up found no Redis and no redis-server binary',
   '  10   baton run paused for no progress (--stall-after sessions in a row flipped no feature)',
   '  130  interrupted (Ctrl-C); a second Ctrl-C exits 130 at once',

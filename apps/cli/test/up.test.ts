@@ -4,7 +4,7 @@ import path from 'node:path';
 import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { REDIS_URL, waitFor } from '@baton/test-support';
-import { answersPing } from '../src/internal/redis-discovery.js';
+import { answersPing as answersPingTarget, parseRedisUrl } from '@baton/projects';
 import { runCli, startCli, type CliProcess } from './helpers.js';
 import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -30,6 +30,10 @@ function readyLine(stdout: string): Ready {
   const line = stdout.split('\n').find((text) => text.includes('"type":"ready"'));
   if (line === undefined) throw new Error(`no ready line in ${stdout}`);
   return JSON.parse(line) as Ready;
+}
+
+function answersPing(url: string, timeoutMs: number): Promise<boolean> {
+  return answersPingTarget(parseRedisUrl(url), timeoutMs);
 }
 
 function alive(pid: number): boolean {

@@ -16,7 +16,7 @@ describe('loadWorkerConfig', () => {
   it('has defaults tuned for resumption within 15 s', () => {
     const config = loadWorkerConfig({ ANTHROPIC_API_KEY: 'key' });
     expect(config).toMatchObject({
-      redisUrl: 'redis://127.0.0.1:6379',
+      redis: { kind: 'single', url: 'redis://127.0.0.1:6379' },
       prefix: '{baton}',
       simulator: false,
       model: 'claude-sonnet-4-6',
@@ -54,9 +54,35 @@ describe('loadWorkerConfig', () => {
     ]);
   });
 
-  it('rejects an unparseable REDIS_URL', () => {
+  it('rejects an unparseable REDIS_URL without echoing its password', () => {
     expect(problems({ BATON_MODEL: 'sim', REDIS_URL: 'redis://:x' })).toEqual([
       'REDIS_URL is not a URL: "redis://:x"',
+    ]);
+    expect(problems({ BATON_MODEL: 'sim', REDIS_URL: 'redis://user:hunter2@' })).toEqual([
+      'REDIS_URL is not a URL: "redis://user:***@"',
+    ]);
+  });
+
+  it('REDIS_CLUSTER_NODES names a Cluster and takes precedence over REDIS_URL', () => {
+    const config = loadWorkerConfig({
+      BATON_MODEL: 'sim',
+      REDIS_URL: 'redis://single:6379',
+      REDIS_CLUSTER_NODES: 'rediss://baton:pw@10.0.0.1:7000,10.0.0.2:7001',
+    });
+    expect(config.redis).toEqual({
+      kind: 'cluster',
+      tls: true,
+      username: 'baton',
+      password: 'pw',
+      nodes: [
+        { host: '10.0.0.1', port: 7000 },
+        { host: '10.0.0.2', port: 7001 },
+      ],
+    });
+    expect(
+      problems({ BATON_MODEL: 'sim', REDIS_CLUSTER_NODES: '10.0.0.1:7000,redis://h:0' }),
+    ).toEqual([
+      'REDIS_CLUSTER_NODES entries must be host:port or redis[s]://[user:password@]host:port, got "redis://h:0"',
     ]);
   });
 

@@ -3,12 +3,21 @@ import path from 'node:path';
 import { type SandboxSetting, WorkspaceError, parseSandboxSetting } from '@baton/workspace';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
-import { DEFAULT_PREFIX, isValidPrefix } from '@baton/projects';
+import {
+  DEFAULT_PREFIX,
+  RedisTargetError,
+  isValidPrefix,
+  readRedisTarget,
+  type RedisTarget,
+} from '@baton/projects';
 
 /** Everything a worker process needs, read from the environment and validated at start. */
 export interface WorkerConfig {
-  /** `REDIS_URL`, default `redis://127.0.0.1:6379`. */
-  redisUrl: string;
+  /**
+   * Where Redis is: `REDIS_CLUSTER_NODES` (a Cluster; takes precedence) or `REDIS_URL` (one node),
+   * default `redis://127.0.0.1:6379`.
+   */
+  redis: RedisTarget;
   /** `BATON_PREFIX`: key prefix with a `{hash tag}`, default `{baton}`. */
   prefix: string;
   /** `ANTHROPIC_API_KEY` (a placeholder when the simulator is used). */
@@ -97,31 +106,6 @@ const integer = (name: string, fallback: number, min: number, max = Number.MAX_S
     });
 
 const envSchema = z.object({
-  REDIS_URL: z
-    .string()
-    .optional()
-    .transform((value, context) => {
-      const url = value && value.trim() !== '' ? value.trim() : 'redis://127.0.0.1:6379';
-      let parsed: URL;
-      try {
-        parsed = new URL(url);
-      } catch {
-        context.addIssue({ code: 'custom', message: `REDIS_URL is not a URL: "${url}"` });
-        return z.NEVER;
-      }
-      if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-        context.addIssue({
-          code: 'custom',
-          message: `REDIS_URL must start with redis:// or rediss://, got "${url}"`,
-        });
-        return z.NEVER;
-      }
-      if (!parsed.hostname) {
-        context.addIssue({ code: 'custom', message: `REDIS_URL has no host: "${url}"` });
-        return z.NEVER;
-      }
-      return url;
-    }),
   BATON_PREFIX: z
     .string()
     .optional()
@@ -200,8 +184,15 @@ export const DEFAULT_MODEL = 'claude-sonnet-4-6';
  * message has one line per problem (the process prints it and exits non-zero).
  */
 export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerConfig {
-  const parsed = envSchema.safeParse(env);
   const problems: string[] = [];
+  let redis: RedisTarget | undefined;
+  try {
+    redis = readRedisTarget(env);
+  } catch (error) {
+    if (!(error instanceof RedisTargetError)) throw error;
+    problems.push(error.message);
+  }
+  const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const key = issue.path.map(String).join('.');
@@ -227,7 +218,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } catch (error) {
     problems.push(error instanceof WorkspaceError ? error.message : String(error));
   }
-  if (problems.length > 0 || !parsed.success || sandbox === undefined) {
+  if (problems.length > 0 || !parsed.success || sandbox === undefined || redis === undefined) {
     throw new WorkerError('invalid_config', problems.join('\n'));
   }
   const values = parsed.data;
@@ -235,7 +226,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     values.BATON_HOME && values.BATON_HOME !== '' ? values.BATON_HOME : '.baton',
   );
   return {
-    redisUrl: values.REDIS_URL,
+    redis,
     prefix: values.BATON_PREFIX,
     apiKey: apiKey || 'simulator',
     baseUrl:

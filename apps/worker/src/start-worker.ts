@@ -2,7 +2,6 @@ import Anthropic from '@anthropic-ai/sdk';
 import { memoryStoreLimits } from '@baton/core';
 import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
-import type { Redis } from 'ioredis';
 import {
   type SandboxDecision,
   type SandboxProbe,
@@ -16,13 +15,14 @@ import {
   createModelRateLimiter,
   createRedisConnection,
   describeError,
+  describeRedisTarget,
   memoryConnectionOptions,
   rateLimitedFetch,
-  redactUrl,
   waitForRedis,
   webhookTarget,
   workerConnectionOptions,
   type ConnectionTuning,
+  type RedisClient,
 } from '@baton/projects';
 import type { WorkerConfig } from './config.js';
 import { WorkerError } from './errors.js';
@@ -73,13 +73,10 @@ export async function startWorkerFromConfig(
   });
   if (sandbox.kind === 'refused') throw new WorkerError('sandbox_unavailable', sandbox.message);
   if (sandbox.kind === 'unsandboxed') logger.warn({ sandbox: sandbox.reason }, sandbox.notice);
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   const open = (settings: ConnectionTuning) => {
-    // Every connection of this process is a single node: the worker's config names one REDIS_URL.
-    const connection = createRedisConnection(
-      { kind: 'single', url: config.redisUrl },
-      settings,
-    ) as Redis;
+    // One node or a Cluster alike: every key the worker touches is built for both.
+    const connection = createRedisConnection(config.redis, settings);
     connection.on('error', (error) => {
       logger.debug({ err: error }, 'redis connection error');
     });
@@ -97,7 +94,7 @@ export async function startWorkerFromConfig(
     disconnectAll();
     throw new WorkerError(
       'redis_unreachable',
-      `cannot reach Redis at ${redactUrl(config.redisUrl)}: ${describeError(error)}`,
+      `cannot reach Redis at ${describeRedisTarget(config.redis)}: ${describeError(error)}`,
       { cause: error },
     );
   }
@@ -214,7 +211,7 @@ export async function startWorkerFromConfig(
   }
   logger.info(
     {
-      redis: redactUrl(config.redisUrl),
+      redis: describeRedisTarget(config.redis),
       prefix: config.prefix,
       concurrency: config.concurrency,
       httpPort: http?.port ?? null,

@@ -1,5 +1,4 @@
 import { Queue, Worker, type Job } from 'bullmq';
-import type { Redis } from 'ioredis';
 import {
   MAINTENANCE_QUEUE_NAME,
   ProjectRepository,
@@ -10,6 +9,7 @@ import {
   createWebhookWorker,
   notifyStatusChange,
   type BatonKeys,
+  type RedisClient,
   type SessionJobData,
 } from '@baton/projects';
 import { createWorkerMetrics, type WorkerMetrics } from './metrics.js';
@@ -54,11 +54,11 @@ type ProcessorPassThrough = Pick<
 
 export interface BatonWorkerOptions extends ProcessorPassThrough {
   /** Connection for BullMQ's worker (`maxRetriesPerRequest: null`); BullMQ duplicates it for blocking calls. */
-  workerConnection: Redis;
+  workerConnection: RedisClient;
   /** Connection for our own commands (projects, leases, events, chaining). Waits through outages. */
-  commandConnection: Redis;
+  commandConnection: RedisClient;
   /** A connection put into subscriber mode for cancel requests. */
-  subscriberConnection: Redis;
+  subscriberConnection: RedisClient;
   /** Key prefix with a hash tag. Default `{baton}`. */
   prefix?: string;
   /** Sessions run at once by this worker. */

@@ -50,13 +50,30 @@ describe('readRedisTarget', () => {
     expect(describeRedisTarget(target)).toBe('rediss cluster a:7000,::1:7001');
   });
 
+  it('bare host:port seeds take the scheme and credentials of the URL seeds', () => {
+    expect(
+      readRedisTarget({ REDIS_CLUSTER_NODES: 'rediss://:pw@a:7000,b:7001,rediss://c:7002/0' }),
+    ).toEqual({
+      kind: 'cluster',
+      tls: true,
+      password: 'pw',
+      nodes: [
+        { host: 'a', port: 7000 },
+        { host: 'b', port: 7001 },
+        { host: 'c', port: 7002 },
+      ],
+    });
+  });
+
   it.each([
-    ['REDIS_CLUSTER_NODES', 'a:7000,rediss://b:7001', /mixes redis:\/\/ and rediss:\/\//],
+    ['REDIS_CLUSTER_NODES', 'redis://a:7000,rediss://b:7001', /mixes redis:\/\/ and rediss:\/\//],
+    ['REDIS_CLUSTER_NODES', 'rediss://:secret@a:7000/2', /cannot select a database/],
+    ['REDIS_CLUSTER_NODES', 'user:secret@a:7000', /must be host:port or redis\[s\]:\/\//],
     ['REDIS_CLUSTER_NODES', 'redis://:x@a:1,redis://:y@b:2', /different credentials/],
     ['REDIS_CLUSTER_NODES', 'a:99999', /must be host:port/],
     ['REDIS_CLUSTER_NODES', ' , ', /lists no nodes/],
-    ['REDIS_CLUSTER_NODES', 'http://a:1', /must use redis:\/\/ or rediss:\/\//],
-    ['REDIS_URL', 'localhost:6379', /REDIS_URL must use redis:\/\/ or rediss:\/\//],
+    ['REDIS_CLUSTER_NODES', 'http://a:1', /must start with redis:\/\/ or rediss:\/\//],
+    ['REDIS_URL', 'localhost:6379', /REDIS_URL must start with redis:\/\/ or rediss:\/\//],
     ['REDIS_URL', 'redis://:secret@', /not a URL|no host/],
   ])('%s=%s is refused with one line naming the variable', (variable, value, message) => {
     let caught: unknown;

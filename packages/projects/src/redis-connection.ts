@@ -69,7 +69,11 @@ export function parseRedisUrl(url: string, variable = 'REDIS_URL'): RedisTarget 
   return { kind: 'single', url };
 }
 
-/** Parses `REDIS_CLUSTER_NODES`; every seed must agree on TLS and credentials. */
+/**
+ * Parses `REDIS_CLUSTER_NODES`. Entries are `host:port` or `redis[s]://[user:password@]host:port`;
+ * bare entries take the scheme and credentials of the URL entries, which must agree among
+ * themselves (one cluster is all TLS or none, with one ACL user).
+ */
 export function parseClusterNodes(value: string): RedisTarget {
   const variable = 'REDIS_CLUSTER_NODES';
   const entries = value
@@ -85,23 +89,34 @@ export function parseClusterNodes(value: string): RedisTarget {
   let username: string | undefined;
   let password: string | undefined;
   for (const entry of entries) {
-    const url = entry.includes('://') ? entry : `redis://${entry}`;
+    const isUrl = entry.includes('://');
+    const url = isUrl ? entry : `redis://${entry}`;
     const parsed = URL.canParse(url) ? parseUrl(url, variable) : undefined;
     const port = Number(parsed?.port || '6379');
+    // Said as given, with any password masked (the mask needs a scheme to find it).
+    const shown = isUrl ? redactUrl(entry) : redactUrl(url).replace(/^redis:\/\//u, '');
     if (
       parsed === undefined ||
       parsed.hostname === '' ||
       !Number.isInteger(port) ||
       port < 1 ||
-      port > 65_535
+      port > 65_535 ||
+      (!isUrl && (parsed.username !== '' || parsed.password !== ''))
     ) {
       throw new RedisTargetError(
         variable,
-        `${variable} entries must be host:port, got "${redactUrl(url)}"`,
+        `${variable} entries must be host:port or redis[s]://[user:password@]host:port, got "${shown}"`,
+      );
+    }
+    if (parsed.pathname !== '' && parsed.pathname !== '/' && parsed.pathname !== '/0') {
+      throw new RedisTargetError(
+        variable,
+        `${variable} entries cannot select a database (a Cluster has only database 0), got "${shown}"`,
       );
     }
     // URL keeps IPv6 hosts in brackets; ioredis wants them bare.
     nodes.push({ host: parsed.hostname.replace(/^\[(.*)\]$/u, '$1'), port });
+    if (!isUrl) continue;
     schemes.add(parsed.protocol === 'rediss:');
     if (parsed.username !== '' || parsed.password !== '') {
       username = parsed.username === '' ? undefined : decodeURIComponent(parsed.username);
@@ -140,17 +155,18 @@ function parseUrl(url: string, variable: string): URL {
   if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
     throw new RedisTargetError(
       variable,
-      `${variable} must use redis:// or rediss://, got "${redactUrl(url)}"`,
+      `${variable} must start with redis:// or rediss://, got "${redactUrl(url)}"`,
     );
   }
   return parsed;
 }
 
-/** The URL with any password replaced, for logs and error messages. */
+/** The URL with any password replaced, for logs and error messages; otherwise as given. */
 export function redactUrl(url: string): string {
   try {
     const parsed = new URL(url);
-    if (parsed.password) parsed.password = '***';
+    if (!parsed.password) return url;
+    parsed.password = '***';
     return parsed.toString();
   } catch {
     // Unparseable: still never print what may be a password after "user:".

@@ -6,7 +6,7 @@ import { parseNonEmpty, parsePort } from '../internal/argument-parsers.js';
 import { batonHome } from '../internal/project-home.js';
 import {
   openControl,
-  redisUrlFromEnvironment,
+  redisTargetFromEnvironment,
   toCommandFailure,
 } from '../internal/remote-control.js';
 
@@ -23,10 +23,10 @@ interface DashboardOptions {
 async function serveDashboard(options: DashboardOptions): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   // Loaded on use so other verbs and `--help` start fast.
-  const { createRedisConnection, createSessionQueue, parseRedisUrl, producerConnectionOptions } =
+  const { createRedisConnection, createSessionQueue, producerConnectionOptions } =
     await import('@baton/projects');
   const { createDashboardServer, isDashboardError } = await import('@baton/dashboard');
-  const url = redisUrlFromEnvironment();
+  const target = await redisTargetFromEnvironment();
   const control = await openControl();
   const opened: Array<() => Promise<unknown>> = [() => control.close()];
   const closeAll = async () => {
@@ -39,7 +39,7 @@ async function serveDashboard(options: DashboardOptions): Promise<number> {
   try {
     // Fail with one line now if Redis is down, rather than on the first page load.
     await control.queueCounts();
-    const queueConnection = createRedisConnection(parseRedisUrl(url), producerConnectionOptions());
+    const queueConnection = createRedisConnection(target, producerConnectionOptions());
     queueConnection.on('error', () => undefined);
     opened.push(() => Promise.resolve(queueConnection.disconnect()));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });
@@ -83,7 +83,7 @@ export function registerDashboardCommand(program: Command): void {
   program
     .command('dashboard')
     .description(
-      'Serve the web dashboard (projects, progress logs, checklists, sessions, memory, queues) for projects on Redis (REDIS_URL) until Ctrl-C.',
+      'Serve the web dashboard (projects, progress logs, checklists, sessions, memory, queues) for projects on Redis (REDIS_CLUSTER_NODES or REDIS_URL) until Ctrl-C.',
     )
     .option(
       '--host <host>',

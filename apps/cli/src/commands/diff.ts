@@ -64,7 +64,7 @@ export function registerDiffCommand(program: Command): void {
     .option('--json', 'print JSON: branch, head, commits since the base, the diff text')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.',
+      '\nReads REDIS_CLUSTER_NODES or REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.',
     )
     .action(async (id: string, options: DiffOptions) => {
       if (options.local === true) {

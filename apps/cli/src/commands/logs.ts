@@ -186,7 +186,7 @@ export function registerLogsCommand(program: Command): void {
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
     .addHelpText(
       'after',
-      `${COST_HELP}\n\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
+      `${COST_HELP}\n\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (id: string, options: LogsOptions) => {
       if (options.local === true) await localLogs(id, options);

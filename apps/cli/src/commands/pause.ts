@@ -14,7 +14,7 @@ export function registerPauseCommand(program: Command): void {
     .option('--json', 'print JSON')
     .addHelpText(
       'after',
-      '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX. Pausing an already paused project is ok (exit 0).',
+      '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX. Pausing an already paused project is ok (exit 0).',
     )
     .action(async (id: string, options: { json?: boolean }) => {
       await withControl(async (control) => {

@@ -144,7 +144,7 @@ export function registerProjectsCommand(program: Command): void {
     .option('--local', '`baton run` projects under BATON_HOME instead of Redis')
     .addHelpText(
       'after',
-      `${COST_HELP}\n\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
+      `${COST_HELP}\n\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (options: ProjectsOptions) => {
       const rows =

@@ -12,7 +12,10 @@ export function registerSayCommand(program: Command): void {
     .argument('<id>', 'project id', parseProjectId)
     .argument('<text>', 'the guidance (1-4000 characters)')
     .option('--json', 'print JSON')
-    .addHelpText('after', '\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.')
+    .addHelpText(
+      'after',
+      '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX.',
+    )
     .action(async (id: string, text: string, options: { json?: boolean }) => {
       await withControl(async (control) => {
         const { guidance, project } = await control.say(id, text);

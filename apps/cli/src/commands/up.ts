@@ -24,8 +24,12 @@ interface UpOptions {
 export interface UpReady {
   type: 'ready';
   dashboardUrl: string;
+  /** Where Redis is, without secrets: a URL, or `redis cluster host:port,...` for a Cluster. */
   redisUrl: string;
-  /** `env` (REDIS_URL), `probe` (a Redis already on 127.0.0.1:6379) or `child` (started by baton). */
+  /**
+   * `env` (REDIS_CLUSTER_NODES or REDIS_URL), `probe` (a Redis already on 127.0.0.1:6379) or
+   * `child` (started by baton).
+   */
   redisSource: DiscoveredRedis['source'];
   redisDataDirectory: string | null;
   redisPid: number | null;
@@ -36,8 +40,12 @@ export interface UpReady {
 }
 
 /** The environment the in-process worker reads: our Redis, quiet logs, metrics on a free port. */
-function workerEnvironment(redisUrl: string, home: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, REDIS_URL: redisUrl, BATON_HOME: home };
+function workerEnvironment(redis: Record<string, string>, home: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env, BATON_HOME: home };
+  // Exactly the Redis `up` found: a REDIS_CLUSTER_NODES left over would take precedence.
+  delete env.REDIS_CLUSTER_NODES;
+  delete env.REDIS_URL;
+  Object.assign(env, redis);
   const key = env.ANTHROPIC_API_KEY?.trim();
   if ((key === undefined || key === '') && (env.BATON_MODEL ?? '') === '') {
     env.BATON_SIMULATOR = '1';
@@ -80,9 +88,9 @@ async function up(options: UpOptions): Promise<number> {
     createBatonControl,
     createRedisConnection,
     createSessionQueue,
-    parseRedisUrl,
+    describeRedisTarget,
     producerConnectionOptions,
-    redactUrl,
+    redisTargetEnvironment,
   } = await import('@baton/projects');
   const { isWorkerError, loadWorkerConfig, startWorkerFromConfig } = await import('@baton/worker');
   const { createDashboardLogger, createDashboardServer, isDashboardError } =
@@ -111,7 +119,7 @@ async function up(options: UpOptions): Promise<number> {
   try {
     const config = (() => {
       try {
-        const env = workerEnvironment(redis.url, home);
+        const env = workerEnvironment(redisTargetEnvironment(redis.target), home);
         if (options.sandbox === false) env.BATON_SANDBOX = 'off';
         return loadWorkerConfig(env);
       } catch (error) {
@@ -125,12 +133,9 @@ async function up(options: UpOptions): Promise<number> {
     worker = await startWorkerFromConfig(config, { connectTimeoutMs: 5_000 });
     opened.push(() => worker.shutdown());
 
-    const control = createBatonControl({ url: redis.url, prefix: config.prefix });
+    const control = createBatonControl({ target: config.redis, prefix: config.prefix });
     opened.push(() => control.close());
-    const queueConnection = createRedisConnection(
-      parseRedisUrl(redis.url),
-      producerConnectionOptions(),
-    );
+    const queueConnection = createRedisConnection(config.redis, producerConnectionOptions());
     queueConnection.on('error', () => undefined);
     opened.push(() => Promise.resolve(queueConnection.disconnect()));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });
@@ -154,7 +159,7 @@ async function up(options: UpOptions): Promise<number> {
   const ready: UpReady = {
     type: 'ready',
     dashboardUrl: dashboard.url,
-    redisUrl: redactUrl(redis.url),
+    redisUrl: describeRedisTarget(redis.target),
     redisSource: redis.source,
     redisDataDirectory: redis.dataDirectory,
     redisPid: redis.pid,
@@ -168,7 +173,7 @@ async function up(options: UpOptions): Promise<number> {
     process.stdout.write(`${JSON.stringify(ready)}\n`);
   } else {
     const where = {
-      env: 'REDIS_URL',
+      env: redis.target.kind === 'cluster' ? 'REDIS_CLUSTER_NODES' : 'REDIS_URL',
       probe: 'found on this machine',
       child: `started by baton, data in ${redis.dataDirectory ?? ''}`,
     }[redis.source];
@@ -205,7 +210,7 @@ export function registerUpCommand(program: Command): void {
   program
     .command('up')
     .description(
-      'Run a worker and the dashboard in this process on Redis (REDIS_URL, else 127.0.0.1:6379 if it answers, else a redis-server child) until Ctrl-C.',
+      'Run a worker and the dashboard in this process on Redis (REDIS_CLUSTER_NODES or REDIS_URL, else 127.0.0.1:6379 if it answers, else a redis-server child) until Ctrl-C.',
     )
     .option(
       '--port <port>',
@@ -231,8 +236,9 @@ export function registerUpCommand(program: Command): void {
       'after',
       [
         '',
-        'Redis: REDIS_URL is used as is when set. Otherwise redis://127.0.0.1:6379 is probed',
-        '(BATON_REDIS_PROBE_URL changes the address probed), and if nothing answers a redis-server',
+        'Redis: REDIS_CLUSTER_NODES (a Cluster) or REDIS_URL is used as is when set. Otherwise',
+        'redis://127.0.0.1:6379 is probed (BATON_REDIS_PROBE_URL changes the address probed),',
+        'and if nothing answers a redis-server',
         'child starts on a free loopback port with append-only persistence under BATON_HOME/redis/;',
         'it stops with baton. Without ANTHROPIC_API_KEY the built-in model simulator runs the sessions.',
       ].join('\n'),

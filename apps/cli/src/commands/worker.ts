@@ -17,7 +17,7 @@ export function registerWorkerCommand(program: Command): void {
   program
     .command('worker')
     .description(
-      'Run a worker: take sessions from Redis (REDIS_URL), run them, chain the next; Ctrl-C drains. See docs/workers.md for every variable.',
+      'Run a worker: take sessions from Redis (REDIS_CLUSTER_NODES or REDIS_URL), run them, chain the next; Ctrl-C drains. See docs/workers.md for every variable.',
     )
     .option(
       '--concurrency <n>',

@@ -2,18 +2,19 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdir, open } from 'node:fs/promises';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { Redis } from 'ioredis';
+import type { RedisTarget } from '@baton/projects';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { CommandFailure } from './command-failure.js';
-import { DEFAULT_REDIS_URL, checkRedisUrl } from './remote-control.js';
+import { redisTargetFromEnvironment, toCommandFailure } from './remote-control.js';
 
 /** Where the Redis that `baton up` uses came from. */
 export type RedisSource = 'env' | 'probe' | 'child';
 
 /** The Redis `baton up` runs on. */
 export interface DiscoveredRedis {
-  url: string;
+  /** One node, or the Cluster of `REDIS_CLUSTER_NODES`. */
+  target: RedisTarget;
   source: RedisSource;
   /** The `redis-server` child's data directory (append-only file), when `source` is `child`. */
   dataDirectory: string | null;
@@ -25,7 +26,7 @@ export interface DiscoveredRedis {
 
 /** Options of `discoverRedis`. */
 export interface RedisDiscoveryOptions {
-  /** Environment: `REDIS_URL`, `BATON_REDIS_PROBE_URL`. Default `process.env`. */
+  /** Environment: `REDIS_CLUSTER_NODES`, `REDIS_URL`, `BATON_REDIS_PROBE_URL`. Default `process.env`. */
   env?: NodeJS.ProcessEnv;
   /** `BATON_HOME` (absolute); the child keeps its data in `<home>/redis/`. */
   home: string;
@@ -41,46 +42,33 @@ export interface RedisDiscoveryOptions {
 export const REDIS_INSTALL_HINT = 'apt-get install redis-server';
 
 /**
- * `REDIS_URL` when set (used as is, never replaced by a fallback), else the local default
- * `redis://127.0.0.1:6379` if it answers PING (`BATON_REDIS_PROBE_URL` overrides the address
- * probed, so tests can point it at a closed port), else a `redis-server` child on a free loopback
- * port with append-only persistence under `<home>/redis/`.
+ * `REDIS_CLUSTER_NODES` or `REDIS_URL` when set (used as is, never replaced by a fallback), else
+ * the local default `redis://127.0.0.1:6379` if it answers PING (`BATON_REDIS_PROBE_URL` overrides
+ * the address probed, so tests can point it at a closed port), else a `redis-server` child on a
+ * free loopback port with append-only persistence under `<home>/redis/`.
  */
 export async function discoverRedis(options: RedisDiscoveryOptions): Promise<DiscoveredRedis> {
   const env = options.env ?? process.env;
-  const given = env.REDIS_URL?.trim();
-  if (given !== undefined && given !== '') {
-    checkRedisUrl(given, 'REDIS_URL');
-    return external(given, 'env');
+  const given = [env.REDIS_CLUSTER_NODES, env.REDIS_URL].some(
+    (value) => value !== undefined && value.trim() !== '',
+  );
+  if (given) return external(await redisTargetFromEnvironment(env), 'env');
+  const { DEFAULT_REDIS_URL, answersPing, parseRedisUrl } = await import('@baton/projects');
+  let probe: RedisTarget;
+  try {
+    probe = parseRedisUrl(
+      env.BATON_REDIS_PROBE_URL?.trim() || DEFAULT_REDIS_URL,
+      'BATON_REDIS_PROBE_URL',
+    );
+  } catch (error) {
+    throw toCommandFailure(error);
   }
-  const probeUrl = env.BATON_REDIS_PROBE_URL?.trim() || DEFAULT_REDIS_URL;
-  checkRedisUrl(probeUrl, 'BATON_REDIS_PROBE_URL');
-  if (await answersPing(probeUrl, 1_000)) return external(probeUrl, 'probe');
+  if (await answersPing(probe, 1_000)) return external(probe, 'probe');
   return startRedisChild(options);
 }
 
-function external(url: string, source: RedisSource): DiscoveredRedis {
-  return { url, source, dataDirectory: null, pid: null, stop: () => Promise.resolve() };
-}
-
-/** True if a Redis at `url` answers PING within `timeoutMs`. */
-export async function answersPing(url: string, timeoutMs: number): Promise<boolean> {
-  const client = new Redis(url, {
-    lazyConnect: true,
-    connectTimeout: timeoutMs,
-    maxRetriesPerRequest: 0,
-    enableOfflineQueue: false,
-    retryStrategy: () => null,
-  });
-  client.on('error', () => undefined);
-  try {
-    await client.connect();
-    return (await client.ping()) === 'PONG';
-  } catch {
-    return false;
-  } finally {
-    client.disconnect();
-  }
+function external(target: RedisTarget, source: RedisSource): DiscoveredRedis {
+  return { target, source, dataDirectory: null, pid: null, stop: () => Promise.resolve() };
 }
 
 /** A free TCP port on the loopback interface (the OS picks it; a race with another process is retried by the caller). */
@@ -160,20 +148,22 @@ async function spawnOnPort(
   } finally {
     await log.close();
   }
+  const { answersPing } = await import('@baton/projects');
   const url = `redis://127.0.0.1:${port}`;
+  const target: RedisTarget = { kind: 'single', url };
   const deadline = Date.now() + (options.startTimeoutMs ?? 10_000);
   let done: { code: number | null; error?: NodeJS.ErrnoException } | undefined;
   void exited.then((result) => (done = result));
   while (Date.now() < deadline) {
     if (done !== undefined) break;
-    if (await answersPing(url, 500)) {
+    if (await answersPing(target, 500)) {
       options.log?.(`Started redis-server on ${url} (data in ${dataDirectory}).`);
       // If baton dies without its shutdown path (an uncaught error), still take Redis down.
       const onExit = () => child.kill('SIGTERM');
       process.once('exit', onExit);
       let stopping: Promise<void> | undefined;
       return {
-        url,
+        target,
         source: 'child',
         dataDirectory,
         pid: child.pid ?? null,

@@ -1,62 +1,54 @@
-import type { BatonControl, ProjectError } from '@baton/projects';
+import type { BatonControl, ProjectError, RedisTarget } from '@baton/projects';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { CommandFailure } from './command-failure.js';
 
-/** Where the CLI finds Redis: `REDIS_URL`, else the local default. */
-export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
-
 /**
- * `REDIS_URL` (default `redis://127.0.0.1:6379`), checked so a typo gives one clear line instead of
- * a connection error from deep inside ioredis.
+ * Where the CLI finds Redis: `REDIS_CLUSTER_NODES` (a Cluster) when set, else `REDIS_URL`, else
+ * `redis://127.0.0.1:6379`. A bad value is a usage error with one line naming the variable, not a
+ * connection error from deep inside ioredis.
  */
-export function redisUrlFromEnvironment(env: NodeJS.ProcessEnv = process.env): string {
-  const value = env.REDIS_URL?.trim();
-  const url = value === undefined || value === '' ? DEFAULT_REDIS_URL : value;
-  checkRedisUrl(url, 'REDIS_URL');
-  return url;
-}
-
-/** Throws a usage error unless `url` is a `redis://` or `rediss://` URL with a host. */
-export function checkRedisUrl(url: string, name: string): void {
-  let parsed: URL;
+export async function redisTargetFromEnvironment(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<RedisTarget> {
+  // Loaded on use: `--help` and local commands should not pay for ioredis.
+  const { readRedisTarget } = await import('@baton/projects');
   try {
-    parsed = new URL(url);
-  } catch {
-    throw new CliError('usage', `${name} is not a URL: "${url}".`);
+    return readRedisTarget(env);
+  } catch (error) {
+    throw toCommandFailure(error);
   }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:') {
-    throw new CliError('usage', `${name} must start with redis:// or rediss://, got "${url}".`);
-  }
-  if (parsed.hostname === '') throw new CliError('usage', `${name} has no host: "${url}".`);
 }
 
 /**
  * True for `@baton/projects`' and the worker's errors (checked by shape: the packages are loaded
- * only when needed). Both use the same codes for Redis and config problems.
+ * only when needed). They use the same codes for Redis and config problems.
  */
 function isWorkerError(
   error: unknown,
 ): error is Omit<ProjectError, 'code'> & { code: ProjectError['code'] | 'sandbox_unavailable' } {
   return (
     error instanceof Error &&
-    (error.name === 'ProjectError' || error.name === 'WorkerError') &&
+    (error.name === 'ProjectError' ||
+      error.name === 'WorkerError' ||
+      error.name === 'RedisTargetError') &&
     'code' in error
   );
 }
 
 /**
- * The control API on `REDIS_URL` with the workers' key prefix (`BATON_PREFIX`, default `{baton}`).
- * Redis is given 3 s to answer: a CLI command should fail fast when it is down.
+ * The control API on the Redis of `redisTargetFromEnvironment` with the workers' key prefix
+ * (`BATON_PREFIX`, default `{baton}`). Redis is given 3 s to answer: a CLI command should fail
+ * fast when it is down.
  */
 export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise<BatonControl> {
-  const url = redisUrlFromEnvironment(env);
+  const target = await redisTargetFromEnvironment(env);
   const prefix = env.BATON_PREFIX?.trim();
   // Loaded on use: `--help` and local commands should not pay for BullMQ.
   const { createBatonControl } = await import('@baton/projects');
   try {
     return createBatonControl({
-      url,
+      target,
       connectTimeoutMs: 3_000,
       ...(prefix === undefined || prefix === '' ? {} : { prefix }),
     });

@@ -1,0 +1,195 @@
+import {
+  createBatonControl,
+  readRedisTarget,
+  type BatonControl,
+  type ProjectRecord,
+} from '@baton/projects';
+import {
+  randomHex,
+  startRedisCluster,
+  waitFor,
+  type RedisClusterProcesses,
+} from '@baton/test-support';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { closedPort } from './redis-fixtures.js';
+
+// A private 3-master cluster plus several `baton` processes: slow on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 90_000 });
+
+const PASSWORD = 'cluster pw/1';
+
+let cluster: RedisClusterProcesses;
+let dir: string;
+let cleanupDir: () => Promise<void>;
+let prefix: string;
+let control: BatonControl;
+/** REDIS_URL names a closed port: only REDIS_CLUSTER_NODES can make anything work. */
+let deadSingleNode: string;
+const running: CliProcess[] = [];
+
+beforeAll(async () => {
+  cluster = await startRedisCluster({ password: PASSWORD });
+  ({ dir, cleanup: cleanupDir } = await tempDir());
+  prefix = `{cli-cluster-${randomHex(4)}}`;
+  deadSingleNode = `redis://127.0.0.1:${await closedPort()}`;
+  control = createBatonControl({
+    target: readRedisTarget({ REDIS_CLUSTER_NODES: cluster.clusterNodesVariable }),
+    prefix,
+  });
+});
+
+afterAll(async () => {
+  for (const process of running.splice(0)) {
+    process.kill('SIGKILL');
+    await process.done;
+  }
+  await control?.close();
+  await cluster?.stop();
+  await cleanupDir?.();
+});
+
+function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
+  return cliEnv(dir, {
+    REDIS_CLUSTER_NODES: cluster.clusterNodesVariable,
+    REDIS_URL: deadSingleNode,
+    BATON_PREFIX: prefix,
+    ...extra,
+  });
+}
+
+function start(args: string[], extra: Record<string, string | undefined> = {}): CliProcess {
+  const child = startCli(args, { cwd: dir, env: env(extra) });
+  running.push(child);
+  return child;
+}
+
+async function stop(child: CliProcess): Promise<number | null> {
+  child.kill('SIGTERM');
+  const { code } = await child.done;
+  running.splice(running.indexOf(child), 1);
+  return code;
+}
+
+function finished(id: string): Promise<ProjectRecord> {
+  return waitFor(
+    `project ${id} to complete on the cluster`,
+    async () => {
+      const project = await control.getProject(id);
+      if (project?.status === 'failed') throw new Error(`${id} failed: ${project.statusReason}`);
+      return project?.status === 'completed' ? project : null;
+    },
+    120_000,
+  );
+}
+
+async function cli(args: string[]): Promise<string> {
+  const result = await runCli(args, { cwd: dir, env: env() });
+  expect(result.code, `baton ${args.join(' ')}: ${result.stderr}`).toBe(0);
+  return result.stdout;
+}
+
+describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_URL ignored)', () => {
+  it('baton worker runs an enqueued project to completion; status, logs, memory and the dashboard read it', async () => {
+    const worker = start(['worker', '--port', '0'], {
+      BATON_MODEL: 'sim',
+      BATON_CHAIN_DELAY_MS: '0',
+    });
+    await worker.waitForOutput('"worker started"', 60_000);
+    // The log names the cluster's seeds, never the password.
+    expect(worker.stdout()).toContain(`"redis":"redis cluster ${cluster.nodes[0]?.host}`);
+    expect(worker.stdout()).not.toContain('cluster pw');
+
+    const id = `cluster-${randomHex(3)}`;
+    await cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello\n- bye']);
+    const project = await finished(id);
+    expect(project.counters).toMatchObject({ featuresPassing: 2, featuresTotal: 2 });
+
+    const status = JSON.parse(await cli(['status', id, '--json'])) as {
+      id: string;
+      status: string;
+      sessionCommits: unknown[];
+    };
+    expect(status).toMatchObject({ id, status: 'completed' });
+    expect(status.sessionCommits.length).toBe(project.counters.sessions);
+    expect(await cli(['status', id])).toMatch(/completed/);
+
+    const logs = await cli(['logs', id]);
+    expect(logs).toMatch(/● session 1 \(init\)/u);
+    expect(logs).toMatch(/✓ completed/u);
+
+    const listing = await cli(['memory', 'ls', id]);
+    expect(listing).toContain('features.json');
+    expect(listing).toContain('progress.md');
+    const features = JSON.parse(
+      await cli(['memory', 'cat', id, '/memories/features.json']),
+    ) as Array<{ passes: boolean }>;
+    expect(features.map((feature) => feature.passes)).toEqual([true, true]);
+
+    const dashboard = start(['dashboard', '--port', '0', '--json']);
+    await dashboard.waitForOutput('"type":"ready"', 60_000);
+    const { url } = JSON.parse(dashboard.stdout().split('\n')[0] ?? '') as { url: string };
+    const shown = (await (await fetch(`${url}/api/projects/${id}`)).json()) as {
+      project: ProjectRecord;
+    };
+    expect(shown.project).toMatchObject({ id, status: 'completed' });
+    const list = (await (await fetch(`${url}/api/projects`)).json()) as {
+      projects: Array<{ id: string }>;
+    };
+    expect(list.projects.map((entry) => entry.id)).toContain(id);
+    const memory = await fetch(
+      `${url}/api/projects/${id}/memory/file?path=${encodeURIComponent('/memories/progress.md')}`,
+    );
+    expect(memory.status).toBe(200);
+    const queue = (await (await fetch(`${url}/api/queue`)).json()) as {
+      counts: Record<string, number>;
+    };
+    expect(queue.counts.completed).toBeGreaterThanOrEqual(1);
+    expect(await stop(dashboard)).toBe(0);
+    expect(await stop(worker)).toBe(0);
+  });
+
+  it('baton up runs worker and dashboard on the cluster', async () => {
+    const up = start(['up', '--port', '0', '--json'], { BATON_CHAIN_DELAY_MS: '0' });
+    await up.waitForOutput('"type":"ready"', 60_000);
+    const ready = JSON.parse(
+      up
+        .stdout()
+        .split('\n')
+        .find((line) => line.includes('"type":"ready"')) ?? '',
+    ) as { dashboardUrl: string; redisUrl: string; redisSource: string };
+    expect(ready.redisSource).toBe('env');
+    expect(ready.redisUrl).toBe(
+      `redis cluster ${cluster.nodes.map((node) => `${node.host}:${node.port}`).join(',')}`,
+    );
+
+    const id = `cluster-up-${randomHex(3)}`;
+    await cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello']);
+    await finished(id);
+    const shown = (await (await fetch(`${ready.dashboardUrl}/api/projects/${id}`)).json()) as {
+      project: ProjectRecord;
+    };
+    expect(shown.project.status).toBe('completed');
+    expect(await stop(up)).toBe(0);
+  });
+
+  it('a bad REDIS_CLUSTER_NODES is one line naming the variable (exit 2), a wrong password exit 8', async () => {
+    const bad = await runCli(['status'], {
+      cwd: dir,
+      env: env({ REDIS_CLUSTER_NODES: 'redis://:hunter2@10.0.0.1:7000,rediss://10.0.0.2:7001' }),
+    });
+    expect(bad.code).toBe(2);
+    expect(bad.stderr.trim()).toBe(
+      'baton: REDIS_CLUSTER_NODES mixes redis:// and rediss:// nodes: a cluster is all TLS or none.',
+    );
+    const wrong = await runCli(['projects'], {
+      cwd: dir,
+      env: env({
+        REDIS_CLUSTER_NODES: cluster.clusterNodesVariable.replaceAll('cluster%20pw', 'nope'),
+      }),
+    });
+    expect(wrong.code).toBe(8);
+    expect(wrong.stderr).toMatch(/^baton: cannot reach Redis at redis cluster 127\.0\.0\.1:\d+/u);
+    expect(wrong.stderr).not.toContain('nope');
+  });
+});
