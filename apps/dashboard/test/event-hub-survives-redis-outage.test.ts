@@ -29,7 +29,7 @@ describe('event hub while Redis is down', () => {
     await control.createProject({ id, goal: 'g\n- a' });
 
     let lists = 0;
-    const counted = spyOnControl(control, 'listProjects', () => lists++);
+    const counted = spyOnControl(control, 'projectChanges', () => lists++);
     const errors: unknown[] = [];
     hub = createEventHub({
       control: counted,
@@ -38,7 +38,7 @@ describe('event hub while Redis is down', () => {
     });
     const messages: HubMessage[] = [];
     hub.subscribeProject(id, (message) => messages.push(message));
-    await waitFor('the first list', () => messages.some((message) => message.type === 'project'));
+    await waitFor('the first poll', () => messages.some((message) => message.type === 'project'));
     const append = () =>
       repository.appendEvent(id, { v: 1, type: 'custom', at: Date.now(), projectId: id });
     const delivered = (eventId: string) =>

@@ -29,13 +29,13 @@ describe('live updates over Server-Sent Events', () => {
     return connection;
   }
 
-  type ReadMethod = 'listProjects' | 'readEvents' | 'waitForEvents';
-  const READ_METHODS: readonly unknown[] = ['listProjects', 'readEvents', 'waitForEvents'];
+  type ReadMethod = 'projectChanges' | 'readEvents' | 'waitForEvents';
+  const READ_METHODS: readonly unknown[] = ['projectChanges', 'readEvents', 'waitForEvents'];
 
   /**
-   * A second dashboard server on the test's control API, listing projects every 20 ms, whose hub
-   * reads (`listProjects`, `readEvents`, `waitForEvents`) go through `around`: to count them or
-   * to hold them.
+   * A second dashboard server on the test's control API, reading the change feed every 20 ms,
+   * whose hub reads (`projectChanges`, `readEvents`, `waitForEvents`) go through `around`: to
+   * count them or to hold them.
    */
   async function serverAround(around: (method: ReadMethod, call: () => unknown) => unknown) {
     const wrapped = new Proxy(dashboard.control, {
@@ -136,9 +136,10 @@ describe('live updates over Server-Sent Events', () => {
       open('/api/stream'),
     ]);
     for (const client of clients) {
+      // No rows on connect (the page reads them with GET /api/projects): the fleet's counts.
       const snapshot = await client.next((message) => message.event === 'snapshot');
-      const projects = (snapshot.data as { projects: { id: string; status: string }[] }).projects;
-      expect(projects.map((project) => project.id)).toEqual([id]);
+      expect(snapshot.data).toMatchObject({ counts: { queued: 1, running: 0 }, total: 1 });
+      expect(Number(snapshot.id)).toBeGreaterThan(0);
     }
     await dashboard.repository.transition(id, 'running', { reason: 'test' });
     await dashboard.repository.markSessionStart(
@@ -165,7 +166,7 @@ describe('live updates over Server-Sent Events', () => {
   it('reads the project streams once per poll however many clients watch them', async () => {
     const id = `o-${randomHex()}`;
     await dashboard.control.createProject({ id, goal: 'g\n- a' });
-    const calls = { listProjects: 0, readEvents: 0, waitForEvents: 0 };
+    const calls = { projectChanges: 0, readEvents: 0, waitForEvents: 0 };
     const server = await serverAround((method, call) => {
       calls[method]++;
       return call();
@@ -178,18 +179,18 @@ describe('live updates over Server-Sent Events', () => {
         await client.next((message) => message.event === 'snapshot');
       }
       // Catch-up reads at connect time are done; from here only the hub reads.
-      calls.listProjects = 0;
+      calls.projectChanges = 0;
       calls.readEvents = 0;
       calls.waitForEvents = 0;
       const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, 1));
       for (const client of clients) await client.next((message) => message.id === eventId);
-      await waitFor('a few project lists', () => calls.listProjects >= 5);
-      const { listProjects, readEvents, waitForEvents } = calls;
-      // One poll = one project list, at most one catch-up read after it (the record changed) and
-      // one blocking read until the next list, plus one per batch of events it delivered. Five
-      // clients reading for themselves would make at least five reads per poll.
+      await waitFor('a few polls', () => calls.projectChanges >= 5);
+      const { projectChanges, readEvents, waitForEvents } = calls;
+      // One poll = one change-feed read, at most one catch-up read after it (the record changed)
+      // and one blocking read until the next poll, plus one per batch of events it delivered.
+      // Five clients reading for themselves would make at least five reads per poll.
       expect(readEvents).toBe(0);
-      expect(waitForEvents).toBeLessThanOrEqual(2 * listProjects + 2);
+      expect(waitForEvents).toBeLessThanOrEqual(2 * projectChanges + 2);
     } finally {
       for (const client of clients) client.close();
       await server.close();
@@ -199,12 +200,12 @@ describe('live updates over Server-Sent Events', () => {
   it('reports every feature step even when several sessions end between two polls', async () => {
     const id = `k-${randomHex()}`;
     await dashboard.control.createProject({ id, goal: 'g\n- a\n- b' });
-    // A gate on the hub's project-list read: while it is closed the next poll waits, so both
+    // A gate on the hub's change-feed read: while it is closed the next poll waits, so both
     // sessions below end "between two polls", whatever the machine's speed.
     let gate: Promise<void> | undefined;
     let open: () => void = () => undefined;
     const server = await serverAround(async (method, call) => {
-      if (method === 'listProjects') await gate;
+      if (method === 'projectChanges') await gate;
       return call();
     });
     const client = await connectSse(`${server.url}/api/projects/${id}/stream`);

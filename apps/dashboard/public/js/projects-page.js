@@ -1,32 +1,204 @@
+// The projects page at fleet scale: the server pages, sorts, filters and counts (GET
+// /api/projects); the page shows one window of rows keyed by project id and follows the live
+// stream, patching rows in place at most once per animation frame.
 import { getJson, openStream } from './api.js';
-import {
-  currentSessionText,
-  featuresBar,
-  projectActions,
-  STATUSES,
-  statusBadge,
-} from './components.js';
+import { STATUSES } from './components.js';
 import { h, replace } from './dom.js';
-import { formatAgo, formatHitRate, formatTokens, formatUsd } from './format.js';
+import { createFrameBatch } from './frame-batch.js';
+import { createProjectRow, PROJECT_COLUMNS } from './project-row.js';
+
+const PAGE_SIZE = 50;
+const SEARCH_DELAY_MS = 250;
+
+/** The filter as the URL keeps it: `?status=a,b&q=text`. */
+function readQuery() {
+  const params = new URLSearchParams(window.location.search);
+  return {
+    statuses: new Set(
+      (params.get('status') ?? '').split(',').filter((status) => STATUSES.includes(status)),
+    ),
+    search: params.get('q') ?? '',
+  };
+}
+
+function writeQuery(query) {
+  const url = new URL(window.location.href);
+  if (query.statuses.size === 0) url.searchParams.delete('status');
+  else url.searchParams.set('status', [...query.statuses].join(','));
+  if (query.search.trim() === '') url.searchParams.delete('q');
+  else url.searchParams.set('q', query.search);
+  window.history.replaceState(null, '', url);
+}
+
+/** The server's rule, for live rows: the status is selected and the id or goal has the text. */
+function matches(project, query) {
+  if (query.statuses.size > 0 && !query.statuses.has(project.status)) return false;
+  const needle = query.search.trim().toLowerCase();
+  if (needle === '') return true;
+  return `${project.id}\n${project.goal}`.toLowerCase().includes(needle);
+}
+
+/** Newest first, ties by id (Z to A): the order of the server's default page. */
+function comesBefore(left, right) {
+  if (left.createdAt !== right.createdAt) return left.createdAt > right.createdAt;
+  return left.id > right.id;
+}
+
+/** Status chips with the fleet's counts; built once, their numbers updated in place. */
+function createFilters(query, onChange) {
+  const labels = new Map();
+  const chip = (status, name) => {
+    const count = h('span', { class: 'count' }, '0');
+    labels.set(status, { count });
+    return h(
+      'button',
+      {
+        type: 'button',
+        class: `chip${status === 'all' ? '' : ` status-${status}`}`,
+        dataset: { status },
+        on: { click: () => onChange(status) },
+      },
+      `${name} `,
+      count,
+    );
+  };
+  const buttons = [chip('all', 'all'), ...STATUSES.map((status) => chip(status, status))];
+  const element = h(
+    'div',
+    { class: 'filters', role: 'group', 'aria-label': 'Filter by status' },
+    buttons,
+  );
+  return {
+    element,
+    setCounts(counts, total) {
+      labels.get('all').count.textContent = String(total);
+      for (const status of STATUSES)
+        labels.get(status).count.textContent = String(counts[status] ?? 0);
+    },
+    showSelected() {
+      for (const button of buttons) {
+        const status = button.dataset.status;
+        const on = status === 'all' ? query.statuses.size === 0 : query.statuses.has(status);
+        button.classList.toggle('on', on);
+        button.setAttribute('aria-pressed', String(on));
+      }
+    },
+  };
+}
+
+/** "N projects · M running · queue: ..." with its two parts updated separately. */
+function createSummary() {
+  const fleet = h('span', { dataset: { testid: 'fleet-summary' } });
+  const queue = h('span', { dataset: { testid: 'queue-summary' } });
+  return {
+    element: h('p', { class: 'summary' }, fleet, queue),
+    setCounts(counts, total) {
+      fleet.textContent = `${total} project${total === 1 ? '' : 's'} · ${counts.running ?? 0} running`;
+    },
+    setQueue(counts) {
+      queue.textContent = counts
+        ? ` · queue: ${counts.waiting ?? 0} waiting, ${counts.active ?? 0} active, ${counts.delayed ?? 0} delayed`
+        : '';
+    },
+  };
+}
+
+/** The table body: rows by id in display order. */
+function createRows(onAction) {
+  const body = h('tbody');
+  const rows = new Map();
+  let order = [];
+
+  function insertAt(row, index) {
+    const before = order[index];
+    order.splice(index, 0, row);
+    body.insertBefore(row.element, before?.element ?? null);
+  }
+
+  return {
+    body,
+    rows,
+    get size() {
+      return order.length;
+    },
+    get last() {
+      return order[order.length - 1]?.project;
+    },
+    reset(projects) {
+      rows.clear();
+      order = projects.map((project) => createProjectRow(project, onAction));
+      for (const row of order) rows.set(row.project.id, row);
+      body.replaceChildren(...order.map((row) => row.element));
+    },
+    append(projects) {
+      for (const project of projects) {
+        if (rows.has(project.id)) continue;
+        const row = createProjectRow(project, onAction);
+        rows.set(project.id, row);
+        insertAt(row, order.length);
+      }
+    },
+    /** A project that now matches and sorts inside the loaded window gets its row. */
+    insert(project) {
+      const row = createProjectRow(project, onAction);
+      rows.set(project.id, row);
+      const index = order.findIndex((other) => comesBefore(project, other.project));
+      insertAt(row, index === -1 ? order.length : index);
+    },
+    remove(projectId) {
+      const row = rows.get(projectId);
+      if (!row) return;
+      rows.delete(projectId);
+      order = order.filter((other) => other !== row);
+      row.element.remove();
+    },
+    refreshAges() {
+      for (const row of order) row.update(row.project);
+    },
+  };
+}
 
 export function projectsPage(main) {
-  const projects = new Map();
-  const params = new URLSearchParams(window.location.search);
-  const selected = new Set(
-    (params.get('status') ?? '').split(',').filter((status) => STATUSES.includes(status)),
-  );
+  const query = readQuery();
+  let counts = { counts: {}, total: 0, version: -1 };
+  let nextCursor = null;
+  /** The change-feed version of the rows shown; older live messages are already in them. */
+  let rowsVersion = -1;
+  let loading = 0;
+  /** Live messages that arrived while a fresh page loads: applied once it is in. */
+  let early = null;
 
-  const filters = h('div', { class: 'filters', role: 'group', 'aria-label': 'Filter by status' });
-  const summary = h('p', { class: 'summary' });
-  let queue = null;
-  const body = h('tbody');
-  const empty = h(
-    'p',
-    { class: 'empty', hidden: true },
-    'No projects yet. ',
-    h('a', { href: '/new' }, 'Create one'),
-    '.',
+  const filters = createFilters(query, (status) => {
+    if (status === 'all') query.statuses.clear();
+    else if (query.statuses.has(status)) query.statuses.delete(status);
+    else query.statuses.add(status);
+    reload();
+  });
+  const summary = createSummary();
+  const rows = createRows((updated) => live.put(updated.id, { project: updated, version: -1 }));
+  const search = h('input', {
+    type: 'search',
+    name: 'q',
+    placeholder: 'Search id or goal',
+    'aria-label': 'Search projects by id or goal',
+    value: query.search,
+    dataset: { testid: 'project-search' },
+  });
+  let searchTimer;
+  search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(() => {
+      query.search = search.value;
+      reload();
+    }, SEARCH_DELAY_MS);
+  });
+  const more = h(
+    'button',
+    { type: 'button', class: 'more', hidden: true, dataset: { testid: 'load-more' } },
+    'Load more',
   );
+  more.addEventListener('click', () => void loadPage(false));
+  const empty = h('p', { class: 'empty', hidden: true });
   const table = h(
     'table',
     { class: 'projects', dataset: { testid: 'projects-table' } },
@@ -36,165 +208,132 @@ export function projectsPage(main) {
       h(
         'tr',
         {},
-        [
-          'Project',
-          'Status',
-          'Features',
-          'Session',
-          'Last activity',
-          'Tokens in / out',
-          'Cached',
-          'Cleared',
-          'USD',
-          '',
-        ].map((label) => h('th', {}, label)),
+        PROJECT_COLUMNS.map((label) => h('th', {}, label)),
       ),
     ),
-    body,
+    rows.body,
   );
   replace(
     main,
     h(
       'section',
       { class: 'page' },
-      h('div', { class: 'page-head' }, h('h1', {}, 'Projects'), summary),
-      filters,
+      h('div', { class: 'page-head' }, h('h1', {}, 'Projects'), summary.element),
+      h('div', { class: 'toolbar' }, search, filters.element),
       table,
       empty,
+      more,
     ),
   );
+  filters.showSelected();
 
-  function renderFilters() {
-    const counts = {};
-    for (const project of projects.values())
-      counts[project.status] = (counts[project.status] ?? 0) + 1;
-    replace(
-      filters,
-      h(
-        'button',
-        {
-          type: 'button',
-          class: `chip${selected.size === 0 ? ' on' : ''}`,
-          dataset: { status: 'all' },
-          on: { click: () => toggle(null) },
-        },
-        `all ${projects.size}`,
-      ),
-      STATUSES.map((status) =>
-        h(
-          'button',
-          {
-            type: 'button',
-            class: `chip status-${status}${selected.has(status) ? ' on' : ''}`,
-            dataset: { status },
-            on: { click: () => toggle(status) },
-          },
-          `${status} ${counts[status] ?? 0}`,
-        ),
-      ),
-    );
+  function showCounts(next) {
+    if (next.version < counts.version) return;
+    counts = next;
+    filters.setCounts(next.counts, next.total);
+    summary.setCounts(next.counts, next.total);
   }
 
-  function toggle(status) {
-    if (status === null) selected.clear();
-    else if (selected.has(status)) selected.delete(status);
-    else selected.add(status);
-    const url = new URL(window.location.href);
-    if (selected.size === 0) url.searchParams.delete('status');
-    else url.searchParams.set('status', [...selected].join(','));
-    window.history.replaceState(null, '', url);
-    render();
+  function showEmpty() {
+    const none = rows.size === 0;
+    table.hidden = none;
+    empty.hidden = !none;
+    if (!none) return;
+    const filtered = query.statuses.size > 0 || query.search.trim() !== '';
+    if (filtered) replace(empty, 'No projects match.');
+    else replace(empty, 'No projects yet. ', h('a', { href: '/new' }, 'Create one'), '.');
   }
 
-  function row(project) {
-    return h(
-      'tr',
-      { dataset: { project: project.id, status: project.status } },
-      h(
-        'td',
-        {},
-        h(
-          'a',
-          { href: `/projects/${encodeURIComponent(project.id)}`, class: 'project-link' },
-          project.id,
-        ),
-        h('div', { class: 'goal', title: project.goal }, project.goal.split('\n')[0].slice(0, 120)),
-      ),
-      h('td', {}, statusBadge(project.status, project.statusReason)),
-      h('td', {}, featuresBar(project.features, project.id)),
-      h('td', { class: 'num' }, currentSessionText(project)),
-      h(
-        'td',
-        { title: new Date(project.lastActivityAt).toISOString() },
-        formatAgo(project.lastActivityAt),
-      ),
-      h(
-        'td',
-        { class: 'num' },
-        `${formatTokens(project.tokens.input)} / ${formatTokens(project.tokens.output)}`,
-      ),
-      h(
-        'td',
-        { class: 'num', title: 'share of input tokens read from the prompt cache' },
-        formatHitRate(project.tokens.cacheRead, project.tokens.input),
-      ),
-      h('td', { class: 'num' }, formatTokens(project.tokens.cleared)),
-      h('td', { class: 'num' }, formatUsd(project.costUsd)),
-      h(
-        'td',
-        {},
-        projectActions(project, (updated) => update(updated)),
-      ),
-    );
+  /** First page (`fresh`) or the next one after the cursor. Stale answers are dropped. */
+  async function loadPage(fresh) {
+    const ticket = ++loading;
+    const params = { limit: PAGE_SIZE };
+    if (query.statuses.size > 0) params.status = [...query.statuses].join(',');
+    if (query.search.trim() !== '') params.q = query.search.trim();
+    if (!fresh && nextCursor !== null) params.cursor = nextCursor;
+    // Live messages wait for the fresh rows, then apply to them (if newer than they are).
+    if (fresh) early ??= [];
+    more.disabled = true;
+    try {
+      const page = await getJson('/api/projects', params);
+      if (ticket !== loading) return;
+      if (fresh) rows.reset(page.projects);
+      else rows.append(page.projects);
+      nextCursor = page.nextCursor;
+      rowsVersion = fresh ? page.version : Math.min(rowsVersion, page.version);
+      showCounts({ counts: page.counts, total: page.total, version: page.version });
+    } catch {
+      // The stream's reconnect reloads the page; the live indicator already says so.
+    } finally {
+      if (ticket === loading) {
+        if (early !== null) {
+          const waiting = early;
+          early = null;
+          for (const [id, message] of waiting) live.put(id, message);
+        }
+        more.hidden = nextCursor === null;
+        more.disabled = false;
+        showEmpty();
+        main.dataset.loaded = 'true';
+      }
+    }
   }
 
-  function render() {
-    const visible = [...projects.values()]
-      .filter((project) => selected.size === 0 || selected.has(project.status))
-      .sort((left, right) => right.createdAt - left.createdAt);
-    replace(body, visible.map(row));
-    empty.hidden = projects.size > 0;
-    table.hidden = projects.size === 0;
-    const running = [...projects.values()].filter((project) => project.status === 'running').length;
-    const queueText = queue
-      ? ` · queue: ${queue.waiting ?? 0} waiting, ${queue.active ?? 0} active, ${queue.delayed ?? 0} delayed`
-      : '';
-    replace(
-      summary,
-      `${projects.size} project${projects.size === 1 ? '' : 's'} · ${running} running${queueText}`,
-    );
-    renderFilters();
+  function reload() {
+    writeQuery(query);
+    filters.showSelected();
+    nextCursor = null;
+    void loadPage(true);
   }
 
-  function update(project) {
-    projects.set(project.id, project);
-    render();
+  /** Applies the latest message per project, once per frame. */
+  const live = createFrameBatch((messages) => {
+    for (const [id, message] of messages) {
+      if (message.removed) {
+        rows.remove(id);
+        continue;
+      }
+      const { project, version } = message;
+      // The rows were read after this change: they already show it (or something newer).
+      if (version !== -1 && version <= rowsVersion) continue;
+      const row = rows.rows.get(id);
+      if (!matches(project, query)) {
+        if (row) rows.remove(id);
+      } else if (row) row.update(project);
+      else if (nextCursor === null || (rows.last && comesBefore(project, rows.last)))
+        rows.insert(project);
+    }
+    showEmpty();
+  });
+
+  function onLive(id, message) {
+    if (early !== null) early.push([id, message]);
+    else live.put(id, message);
   }
 
-  // Show the list at once, then follow the live stream.
-  getJson('/api/projects')
-    .then((result) => {
-      for (const project of result.projects) projects.set(project.id, project);
-      render();
-    })
-    .catch(() => {});
+  let firstPage = loadPage(true);
   openStream('/api/stream', {
-    snapshot(data) {
-      queue = data.queue;
-      projects.clear();
-      for (const project of data.projects) projects.set(project.id, project);
-      render();
+    async snapshot(data) {
+      summary.setQueue(data.queue);
+      showCounts({ counts: data.counts, total: data.total, version: data.version });
+      // From `data.version` on, every change arrives on the stream; rows read before it may have
+      // missed some (a reconnect, or a change between the first page and the connection).
+      await firstPage;
+      if (data.version > rowsVersion) firstPage = loadPage(true);
     },
-    project: update,
+    project(view, message) {
+      onLive(view.id, { project: view, version: Number(message.lastEventId) });
+    },
     removed(data) {
-      projects.delete(data.id);
-      render();
+      onLive(data.id, { removed: true });
     },
-    queue(counts) {
-      queue = counts;
-      render();
+    counts(data, message) {
+      showCounts({ ...data, version: Number(message.lastEventId) });
+    },
+    queue(queueCounts) {
+      summary.setQueue(queueCounts);
     },
   });
-  // Keep "x s ago" honest without a server round trip.
-  setInterval(render, 15_000);
+  // Keep "x s ago" honest without a server round trip (only those cells change).
+  setInterval(() => rows.refreshAges(), 15_000);
 }

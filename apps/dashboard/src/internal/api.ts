@@ -133,6 +133,9 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.get('/projects', async (context) => {
     const query = parse(projectsQuerySchema, context.req.query(), 'query');
+    // Read first: the page holds at least every change up to it, so a live message of the
+    // projects stream carrying this version or an older one is already in the rows.
+    const version = await control.projectChangeVersion();
     // Counts are the fleet's, whatever the filter: the status chips show them.
     const [page, { counts, total }] = await Promise.all([
       control.pageProjects(query),
@@ -143,6 +146,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       nextCursor: page.nextCursor,
       counts,
       total,
+      version,
     });
   });
 

@@ -1,15 +1,15 @@
 /**
  * One reader per server process, fanned out to every connected browser.
  *
- * A single loop lists the projects every `pollIntervalMs` (to notice status, counter and active
- * session changes) and, between two lists, blocks in one `waitForEvents` (XREAD BLOCK over every
- * stream) on the event streams of the projects that are live (queued or running), that someone
- * watches or that just changed, after a per-project cursor: a new event reaches the browsers as
- * soon as it is written, not at the next poll. Each change is delivered to every subscriber in
- * memory, so a hundred open tabs cost Redis what one tab costs. The loop runs only while someone
- * is subscribed.
+ * A single loop asks the projects' change feed every `pollIntervalMs` what changed since the
+ * version it last saw (one GET when nothing did, O(changed) otherwise: the fleet's size does not
+ * matter) and, between two asks, blocks in one `waitForEvents` (XREAD BLOCK) on the event streams
+ * of the projects that are running or that someone watches, after a per-project cursor: a new
+ * event reaches the browsers as soon as it is written. Each change is delivered to every
+ * subscriber in memory, so a hundred open tabs cost Redis what one tab costs. The loop runs only
+ * while someone is subscribed.
  */
-import type { DashboardControl, EventEntry, ProjectRecord } from '../control.js';
+import type { DashboardControl, EventEntry, ProjectRecord, ProjectStatus } from '../control.js';
 import {
   compareStreamIds,
   projectView,
@@ -18,17 +18,29 @@ import {
   type ProjectView,
 } from './views.js';
 
+/**
+ * `version` is the change-feed version the hub had read when it sent the message: a page loaded
+ * at a later version already holds what the message says.
+ */
 export type HubMessage =
-  | { type: 'project'; project: ProjectView }
-  | { type: 'removed'; projectId: string }
+  | { type: 'project'; project: ProjectView; version: number }
+  | { type: 'removed'; projectId: string; version: number }
   | { type: 'event'; projectId: string; entry: EventEntry }
-  | { type: 'queue'; counts: Record<string, number> };
+  | { type: 'queue'; counts: Record<string, number> }
+  | { type: 'counts'; counts: Record<ProjectStatus, number>; total: number; version: number };
+
+/** What a projects-page client gets on connect: no rows (it pages them), the fleet's numbers. */
+export interface HubSnapshot {
+  counts: Record<ProjectStatus, number>;
+  total: number;
+  version: number;
+}
 
 export type HubListener = (message: HubMessage) => void;
 
 export interface EventHubOptions {
   control: DashboardControl;
-  /** How often the loop re-lists the projects; events arrive in between as they are written. Default 500 ms. */
+  /** How often the loop reads the change feed; events arrive in between as they are written. Default 500 ms. */
   pollIntervalMs?: number;
   /** Entries read per project per read. Default 500. */
   batchSize?: number;
@@ -37,20 +49,30 @@ export interface EventHubOptions {
 }
 
 export interface EventHub {
-  /** Every project change (views) and every event of every live project. */
+  /** Every project change (views), the counts per status and the queue counts. */
   subscribe(listener: HubListener): () => void;
   /** Changes and events of one project. */
   subscribeProject(projectId: string, listener: HubListener): () => void;
-  /** Latest views known to the hub, refreshed from the control API. */
-  snapshot(): Promise<ProjectView[]>;
+  /** The fleet's counts per status and the change-feed version they are as of. */
+  snapshot(): Promise<HubSnapshot>;
+  /**
+   * Settles once the hub follows the project's stream (or found no such project): every event
+   * written after that reaches `subscribeProject` listeners, so a reader that takes its own
+   * snapshot after this misses nothing between the two.
+   */
+  following(projectId: string): Promise<void>;
   /** What the hub knows about a project's current session/turn. */
   activity(projectId: string): ProjectActivity | undefined;
-  /** Reads the last `count` entries of a project's stream (pages through it once). */
+  /** Reads the last `count` entries of a project's stream (backwards: the cost is `count`). */
   tail(projectId: string, count: number): Promise<EventEntry[]>;
   close(): Promise<void>;
 }
 
-const LIVE_STATUSES = new Set(['queued', 'running']);
+/** Projects whose streams the hub follows unwatched: only a running session writes events. */
+const LIVE_STATUSES = new Set<string>(['running']);
+
+/** Running projects followed at most (each costs a cursor in every blocking read). */
+const MAX_FOLLOWED = 2_000;
 
 /** Shortest blocking wait: a list that comes due sooner still waits this long for events once. */
 const MIN_WAIT_MS = 50;
@@ -69,13 +91,33 @@ function sessionEndFeatures(
     : undefined;
 }
 
+interface Deferred {
+  promise: Promise<void>;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
+function deferred(): Deferred {
+  let resolve: () => void = () => undefined;
+  let reject: (error: unknown) => void = () => undefined;
+  const promise = new Promise<void>((onResolve, onReject) => {
+    resolve = onResolve;
+    reject = onReject;
+  });
+  // A rejection nobody waits for is not an unhandled one.
+  promise.catch(() => undefined);
+  return { promise, resolve, reject };
+}
+
 export function createEventHub(options: EventHubOptions): EventHub {
   const { control } = options;
   const pollIntervalMs = options.pollIntervalMs ?? 500;
   const batchSize = options.batchSize ?? 500;
   const globalListeners = new Set<HubListener>();
   const projectListeners = new Map<string, Set<HubListener>>();
+  /** Views last sent, of the projects followed (to send a view only when it changed). */
   const views = new Map<string, string>();
+  /** Records of the projects followed: running ones and watched ones. */
   const records = new Map<string, ProjectRecord>();
   const cursors = new Map<string, string>();
   const activities = new Map<string, ProjectActivity>();
@@ -85,10 +127,25 @@ export function createEventHub(options: EventHubOptions): EventHub {
   let polls = 0;
   let lastErrorReportAt = 0;
   let queueJson = '';
-  /** The projects whose streams the hub waits on, as of the last list. */
+  let countsJson = '';
+  /** The change-feed version read so far; `undefined` until the first poll. */
+  let version: number | undefined;
+  /** The projects whose streams the hub waits on, as of the last poll. */
   let liveIds: string[] = [];
   let nextListAt = 0;
   let pendingWait: AbortController | undefined;
+  /** Settles when the first poll has read the version the hub delivers changes after. */
+  let started = deferred();
+  /** Callers of `following`, by project, until a poll has set the project's cursor. */
+  const followWaiters = new Map<string, Array<() => void>>();
+
+  function settleFollowWaiters(all: boolean): void {
+    for (const [projectId, waiters] of followWaiters) {
+      if (!all && !cursors.has(projectId) && records.has(projectId)) continue;
+      followWaiters.delete(projectId);
+      for (const settle of waiters) settle();
+    }
+  }
 
   function deliver(projectId: string, message: HubMessage): void {
     for (const listener of globalListeners) listener(message);
@@ -96,23 +153,10 @@ export function createEventHub(options: EventHubOptions): EventHub {
   }
 
   async function tail(projectId: string, count: number): Promise<EventEntry[]> {
-    const kept: EventEntry[] = [];
-    let fromId: string | undefined;
-    for (;;) {
-      const page = await control.readEvents(
-        projectId,
-        fromId === undefined ? { count: 1_000 } : { fromId, count: 1_000 },
-      );
-      for (const entry of page) kept.push(entry);
-      if (kept.length > count) kept.splice(0, kept.length - count);
-      const last = page[page.length - 1];
-      if (page.length < 1_000 || last === undefined) break;
-      fromId = last.id;
-    }
-    return kept;
+    return control.readEvents(projectId, { last: count });
   }
 
-  /** First sight of a project: start at the end, learning the current turn from the tail. */
+  /** First sight of a followed project: start at the end, learning the current turn from the tail. */
   async function startAtTail(projectId: string): Promise<void> {
     const recent = await tail(projectId, 200);
     let activity = activities.get(projectId);
@@ -123,9 +167,9 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   /**
    * Delivers entries read after the project's cursor, in order. `base` is the project record as
-   * of the previous list: each `session-end` event publishes it with that session's feature
+   * of the previous poll: each `session-end` event publishes it with that session's feature
    * counts, so a browser sees every step (1 of 3, 2 of 3, ...) even when several sessions end
-   * between two lists. Returns `base` with the last counts seen.
+   * between two polls. Returns `base` with the last counts seen.
    */
   function deliverEntries(projectId: string, entries: EventEntry[], base: ProjectRecord) {
     let cursor = cursors.get(projectId) ?? '0-0';
@@ -162,8 +206,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
 
   /**
    * Reads, without waiting, what the projects' streams hold beyond their cursors. Runs right after
-   * a list for projects whose record changed, so the events behind a change (session-end,
-   * project-status) reach the browsers before the changed view does.
+   * the change feed named them, so the events behind a change (session-end, project-status) reach
+   * the browsers before the changed view does.
    */
   async function catchUp(bases: Map<string, ProjectRecord>): Promise<void> {
     for (;;) {
@@ -181,7 +225,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     }
   }
 
-  /** Until the next list is due, delivers the live projects' events as they are written. */
+  /** Until the next poll is due, delivers the followed projects' events as they are written. */
   async function waitForEvents(): Promise<void> {
     while (!closed && hasListeners()) {
       const waitFor = cursorsOf(liveIds);
@@ -214,7 +258,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
     const json = JSON.stringify(view);
     if (views.get(project.id) === json) return;
     views.set(project.id, json);
-    deliver(project.id, { type: 'project', project: view });
+    deliver(project.id, { type: 'project', project: view, version: version ?? 0 });
   }
 
   async function pollQueue(): Promise<void> {
@@ -225,46 +269,101 @@ export function createEventHub(options: EventHubOptions): EventHub {
     for (const listener of globalListeners) listener({ type: 'queue', counts });
   }
 
+  async function publishCounts(): Promise<void> {
+    if (globalListeners.size === 0) return;
+    const { counts, total } = await control.countProjects();
+    const json = JSON.stringify([counts, total]);
+    if (json === countsJson) return;
+    countsJson = json;
+    const message: HubMessage = { type: 'counts', counts, total, version: version ?? 0 };
+    for (const listener of globalListeners) listener(message);
+  }
+
+  function isFollowed(project: ProjectRecord): boolean {
+    return LIVE_STATUSES.has(project.status) || (projectListeners.get(project.id)?.size ?? 0) > 0;
+  }
+
+  /** The first poll: the running projects and the watched ones are followed from their tails. */
+  async function start(): Promise<void> {
+    version = await control.projectChangeVersion();
+    let cursor: string | null = null;
+    do {
+      const page: Awaited<ReturnType<DashboardControl['pageProjects']>> =
+        await control.pageProjects({ statuses: ['running'], limit: 500, cursor });
+      for (const project of page.projects) records.set(project.id, project);
+      cursor = page.nextCursor;
+    } while (cursor !== null && records.size < MAX_FOLLOWED);
+    started.resolve();
+    await publishCounts();
+  }
+
+  /** Every change after `version`, in batches; the newest record of each changed project. */
+  async function readChanges(): Promise<{ changed: ProjectRecord[]; removed: string[] }> {
+    const changed = new Map<string, ProjectRecord>();
+    const removed = new Set<string>();
+    for (;;) {
+      const batch = await control.projectChanges(version ?? 0);
+      // A version going back means the feed was reset (Redis flushed): take its word from here.
+      version = batch.version;
+      for (const project of batch.projects) {
+        changed.set(project.id, project);
+        removed.delete(project.id);
+      }
+      for (const id of batch.removed) {
+        removed.add(id);
+        changed.delete(id);
+      }
+      if (!batch.more) return { changed: [...changed.values()], removed: [...removed] };
+    }
+  }
+
   async function poll(): Promise<void> {
     // Queue counts change with every job; a few seconds of lag is fine for a summary line.
     if (polls++ % 4 === 0 && globalListeners.size > 0) await pollQueue();
     nextListAt = Date.now() + pollIntervalMs;
-    const projects = await control.listProjects();
-    const seen = new Set<string>();
-    const live: string[] = [];
-    const changed = new Map<string, ProjectRecord>();
-    for (const project of projects) {
-      seen.add(project.id);
-      const previous = records.get(project.id);
-      const watched = (projectListeners.get(project.id)?.size ?? 0) > 0;
-      // A status change may come with events we have not read yet (session-end, project-status).
-      // Finished projects are not read at all until someone opens them: a dashboard over a
-      // thousand old projects costs one project-list read per poll.
-      const isLive =
-        LIVE_STATUSES.has(project.status) ||
-        watched ||
-        (previous !== undefined &&
-          (previous.status !== project.status || previous.statusAt !== project.statusAt));
-      if (!isLive) continue;
-      live.push(project.id);
-      if (!cursors.has(project.id)) await startAtTail(project.id);
-      else if (previous !== undefined && JSON.stringify(previous) !== JSON.stringify(project))
-        changed.set(project.id, previous);
+    let changed: ProjectRecord[] = [];
+    let removed: string[] = [];
+    if (version === undefined) await start();
+    else ({ changed, removed } = await readChanges());
+    // A project opened since the last poll is followed from now on.
+    for (const projectId of projectListeners.keys()) {
+      if (records.has(projectId) || changed.some((project) => project.id === projectId)) continue;
+      const project = await control.getProject(projectId);
+      if (project !== null) records.set(projectId, project);
     }
-    if (changed.size > 0) await catchUp(changed);
-    for (const project of projects) {
-      records.set(project.id, project);
+    const bases = new Map<string, ProjectRecord>();
+    for (const project of changed) {
+      // Its events up to now go out before its new view (a stream it had a cursor on).
+      if (cursors.has(project.id)) bases.set(project.id, records.get(project.id) ?? project);
+    }
+    if (bases.size > 0) await catchUp(bases);
+    for (const project of changed) {
+      if (isFollowed(project) || records.has(project.id)) records.set(project.id, project);
       publishView(project);
     }
-    liveIds = live;
-    for (const id of [...records.keys()]) {
-      if (seen.has(id)) continue;
+    for (const project of [...records.values()]) {
+      if (!isFollowed(project)) {
+        // Finished or queued and unwatched: nothing writes its stream until it runs again.
+        records.delete(project.id);
+        cursors.delete(project.id);
+        continue;
+      }
+      if (!cursors.has(project.id)) await startAtTail(project.id);
+      publishView(project);
+    }
+    // Views of projects nobody follows are only kept to skip repeats within one poll.
+    for (const id of views.keys()) if (!records.has(id)) views.delete(id);
+    for (const id of removed) {
       records.delete(id);
       views.delete(id);
       cursors.delete(id);
       activities.delete(id);
-      deliver(id, { type: 'removed', projectId: id });
+      deliver(id, { type: 'removed', projectId: id, version: version ?? 0 });
     }
+    liveIds = [...records.keys()];
+    // Followed now, or not a project at all.
+    settleFollowWaiters(false);
+    if (changed.length > 0 || removed.length > 0) await publishCounts();
   }
 
   function hasListeners(): boolean {
@@ -278,6 +377,13 @@ export function createEventHub(options: EventHubOptions): EventHub {
       running = poll()
         .then(waitForEvents)
         .catch((error: unknown) => {
+          // Their own reads fail the same way and say so.
+          settleFollowWaiters(true);
+          if (version === undefined) {
+            // Snapshots waiting for the first poll read the version themselves instead.
+            started.reject(error);
+            started = deferred();
+          }
           // While Redis is down every poll fails: report once a minute, not twice a second.
           const now = Date.now();
           if (now - lastErrorReportAt < 60_000) return;
@@ -303,10 +409,18 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (timer !== undefined) clearTimeout(timer);
       timer = undefined;
       pendingWait?.abort();
+      // Nobody listens: the next subscriber starts from the feed's version of then.
+      version = undefined;
+      started = deferred();
+      records.clear();
+      views.clear();
+      cursors.clear();
+      countsJson = '';
+      queueJson = '';
     }
   }
 
-  /** A project nobody waited on is opened: list now rather than at the next due list. */
+  /** A project nobody waited on is opened: poll now rather than at the next due poll. */
   function listSoon(projectId: string): void {
     if (liveIds.includes(projectId)) {
       schedule(0);
@@ -338,8 +452,24 @@ export function createEventHub(options: EventHubOptions): EventHub {
       return () => removeListener(projectId, listener);
     },
     async snapshot() {
-      const projects = await control.listProjects();
-      return projects.map((project) => projectView(project, activities.get(project.id)));
+      // The hub's own version: every change after it reaches the subscriber that asked.
+      const current =
+        version ??
+        (await started.promise.then(
+          () => version,
+          () => undefined,
+        )) ??
+        (await control.projectChangeVersion());
+      const { counts, total } = await control.countProjects();
+      return { counts, total, version: current };
+    },
+    following(projectId) {
+      if (cursors.has(projectId)) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const waiters = followWaiters.get(projectId) ?? [];
+        waiters.push(resolve);
+        followWaiters.set(projectId, waiters);
+      });
     },
     activity(projectId) {
       return activities.get(projectId);
@@ -352,6 +482,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
       timer = undefined;
       globalListeners.clear();
       projectListeners.clear();
+      settleFollowWaiters(true);
       await running;
     },
   };

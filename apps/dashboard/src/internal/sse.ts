@@ -1,9 +1,11 @@
 /**
  * Server-Sent Events for the UI.
  *
- * `/api/stream` (projects page): a `snapshot` of every project on connect, then a `project`
- * message whenever one changes, and a `ping` every `pingIntervalMs`. These are state, not a log:
- * after a reconnect the new snapshot is complete, so nothing can be missed.
+ * `/api/stream` (projects page): a `snapshot` on connect with the counts per status and the
+ * change-feed version (no rows: the page reads them with `GET /api/projects`), then a `project`
+ * message whenever a project changes (its SSE id is the change-feed version the view is as of),
+ * `removed`, `counts` and `queue` messages, and a `ping` every `pingIntervalMs`. These are state,
+ * not a log: a page that reloads its rows after a reconnect misses nothing.
  *
  * `/api/projects/:id/stream` (project page): a `snapshot` (project, sessions, the last events),
  * then every event of the project's stream with the stream id as the SSE `id`. A reconnecting
@@ -109,10 +111,21 @@ export function projectsStream(context: Context, options: SseOptions): Response 
     const pending: HubMessage[] = [];
     let ready = false;
     const forward = (message: HubMessage) => {
-      if (message.type === 'project') writer.send({ event: 'project', data: message.project });
+      if (message.type === 'project')
+        writer.send({ event: 'project', data: message.project, id: String(message.version) });
       else if (message.type === 'removed')
-        writer.send({ event: 'removed', data: { id: message.projectId } });
+        writer.send({
+          event: 'removed',
+          data: { id: message.projectId },
+          id: String(message.version),
+        });
       else if (message.type === 'queue') writer.send({ event: 'queue', data: message.counts });
+      else if (message.type === 'counts')
+        writer.send({
+          event: 'counts',
+          data: { counts: message.counts, total: message.total },
+          id: String(message.version),
+        });
     };
     const unsubscribe = options.hub.subscribe((message) => {
       if (message.type === 'event') return;
@@ -121,11 +134,15 @@ export function projectsStream(context: Context, options: SseOptions): Response 
     });
     const stopPing = startPing(writer.send, options.pingIntervalMs);
     try {
-      const [projects, queue] = await Promise.all([
+      const [snapshot, queue] = await Promise.all([
         options.hub.snapshot(),
         options.control.queueCounts().catch(() => null),
       ]);
-      writer.send({ event: 'snapshot', data: { projects, queue, at: Date.now() } });
+      writer.send({
+        event: 'snapshot',
+        data: { ...snapshot, queue, at: Date.now() },
+        id: String(snapshot.version),
+      });
       ready = true;
       for (const message of pending.splice(0)) forward(message);
       await writer.closed;
@@ -168,6 +185,8 @@ export function projectStream(context: Context, projectId: string, options: SseO
     });
     const stopPing = startPing(writer.send, options.pingIntervalMs);
     try {
+      // Our snapshot and replay are read after the hub's cursor: together they leave no gap.
+      await options.hub.following(projectId);
       const project = await options.control.getProject(projectId);
       if (project === null) {
         writer.send({ event: 'removed', data: { id: projectId } });
