@@ -30,6 +30,7 @@ export type DashboardControl = Pick<
   | 'projectChanges'
   | 'projectChangeVersion'
   | 'listSessions'
+  | 'pageSessions'
   | 'listTransitions'
   | 'listWebhookDeliveries'
   | 'readEvents'

@@ -38,6 +38,7 @@ import {
   type ProjectPage,
   type ReadEventsOptions,
   type SessionSummary,
+  type SessionWindow,
 } from './project-repository.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
@@ -177,6 +178,14 @@ export interface BatonControl {
   /** The change feed's current version: start `projectChanges` from here to see new changes only. */
   projectChangeVersion(): Promise<number>;
   listSessions(projectId: string): Promise<SessionSummary[]>;
+  /**
+   * The newest `limit` session summaries (default 50, at most 1,000) before `beforeIndex` (a
+   * previous window's `startIndex`; default: the newest), oldest first: O(shown).
+   */
+  pageSessions(
+    projectId: string,
+    options?: { limit?: number; beforeIndex?: number },
+  ): Promise<SessionWindow>;
   listTransitions(projectId: string): Promise<StatusTransition[]>;
   readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;
   /** Yields events as they arrive (blocking reads on a connection of its own) until aborted. */
@@ -517,6 +526,26 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       checkId(projectId);
       await ready();
       return repository.listSessions(projectId);
+    },
+
+    async pageSessions(projectId, pageOptions = {}) {
+      checkId(projectId);
+      const limit = pageOptions.limit ?? 50;
+      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1_000) {
+        throw new ProjectError('invalid_input', `limit must be an integer 1-1000, got ${limit}`);
+      }
+      const before = pageOptions.beforeIndex;
+      if (before !== undefined && (!Number.isSafeInteger(before) || before < 0)) {
+        throw new ProjectError(
+          'invalid_input',
+          `beforeIndex must be an integer >= 0, got ${before}`,
+        );
+      }
+      await ready();
+      return repository.sessionWindow(projectId, {
+        limit,
+        ...(before === undefined ? {} : { beforeIndex: before }),
+      });
     },
 
     async listTransitions(projectId) {

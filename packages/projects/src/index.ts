@@ -91,6 +91,7 @@ export type {
   SessionCheckpointSummary,
   SessionSummary,
   SessionProgress,
+  SessionWindow,
   StatusChange,
   TransitionResult,
 } from './project-repository.js';

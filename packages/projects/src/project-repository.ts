@@ -166,6 +166,16 @@ function memberId(member: string): string {
   return member.slice(member.lastIndexOf(':') + 1);
 }
 
+/** A window of a project's session summaries (`sessionWindow`). */
+export interface SessionWindow {
+  /** Oldest first. */
+  sessions: SessionSummary[];
+  /** Index of the first one among the kept summaries: pass it as `beforeIndex` for older ones. */
+  startIndex: number;
+  /** Summaries kept. */
+  total: number;
+}
+
 /** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
 export type SessionProgress = 'progressed' | 'none' | 'neutral';
 
@@ -461,6 +471,27 @@ export class ProjectRepository {
     );
     this.touchIn(pipeline, projectId);
     await execPipeline(pipeline);
+  }
+
+  /**
+   * The session summaries just before `beforeIndex` (default: the newest), at most `limit`,
+   * oldest first. Indexes count from the oldest kept summary, so a cursor holds while sessions
+   * end (they are appended); only the cap (`maxSessions`) moves them. One LLEN and one LRANGE.
+   */
+  async sessionWindow(
+    projectId: string,
+    options: { limit: number; beforeIndex?: number },
+  ): Promise<SessionWindow> {
+    const key = this.keys.sessions(projectId);
+    const total = await this.redis.llen(key);
+    const end = Math.min(total, options.beforeIndex ?? total);
+    const start = Math.max(0, end - options.limit);
+    const entries = end > start ? await this.redis.lrange(key, start, end - 1) : [];
+    return {
+      sessions: entries.map((entry) => JSON.parse(entry) as SessionSummary),
+      startIndex: start,
+      total,
+    };
   }
 
   async listSessions(projectId: string): Promise<SessionSummary[]> {

@@ -1,4 +1,5 @@
 import { getJson, openStream, projectPath } from './api.js';
+import { createOlderButton } from './older-button.js';
 import { tokenChart } from './chart.js';
 import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
@@ -16,6 +17,15 @@ import {
 } from './format.js';
 
 const MAX_TAIL = 300;
+/** Events in the stream's snapshot (the server's `snapshotEvents`). */
+const SNAPSHOT_EVENTS = 200;
+
+/** Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded. */
+function mergeSessions(older, newer) {
+  const byId = new Map();
+  for (const session of [...older, ...newer]) byId.set(session.sessionId, session);
+  return [...byId.values()].sort((left, right) => left.sessionNumber - right.sessionNumber);
+}
 
 function section(title, id, ...children) {
   return h(
@@ -144,6 +154,24 @@ export function projectPage(main, projectId) {
     h('p', { class: 'muted' }, 'Pick a file.'),
   );
   const transitions = h('ol', { class: 'transitions' });
+  // Each bounded panel shows its newest window and pages backwards on demand.
+  const olderSessions = createOlderButton('Older sessions', 'older-sessions', async (before) => {
+    const page = await getJson(`${projectPath(projectId)}/sessions`, { before });
+    sessions = mergeSessions(page.sessions, sessions);
+    renderSessions();
+    return page.before;
+  });
+  const olderEvents = createOlderButton('Older events', 'older-events', async (before) => {
+    const page = await getJson(`${projectPath(projectId)}/events`, { before, limit: 200 });
+    for (const entry of [...page.events].reverse()) addEvent(entry, false);
+    return page.before;
+  });
+  const earlierTurns = createOlderButton('Earlier turns', 'earlier-turns', async (before) => {
+    const page = await getJson(`${projectPath(projectId)}/tokens`, { before });
+    turns = [...page.turns, ...turns];
+    renderChart();
+    return page.before;
+  });
   const webhooks = h('ol', { class: 'webhooks', dataset: { testid: 'webhook-deliveries' } });
 
   /** The project branch against its base, fetched from the project's repository on request. */
@@ -194,11 +222,12 @@ export function projectPage(main, projectId) {
             'Bars: input tokens read from the prompt cache (green), written to it (amber), uncached (blue); the line is the total. Orange markers: turns where context editing cleared input tokens (the dashed rule shows how many). Vertical rules: session starts.',
           ),
           chart,
+          earlierTurns.element,
         ),
         section('Guidance for the agent', 'guidance', guidanceBox(projectId)),
-        section('Sessions', 'sessions', timeline),
+        section('Sessions', 'sessions', timeline, olderSessions.element),
         section('Branch diff against the base', 'branch-diff', branchDiff()),
-        section('Live events', 'events', tail),
+        section('Live events', 'events', tail, olderEvents.element),
         section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),
         section('Status history', 'transitions-card', transitions),
         section('Webhooks', 'webhooks-card', webhooks),
@@ -375,9 +404,16 @@ export function projectPage(main, projectId) {
       h('span', { class: 'event-type' }, event.type),
       h('span', { class: 'event-text' }, describeEvent(event)),
     );
-    if (prepend) tail.prepend(item);
-    else tail.append(item);
-    while (tail.children.length > MAX_TAIL) tail.lastElementChild.remove();
+    if (!prepend) {
+      tail.append(item);
+      return;
+    }
+    tail.prepend(item);
+    // Live events keep the list bounded; older ones the user asked for stay.
+    if (tail.children.length > MAX_TAIL) {
+      tail.lastElementChild.remove();
+      olderEvents.setCursor(tail.lastElementChild?.dataset.id ?? null);
+    }
   }
 
   async function loadChecklist() {
@@ -453,7 +489,9 @@ export function projectPage(main, projectId) {
 
   async function loadTokens() {
     try {
-      turns = (await getJson(`${projectPath(projectId)}/tokens`)).turns;
+      const window = await getJson(`${projectPath(projectId)}/tokens`);
+      turns = window.turns;
+      earlierTurns.setCursor(window.before);
       renderChart();
     } catch (error) {
       replace(chart, h('p', { class: 'error' }, error.message));
@@ -601,7 +639,8 @@ export function projectPage(main, projectId) {
   async function loadDetail() {
     const detail = await getJson(projectPath(projectId));
     project = detail.project;
-    sessions = detail.sessions;
+    sessions = mergeSessions(sessions, detail.sessions);
+    if (sessions.length <= detail.sessions.length) olderSessions.setCursor(detail.sessionsBefore);
     renderHeader();
     renderSessions();
     replace(
@@ -698,12 +737,15 @@ export function projectPage(main, projectId) {
   openStream(`${projectPath(projectId)}/stream`, {
     snapshot(data) {
       project = data.project;
-      sessions = data.sessions;
+      sessions = mergeSessions(sessions, data.sessions);
+      if (sessions.length <= data.sessions.length) olderSessions.setCursor(data.sessionsBefore);
       renderHeader();
       renderSessions();
       if (data.events.length > 0) {
         tail.replaceChildren();
         for (const entry of data.events) addEvent(entry);
+        // A full snapshot may have older events behind it.
+        olderEvents.setCursor(data.events.length >= SNAPSHOT_EVENTS ? data.events[0].id : null);
       }
     },
     event: onEvent,

@@ -17,6 +17,8 @@ import {
   memoryFileQuerySchema,
   projectIdSchema,
   projectsQuerySchema,
+  sessionsQuerySchema,
+  tokensQuerySchema,
   toProjectInput,
   toStorePath,
   toVirtualPath,
@@ -32,6 +34,11 @@ export interface ApiOptions {
   /** `BATON_HOME`, absolute: a project's branch is fetched into `<home>/cache/<id>.git` to diff it. */
   home: string;
 }
+
+/** Session summaries the project view starts with; older ones are paged on demand. */
+export const SESSION_WINDOW = 50;
+/** Events whose turns the token chart starts with; earlier ones are paged on demand. */
+const TOKEN_WINDOW_EVENTS = 2_000;
 
 /** Largest branch diff returned (characters); a longer one is cut and says so. */
 const MAX_DIFF_CHARS = 500_000;
@@ -162,15 +169,17 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/projects/:id', async (context) => {
     const projectId = projectIdParam(context);
     const project = await requireProject(projectId);
-    const [sessions, transitions, webhooks] = await Promise.all([
-      control.listSessions(projectId),
+    const [window, transitions, webhooks] = await Promise.all([
+      control.pageSessions(projectId, { limit: SESSION_WINDOW }),
       control.listTransitions(projectId),
       control.listWebhookDeliveries(projectId),
     ]);
     return context.json({
       project: projectView(project, hub.activity(projectId)),
       budgets: project.budgets,
-      sessions,
+      sessions: window.sessions,
+      sessionsBefore: window.startIndex > 0 ? window.startIndex : null,
+      sessionsTotal: window.total,
       transitions,
       webhooks,
     });
@@ -243,8 +252,17 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.get('/projects/:id/sessions', async (context) => {
     const projectId = projectIdParam(context);
+    const query = parse(sessionsQuerySchema, context.req.query(), 'query');
     await requireProject(projectId);
-    return context.json({ sessions: await control.listSessions(projectId) });
+    const window = await control.pageSessions(projectId, {
+      limit: query.limit ?? SESSION_WINDOW,
+      ...(query.before === undefined ? {} : { beforeIndex: query.before }),
+    });
+    return context.json({
+      sessions: window.sessions,
+      before: window.startIndex > 0 ? window.startIndex : null,
+      total: window.total,
+    });
   });
 
   api.get('/projects/:id/events', async (context) => {
@@ -253,20 +271,34 @@ export function createApiRoutes(options: ApiOptions): Hono {
     await requireProject(projectId);
     const limit = query.limit ?? 200;
     const events =
-      query.after === undefined
-        ? await hub.tail(projectId, limit)
-        : await control.readEvents(projectId, { fromId: query.after, count: limit });
+      query.after !== undefined
+        ? await control.readEvents(projectId, { fromId: query.after, count: limit })
+        : await control.readEvents(projectId, {
+            last: limit,
+            ...(query.before === undefined ? {} : { beforeId: query.before }),
+          });
     return context.json({
       events,
       lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
+      // Where older events start, when there may be some (page backwards with ?before=).
+      before: query.after === undefined && events.length === limit ? (events[0]?.id ?? null) : null,
     });
   });
 
   api.get('/projects/:id/tokens', async (context) => {
     const projectId = projectIdParam(context);
+    const query = parse(tokensQuerySchema, context.req.query(), 'query');
     await requireProject(projectId);
-    const entries = await hub.tail(projectId, 10_000);
-    return context.json({ turns: tokenSeries(entries) });
+    const limit = query.limit ?? TOKEN_WINDOW_EVENTS;
+    // The latest window of the stream; the chart asks for earlier turns with ?before=.
+    const entries = await control.readEvents(projectId, {
+      last: limit,
+      ...(query.before === undefined ? {} : { beforeId: query.before }),
+    });
+    return context.json({
+      turns: tokenSeries(entries),
+      before: entries.length === limit ? (entries[0]?.id ?? null) : null,
+    });
   });
 
   api.get('/projects/:id/progress', async (context) => {

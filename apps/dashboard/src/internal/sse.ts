@@ -192,21 +192,30 @@ export function projectStream(context: Context, projectId: string, options: SseO
         writer.send({ event: 'removed', data: { id: projectId } });
         return;
       }
-      const sessions = await options.control.listSessions(projectId);
+      // The newest window; the page asks GET /api/projects/:id/sessions?before= for older ones.
+      const window = await options.control.pageSessions(projectId, { limit: 50 });
+      const sessions = window.sessions;
+      const sessionsBefore = window.startIndex > 0 ? window.startIndex : null;
       const view = projectView(project, options.hub.activity(projectId));
       if (resumeFrom === undefined) {
         const recent = await options.hub.tail(projectId, options.snapshotEvents);
         const last = recent[recent.length - 1]?.id;
         writer.send({
           event: 'snapshot',
-          data: { project: view, sessions, events: recent, lastEventId: last ?? null },
+          data: {
+            project: view,
+            sessions,
+            sessionsBefore,
+            events: recent,
+            lastEventId: last ?? null,
+          },
           ...(last === undefined ? {} : { id: last }),
         });
         lastSent = last ?? '0-0';
       } else {
         writer.send({
           event: 'snapshot',
-          data: { project: view, sessions, events: [], resumedFrom: resumeFrom },
+          data: { project: view, sessions, sessionsBefore, events: [], resumedFrom: resumeFrom },
         });
       }
       // Replay everything after what the client has, in pages, until caught up.

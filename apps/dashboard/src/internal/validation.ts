@@ -82,7 +82,29 @@ export const projectsQuerySchema = z
 export const eventsQuerySchema = z
   .object({
     after: streamIdSchema.optional(),
+    /** The events just before this id (to page backwards from the oldest one shown). */
+    before: streamIdSchema.optional(),
     limit: z.coerce.number().int().min(1).max(1_000).optional(),
+  })
+  .strict()
+  .refine((query) => query.after === undefined || query.before === undefined, {
+    message: 'give after or before, not both',
+    path: ['before'],
+  });
+
+/** `GET /api/projects/:id/sessions`: a window of summaries before an index. */
+export const sessionsQuerySchema = z
+  .object({
+    before: z.coerce.number().int().min(0).optional(),
+    limit: z.coerce.number().int().min(1).max(1_000).optional(),
+  })
+  .strict();
+
+/** `GET /api/projects/:id/tokens`: the turns of the `limit` events before a stream id. */
+export const tokensQuerySchema = z
+  .object({
+    before: streamIdSchema.optional(),
+    limit: z.coerce.number().int().min(1).max(10_000).optional(),
   })
   .strict();
 

@@ -1,0 +1,132 @@
+/// <reference lib="dom" />
+/**
+ * A project page stays bounded as the project grows: the session table, the event list and the
+ * token chart load their newest window and page backwards on demand (browser and API).
+ */
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SessionSummary, StreamEvent } from '@baton/projects';
+import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
+
+const SESSIONS = 120;
+const EVENTS = 450;
+
+function summary(sessionNumber: number): SessionSummary {
+  return {
+    sessionId: `s${sessionNumber}`,
+    sessionNumber,
+    kind: 'resume',
+    outcome: 'end_turn',
+    reason: 'done',
+    interrupted: false,
+    turns: 3,
+    inputTokens: 100,
+    outputTokens: 10,
+    clearedInputTokens: 0,
+    costUsd: 0.001,
+    featuresBefore: { passing: 0, total: 1 },
+    featuresAfter: { passing: 0, total: 1 },
+    flippedFeatures: [],
+    startedAt: 1_700_000_000_000 + sessionNumber * 1_000,
+    endedAt: 1_700_000_000_500 + sessionNumber * 1_000,
+    jobId: `j${sessionNumber}`,
+    workerId: 'w',
+  };
+}
+
+describe.skipIf(!chromiumAvailable)('a long project page, paged backwards', () => {
+  let dashboard: TestDashboard;
+  let browser: TestBrowser;
+  let page: Page;
+  const id = 'long-project';
+  const eventIds: string[] = [];
+
+  beforeAll(async () => {
+    dashboard = await startTestDashboard();
+    const { control, repository } = dashboard;
+    await control.createProject({ id, goal: 'Long\n- one' });
+    for (let number = 1; number <= SESSIONS; number++) {
+      await repository.recordSessionEnd(id, summary(number), { failed: false });
+    }
+    for (let turn = 1; turn <= EVENTS; turn++) {
+      eventIds.push(
+        await repository.appendEvent(id, {
+          v: 1,
+          type: 'turn',
+          at: Date.now(),
+          projectId: id,
+          sessionId: 's1',
+          turn,
+          stopReason: 'tool_use',
+          durationMs: 1,
+          usage: { inputTokens: turn, outputTokens: 1 },
+          appliedEdits: [],
+          clearedInputTokens: 0,
+          costUsd: 0,
+        } as StreamEvent),
+      );
+    }
+    browser = await launchTestBrowser();
+    page = browser.page;
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await dashboard?.close();
+  });
+
+  const count = (selector: string) => page.locator(selector).count();
+
+  it('shows the newest sessions and events and loads older ones on demand', async () => {
+    await page.goto(new URL(`/projects/${id}`, dashboard.server.url).toString());
+    await page.waitForSelector('#sessions table tbody tr');
+    await page.waitForSelector('[data-testid=event-tail] li');
+    expect(await count('#sessions tbody tr')).toBe(50);
+    expect(await page.getAttribute('#sessions tbody tr:last-child', 'data-session')).toBe('s120');
+    await page.click('[data-testid=older-sessions]');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#sessions tbody tr').length === 100,
+    );
+    await page.click('[data-testid=older-sessions]');
+    await page.waitForFunction(
+      () => document.querySelectorAll('#sessions tbody tr').length === 120,
+    );
+    expect(await page.isHidden('[data-testid=older-sessions]')).toBe(true);
+    expect(await page.getAttribute('#sessions tbody tr:first-child', 'data-session')).toBe('s1');
+
+    expect(await count('[data-testid=event-tail] li')).toBe(200);
+    await page.click('[data-testid=older-events]');
+    await page.waitForFunction(
+      () => document.querySelectorAll('[data-testid=event-tail] li').length === 400,
+    );
+    await page.click('[data-testid=older-events]');
+    await page.waitForFunction(
+      (total) => document.querySelectorAll('[data-testid=event-tail] li').length === total,
+      EVENTS,
+    );
+    const shown = await page.$$eval('[data-testid=event-tail] li', (items) =>
+      items.map((item) => (item as HTMLElement).dataset.id),
+    );
+    // Newest first, every event once, down to the first.
+    expect(shown).toEqual([...eventIds].reverse());
+    expect(await page.isHidden('[data-testid=older-events]')).toBe(true);
+    expect(browser.pageErrors).toEqual([]);
+  });
+
+  it('pages the token chart and the event list backwards in the API', async () => {
+    const tokens = (await (
+      await dashboard.request(`/api/projects/${id}/tokens?limit=100`)
+    ).json()) as { turns: { turn: number }[]; before: string | null };
+    expect(tokens.turns.map((turn) => turn.turn)).toEqual(
+      Array.from({ length: 100 }, (_, index) => EVENTS - 99 + index),
+    );
+    expect(tokens.before).toBe(eventIds[EVENTS - 100]);
+    const earlier = (await (
+      await dashboard.request(`/api/projects/${id}/tokens?limit=100&before=${tokens.before}`)
+    ).json()) as { turns: { turn: number }[] };
+    expect(earlier.turns[99]?.turn).toBe(EVENTS - 100);
+    const bad = await dashboard.request(`/api/projects/${id}/events?before=x`);
+    expect(bad.status).toBe(400);
+  });
+});
