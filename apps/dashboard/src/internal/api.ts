@@ -38,7 +38,7 @@ export interface ApiOptions {
 /** Session summaries the project view starts with; older ones are paged on demand. */
 export const SESSION_WINDOW = 50;
 /** Events whose turns the token chart starts with; earlier ones are paged on demand. */
-const TOKEN_WINDOW_EVENTS = 2_000;
+const TOKEN_WINDOW_EVENTS = 500;
 
 /** Largest branch diff returned (characters); a longer one is cut and says so. */
 const MAX_DIFF_CHARS = 500_000;
