@@ -83,6 +83,33 @@ function finished(id: string): Promise<ProjectRecord> {
   );
 }
 
+/** Reads a Server-Sent Events response; `waitFor` resolves on the first event `match` accepts. */
+async function openEventStream(url: string) {
+  const abort = new AbortController();
+  const response = await fetch(url, { signal: abort.signal });
+  expect(response.status).toBe(200);
+  const reader = (response.body ?? new ReadableStream<Uint8Array>()).getReader();
+  const decoder = new TextDecoder();
+  let buffer = '';
+  return {
+    async waitFor(match: (event: string, data: unknown) => boolean): Promise<void> {
+      for (;;) {
+        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          const event = /^event: ?(.*)$/mu.exec(block)?.[1] ?? 'message';
+          const data = /^data: ?(.*)$/mu.exec(block)?.[1];
+          if (data !== undefined && match(event, JSON.parse(data))) return;
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`${url} ended before the expected event`);
+        buffer += decoder.decode(value, { stream: true });
+      }
+    },
+    close: () => abort.abort(),
+  };
+}
+
 async function cli(args: string[]): Promise<string> {
   const result = await runCli(args, { cwd: dir, env: env() });
   expect(result.code, `baton ${args.join(' ')}: ${result.stderr}`).toBe(0);
@@ -100,10 +127,23 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
     expect(worker.stdout()).toContain(`"redis":"redis cluster ${cluster.nodes[0]?.host}`);
     expect(worker.stdout()).not.toContain('cluster pw');
 
+    // The dashboard watches live from before the project exists (its event hub reads the cluster).
+    const dashboard = start(['dashboard', '--port', '0', '--json']);
+    await dashboard.waitForOutput('"type":"ready"', 60_000);
+    const { url } = JSON.parse(dashboard.stdout().split('\n')[0] ?? '') as { url: string };
+    const live = await openEventStream(`${url}/api/stream`);
+
     const id = `cluster-${randomHex(3)}`;
     await cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello\n- bye']);
     const project = await finished(id);
     expect(project.counters).toMatchObject({ featuresPassing: 2, featuresTotal: 2 });
+    await live.waitFor(
+      (event, data) =>
+        event === 'project' &&
+        (data as { id?: string }).id === id &&
+        (data as { status?: string }).status === 'completed',
+    );
+    live.close();
 
     const status = JSON.parse(await cli(['status', id, '--json'])) as {
       id: string;
@@ -126,9 +166,6 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
     ) as Array<{ passes: boolean }>;
     expect(features.map((feature) => feature.passes)).toEqual([true, true]);
 
-    const dashboard = start(['dashboard', '--port', '0', '--json']);
-    await dashboard.waitForOutput('"type":"ready"', 60_000);
-    const { url } = JSON.parse(dashboard.stdout().split('\n')[0] ?? '') as { url: string };
     const shown = (await (await fetch(`${url}/api/projects/${id}`)).json()) as {
       project: ProjectRecord;
     };
@@ -145,6 +182,10 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
       counts: Record<string, number>;
     };
     expect(queue.counts.completed).toBeGreaterThanOrEqual(1);
+    // Bull Board, behind the dashboard, reads the same queues.
+    const board = await fetch(`${url}/queues/api/queues?activeQueue=baton-sessions`);
+    expect(board.status).toBe(200);
+    expect(JSON.stringify(await board.json())).toContain('baton-sessions');
     expect(await stop(dashboard)).toBe(0);
     expect(await stop(worker)).toBe(0);
   });

@@ -249,6 +249,7 @@ export function createRedisConnection(target: RedisTarget, tuning: ConnectionTun
   return new Cluster(
     target.nodes.map((node) => ({ ...node })),
     {
+      ...(tuning.maxRetriesPerRequest === null ? FAILOVER_RIDE_THROUGH : {}),
       redisOptions: {
         ...nodeTuning,
         ...(target.username === undefined ? {} : { username: target.username }),
@@ -270,6 +271,21 @@ export function createRedisConnection(target: RedisTarget, tuning: ConnectionTun
     },
   );
 }
+
+/**
+ * How long a Cluster command keeps being retried while its master is unreachable and the slot
+ * map is stale (a failover: the replica takes over after `cluster-node-timeout`, 15 s by default).
+ * ioredis retries every `retryDelayOnFailover`/`retryDelayOnClusterDown` ms but gives up after
+ * `maxRedirections` tries (16 x 100 ms by default, far shorter than a failover); connections that
+ * must wait through outages (`maxRetriesPerRequest: null`) get about a minute instead. Each retry
+ * also refreshes the slot map, which is how the promoted replica is found.
+ */
+const FAILOVER_RIDE_THROUGH = {
+  retryDelayOnFailover: 250,
+  retryDelayOnClusterDown: 250,
+  retryDelayOnTryAgain: 250,
+  maxRedirections: 480,
+} as const;
 
 /** True if `client` is an ioredis Cluster. */
 export function isCluster(client: RedisClient): client is Cluster {

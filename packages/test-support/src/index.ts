@@ -4,6 +4,7 @@ export { randomHex } from './random-hex.js';
 export { REDIS_URL } from './redis-url.js';
 export {
   startRedisCluster,
+  type RedisClusterNode,
   type RedisClusterOptions,
   type RedisClusterProcesses,
 } from './redis-cluster.js';
