@@ -27,9 +27,11 @@ describe('baton projects', () => {
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
-    expect(lines[0]).toMatch(/^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD$/);
+    expect(lines[0]).toMatch(
+      /^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/,
+    );
     expect(lines.find((line) => line.startsWith(queued))).toMatch(
-      /queued\s+0\/0\s+0\s+0\s+-\s+\$0\.0000$/,
+      /queued\s+0\/0\s+0\s+0\s+-\s+\$0\.0000\s+-$/,
     );
     expect(lines.find((line) => line.startsWith(cancelled))).toMatch(/cancelled/);
     expect(lines).toHaveLength(3);
@@ -45,6 +47,7 @@ describe('baton projects', () => {
       id: queued,
       status: 'queued',
       statusReason: 'created',
+      sandbox: null,
       featuresPassing: 0,
       featuresTotal: 0,
       sessions: 0,

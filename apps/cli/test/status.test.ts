@@ -38,8 +38,16 @@ describe('baton status', () => {
     expect(one.stdout).toMatch(/^status\s+cancelled \(cancelled by user\)/m);
     const all = await runCli(['status'], { cwd: dir, env: world.env(dir) });
     expect(all.code).toBe(0);
-    expect(all.stdout).toMatch(/^PROJECT\s+STATUS\s+FEATURES\s+SESSIONS\s+CACHED\s+COST/);
     expect(all.stdout).toContain(id);
+    // Without an id, `status` is `projects`: the same columns and the same --json rows.
+    const listed = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    expect(all.stdout).toBe(listed.stdout);
+    expect(all.stdout).toMatch(
+      /^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/m,
+    );
+    const allJson = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });
+    const listedJson = await runCli(['projects', '--json'], { cwd: dir, env: world.env(dir) });
+    expect(JSON.parse(allJson.stdout)).toEqual(JSON.parse(listedJson.stdout));
   });
 
   it('an unknown project is one line and exit code 7', async () => {

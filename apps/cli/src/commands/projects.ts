@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
 import { countFeatures, readFeatures } from '@baton/session';
+import type { BatonControl } from '@baton/projects';
 import { PROJECT_STATUSES, type ProjectStatus } from '@baton/projects/schema';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatHitRate, formatTokens, formatUsd } from '../internal/format.js';
@@ -34,26 +35,32 @@ export interface ProjectRow {
   createdAt: string;
   /** Why the project stopped where it is (e.g. `no_progress: ...`), when known. */
   statusReason: string | null;
+  /** Whether its last session's commands ran sandboxed; `null` before its first session. */
+  sandbox: 'on' | 'off' | null;
 }
 
-async function remoteRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
-  return withControl(async (control) => {
-    const projects = await control.listProjects(status === undefined ? {} : { status });
-    return projects.map((project) => ({
-      id: project.id,
-      status: project.status,
-      featuresPassing: project.counters.featuresPassing,
-      featuresTotal: project.counters.featuresTotal,
-      sessions: project.counters.sessions,
-      inputTokens: project.counters.inputTokens,
-      cacheReadInputTokens: project.counters.cacheReadInputTokens,
-      cacheCreationInputTokens: project.counters.cacheCreationInputTokens,
-      outputTokens: project.counters.outputTokens,
-      costUsd: Number(project.counters.costUsd.toFixed(6)),
-      createdAt: new Date(project.createdAt).toISOString(),
-      statusReason: project.statusReason,
-    }));
-  });
+/** Every Redis project as a row (`baton projects` and `baton status` without an id). */
+export async function remoteRows(
+  control: BatonControl,
+  status: ProjectStatus | undefined,
+): Promise<ProjectRow[]> {
+  const projects = await control.listProjects(status === undefined ? {} : { status });
+  return projects.map((project) => ({
+    id: project.id,
+    status: project.status,
+    featuresPassing: project.counters.featuresPassing,
+    featuresTotal: project.counters.featuresTotal,
+    sessions: project.counters.sessions,
+    inputTokens: project.counters.inputTokens,
+    cacheReadInputTokens: project.counters.cacheReadInputTokens,
+    cacheCreationInputTokens: project.counters.cacheCreationInputTokens,
+    outputTokens: project.counters.outputTokens,
+    costUsd: Number(project.counters.costUsd.toFixed(6)),
+    createdAt: new Date(project.createdAt).toISOString(),
+    statusReason: project.statusReason,
+    sandbox:
+      project.sessionSandbox === null ? null : project.sessionSandbox.mode === 'off' ? 'off' : 'on',
+  }));
 }
 
 /**
@@ -100,15 +107,17 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
       costUsd: project.record.totals?.costUsd ?? null,
       createdAt: project.record.createdAt,
       statusReason: derived === 'paused' ? (project.record.statusReason ?? null) : null,
+      sandbox: null,
     });
   }
   return rows;
 }
 
-function render(rows: ProjectRow[]): string {
+/** The table of `baton projects` and `baton status` without an id. */
+export function renderProjectRows(rows: ProjectRow[]): string {
   const dash = '-';
   return formatTable(
-    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'CACHED', 'USD'],
+    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'CACHED', 'USD', 'SANDBOX'],
     rows.map((row) => {
       const input =
         row.inputTokens === null
@@ -124,6 +133,7 @@ function render(rows: ProjectRow[]): string {
           ? dash
           : formatHitRate(row.cacheReadInputTokens, input),
         row.costUsd === null ? dash : formatUsd(row.costUsd),
+        row.sandbox === null ? dash : row.sandbox === 'off' ? 'OFF' : 'on',
       ];
     }),
     [2, 3, 4, 5, 6],
@@ -148,7 +158,9 @@ export function registerProjectsCommand(program: Command): void {
     )
     .action(async (options: ProjectsOptions) => {
       const rows =
-        options.local === true ? await localRows(options.status) : await remoteRows(options.status);
+        options.local === true
+          ? await localRows(options.status)
+          : await withControl((control) => remoteRows(control, options.status));
       if (options.json === true) {
         process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
         return;
@@ -161,6 +173,6 @@ export function registerProjectsCommand(program: Command): void {
         );
         return;
       }
-      process.stdout.write(`${render(rows)}\n`);
+      process.stdout.write(`${renderProjectRows(rows)}\n`);
     });
 }

@@ -4,7 +4,7 @@ import { summarizeSandbox } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
-import { formatTable } from '../internal/table.js';
+import { remoteRows, renderProjectRows } from './projects.js';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatHitRate } from '../internal/format.js';
 import { cacheHitRate, totalInputTokens } from '@baton/context-config';
@@ -136,7 +136,7 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Show a queued project (or all of them) from Redis: status, features, sessions, tokens, the share of input read from the prompt cache, cost.',
+      'Show a queued project from Redis: status, features, sessions, tokens, the share of input read from the prompt cache, cost, workspace, sandbox, webhooks. Without an id: every project, exactly as `baton projects` lists them (same columns, same --json rows).',
     )
     .addHelpText('after', COST_HELP)
     .argument('[id]', 'project id', parseProjectId)
@@ -155,31 +155,13 @@ export function registerStatusCommand(program: Command): void {
           );
           return;
         }
-        const projects = await control.listProjects();
+        // Without an id: the same rows, columns and JSON shape as `baton projects`.
+        const rows = await remoteRows(control, undefined);
         if (options.json) {
-          process.stdout.write(`${JSON.stringify(projects.map(projectJson), null, 2)}\n`);
+          process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
           return;
         }
-        if (projects.length === 0) {
-          process.stdout.write('no projects\n');
-          return;
-        }
-        const rows = projects.map((project) => [
-          project.id,
-          project.status,
-          `${project.counters.featuresPassing}/${project.counters.featuresTotal}`,
-          String(project.counters.sessions),
-          formatHitRate(project.counters.cacheReadInputTokens, totalInputTokens(project.counters)),
-          `$${project.counters.costUsd.toFixed(2)}`,
-          project.sessionSandbox === null
-            ? '-'
-            : project.sessionSandbox.mode === 'off'
-              ? 'OFF'
-              : 'on',
-        ]);
-        process.stdout.write(
-          `${formatTable(['PROJECT', 'STATUS', 'FEATURES', 'SESSIONS', 'CACHED', 'COST', 'SANDBOX'], rows, [2, 3, 4, 5])}\n`,
-        );
+        process.stdout.write(rows.length === 0 ? 'no projects\n' : `${renderProjectRows(rows)}\n`);
       });
     });
 }
