@@ -1,14 +1,9 @@
 #!/usr/bin/env node
 // The worker process: wiring only. Reads config, starts the worker, installs shutdown handlers.
+import { EXIT_CODES as EXIT } from '@baton/core';
 import { loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
 import { startWorkerFromConfig } from './start-worker.js';
-
-/**
- * The codes `baton` uses for the same conditions (docs/cli.md#exit-codes), so a supervisor reads
- * one table whether it runs `baton worker` or this entry point.
- */
-const EXIT = { internal: 1, usage: 2, redisUnreachable: 8, cancelled: 130 } as const;
 
 let config;
 try {
@@ -47,10 +42,10 @@ const onSignal = (signal: NodeJS.Signals) => {
   logger.info({ signal }, 'signal received; draining');
   running
     .shutdown()
-    .then(({ drained }) => process.exit(drained ? 0 : 1))
+    .then(({ drained }) => process.exit(drained ? EXIT.ok : EXIT.internal))
     .catch((error: unknown) => {
       logger.error({ err: error }, 'shutdown failed');
-      process.exit(1);
+      process.exit(EXIT.internal);
     });
 };
 process.on('SIGTERM', onSignal);

@@ -63,3 +63,5 @@ export {
   serializeError,
 } from './redaction.js';
 export type { RedactionResult, SecretPattern } from './redaction.js';
+export { EXIT_CODES } from './exit-codes.js';
+export type { ExitCodeName } from './exit-codes.js';

@@ -189,7 +189,8 @@ async function up(options: UpOptions): Promise<number> {
 
   // Stay up until SIGINT/SIGTERM.
   const signal = await stopping.signal;
-  if (!json)
+  if (json) process.stdout.write(`${JSON.stringify({ type: 'stopping', signal })}\n`);
+  else
     say(`${signal}: stopping the dashboard, draining the worker (signal again to stop at once)...`);
   // Dashboard first (no new work comes in), then the worker drains, then Redis goes last.
   let drained: boolean;
@@ -226,7 +227,7 @@ export function registerUpCommand(program: Command): void {
     )
     .option(
       '--json',
-      'print { "type": "ready", dashboardUrl, redisUrl, ... } once up and { "type": "stopped" } at exit',
+      'print { "type": "ready", dashboardUrl, redisUrl, ... } once up, { "type": "stopping", signal } on the first Ctrl-C and { "type": "stopped" } at exit',
     )
     .option(
       '--no-sandbox',
