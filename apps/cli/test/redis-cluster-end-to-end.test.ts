@@ -1,12 +1,14 @@
 import {
   createBatonControl,
   readRedisTarget,
+  verifyWebhookSignature,
   type BatonControl,
   type ProjectRecord,
 } from '@baton/projects';
 import {
   randomHex,
   startRedisCluster,
+  startWebhookReceiver,
   waitFor,
   type RedisClusterProcesses,
 } from '@baton/test-support';
@@ -118,9 +120,12 @@ async function cli(args: string[]): Promise<string> {
 
 describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_URL ignored)', () => {
   it('baton worker runs an enqueued project to completion; status, logs, memory and the dashboard read it', async () => {
+    const receiver = await startWebhookReceiver({});
     const worker = start(['worker', '--port', '0'], {
       BATON_MODEL: 'sim',
       BATON_CHAIN_DELAY_MS: '0',
+      BATON_WEBHOOK_URL: receiver.url,
+      BATON_WEBHOOK_SECRET: 'cluster-hook',
     });
     await worker.waitForOutput('"worker started"', 60_000);
     // The log names the cluster's seeds, never the password.
@@ -144,6 +149,13 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
         (data as { status?: string }).status === 'completed',
     );
     live.close();
+    // The webhooks queue runs on the cluster too.
+    const delivered = await waitFor('the project.completed webhook', () =>
+      receiver.requests.find((request) => request.rawBody.includes('"project.completed"')),
+    );
+    const signature = delivered.headers['x-baton-signature'] as string | undefined;
+    expect(verifyWebhookSignature(delivered.rawBody, 'cluster-hook', signature)).toBe(true);
+    await receiver.close();
 
     const status = JSON.parse(await cli(['status', id, '--json'])) as {
       id: string;
