@@ -1,5 +1,7 @@
 import { getJson, openStream, projectPath } from './api.js';
+import { createEventList, describeDelivery } from './event-list.js';
 import { createOlderButton } from './older-button.js';
+import { createSessionTable, shortCommit } from './session-table.js';
 import { tokenChart } from './chart.js';
 import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
@@ -7,25 +9,12 @@ import { guidanceBox } from './guidance-box.js';
 import {
   formatAgo,
   formatDateTime,
-  formatDuration,
   formatNumber,
-  formatTime,
   formatHitRate,
   formatTokens,
   formatUsd,
   usageInput,
 } from './format.js';
-
-const MAX_TAIL = 300;
-/** Events in the stream's snapshot (the server's `snapshotEvents`). */
-const SNAPSHOT_EVENTS = 200;
-
-/** Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded. */
-function mergeSessions(older, newer) {
-  const byId = new Map();
-  for (const session of [...older, ...newer]) byId.set(session.sessionId, session);
-  return [...byId.values()].sort((left, right) => left.sessionNumber - right.sessionNumber);
-}
 
 function section(title, id, ...children) {
   return h(
@@ -34,84 +23,6 @@ function section(title, id, ...children) {
     h('h2', {}, title),
     ...children,
   );
-}
-
-/** One webhook delivery outcome, e.g. `project.completed → http://host: delivered (3 attempts)`. */
-export function describeDelivery(delivery) {
-  const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
-  const outcome = delivery.ok
-    ? `delivered (${attempts})`
-    : `failed after ${attempts}: ${delivery.error ?? `HTTP ${delivery.status ?? '?'}`}`;
-  return `webhook ${delivery.type} → ${delivery.target}: ${outcome}`;
-}
-
-/** Every input token of a session summary (summaries stored before caching have no cache fields). */
-function sessionInput(session) {
-  return (
-    session.inputTokens +
-    (session.cacheReadInputTokens ?? 0) +
-    (session.cacheCreationInputTokens ?? 0)
-  );
-}
-
-/** The first 12 characters of a commit id, as git and `baton status` print them. */
-function shortCommit(commit) {
-  return commit ? commit.slice(0, 12) : '–';
-}
-
-/** One readable line per stream event. */
-export function describeEvent(event) {
-  switch (event.type) {
-    case 'session-start':
-      return `session ${event.sessionNumber} started (${event.kind}${event.interrupted ? ', after an interruption' : ''}) on ${event.model}`;
-    case 'turn': {
-      const usage = event.usage ?? {};
-      const cleared =
-        event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
-      const input = usageInput(usage);
-      const cached = input.read > 0 ? ` (${formatHitRate(input.read, input.total)} cached)` : '';
-      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
-    }
-    case 'tool-call':
-      return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
-    case 'memory-change': {
-      const change = event.change ?? {};
-      return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;
-    }
-    case 'api-retry':
-      return `API retry #${event.attempt}${event.status ? ` after HTTP ${event.status}` : ''}, waiting ${formatDuration(event.delayMs)}`;
-    case 'session-end': {
-      const result = event.result ?? {};
-      return `session ended: ${result.outcome} (${result.reason ?? ''}) · ${result.turns ?? 0} turns · features ${result.featuresAfter?.passing ?? '?'}/${result.featuresAfter?.total ?? '?'}`;
-    }
-    case 'project-status':
-      return `status ${event.from ?? '–'} → ${event.to}${event.reason ? `: ${event.reason}` : ''}`;
-    case 'session-queued':
-      return `session ${event.sessionNumber} queued (${event.reason})`;
-    case 'session-interrupted':
-      return `session ${event.sessionNumber} was interrupted (worker ${event.workerId})`;
-    case 'session-claimed':
-      return `session ${event.sessionNumber} claimed by worker ${event.workerId}`;
-    case 'session-released':
-      return `session ${event.sessionNumber} released: ${event.outcome}`;
-    case 'webhook-delivery':
-      return describeDelivery({ ...event, type: event.webhookType });
-    default:
-      return event.type;
-  }
-}
-
-function eventClass(event) {
-  if ((event.type === 'tool-call' && event.isError) || event.type === 'api-retry')
-    return 'event warn';
-  if (event.type === 'session-end' && event.result?.outcome === 'failed') return 'event error';
-  if (
-    event.type === 'session-start' ||
-    event.type === 'session-end' ||
-    event.type === 'project-status'
-  )
-    return 'event major';
-  return 'event';
 }
 
 /** Keeps 3 lines of context around changes; longer unchanged runs become one `skip` line. */
@@ -136,7 +47,6 @@ function collapseUnchanged(lines, context = 3) {
 
 export function projectPage(main, projectId) {
   let project = null;
-  let sessions = [];
   let turns = [];
   let selectedFile = null;
 
@@ -145,8 +55,6 @@ export function projectPage(main, projectId) {
   const checklist = h('div', { class: 'checklist' }, 'Loading…');
   const progress = h('div', { class: 'markdown', dataset: { testid: 'progress-log' } }, 'Loading…');
   const chart = h('div', { class: 'chart-box' });
-  const timeline = h('div', { class: 'timeline' });
-  const tail = h('ol', { class: 'tail', dataset: { testid: 'event-tail' }, reversed: true });
   const files = h('ul', { class: 'files', dataset: { testid: 'memory-files' } });
   const fileView = h(
     'div',
@@ -155,17 +63,8 @@ export function projectPage(main, projectId) {
   );
   const transitions = h('ol', { class: 'transitions' });
   // Each bounded panel shows its newest window and pages backwards on demand.
-  const olderSessions = createOlderButton('Older sessions', 'older-sessions', async (before) => {
-    const page = await getJson(`${projectPath(projectId)}/sessions`, { before });
-    sessions = mergeSessions(page.sessions, sessions);
-    renderSessions();
-    return page.before;
-  });
-  const olderEvents = createOlderButton('Older events', 'older-events', async (before) => {
-    const page = await getJson(`${projectPath(projectId)}/events`, { before, limit: 200 });
-    for (const entry of [...page.events].reverse()) addEvent(entry, false);
-    return page.before;
-  });
+  const sessionTable = createSessionTable(projectId);
+  const eventList = createEventList(projectId);
   const earlierTurns = createOlderButton('Earlier turns', 'earlier-turns', async (before) => {
     const page = await getJson(`${projectPath(projectId)}/tokens`, { before });
     turns = [...page.turns, ...turns];
@@ -225,9 +124,9 @@ export function projectPage(main, projectId) {
           earlierTurns.element,
         ),
         section('Guidance for the agent', 'guidance', guidanceBox(projectId)),
-        section('Sessions', 'sessions', timeline, olderSessions.element),
+        section('Sessions', 'sessions', ...sessionTable.elements),
         section('Branch diff against the base', 'branch-diff', branchDiff()),
-        section('Live events', 'events', tail, olderEvents.element),
+        section('Live events', 'events', ...eventList.elements),
         section('Memory', 'memory', h('div', { class: 'memory' }, files, fileView)),
         section('Status history', 'transitions-card', transitions),
         section('Webhooks', 'webhooks-card', webhooks),
@@ -299,121 +198,8 @@ export function projectPage(main, projectId) {
     );
   }
 
-  function renderSessions() {
-    if (sessions.length === 0) {
-      replace(timeline, h('p', { class: 'muted' }, 'No finished sessions yet.'));
-      return;
-    }
-    const first = Math.min(...sessions.map((session) => session.startedAt));
-    const last = Math.max(...sessions.map((session) => session.endedAt));
-    const span = Math.max(1, last - first);
-    const rows = sessions.map((session) => {
-      const bar = h('span', { class: `span outcome-${session.outcome}` });
-      bar.style.marginLeft = `${((session.startedAt - first) / span) * 100}%`;
-      bar.style.width = `${Math.max(0.5, ((session.endedAt - session.startedAt) / span) * 100)}%`;
-      return h(
-        'tr',
-        { dataset: { session: session.sessionId } },
-        h('td', { class: 'num' }, `#${session.sessionNumber}`),
-        h(
-          'td',
-          {},
-          session.kind,
-          session.interrupted ? ' (resumed after crash)' : '',
-          session.commits && session.commits.length > 0
-            ? h(
-                'span',
-                { class: 'commits', dataset: { testid: 'session-commits' } },
-                ` · ${session.commits.map(shortCommit).join(' ')}`,
-                session.checkpoint && !session.checkpoint.pushed ? ' (not pushed)' : '',
-              )
-            : '',
-        ),
-        h(
-          'td',
-          {},
-          h(
-            'span',
-            { class: `badge outcome-${session.outcome}`, title: session.reason },
-            session.outcome,
-          ),
-        ),
-        h('td', { class: 'num' }, formatDuration(session.endedAt - session.startedAt)),
-        h('td', { class: 'num' }, formatNumber(session.turns)),
-        h(
-          'td',
-          { class: 'num' },
-          `${formatTokens(sessionInput(session))} / ${formatTokens(session.outputTokens)}`,
-        ),
-        h(
-          'td',
-          { class: 'num' },
-          formatHitRate(session.cacheReadInputTokens ?? 0, sessionInput(session)),
-        ),
-        h('td', { class: 'num' }, formatTokens(session.clearedInputTokens)),
-        h('td', { class: 'num' }, formatUsd(session.costUsd)),
-        h(
-          'td',
-          { class: 'num' },
-          `${session.featuresAfter.passing}/${session.featuresAfter.total}`,
-        ),
-        h('td', { class: 'span-cell' }, h('span', { class: 'track' }, bar)),
-      );
-    });
-    replace(
-      timeline,
-      h(
-        'table',
-        { class: 'sessions' },
-        h(
-          'thead',
-          {},
-          h(
-            'tr',
-            {},
-            [
-              '#',
-              'Kind',
-              'Outcome',
-              'Duration',
-              'Turns',
-              'Tokens in / out',
-              'Cached',
-              'Cleared',
-              'USD',
-              'Features',
-              'Timeline',
-            ].map((label) => h('th', {}, label)),
-          ),
-        ),
-        h('tbody', {}, rows),
-      ),
-    );
-  }
-
   function renderChart() {
     replace(chart, tokenChart(turns));
-  }
-
-  function addEvent(entry, prepend = true) {
-    const event = entry.event;
-    const item = h(
-      'li',
-      { class: eventClass(event), dataset: { id: entry.id, type: event.type } },
-      h('time', { datetime: new Date(event.at).toISOString() }, formatTime(event.at)),
-      h('span', { class: 'event-type' }, event.type),
-      h('span', { class: 'event-text' }, describeEvent(event)),
-    );
-    if (!prepend) {
-      tail.append(item);
-      return;
-    }
-    tail.prepend(item);
-    // Live events keep the list bounded; older ones the user asked for stay.
-    if (tail.children.length > MAX_TAIL) {
-      tail.lastElementChild.remove();
-      olderEvents.setCursor(tail.lastElementChild?.dataset.id ?? null);
-    }
   }
 
   async function loadChecklist() {
@@ -639,10 +425,8 @@ export function projectPage(main, projectId) {
   async function loadDetail() {
     const detail = await getJson(projectPath(projectId));
     project = detail.project;
-    sessions = mergeSessions(sessions, detail.sessions);
-    if (sessions.length <= detail.sessions.length) olderSessions.setCursor(detail.sessionsBefore);
     renderHeader();
-    renderSessions();
+    sessionTable.showNewest(detail.sessions, detail.sessionsBefore);
     replace(
       transitions,
       detail.transitions.map((transition) =>
@@ -690,7 +474,7 @@ export function projectPage(main, projectId) {
   }
 
   function onEvent(entry) {
-    addEvent(entry);
+    eventList.add(entry);
     const event = entry.event;
     if (event.type === 'turn') {
       turns.push({
@@ -737,16 +521,9 @@ export function projectPage(main, projectId) {
   openStream(`${projectPath(projectId)}/stream`, {
     snapshot(data) {
       project = data.project;
-      sessions = mergeSessions(sessions, data.sessions);
-      if (sessions.length <= data.sessions.length) olderSessions.setCursor(data.sessionsBefore);
       renderHeader();
-      renderSessions();
-      if (data.events.length > 0) {
-        tail.replaceChildren();
-        for (const entry of data.events) addEvent(entry);
-        // A full snapshot may have older events behind it.
-        olderEvents.setCursor(data.events.length >= SNAPSHOT_EVENTS ? data.events[0].id : null);
-      }
+      sessionTable.showNewest(data.sessions, data.sessionsBefore);
+      eventList.showSnapshot(data.events);
     },
     event: onEvent,
     project(data) {

@@ -1,0 +1,124 @@
+// The project page's event list: the stream's snapshot (newest 200) and live events, newest
+// first, bounded while live; older windows on demand (GET /api/projects/:id/events?before=).
+import { getJson, projectPath } from './api.js';
+import { h } from './dom.js';
+import {
+  formatDuration,
+  formatHitRate,
+  formatNumber,
+  formatTime,
+  formatTokens,
+  usageInput,
+} from './format.js';
+import { createOlderButton } from './older-button.js';
+
+const MAX_TAIL = 300;
+/** Events in the stream's snapshot (the server's `snapshotEvents`). */
+const SNAPSHOT_EVENTS = 200;
+
+/** One webhook delivery outcome, e.g. `project.completed → http://host: delivered (3 attempts)`. */
+export function describeDelivery(delivery) {
+  const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
+  const outcome = delivery.ok
+    ? `delivered (${attempts})`
+    : `failed after ${attempts}: ${delivery.error ?? `HTTP ${delivery.status ?? '?'}`}`;
+  return `webhook ${delivery.type} → ${delivery.target}: ${outcome}`;
+}
+
+/** One readable line per stream event. */
+export function describeEvent(event) {
+  switch (event.type) {
+    case 'session-start':
+      return `session ${event.sessionNumber} started (${event.kind}${event.interrupted ? ', after an interruption' : ''}) on ${event.model}`;
+    case 'turn': {
+      const usage = event.usage ?? {};
+      const cleared =
+        event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
+      const input = usageInput(usage);
+      const cached = input.read > 0 ? ` (${formatHitRate(input.read, input.total)} cached)` : '';
+      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
+    }
+    case 'tool-call':
+      return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
+    case 'memory-change': {
+      const change = event.change ?? {};
+      return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;
+    }
+    case 'api-retry':
+      return `API retry #${event.attempt}${event.status ? ` after HTTP ${event.status}` : ''}, waiting ${formatDuration(event.delayMs)}`;
+    case 'session-end': {
+      const result = event.result ?? {};
+      return `session ended: ${result.outcome} (${result.reason ?? ''}) · ${result.turns ?? 0} turns · features ${result.featuresAfter?.passing ?? '?'}/${result.featuresAfter?.total ?? '?'}`;
+    }
+    case 'project-status':
+      return `status ${event.from ?? '–'} → ${event.to}${event.reason ? `: ${event.reason}` : ''}`;
+    case 'session-queued':
+      return `session ${event.sessionNumber} queued (${event.reason})`;
+    case 'session-interrupted':
+      return `session ${event.sessionNumber} was interrupted (worker ${event.workerId})`;
+    case 'session-claimed':
+      return `session ${event.sessionNumber} claimed by worker ${event.workerId}`;
+    case 'session-released':
+      return `session ${event.sessionNumber} released: ${event.outcome}`;
+    case 'webhook-delivery':
+      return describeDelivery({ ...event, type: event.webhookType });
+    default:
+      return event.type;
+  }
+}
+
+function eventClass(event) {
+  if ((event.type === 'tool-call' && event.isError) || event.type === 'api-retry')
+    return 'event warn';
+  if (event.type === 'session-end' && event.result?.outcome === 'failed') return 'event error';
+  if (
+    event.type === 'session-start' ||
+    event.type === 'session-end' ||
+    event.type === 'project-status'
+  )
+    return 'event major';
+  return 'event';
+}
+
+/** createEventList(projectId) -> { elements, showSnapshot(events), add(entry) }. */
+export function createEventList(projectId) {
+  const tail = h('ol', { class: 'tail', dataset: { testid: 'event-tail' }, reversed: true });
+  const older = createOlderButton('Older events', 'older-events', async (before) => {
+    const page = await getJson(`${projectPath(projectId)}/events`, { before, limit: 200 });
+    for (const entry of [...page.events].reverse()) add(entry, false);
+    return page.before;
+  });
+
+  function add(entry, prepend = true) {
+    const event = entry.event;
+    const item = h(
+      'li',
+      { class: eventClass(event), dataset: { id: entry.id, type: event.type } },
+      h('time', { datetime: new Date(event.at).toISOString() }, formatTime(event.at)),
+      h('span', { class: 'event-type' }, event.type),
+      h('span', { class: 'event-text' }, describeEvent(event)),
+    );
+    if (!prepend) {
+      tail.append(item);
+      return;
+    }
+    tail.prepend(item);
+    // Live events keep the list bounded; older ones the user asked for stay.
+    if (tail.children.length > MAX_TAIL) {
+      tail.lastElementChild.remove();
+      older.setCursor(tail.lastElementChild?.dataset.id ?? null);
+    }
+  }
+
+  return {
+    elements: [tail, older.element],
+    showSnapshot(events) {
+      if (events.length === 0) return;
+      tail.replaceChildren();
+      for (const entry of events) add(entry);
+      // A full snapshot may have older events behind it.
+      older.setCursor(events.length >= SNAPSHOT_EVENTS ? events[0].id : null);
+    },
+    add,
+  };
+}

@@ -1,0 +1,145 @@
+// The project page's session table: the newest window of session summaries, older windows
+// on demand (GET /api/projects/:id/sessions?before=), refreshed windows merged by session id.
+import { getJson, projectPath } from './api.js';
+import { h, replace } from './dom.js';
+import { formatDuration, formatHitRate, formatNumber, formatTokens, formatUsd } from './format.js';
+import { createOlderButton } from './older-button.js';
+
+/** Every input token of a session summary (summaries stored before caching have no cache fields). */
+function sessionInput(session) {
+  return (
+    session.inputTokens +
+    (session.cacheReadInputTokens ?? 0) +
+    (session.cacheCreationInputTokens ?? 0)
+  );
+}
+
+/** The first 12 characters of a commit id, as git and `baton status` print them. */
+export function shortCommit(commit) {
+  return commit ? commit.slice(0, 12) : '–';
+}
+
+/** Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded. */
+function mergeSessions(older, newer) {
+  const byId = new Map();
+  for (const session of [...older, ...newer]) byId.set(session.sessionId, session);
+  return [...byId.values()].sort((left, right) => left.sessionNumber - right.sessionNumber);
+}
+
+/**
+ * createSessionTable(projectId) -> { elements, showNewest(sessions, before) }: `showNewest` takes
+ * the newest window (and the index before it) from the project view or the stream's snapshot.
+ */
+export function createSessionTable(projectId) {
+  let sessions = [];
+  const timeline = h('div', { class: 'timeline' });
+  const older = createOlderButton('Older sessions', 'older-sessions', async (before) => {
+    const page = await getJson(`${projectPath(projectId)}/sessions`, { before });
+    sessions = mergeSessions(page.sessions, sessions);
+    render();
+    return page.before;
+  });
+
+  function render() {
+    if (sessions.length === 0) {
+      replace(timeline, h('p', { class: 'muted' }, 'No finished sessions yet.'));
+      return;
+    }
+    const first = Math.min(...sessions.map((session) => session.startedAt));
+    const last = Math.max(...sessions.map((session) => session.endedAt));
+    const span = Math.max(1, last - first);
+    const rows = sessions.map((session) => {
+      const bar = h('span', { class: `span outcome-${session.outcome}` });
+      bar.style.marginLeft = `${((session.startedAt - first) / span) * 100}%`;
+      bar.style.width = `${Math.max(0.5, ((session.endedAt - session.startedAt) / span) * 100)}%`;
+      return h(
+        'tr',
+        { dataset: { session: session.sessionId } },
+        h('td', { class: 'num' }, `#${session.sessionNumber}`),
+        h(
+          'td',
+          {},
+          session.kind,
+          session.interrupted ? ' (resumed after crash)' : '',
+          session.commits && session.commits.length > 0
+            ? h(
+                'span',
+                { class: 'commits', dataset: { testid: 'session-commits' } },
+                ` · ${session.commits.map(shortCommit).join(' ')}`,
+                session.checkpoint && !session.checkpoint.pushed ? ' (not pushed)' : '',
+              )
+            : '',
+        ),
+        h(
+          'td',
+          {},
+          h(
+            'span',
+            { class: `badge outcome-${session.outcome}`, title: session.reason },
+            session.outcome,
+          ),
+        ),
+        h('td', { class: 'num' }, formatDuration(session.endedAt - session.startedAt)),
+        h('td', { class: 'num' }, formatNumber(session.turns)),
+        h(
+          'td',
+          { class: 'num' },
+          `${formatTokens(sessionInput(session))} / ${formatTokens(session.outputTokens)}`,
+        ),
+        h(
+          'td',
+          { class: 'num' },
+          formatHitRate(session.cacheReadInputTokens ?? 0, sessionInput(session)),
+        ),
+        h('td', { class: 'num' }, formatTokens(session.clearedInputTokens)),
+        h('td', { class: 'num' }, formatUsd(session.costUsd)),
+        h(
+          'td',
+          { class: 'num' },
+          `${session.featuresAfter.passing}/${session.featuresAfter.total}`,
+        ),
+        h('td', { class: 'span-cell' }, h('span', { class: 'track' }, bar)),
+      );
+    });
+    replace(
+      timeline,
+      h(
+        'table',
+        { class: 'sessions' },
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            [
+              '#',
+              'Kind',
+              'Outcome',
+              'Duration',
+              'Turns',
+              'Tokens in / out',
+              'Cached',
+              'Cleared',
+              'USD',
+              'Features',
+              'Timeline',
+            ].map((label) => h('th', {}, label)),
+          ),
+        ),
+        h('tbody', {}, rows),
+      ),
+    );
+  }
+
+  return {
+    elements: [timeline, older.element],
+    showNewest(newest, before) {
+      const pagedBack = sessions.length > newest.length;
+      sessions = mergeSessions(sessions, newest);
+      // Once older windows are shown, their cursor stays theirs.
+      if (!pagedBack) older.setCursor(before);
+      render();
+    },
+  };
+}
