@@ -13,6 +13,28 @@ export type {
   SessionResult,
   TurnUsage,
 } from './types.js';
+export {
+  TRANSCRIPT_BLOCK_MAX_CHARACTERS,
+  TRANSCRIPT_SESSIONS_KEPT,
+  capText,
+  summarizeTranscript,
+  transcriptFromRecords,
+} from './transcript.js';
+export { createFileTranscriptStore } from './file-transcripts.js';
+export type { FileTranscriptStoreOptions } from './file-transcripts.js';
+export type {
+  Transcript,
+  TranscriptBlock,
+  TranscriptCap,
+  TranscriptEnd,
+  TranscriptHeader,
+  TranscriptMessage,
+  TranscriptRecord,
+  TranscriptSink,
+  TranscriptStore,
+  TranscriptSummary,
+  TranscriptTextSource,
+} from './transcript.js';
 export { renderGuidance, renderUnacknowledgedGuidance } from './guidance.js';
 export type { GuidanceSource, OperatorGuidance } from './guidance.js';
 export { SessionError } from './errors.js';

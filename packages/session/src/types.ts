@@ -16,6 +16,7 @@ import type {
 } from '@baton/workspace';
 import type { GuidanceSource } from './guidance.js';
 import type { RetryOptions } from './retry.js';
+import type { TranscriptSink } from './transcript.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
 
 /** What a session is for: build the memory from the goal, continue the work, or only close the log. */
@@ -84,6 +85,13 @@ export interface RunSessionOptions {
    * `<operator_guidance>` text blocks, unacknowledged ones open the first message. Default: none.
    */
   guidance?: GuidanceSource;
+  /**
+   * Where the session's transcript goes (transcript.ts): the first prompt, every message, tool
+   * call and tool result (capped, marked), usage and applied context edits per turn, operator
+   * guidance, all redacted, appended as each step completes. Errors it throws are ignored.
+   * Default: no transcript.
+   */
+  transcript?: TranscriptSink;
   /** Receives every `SessionEvent`. Errors it throws are ignored. */
   onEvent?: (event: SessionEvent) => void | Promise<void>;
   /** Default: a random UUID. */

@@ -3,6 +3,10 @@ import type {
   BetaContentBlockParam,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { TextLabel } from './transcript-recorder.js';
+
+/** Told about every block queued, with the label of a text block (for the transcript). */
+export type QueuedListener = (blocks: readonly BetaContentBlockParam[], label?: TextLabel) => void;
 
 /**
  * The history of one session: the messages sent so far and the user blocks (tool results,
@@ -11,6 +15,11 @@ import type {
 export class Conversation {
   #messages: BetaMessageParam[] = [];
   #pending: BetaContentBlockParam[] = [];
+  readonly #onQueued: QueuedListener | undefined;
+
+  constructor(onQueued?: QueuedListener) {
+    this.#onQueued = onQueued;
+  }
 
   /** The history as the next request sends it. */
   get messages(): readonly BetaMessageParam[] {
@@ -19,12 +28,17 @@ export class Conversation {
 
   /** Queues user blocks for the next request. */
   add(...blocks: BetaContentBlockParam[]): void {
-    this.#pending.push(...blocks);
+    this.#queue(blocks);
   }
 
-  /** Queues a text block for the next request. */
-  addText(text: string): void {
-    this.add({ type: 'text', text });
+  /** Queues a text block for the next request; `label` says where it came from. */
+  addText(text: string, label?: TextLabel): void {
+    this.#queue([{ type: 'text', text }], label);
+  }
+
+  #queue(blocks: BetaContentBlockParam[], label?: TextLabel): void {
+    this.#pending.push(...blocks);
+    this.#onQueued?.(blocks, label);
   }
 
   /** Moves the queued blocks into the history as one user message. */

@@ -46,6 +46,7 @@ import {
   verdictFor,
 } from './phase-stop.js';
 import { type Toolbox, createToolbox } from './toolbox.js';
+import { TranscriptRecorder } from './transcript-recorder.js';
 import { WorkSignal } from './work-signal.js';
 
 const DEFAULT_MAX_TOKENS = 4096;
@@ -116,7 +117,7 @@ function isToolUse(block: BetaMessage['content'][number]): block is BetaToolUseB
  * end-of-session phase, the commit, the result. `runSession` validates its options and runs one.
  */
 export class SessionRunner {
-  readonly conversation = new Conversation();
+  readonly conversation: Conversation;
   readonly toolbox: Toolbox;
   readonly maxConsecutiveMaxTokens: number;
   turns = 0;
@@ -140,6 +141,8 @@ export class SessionRunner {
   readonly #guidanceSent = new Set<string>();
   #guidanceUnanswered: string[] = [];
   #orientation = '';
+  readonly #transcript: TranscriptRecorder;
+  #phase: Phase['name'] = 'work';
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
@@ -150,6 +153,9 @@ export class SessionRunner {
   ) {
     this.#options = options;
     this.#sessionId = sessionId;
+    const transcript = new TranscriptRecorder(options.transcript, sessionId);
+    this.#transcript = transcript;
+    this.conversation = new Conversation((blocks, label) => transcript.queued(blocks, label));
     this.#sessionNumber = options.sessionNumber ?? 1;
     this.#interrupted = options.interrupted ?? false;
     this.#context = options.context;
@@ -234,6 +240,15 @@ export class SessionRunner {
       model: this.#options.model,
       sandbox: describeSandbox(this.#options.tools?.sandbox ?? DEFAULT_SANDBOX_SETUP),
     });
+    await this.#transcript.start({
+      projectId: this.#options.project.id,
+      sessionId: this.#sessionId,
+      sessionNumber: this.#sessionNumber,
+      kind: this.#options.kind,
+      model: this.#options.model,
+      interrupted: this.#interrupted,
+      startedAt,
+    });
     const work = new WorkSignal(
       this.#options.signal,
       this.#budgets.wallClockMs,
@@ -243,7 +258,10 @@ export class SessionRunner {
     let verdict: StopVerdict;
     try {
       const early = await this.#newGuidance();
-      this.conversation.addText(this.#firstPrompt(early));
+      this.conversation.addText(this.#firstPrompt(early), {
+        source: 'prompt',
+        guidanceIds: early.map((entry) => entry.id),
+      });
       await this.#guidanceQueued(early, true);
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
       verdict = verdictFor(stop, {
@@ -272,6 +290,14 @@ export class SessionRunner {
     result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
     await this.#finalCheckpoint(result);
     result.endedAt = Date.now();
+    await this.#transcript.end(this.turns + 1, this.#phase, {
+      endedAt: result.endedAt,
+      outcome: result.outcome,
+      reason: result.reason,
+      ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
+      turns: result.turns,
+      costUsd: result.usage.costUsd,
+    });
     await this.#emit({ type: 'session-end', result });
     return result;
   }
@@ -398,9 +424,10 @@ export class SessionRunner {
           closingReason: endReason,
           orientation: this.#orientation,
         }),
+        { source: 'prompt' },
       );
     } else {
-      this.conversation.addText(closing);
+      this.conversation.addText(closing, { source: 'prompt' });
     }
     const grace = new AbortController();
     const graceTimer = setTimeout(
@@ -422,15 +449,20 @@ export class SessionRunner {
   /** The loop: request, record, act on the stop reason, check budgets. */
   async #runPhase(name: Phase['name'], signal: AbortSignal, maxTurns: number): Promise<PhaseStop> {
     const phase: Phase = { name, signal, maxTurns, turns: 0, maxTokensInARow: 0 };
+    this.#phase = name;
     for (;;) {
       if (signal.aborted) return { kind: 'aborted' };
       if (phase.turns >= phase.maxTurns) return { kind: 'budget', reason: 'max_turns' };
       // Guidance sent while the previous request was in flight goes with this one.
       const guidance = await this.#newGuidance();
       if (guidance.length > 0) {
-        this.conversation.addText(renderGuidance(guidance));
+        this.conversation.addText(renderGuidance(guidance), {
+          source: 'guidance',
+          guidanceIds: guidance.map((entry) => entry.id),
+        });
         await this.#guidanceQueued(guidance, false);
       }
+      await this.#transcript.flush(this.turns + 1, name);
       this.conversation.flush();
       const started = Date.now();
       let response: BetaMessage;
@@ -463,6 +495,8 @@ export class SessionRunner {
       const step = ON_STOP_REASON[stopReason];
       if (step === undefined) return { kind: 'end_turn' };
       const stop = await step(this, response.content.filter(isToolUse), phase);
+      // The turn's tool results are kept now, before the next request is even built.
+      await this.#transcript.flush(this.turns + 1, name);
       if (stop !== undefined) return stop;
       if (phase.name === 'work') {
         const hit = this.#budgetHit();
@@ -525,6 +559,16 @@ export class SessionRunner {
     durationMs: number,
   ): Promise<TurnAccounting['appliedEdits']> {
     const accounting = this.#accumulator.recordTurn(response);
+    await this.#transcript.response(response.content, {
+      turn: this.turns,
+      phase: phase.name,
+      stopReason,
+      usage: accounting.usage,
+      costUsd: accounting.costUsd,
+      durationMs,
+      appliedEdits: accounting.appliedEdits,
+      clearedInputTokens: accounting.clearedInputTokens,
+    });
     await this.#emit({
       type: 'turn',
       turn: this.turns,
