@@ -20,6 +20,8 @@ import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDiffCommand } from './commands/diff.js';
 import { registerPauseCommand } from './commands/pause.js';
 import { registerSayCommand } from './commands/say.js';
+import { registerSearchCommand } from './commands/search.js';
+import { registerTranscriptCommand } from './commands/transcript.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES, EXIT_CODE_POINTER, EXIT_CODE_TABLE } from './exit-codes.js';
 
@@ -49,6 +51,8 @@ commands.push(registerDashboardCommand);
 commands.push(registerDiffCommand);
 // Operating a running project: pause and guidance.
 commands.push(registerPauseCommand, registerSayCommand);
+// Reading what sessions did: transcripts and search.
+commands.push(registerTranscriptCommand, registerSearchCommand);
 
 const program = new Command('baton')
   .description(

@@ -17,6 +17,7 @@ import type { Logger } from 'pino';
 import {
   acquireProjectLease,
   createRedisGuidance,
+  createRedisTranscripts,
   decideAfterSession,
   describeError,
   enqueueSession,
@@ -299,6 +300,11 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
             signal: controller.signal,
             pauseSignal: pauseController.signal,
             guidance: createRedisGuidance({
+              redis: repository.redis,
+              keys: repository.keys,
+              projectId,
+            }),
+            transcript: createRedisTranscripts({
               redis: repository.redis,
               keys: repository.keys,
               projectId,

@@ -14,7 +14,15 @@ import {
   type WaitForEventsOptions,
 } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
-import type { OperatorGuidance } from '@baton/session';
+import {
+  searchProject,
+  type OperatorGuidance,
+  type SearchOptions,
+  type SearchResult,
+  type Transcript,
+  type TranscriptSummary,
+} from '@baton/session';
+import { createRedisTranscripts, isTranscriptSessionId } from './transcripts.js';
 import {
   OPERATOR_PAUSE_REASON,
   createRedisGuidance,
@@ -201,6 +209,15 @@ export interface BatonControl {
     cursors: Record<string, string>,
     options: WaitForEventsOptions,
   ): Promise<ProjectEvents[]>;
+  /** The project's kept session transcripts, oldest first, without their messages. */
+  listTranscripts(projectId: string): Promise<TranscriptSummary[]>;
+  /** One session's transcript (by session id), or `null` when none is kept. */
+  readTranscript(projectId: string, sessionId: string): Promise<Transcript | null>;
+  /**
+   * Finds `text` (case-insensitive) in the project's memory files and kept transcripts: memory
+   * first, then transcripts newest session first, at most `limit` hits (default 50).
+   */
+  search(projectId: string, text: string, options?: SearchOptions): Promise<SearchResult>;
   /** The project's memory (a `RedisMemoryStore` on this control's connection). */
   memoryStore(projectId: string): Promise<RedisMemoryStore>;
   /** The project's latest webhook delivery outcomes, newest first. */
@@ -674,6 +691,39 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       if (Object.keys(cursors).length === 0) return [];
       await ready();
       return waiter.wait(cursors, waitOptions);
+    },
+
+    async listTranscripts(projectId) {
+      checkId(projectId);
+      await ready();
+      return createRedisTranscripts({ redis, keys, projectId }).list();
+    },
+
+    async readTranscript(projectId, sessionId) {
+      checkId(projectId);
+      if (!isTranscriptSessionId(sessionId)) {
+        throw new ProjectError('invalid_input', `invalid session id ${JSON.stringify(sessionId)}`);
+      }
+      await ready();
+      return createRedisTranscripts({ redis, keys, projectId }).read(sessionId);
+    },
+
+    async search(projectId, text, searchOptions = {}) {
+      await requireProject(projectId);
+      const memory = createRedisMemoryStore({
+        redis,
+        namespace: projectId,
+        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
+      });
+      try {
+        return await searchProject(
+          { transcripts: createRedisTranscripts({ redis, keys, projectId }), memory },
+          text,
+          searchOptions,
+        );
+      } finally {
+        await memory.close();
+      }
     },
 
     async memoryStore(projectId) {

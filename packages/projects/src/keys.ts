@@ -49,6 +49,10 @@ export interface BatonKeys {
   guidance(projectId: string): string;
   /** Hash: guidance id → the session and turn that acknowledged it. */
   guidanceAcks(projectId: string): string;
+  /** Sorted set of a project's kept transcripts: session id scored by its start (epoch ms). */
+  transcripts(projectId: string): string;
+  /** List of one session's transcript records (JSON: a header, messages, an end). */
+  transcript(projectId: string, sessionId: string): string;
   /** The per-project exclusivity lease (SET NX PX token). */
   lease(projectId: string): string;
   /** List of a project's latest webhook delivery outcomes (JSON, newest first, capped). */
@@ -87,6 +91,8 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     sessions: (projectId) => `${base}${projectId}:sessions`,
     events: (projectId) => `${base}${projectId}:events`,
     lease: (projectId) => `${base}${projectId}:lease`,
+    transcripts: (projectId) => `${base}${projectId}:transcripts`,
+    transcript: (projectId, sessionId) => `${base}${projectId}:transcript:${sessionId}`,
     guidance: (projectId) => `${base}${projectId}:guidance`,
     guidanceAcks: (projectId) => `${base}${projectId}:guidance-acks`,
     webhookDeliveries: (projectId) => `${base}${projectId}:webhooks`,

@@ -5,6 +5,7 @@ import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
 import type { BatonKeys, ProjectSort } from './keys.js';
+import { deleteTranscripts } from './transcripts.js';
 import type { WebhookDeliveryRecord } from './webhooks/webhook-delivery.js';
 import {
   emptyCounters,
@@ -778,8 +779,9 @@ export class ProjectRepository {
     );
   }
 
-  /** Removes every key of a project (tests, `baton` cleanup). Memory is not touched. */
+  /** Removes every key of a project, its transcripts included (tests, `baton` cleanup). Memory is not touched. */
   async delete(projectId: string): Promise<void> {
+    await deleteTranscripts(this.redis, this.keys, projectId);
     const pipeline = this.pipeline();
     // First, while the hash still says where the project sits in the index.
     void (pipeline as unknown as ScriptCommands).batonUnindexProject(

@@ -21,6 +21,8 @@ export {
   transcriptFromRecords,
 } from './transcript.js';
 export { createFileTranscriptStore } from './file-transcripts.js';
+export { SEARCH_MAX_CHARACTERS, searchProject } from './search.js';
+export type { SearchHit, SearchOptions, SearchResult, TranscriptReader } from './search.js';
 export type { FileTranscriptStoreOptions } from './file-transcripts.js';
 export type {
   Transcript,

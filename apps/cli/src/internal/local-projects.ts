@@ -12,6 +12,8 @@ export interface LocalProject {
   memories: string;
   /** Where `baton run` appends the project's events as JSON lines (if it records them). */
   eventsFile: string;
+  /** Where `baton run` keeps the project's session transcripts. */
+  transcriptsDir: string;
 }
 
 /** The local project `id` under `BATON_HOME`, or an `unknown project` failure. */
@@ -26,6 +28,7 @@ export async function requireLocalProject(id: string): Promise<LocalProject> {
     dir: paths.dir,
     memories: paths.memories,
     eventsFile: paths.events,
+    transcriptsDir: paths.transcripts,
   };
 }
 
@@ -50,6 +53,7 @@ export async function listLocalProjects(): Promise<LocalProject[]> {
       dir: paths.dir,
       memories: paths.memories,
       eventsFile: paths.events,
+      transcriptsDir: paths.transcripts,
     });
   }
   return projects.sort((a, b) => a.record.createdAt.localeCompare(b.record.createdAt));

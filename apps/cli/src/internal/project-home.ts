@@ -74,6 +74,8 @@ export interface ProjectPaths {
   workspace: string;
   /** Every session event of the project as JSON lines, read by `baton logs --local`. */
   events: string;
+  /** One JSON-lines transcript per session, read by `baton transcript --local` and `baton search --local`. */
+  transcripts: string;
 }
 
 /** `BATON_HOME` (default `.baton` in the current directory), absolute. */
@@ -90,6 +92,7 @@ export function projectPaths(home: string, id: string): ProjectPaths {
     memories: path.join(dir, 'memories'),
     workspace: path.join(dir, 'workspace'),
     events: path.join(dir, 'events.jsonl'),
+    transcripts: path.join(dir, 'transcripts'),
   };
 }
 

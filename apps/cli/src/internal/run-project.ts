@@ -3,7 +3,13 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
-import { allFeaturesPass, readFeatures, runSession, type SessionResult } from '@baton/session';
+import {
+  allFeaturesPass,
+  createFileTranscriptStore,
+  readFeatures,
+  runSession,
+  type SessionResult,
+} from '@baton/session';
 import {
   type SandboxSetting,
   WorkspaceError,
@@ -241,6 +247,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     root: paths.memories,
     limits: memoryStoreLimits(),
   });
+  const transcripts = createFileTranscriptStore({ dir: paths.transcripts });
   const context = defineContextConfig({ preset: options.preset });
   const json = options.json === true;
   const output = createLiveView({
@@ -338,6 +345,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         memoryQuotaEnforcement: 'store',
         tools: { sandbox: sandboxSetup },
         lastCheckpoint: project.lastCheckpoint ?? null,
+        transcript: transcripts,
         signal: controller.signal,
         budgets: {
           ...(budgetLeft === undefined ? {} : { maxUsd: budgetLeft }),
