@@ -47,7 +47,8 @@ export function registerTranscriptCommand(program: Command): void {
               `no transcript of session ${options.session} of project ${id}${kept.length === 0 ? ' (none kept yet)' : ` (kept: sessions ${Math.min(...kept)}-${Math.max(...kept)})`}.`,
             );
           }
-          if (options.json !== true) process.stderr.write(`project ${id} has no transcripts yet.\n`);
+          if (options.json !== true)
+            process.stderr.write(`project ${id} has no transcripts yet.\n`);
           return;
         }
         for (const summary of chosen) {

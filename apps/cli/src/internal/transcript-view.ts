@@ -1,9 +1,4 @@
-import type {
-  AppliedEdit,
-  Transcript,
-  TranscriptBlock,
-  TranscriptMessage,
-} from '@baton/session';
+import type { AppliedEdit, Transcript, TranscriptBlock, TranscriptMessage } from '@baton/session';
 import { formatTokens, formatUsd } from './format.js';
 
 /**
@@ -28,7 +23,10 @@ function indent(text: string, by = '  '): string {
 }
 
 function dateTime(at: number): string {
-  return new Date(at).toISOString().replace('T', ' ').replace(/\.\d+Z$/, 'Z');
+  return new Date(at)
+    .toISOString()
+    .replace('T', ' ')
+    .replace(/\.\d+Z$/, 'Z');
 }
 
 function describeEdit(edit: AppliedEdit): string {
@@ -96,7 +94,8 @@ function assistantMessage(message: TranscriptMessage): string {
   const lines = [
     `── assistant · turn ${message.turn}${message.phase === 'end' ? ' (end of session)' : ''} · ${usageLine(message)}`,
   ];
-  for (const edit of message.appliedEdits ?? []) lines.push(`  context edit: ${describeEdit(edit)}`);
+  for (const edit of message.appliedEdits ?? [])
+    lines.push(`  context edit: ${describeEdit(edit)}`);
   for (const block of message.content) {
     switch (block.type) {
       case 'text':
