@@ -15,14 +15,16 @@ import {
 } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
 import {
+  isTranscriptSessionId,
   searchProject,
+  searchTextProblem,
   type OperatorGuidance,
   type SearchOptions,
   type SearchResult,
   type Transcript,
   type TranscriptSummary,
 } from '@baton/session';
-import { createRedisTranscripts, isTranscriptSessionId } from './transcripts.js';
+import { createRedisTranscripts } from './transcripts.js';
 import {
   OPERATOR_PAUSE_REASON,
   createRedisGuidance,
@@ -709,6 +711,8 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     },
 
     async search(projectId, text, searchOptions = {}) {
+      const problem = searchTextProblem(text);
+      if (problem !== null) throw new ProjectError('invalid_input', `search text ${problem}`);
       await requireProject(projectId);
       const memory = createRedisMemoryStore({
         redis,
@@ -718,7 +722,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       try {
         return await searchProject(
           { transcripts: createRedisTranscripts({ redis, keys, projectId }), memory },
-          text,
+          text.trim(),
           searchOptions,
         );
       } finally {

@@ -95,7 +95,7 @@ export type {
   StatusChange,
   TransitionResult,
 } from './project-repository.js';
-export { createRedisTranscripts, deleteTranscripts, isTranscriptSessionId } from './transcripts.js';
+export { createRedisTranscripts, deleteTranscripts } from './transcripts.js';
 export type { RedisTranscriptsOptions } from './transcripts.js';
 export { createModelRateLimiter, rateLimitedFetch } from './rate-limiter.js';
 export type { ModelRateLimiter, ModelRateLimiterOptions } from './rate-limiter.js';

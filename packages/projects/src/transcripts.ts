@@ -7,6 +7,7 @@
  */
 import {
   TRANSCRIPT_SESSIONS_KEPT,
+  isTranscriptSessionId,
   summarizeTranscript,
   transcriptFromRecords,
   type TranscriptRecord,
@@ -24,13 +25,6 @@ export interface RedisTranscriptsOptions {
   projectId: string;
   /** Transcripts kept per project; starting one more removes the oldest. Default `TRANSCRIPT_SESSIONS_KEPT`. */
   keep?: number;
-}
-
-/** The session ids Baton makes (UUIDs) and any a caller may give: nothing that could shape a key. */
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
-
-export function isTranscriptSessionId(value: string): boolean {
-  return SESSION_ID.test(value);
 }
 
 export function createRedisTranscripts(options: RedisTranscriptsOptions): TranscriptStore {

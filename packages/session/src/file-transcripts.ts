@@ -3,6 +3,7 @@ import path from 'node:path';
 import { SessionError } from './errors.js';
 import {
   TRANSCRIPT_SESSIONS_KEPT,
+  isTranscriptSessionId,
   summarizeTranscript,
   transcriptFromRecords,
   type Transcript,
@@ -18,7 +19,6 @@ export interface FileTranscriptStoreOptions {
   keep?: number;
 }
 
-const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const SUFFIX = '.jsonl';
 
 /**
@@ -31,7 +31,7 @@ export function createFileTranscriptStore(options: FileTranscriptStoreOptions): 
   const keep = options.keep ?? TRANSCRIPT_SESSIONS_KEPT;
 
   function file(sessionId: string): string {
-    if (!SESSION_ID.test(sessionId)) {
+    if (!isTranscriptSessionId(sessionId)) {
       throw new SessionError('invalid_options', `invalid session id ${JSON.stringify(sessionId)}`);
     }
     return path.join(dir, `${sessionId}${SUFFIX}`);
@@ -78,7 +78,7 @@ export function createFileTranscriptStore(options: FileTranscriptStoreOptions): 
       return (await readAll()).map(summarizeTranscript);
     },
     async read(sessionId) {
-      if (!SESSION_ID.test(sessionId)) return null;
+      if (!isTranscriptSessionId(sessionId)) return null;
       return readTranscript(file(sessionId));
     },
   };

@@ -17,11 +17,12 @@ export {
   TRANSCRIPT_BLOCK_MAX_CHARACTERS,
   TRANSCRIPT_SESSIONS_KEPT,
   capText,
+  isTranscriptSessionId,
   summarizeTranscript,
   transcriptFromRecords,
 } from './transcript.js';
 export { createFileTranscriptStore } from './file-transcripts.js';
-export { SEARCH_MAX_CHARACTERS, searchProject } from './search.js';
+export { SEARCH_MAX_CHARACTERS, searchProject, searchTextProblem } from './search.js';
 export type { SearchHit, SearchOptions, SearchResult, TranscriptReader } from './search.js';
 export type { FileTranscriptStoreOptions } from './file-transcripts.js';
 export type {

@@ -43,6 +43,14 @@ export interface SearchResult {
 /** The longest search text accepted (characters). */
 export const SEARCH_MAX_CHARACTERS = 200;
 
+/** What is wrong with a search text (empty, too long), or `null` when it is fine. */
+export function searchTextProblem(text: string): string | null {
+  const trimmed = text.trim();
+  if (trimmed === '') return 'must not be empty';
+  if (trimmed.length > SEARCH_MAX_CHARACTERS) return `at most ${SEARCH_MAX_CHARACTERS} characters`;
+  return null;
+}
+
 /**
  * Case-insensitive plain-text search: memory files first (path order), then transcripts,
  * newest session first and in message order within one. Stops reading at `limit` hits.

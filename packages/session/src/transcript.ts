@@ -19,6 +19,14 @@ export const TRANSCRIPT_BLOCK_MAX_CHARACTERS = 8_000;
 /** Transcripts kept per project: starting the next one removes the oldest beyond this. */
 export const TRANSCRIPT_SESSIONS_KEPT = 100;
 
+/**
+ * The rule for session ids a transcript store accepts (Baton makes UUIDs): nothing that could
+ * shape a Redis key or a file path.
+ */
+export function isTranscriptSessionId(value: string): boolean {
+  return /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.test(value);
+}
+
 /** Where a text block came from. */
 export type TranscriptTextSource =
   /** The session's first prompt, or the end-of-session prompt. */

@@ -1,6 +1,11 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import { SEARCH_MAX_CHARACTERS, type SearchHit, type SearchResult } from '@baton/session';
+import {
+  SEARCH_MAX_CHARACTERS,
+  searchTextProblem,
+  type SearchHit,
+  type SearchResult,
+} from '@baton/session';
 import { parsePositiveInteger, parseProjectId } from '../internal/argument-parsers.js';
 import { openLocalMemory, requireLocalProject } from '../internal/local-projects.js';
 import { projectNotFound } from '../internal/command-failure.js';
@@ -14,12 +19,9 @@ interface SearchCommandOptions {
 }
 
 function parseSearchText(value: string): string {
-  const text = value.trim();
-  if (text === '') throw new InvalidArgumentError('must not be empty.');
-  if (text.length > SEARCH_MAX_CHARACTERS) {
-    throw new InvalidArgumentError(`at most ${SEARCH_MAX_CHARACTERS} characters.`);
-  }
-  return text;
+  const problem = searchTextProblem(value);
+  if (problem !== null) throw new InvalidArgumentError(`${problem}.`);
+  return value.trim();
 }
 
 /** One line per hit: where (memory path and line, or session and turn), then the snippet. */
