@@ -3,13 +3,19 @@ import { getJson } from './js/api.js';
 import { newProjectPage } from './js/new-project.js';
 import { projectPage } from './js/project-page.js';
 import { projectsPage } from './js/projects-page.js';
+import { sessionPage } from './js/session-page.js';
 
 function route() {
   const main = document.getElementById('main');
   const path = window.location.pathname;
   const project = /^\/projects\/([^/]+)\/?$/.exec(path);
+  const sessionMatch = /^\/projects\/([^/]+)\/sessions\/([^/]+)\/?$/.exec(path);
   for (const link of document.querySelectorAll('[data-nav]')) link.classList.remove('on');
-  if (project) {
+  if (sessionMatch) {
+    const [projectId, sessionId] = [sessionMatch[1], sessionMatch[2]].map(decodeURIComponent);
+    sessionPage(main, projectId, sessionId);
+    document.title = `${projectId} · session · Baton`;
+  } else if (project) {
     projectPage(main, decodeURIComponent(project[1]));
     document.title = `${decodeURIComponent(project[1])} · Baton`;
   } else if (path === '/new') {

@@ -37,6 +37,9 @@ export type DashboardControl = Pick<
   | 'waitForEvents'
   | 'memoryStore'
   | 'queueCounts'
+  | 'listTranscripts'
+  | 'readTranscript'
+  | 'search'
 >;
 
 /** The memory store `memoryStore(projectId)` returns (a `RedisMemoryStore`, with history). */

@@ -6,6 +6,7 @@ import { tokenChart } from './chart.js';
 import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
 import { guidanceBox } from './guidance-box.js';
+import { searchBox } from './search-box.js';
 import {
   formatAgo,
   formatDateTime,
@@ -124,6 +125,7 @@ export function projectPage(main, projectId) {
           earlierTurns.element,
         ),
         section('Guidance for the agent', 'guidance', guidanceBox(projectId)),
+        section('Search memory and transcripts', 'search', searchBox(projectId)),
         section('Sessions', 'sessions', ...sessionTable.elements),
         section('Branch diff against the base', 'branch-diff', branchDiff()),
         section('Live events', 'events', ...eventList.elements),

@@ -4,6 +4,7 @@ import { getJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 import { formatDuration, formatHitRate, formatNumber, formatTokens, formatUsd } from './format.js';
 import { createOlderButton } from './older-button.js';
+import { sessionHref } from './session-page.js';
 
 /** Every input token of a session summary (summaries stored before caching have no cache fields). */
 function sessionInput(session) {
@@ -55,7 +56,19 @@ export function createSessionTable(projectId) {
       return h(
         'tr',
         { dataset: { session: session.sessionId } },
-        h('td', { class: 'num' }, `#${session.sessionNumber}`),
+        h(
+          'td',
+          { class: 'num' },
+          h(
+            'a',
+            {
+              href: sessionHref(projectId, session.sessionId),
+              title: 'The conversation of this session',
+              dataset: { testid: 'session-link' },
+            },
+            `#${session.sessionNumber}`,
+          ),
+        ),
         h(
           'td',
           {},

@@ -1,5 +1,5 @@
 /** The JSON API. Every handler validates its input with zod and reads through the control API. */
-import { readProgressArchives, readProgressLog } from '@baton/session';
+import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import type { z } from 'zod';
@@ -17,6 +17,7 @@ import {
   memoryFileQuerySchema,
   projectIdSchema,
   projectsQuerySchema,
+  searchQuerySchema,
   sessionsQuerySchema,
   tokensQuerySchema,
   toProjectInput,
@@ -110,6 +111,23 @@ async function readJsonBody(context: Context): Promise<unknown> {
   } catch {
     throw new ApiError(400, 'invalid_input', 'Request body is not valid JSON.');
   }
+}
+
+/** The transcript with each model text block's Markdown rendered (and sanitised) as `html`. */
+function withRenderedText(transcript: Transcript) {
+  return {
+    ...transcript,
+    messages: transcript.messages.map((message) =>
+      message.role !== 'assistant'
+        ? message
+        : {
+            ...message,
+            content: message.content.map((block) =>
+              block.type === 'text' ? { ...block, html: renderMarkdown(block.text) } : block,
+            ),
+          },
+    ),
+  };
 }
 
 export function createApiRoutes(options: ApiOptions): Hono {
@@ -263,6 +281,37 @@ export function createApiRoutes(options: ApiOptions): Hono {
       before: window.startIndex > 0 ? window.startIndex : null,
       total: window.total,
     });
+  });
+
+  api.get('/projects/:id/transcripts', async (context) => {
+    const projectId = projectIdParam(context);
+    await requireProject(projectId);
+    return context.json({ transcripts: await control.listTranscripts(projectId) });
+  });
+
+  // One session's conversation. Model text also comes rendered from Markdown by the same
+  // sanitiser as memory files; everything else the page shows as text.
+  api.get('/projects/:id/transcripts/:sessionId', async (context) => {
+    const projectId = projectIdParam(context);
+    const sessionId = context.req.param('sessionId');
+    await requireProject(projectId);
+    const transcript = await control.readTranscript(projectId, sessionId);
+    if (transcript === null) {
+      throw new ApiError(404, 'not_found', `No transcript of session ${sessionId} is kept.`);
+    }
+    return context.json({ transcript: withRenderedText(transcript) });
+  });
+
+  api.get('/projects/:id/search', async (context) => {
+    const projectId = projectIdParam(context);
+    const query = parse(searchQuerySchema, context.req.query(), 'query');
+    await requireProject(projectId);
+    const result = await control.search(
+      projectId,
+      query.q,
+      query.limit === undefined ? {} : { limit: query.limit },
+    );
+    return context.json({ query: query.q.trim(), ...result });
   });
 
   api.get('/projects/:id/events', async (context) => {

@@ -111,6 +111,14 @@ export const tokensQuerySchema = z
 /** `POST /api/projects/:id/say`: empty and too long texts are refused by the control API's own rule. */
 export const guidanceBodySchema = z.object({ text: z.string().max(100_000) }).strict();
 
+/** `GET /api/projects/:id/search`: the text rule itself is the control API's (`searchTextProblem`). */
+export const searchQuerySchema = z
+  .object({
+    q: z.string().max(1_000),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  })
+  .strict();
+
 export const memoryFileQuerySchema = z.object({ path: memoryPathSchema }).strict();
 
 /** Version ids of the Redis store's history (`<epoch>:<sequence>`, or plain digits). */
