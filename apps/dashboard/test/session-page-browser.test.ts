@@ -94,7 +94,7 @@ describe.skipIf(!available)('the session page in a real browser', () => {
     );
     const result = page.locator('[data-testid=tool-result]');
     expect(await result.locator('summary').textContent()).toContain(
-      'Result of bash · ok · cut: 8.0k of 8.0k characters kept',
+      'Result of bash · ok · cut: 8,000 of 8,010 characters kept',
     );
     // Open every collapsible, hover every link: nothing may run.
     // (`all()` gives positional locators: the set shrinks as each opens, so take the first each time.)

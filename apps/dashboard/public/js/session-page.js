@@ -3,7 +3,7 @@
 // text is the server's Markdown rendering through the memory files' sanitiser.
 import { getJson, projectPath } from './api.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
-import { formatDateTime, formatTokens, formatUsd, usageInput } from './format.js';
+import { formatDateTime, formatNumber, formatTokens, formatUsd, usageInput } from './format.js';
 
 /** Where a session's page is. */
 export function sessionHref(projectId, sessionId) {
@@ -22,7 +22,7 @@ function callSummary(block) {
 
 function capNote(block) {
   return block.capped
-    ? ` · cut: ${formatTokens(block.capped.kept)} of ${formatTokens(block.capped.characters)} characters kept`
+    ? ` · cut: ${formatNumber(block.capped.kept)} of ${formatNumber(block.capped.characters)} characters kept`
     : '';
 }
 
