@@ -137,7 +137,8 @@ describe('baton transcript and baton search on a worker-run project', () => {
       expect(bad.code, args.join(' ')).toBe(2);
       oneLine(bad.stderr);
     }
-  });
+    // Thirteen `baton` processes: on a loaded 2-core machine each can take seconds to start.
+  }, 180_000);
 });
 
 describe('baton transcript --local on a baton run project', () => {

@@ -25,6 +25,7 @@ describe('projects live under BATON_HOME', () => {
       memories: '/h/projects/p1/memories',
       workspace: '/h/projects/p1/workspace',
       events: '/h/projects/p1/events.jsonl',
+      transcripts: '/h/projects/p1/transcripts',
     });
   });
 
