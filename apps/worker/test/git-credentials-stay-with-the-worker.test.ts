@@ -4,11 +4,14 @@ import path from 'node:path';
 import type { SimScriptRequest } from '@baton/model-sim';
 import { createUserRepo, git, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { startGitHttpServer, type GitHttpServer } from './support/git-http-server.js';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+
+// Each test runs whole projects through worker processes and git: minutes on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 240_000 });
 
 const CANARY = 'gitpw-CANARY-7f3a91c2e4b8';
 

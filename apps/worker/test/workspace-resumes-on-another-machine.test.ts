@@ -2,11 +2,14 @@ import { mkdtemp, rename, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { checkoutFingerprint, createUserRepo, git } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { parkAfterFirstFlip } from './support/park.js';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { useProcessWorld } from './support/process-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+
+// Each test runs whole projects through worker processes and git: minutes on a loaded 2-core machine.
+vi.setConfig({ testTimeout: 240_000 });
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye\n- say thanks';
 
