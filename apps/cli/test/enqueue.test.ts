@@ -1,3 +1,5 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { createUserRepo } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
 import { runCli } from './helpers.js';
@@ -48,6 +50,55 @@ describe('baton enqueue', () => {
       budgets: { maxUsd: 2.5, maxSessions: 7 },
     });
     expect((await world.control.queueCounts()).waiting).toBe(1);
+  });
+
+  it('stores the context config of baton.config.json and BATON_CONTEXT_* where it runs; status shows it', async () => {
+    await writeFile(
+      path.join(dir, 'baton.config.json'),
+      JSON.stringify({ context: { preset: 'search-heavy' } }),
+    );
+    const id = world.projectId('ctx');
+    const result = await runCli(['enqueue', '--project', id, '--goal', 'Build\n- a'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_CONTEXT_CACHE_TTL: '1h' }),
+    });
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect(await world.control.getProject(id)).toMatchObject({
+      contextPreset: 'search-heavy',
+      context: { preset: 'search-heavy', promptCache: { prefixTtl: '1h' } },
+    });
+    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(status.stdout).toContain(
+      'context   search-heavy · edits clear_tool_uses · cache on (ttl 1h)\n',
+    );
+    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect((JSON.parse(json.stdout) as { context: unknown }).context).toEqual({
+      preset: 'search-heavy',
+      promptCache: { prefixTtl: '1h' },
+    });
+
+    // --preset is over both; BATON_CONTEXT_PROMPT_CACHE=off is stored as caching off.
+    const flagged = world.projectId('ctx2');
+    await runCli(['enqueue', '--project', flagged, '--goal', 'x', '--preset', 'off'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_CONTEXT_PROMPT_CACHE: 'off' }),
+    });
+    const status2 = await runCli(['status', flagged], { cwd: dir, env: world.env(dir) });
+    expect(status2.stdout).toContain('context   off · no edits · cache off\n');
+  });
+
+  it('refuses a bad BATON_CONTEXT_* in one line, storing nothing', async () => {
+    const id = world.projectId('badctx');
+    const result = await runCli(['enqueue', '--project', id, '--goal', 'x'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_CONTEXT_KEEP_TOOL_USES: 'many' }),
+    });
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toBe(
+      'baton: invalid context config: env: BATON_CONTEXT_KEEP_TOOL_USES: must be a whole number >= 0 (got "many").',
+    );
+    expect(await world.control.getProject(id)).toBeNull();
   });
 
   it('rejects bad arguments with one line and exit code 2, writing nothing', async () => {

@@ -1,5 +1,6 @@
 export {
   createDashboardServer,
+  DASHBOARD_ENV_VARIABLES,
   DEFAULT_DASHBOARD_HOST,
   DEFAULT_DASHBOARD_PORT,
   isLoopbackHost,

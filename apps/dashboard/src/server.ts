@@ -118,6 +118,14 @@ async function answersWithin(check: () => Promise<unknown>, timeoutMs: number): 
   }
 }
 
+/** The variables the dashboard server reads (the `baton` typo guard's list takes them from here). */
+export const DASHBOARD_ENV_VARIABLES = {
+  /** Shared secret of bearer auth and the login form. */
+  token: 'BATON_DASHBOARD_TOKEN',
+  /** Where branches are fetched to for diffs. */
+  home: 'BATON_HOME',
+} as const;
+
 export async function createDashboardServer(
   options: DashboardServerOptions,
 ): Promise<DashboardServer> {
@@ -129,7 +137,7 @@ export async function createDashboardServer(
       `dashboard port ${String(port)} is not between 0 and 65535`,
     );
   }
-  const rawToken = options.token ?? process.env.BATON_DASHBOARD_TOKEN;
+  const rawToken = options.token ?? process.env[DASHBOARD_ENV_VARIABLES.token];
   const token = rawToken === undefined || rawToken.trim() === '' ? undefined : rawToken.trim();
   const loopback = isLoopbackHost(host);
   if (!loopback && token === undefined) {
@@ -181,7 +189,9 @@ export async function createDashboardServer(
       onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
-    home: path.resolve(options.home ?? (process.env.BATON_HOME?.trim() || '.baton')),
+    home: path.resolve(
+      options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
+    ),
     auth: createAuthPolicy({ token, loopbackHosts }),
     assets,
     queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,

@@ -1,4 +1,6 @@
 /* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies: the assertions are the type checks */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
 import { rollOverProgressLog } from '@baton/session';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
@@ -375,6 +377,47 @@ describe('dashboard JSON API over the real control API', () => {
       body: 'id=x',
     });
     expect(notJson.status).toBe(415);
+  });
+
+  it("stores the context config of the dashboard's baton.config.json under the request's own, and shows it", async () => {
+    await writeFile(
+      path.join(dashboard.workspaceRoot, 'baton.config.json'),
+      JSON.stringify({ context: { promptCache: { prefixTtl: '1h' } } }),
+    );
+    const id = `ctx-${randomHex()}`;
+    const created = await post('/api/projects', {
+      id,
+      goal: 'Build it\n- one',
+      contextPreset: 'long-horizon',
+    });
+    expect(created.status).toBe(201);
+    expect((await dashboard.control.getProject(id))?.context).toEqual({
+      preset: 'long-horizon',
+      promptCache: { prefixTtl: '1h' },
+    });
+    const page = await json(`/api/projects/${id}`);
+    expect(page.body.project.context).toEqual({
+      config: { preset: 'long-horizon', promptCache: { prefixTtl: '1h' } },
+      summary: 'long-horizon · edits clear_tool_uses, compact · cache on (ttl 1h)',
+    });
+
+    const full = await post('/api/projects', {
+      id: `ctx2-${randomHex()}`,
+      goal: 'x',
+      context: { preset: 'off', promptCache: false },
+    });
+    expect(full.status).toBe(201);
+    expect(full.body.project.context.summary).toBe('off · no edits · cache off');
+
+    const invalid = await post('/api/projects', {
+      id: `ctx3-${randomHex()}`,
+      goal: 'x',
+      context: { clearToolUses: { keep: { type: 'tool_uses', value: -1 } } },
+    });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.message).toMatch(
+      /context\.clearToolUses\.keep\.value: must not be negative/,
+    );
   });
 
   it('cancels and resumes through the control API', async () => {

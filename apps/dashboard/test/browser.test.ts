@@ -145,6 +145,10 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       '[data-testid=progress-log] h1, [data-testid=progress-log] h2, [data-testid=progress-log] p',
     );
     expect(await page.textContent('[data-testid=progress-log]')).toMatch(/Session/);
+    // The context config stored at creation: preset, edits, caching and its TTL.
+    expect(await page.textContent('dt:text-is("Context") + dd')).toBe(
+      'coding · edits clear_tool_uses · cache on (ttl 5m)',
+    );
     await page.waitForSelector('tr[data-feature="F3"][data-passes="true"]');
     await page.waitForSelector('[data-testid=token-chart] circle');
     await page.waitForSelector('[data-testid=event-tail] li');

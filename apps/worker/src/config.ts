@@ -1,6 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { type SandboxSetting, WorkspaceError, parseSandboxSetting } from '@baton/workspace';
+import { CONTEXT_ENV_VARS } from '@baton/context-config';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
 import {
@@ -174,7 +175,27 @@ const envSchema = z.object({
   BATON_WEBHOOK_SECRET: z.string().optional(),
   BATON_WEBHOOK_ATTEMPTS: integer('BATON_WEBHOOK_ATTEMPTS', 6, 1, 100),
   BATON_WEBHOOK_BACKOFF_MS: integer('BATON_WEBHOOK_BACKOFF_MS', 5000, 0),
+  // Checked by `parseSandboxSetting` below; listed so the typo guard knows the name.
+  BATON_SANDBOX: z.string().optional(),
 });
+
+/**
+ * Every variable the worker reads, from the schema that reads them (the `baton` typo guard
+ * builds its list of known `BATON_*` names from this and the other packages' lists).
+ */
+export const WORKER_ENV_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
+/**
+ * A worker runs every project with the context config stored when the project was created
+ * (`baton enqueue`, the dashboard), so the same project behaves the same on every machine. Its
+ * own `BATON_CONTEXT_*` therefore change nothing; this one line says so instead of ignoring them
+ * silently. `undefined` when none is set.
+ */
+export function contextVariablesNotice(env: NodeJS.ProcessEnv = process.env): string | undefined {
+  const names = Object.values(CONTEXT_ENV_VARS).filter((name) => (env[name]?.trim() ?? '') !== '');
+  if (names.length === 0) return undefined;
+  return `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not applied by workers: each project runs the context config stored when it was created (set ${names.length === 1 ? 'it' : 'them'} where you run baton enqueue or the dashboard)`;
+}
 
 /** Default model when `BATON_MODEL` is not set. */
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';

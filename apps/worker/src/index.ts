@@ -1,6 +1,11 @@
 // Public surface of the worker app: what `baton worker`/`baton up` and tests start a worker with.
 // The project domain (schema, repository, control API, keys) is `@baton/projects`.
-export { DEFAULT_MODEL, loadWorkerConfig } from './config.js';
+export {
+  DEFAULT_MODEL,
+  WORKER_ENV_VARIABLES,
+  contextVariablesNotice,
+  loadWorkerConfig,
+} from './config.js';
 export type { WorkerConfig } from './config.js';
 export { WorkerError, describeError, isWorkerError } from './errors.js';
 export type { WorkerErrorCode, WorkerErrorOptions } from './errors.js';

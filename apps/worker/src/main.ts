@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // The worker process: wiring only. Reads config, starts the worker, installs shutdown handlers.
 import { EXIT_CODES as EXIT } from '@baton/core';
-import { loadWorkerConfig } from './config.js';
+import { contextVariablesNotice, loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
 import { startWorkerFromConfig } from './start-worker.js';
 
@@ -14,6 +14,9 @@ try {
   );
   process.exit(EXIT.usage);
 }
+
+const contextNotice = contextVariablesNotice(process.env);
+if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
 
 let running;
 try {

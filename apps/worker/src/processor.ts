@@ -280,7 +280,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
 
       const result = prepared.ok
         ? await runGuarded(options.runSession, {
-            context: defineContextConfig({ preset: project.contextPreset }),
+            context: defineContextConfig(project.context),
             // Memory stores are created with the tool's limits and enforce them atomically in Lua.
             memoryQuotaEnforcement: 'store',
             ...extraOptions,

@@ -59,7 +59,13 @@ export type {
   UsageAccumulatorOptions,
   UsageTotals,
 } from './usage-accumulator.js';
-export { CONFIG_FILE_NAME, CONTEXT_ENV_VARS, loadContextConfig } from './load-context-config.js';
+export {
+  CONFIG_FILE_NAME,
+  CONTEXT_ENV_VARS,
+  loadContextConfig,
+  loadContextConfigInput,
+} from './load-context-config.js';
+export { summarizeContextConfig } from './summarize-context-config.js';
 export type { LoadContextConfigOptions } from './load-context-config.js';
 export {
   CACHE_LOOKBACK_BLOCKS,

@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { defineContextConfig } from './define-context-config.js';
 import { ContextConfigError } from './errors.js';
-import { CONFIG_FILE_NAME, loadContextConfig } from './load-context-config.js';
+import {
+  CONFIG_FILE_NAME,
+  loadContextConfig,
+  loadContextConfigInput,
+} from './load-context-config.js';
 
 let directory: string;
 
@@ -134,6 +138,37 @@ describe('loadContextConfig sources', () => {
       env: { BATON_CONTEXT_PRESET: '', BATON_CONTEXT_KEEP_TOOL_USES: '  ' },
     });
     expect(config).toEqual(defineContextConfig());
+  });
+});
+
+describe('loadContextConfigInput: the merged layers a project stores', () => {
+  it('returns the merged input, which resolves to what loadContextConfig returns', async () => {
+    await writeConfig({
+      context: { preset: 'search-heavy', clearToolUses: { keep: { type: 'tool_uses', value: 2 } } },
+    });
+    const env = { BATON_CONTEXT_CACHE_TTL: '1h' };
+    const input = await loadContextConfigInput({
+      cwd: directory,
+      env,
+      override: { compaction: false },
+    });
+    expect(input).toEqual({
+      preset: 'search-heavy',
+      clearToolUses: { keep: { type: 'tool_uses', value: 2 } },
+      promptCache: { prefixTtl: '1h' },
+      compaction: false,
+    });
+    expect(defineContextConfig(input)).toEqual(
+      await loadContextConfig({ cwd: directory, env, override: { compaction: false } }),
+    );
+  });
+
+  it('refuses what loadContextConfig refuses', async () => {
+    await expect(
+      loadContextConfigInput({ cwd: directory, env: { BATON_CONTEXT_PRESET: 'of' } }),
+    ).rejects.toThrow(
+      'BATON_CONTEXT_PRESET: must be one of: coding, search-heavy, long-horizon, off (got "of")',
+    );
   });
 });
 

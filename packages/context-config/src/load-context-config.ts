@@ -71,6 +71,17 @@ interface Layer {
 export async function loadContextConfig(
   options: LoadContextConfigOptions,
 ): Promise<ResolvedContextConfig> {
+  return buildResolved(await loadContextConfigInput(options));
+}
+
+/**
+ * The layers `loadContextConfig` reads, merged and validated but not resolved: the config a
+ * project stores (`@baton/projects` keeps it on the project record, and every session resolves
+ * it with `defineContextConfig`). Same layers, precedence and errors as `loadContextConfig`.
+ */
+export async function loadContextConfigInput(
+  options: LoadContextConfigOptions,
+): Promise<ContextConfigInput> {
   const layers: Layer[] = [];
   const issues: ContextConfigIssue[] = [];
   let firstCode: ContextConfigErrorCode | undefined;
@@ -135,7 +146,7 @@ export async function loadContextConfig(
     }
   }
   if (issues.length > 0) throw new ContextConfigError(firstCode ?? 'invalid_config', issues);
-  return buildResolved(merged);
+  return merged;
 }
 
 /** The layer that last wrote `group.field` of a merged path, so the error points into it. */

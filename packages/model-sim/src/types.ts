@@ -131,9 +131,16 @@ export interface SimRequestRecord {
   thread?: string;
   /** Names of the tools the response called. */
   toolCalls?: string[];
+  /**
+   * The `type` of every edit in the request's `context_management`, in request order; absent
+   * when the request sent no `context_management`.
+   */
+  contextEdits?: string[];
   /** What the prompt cache did: breakpoints sent, tokens read, written per TTL, and uncached. */
   cache?: {
     breakpoints: number;
+    /** The TTL of each breakpoint, in prompt order (tools, system, messages). */
+    breakpointTtls: Array<'5m' | '1h'>;
     readInputTokens: number;
     write5mInputTokens: number;
     write1hInputTokens: number;

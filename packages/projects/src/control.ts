@@ -1,3 +1,9 @@
+import {
+  ContextConfigError,
+  DEFAULT_CONTEXT_PRESET,
+  loadContextConfigInput,
+  type ContextConfigInput,
+} from '@baton/context-config';
 import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
 import {
@@ -87,10 +93,12 @@ export interface BatonControlOptions {
   /** Prefix of memory keys (`@baton/storage-redis`); must match the workers'. Default theirs. */
   memoryPrefix?: string;
   /**
-   * Relative `repo` paths of `createProject` are resolved against this directory. Default
-   * `process.cwd()`.
+   * Where `createProject` runs: relative `repo` paths are resolved against this directory, and
+   * its `baton.config.json` gives new projects their context config. Default `process.cwd()`.
    */
   cwd?: string;
+  /** Environment `createProject` reads `BATON_CONTEXT_*` from. Default `process.env`. */
+  env?: NodeJS.ProcessEnv;
   /** Longest wait for a project's repository to answer at creation (ms). Default 60_000. */
   repoTimeoutMs?: number;
   /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
@@ -142,7 +150,9 @@ export interface BatonControl {
    * Validates and stores a new project (status `queued`, no job yet: call `enqueue`). A `repo`
    * is read (never written) to resolve `base` to a commit and to check that `baton/<id>` is free
    * or Baton's own for this project; a repository, base or branch that fails that is refused
-   * with `invalid_input` and one line, and nothing is stored.
+   * with `invalid_input` and one line, and nothing is stored. The project's context config is
+   * `loadContextConfigInput` here (`baton.config.json` in `cwd` < `BATON_CONTEXT_*` of `env` <
+   * the input's `context` < its `contextPreset`), stored with the project.
    */
   createProject(input: unknown): Promise<ProjectRecord>;
   /** Queues the project's next session (a freshly created or `queued` project). */
@@ -320,6 +330,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
 
     async createProject(input) {
       const parsed = parseProjectInput(input);
+      const context = await projectContext(parsed, options);
       await ready();
       if ((await repository.get(parsed.id)) !== null) {
         throw new ProjectError('conflict', `project ${parsed.id} already exists`);
@@ -363,7 +374,8 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         lastCheckpoint: source?.existingHead ?? null,
         model: parsed.model ?? null,
         budgets: parsed.budgets ?? {},
-        contextPreset: parsed.contextPreset ?? 'coding',
+        contextPreset: context.preset ?? DEFAULT_CONTEXT_PRESET,
+        context,
         sandbox: parsed.sandbox ?? null,
         createdAt: Date.now(),
       });
@@ -772,6 +784,34 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       if (ownsRedis) redis.disconnect();
     },
   };
+}
+
+/** The context config a new project stores: the creator's file and env, under the input's own. */
+async function projectContext(
+  input: { context?: ContextConfigInput; contextPreset?: ContextConfigInput['preset'] },
+  options: BatonControlOptions,
+): Promise<ContextConfigInput> {
+  const override: ContextConfigInput = {
+    ...input.context,
+    ...(input.contextPreset === undefined ? {} : { preset: input.contextPreset }),
+  };
+  let loaded: ContextConfigInput;
+  try {
+    loaded = await loadContextConfigInput({
+      cwd: options.cwd ?? process.cwd(),
+      env: options.env ?? process.env,
+      ...(Object.keys(override).length === 0 ? {} : { override }),
+    });
+  } catch (error) {
+    if (!(error instanceof ContextConfigError)) throw error;
+    throw new ProjectError(
+      'invalid_input',
+      `invalid context config: ${error.issues.map((issue) => `${issue.source === 'override' ? 'context' : issue.source}: ${issue.path}: ${issue.message}`).join('; ')}`,
+      { cause: error },
+    );
+  }
+  // The preset is written out so the record says what it runs without knowing the default.
+  return { preset: loaded.preset ?? DEFAULT_CONTEXT_PRESET, ...loaded };
 }
 
 function describeClient(redis: RedisClient): string {

@@ -243,6 +243,7 @@ export class ProjectRepository {
       model: record.model,
       budgets: record.budgets,
       contextPreset: record.contextPreset,
+      context: record.context,
       ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
       repo: record.repo,
       base: record.base,
@@ -843,6 +844,7 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
       | 'model'
       | 'budgets'
       | 'contextPreset'
+      | 'context'
       | 'repo'
       | 'base'
       | 'baseCommit'
@@ -867,6 +869,8 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
     model: config.model ?? null,
     budgets: config.budgets ?? {},
     contextPreset: config.contextPreset ?? 'coding',
+    // Projects stored before the context config was kept ran their preset alone.
+    context: config.context ?? { preset: config.contextPreset ?? 'coding' },
     sandbox: config.sandbox ?? null,
     sessionSandbox: hash.sessionSandbox
       ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)

@@ -1,6 +1,12 @@
 import path from 'node:path';
 import { z } from 'zod';
-import { CONTEXT_PRESET_NAMES, type ContextPresetName } from '@baton/context-config';
+import {
+  CONTEXT_PRESET_NAMES,
+  ContextConfigError,
+  type ContextConfigInput,
+  type ContextPresetName,
+  defineContextConfig,
+} from '@baton/context-config';
 import {
   type ProjectSandbox,
   type SandboxDescription,
@@ -107,8 +113,17 @@ export interface ProjectInput {
   /** Model id; default the worker's `BATON_MODEL`. */
   model?: string;
   budgets?: ProjectBudgets;
-  /** Default `coding`. */
+  /**
+   * The context-management preset, the highest layer over `context`; shorthand for
+   * `context.preset`.
+   */
   contextPreset?: ProjectContextPreset;
+  /**
+   * Context management of every session (`@baton/context-config`'s `ContextConfigInput`), laid
+   * over `baton.config.json` and `BATON_CONTEXT_*` where the project is created; the merged result
+   * is stored with the project. Default: those layers alone (preset `coding` when none is set).
+   */
+  context?: ContextConfigInput;
   /**
    * What this project's commands may reach beyond the worker's sandbox policy: network hosts
    * (through the filtering proxy), read-only paths, lower limits. Default: the worker's policy.
@@ -175,7 +190,14 @@ export interface ProjectRecord extends ProjectSourceFields {
   /** Model id, or `null` for the worker's default. */
   model: string | null;
   budgets: ProjectBudgets;
+  /** The preset `context` starts from (`context.preset`). */
   contextPreset: ProjectContextPreset;
+  /**
+   * The context config every session of the project resolves (`defineContextConfig`): what
+   * `baton.config.json`, `BATON_CONTEXT_*` and the creation request said where the project was
+   * created, merged. Workers use it as stored; their own `BATON_CONTEXT_*` do not change it.
+   */
+  context: ContextConfigInput;
   /** The project's sandbox settings, `null` for the worker's policy as it is. */
   sandbox: ProjectSandbox | null;
   /** Where the latest session's commands ran (set when a session starts), `null` before any. */
@@ -208,6 +230,22 @@ export const projectIdSchema = z.string().regex(PROJECT_ID_PATTERN, PROJECT_ID_R
 // Upper bounds keep a typo (an extra zero run, a pasted timestamp) from meaning "unlimited".
 const positiveNumber = z.number().finite().positive().max(1_000_000);
 const positiveInteger = z.number().int().positive().max(1_000_000_000);
+
+/** A `ContextConfigInput`, checked by `@baton/context-config` itself (its rules, its messages). */
+const contextConfigSchema = z.custom<ContextConfigInput>().superRefine((value, context) => {
+  try {
+    defineContextConfig(value);
+  } catch (error) {
+    if (!(error instanceof ContextConfigError)) throw error;
+    for (const issue of error.issues) {
+      context.addIssue({
+        code: 'custom',
+        message: issue.message,
+        path: issue.path === '' ? [] : issue.path.split('.'),
+      });
+    }
+  }
+});
 
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
@@ -270,6 +308,7 @@ export const projectInputSchema = z
       .optional(),
     budgets: budgetsSchema.optional(),
     contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
+    context: contextConfigSchema.optional(),
     sandbox: projectSandboxSchema.optional(),
   })
   .strict()

@@ -9,6 +9,7 @@ import {
   redisTargetFromEnvironment,
   toCommandFailure,
 } from '../internal/remote-control.js';
+import { warnUnknownVariables } from '../internal/environment.js';
 
 /** `@baton/dashboard`'s defaults, spelled out so `--help` need not load the dashboard package. */
 const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
@@ -110,6 +111,7 @@ export function registerDashboardCommand(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: DashboardOptions) => {
+      await warnUnknownVariables('dashboard');
       process.exitCode = await serveDashboard(options);
     });
 }

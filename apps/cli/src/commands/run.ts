@@ -11,6 +11,7 @@ import {
 } from '../internal/argument-parsers.js';
 import type { RunOptions } from '../internal/run-project.js';
 import { COST_HELP } from '../internal/cost-help.js';
+import { warnUnknownVariables } from '../internal/environment.js';
 
 const DEFAULT_SESSIONS = 10;
 
@@ -59,9 +60,10 @@ export function registerRunCommand(program: Command): void {
       parseNonEmpty,
     )
     .addOption(
-      new Option('--preset <preset>', 'context-editing preset')
-        .choices([...CONTEXT_PRESET_NAMES])
-        .default('coding'),
+      new Option(
+        '--preset <preset>',
+        'context-editing preset, over baton.config.json and BATON_CONTEXT_* (default coding)',
+      ).choices([...CONTEXT_PRESET_NAMES]),
     )
     .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
     .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
@@ -77,6 +79,7 @@ export function registerRunCommand(program: Command): void {
     )
     .addHelpText('after', COST_HELP)
     .action(async (options: RunOptions) => {
+      await warnUnknownVariables('run');
       // Loaded on use, so `--help` and argument errors stay fast.
       const { runProject } = await import('../internal/run-project.js');
       process.exitCode = await runProject(options);

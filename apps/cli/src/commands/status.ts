@@ -7,7 +7,12 @@ import { withControl } from '../internal/remote-control.js';
 import { remoteRows, renderProjectRows } from './projects.js';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatHitRate } from '../internal/format.js';
-import { cacheHitRate, totalInputTokens } from '@baton/context-config';
+import {
+  cacheHitRate,
+  defineContextConfig,
+  summarizeContextConfig,
+  totalInputTokens,
+} from '@baton/context-config';
 
 /** The JSON shape of `baton status ID --json` (stable: scripts read it). */
 export function projectJson(project: ProjectRecord) {
@@ -26,6 +31,8 @@ export function projectJson(project: ProjectRecord) {
     skipHooks: project.skipHooks,
     model: project.model,
     contextPreset: project.contextPreset,
+    /** The context config stored at creation, which every session resolves. */
+    context: project.context,
     budgets: project.budgets,
     sandbox: project.sandbox,
     sessionSandbox: project.sessionSandbox,
@@ -95,6 +102,7 @@ function describeProject(
     `tokens    ${totalInputTokens(c)} in (${c.cacheReadInputTokens} read from cache, ${c.cacheCreationInputTokens} written, ${c.inputTokens} uncached), ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
     `cache     ${formatHitRate(c.cacheReadInputTokens, totalInputTokens(c))} of input read from the prompt cache`,
     `cost      $${c.costUsd.toFixed(4)}`,
+    `context   ${summarizeContextConfig(defineContextConfig(project.context))}`,
     `repo      ${project.repo ?? "none (a bare repository in the worker's BATON_HOME)"}`,
     ...(project.base === null ? [] : [`base      ${project.base} (${short(project.baseCommit)})`]),
     `branch    ${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`,

@@ -7,6 +7,7 @@ import { parseNonEmpty, parsePort } from '../internal/argument-parsers.js';
 import { batonHome } from '../internal/project-home.js';
 import { discoverRedis, type DiscoveredRedis } from '../internal/redis-discovery.js';
 import { toCommandFailure } from '../internal/remote-control.js';
+import { warnUnknownVariables } from '../internal/environment.js';
 
 /** `@baton/dashboard`'s defaults, spelled out so `--help` need not load the dashboard package. */
 const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
@@ -245,6 +246,7 @@ export function registerUpCommand(program: Command): void {
       ].join('\n'),
     )
     .action(async (options: UpOptions) => {
+      await warnUnknownVariables('up');
       process.exitCode = await up(options);
     });
 }

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
-import { loadWorkerConfig, startWorkerFromConfig } from '@baton/worker';
+import { contextVariablesNotice, loadWorkerConfig, startWorkerFromConfig } from '@baton/worker';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { parsePort, parsePositiveInteger } from '../internal/argument-parsers.js';
 import { toCommandFailure } from '../internal/remote-control.js';
+import { warnUnknownVariables } from '../internal/environment.js';
 
 interface WorkerOptions {
   concurrency?: number;
@@ -34,6 +35,7 @@ export function registerWorkerCommand(program: Command): void {
       "run the agent's commands unsandboxed (explicit opt-out, same as BATON_SANDBOX=off; said in every session's events, status and the dashboard)",
     )
     .action(async (options: WorkerOptions) => {
+      await warnUnknownVariables('worker');
       const env = { ...process.env };
       if (options.concurrency !== undefined) env.BATON_CONCURRENCY = String(options.concurrency);
       if (options.port !== undefined) env.BATON_HTTP_PORT = String(options.port);
@@ -47,6 +49,8 @@ export function registerWorkerCommand(program: Command): void {
           (error instanceof Error ? error.message : String(error)).split('\n').join('; '),
         );
       }
+      const contextNotice = contextVariablesNotice(env);
+      if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
       let running;
       try {
         running = await startWorkerFromConfig(config);

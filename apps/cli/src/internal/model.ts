@@ -1,5 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Default model for the real API when neither `--model` nor `BATON_MODEL` is set. */
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
@@ -24,7 +25,7 @@ export async function connectModel(options: {
 }): Promise<ModelConnection> {
   const env = options.env ?? process.env;
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
-  const requested = options.model ?? (env.BATON_MODEL?.trim() || undefined);
+  const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
   if (apiKey === undefined || apiKey === '' || requested === 'sim') {
     const sim = await startModelSim({ port: 0 });
     const client = new Anthropic({ apiKey: 'sim', baseURL: sim.url, maxRetries: 0 });

@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** What `baton run` keeps about a project in `<BATON_HOME>/projects/<id>/project.json`. */
 export interface ProjectRecord {
@@ -80,7 +81,7 @@ export interface ProjectPaths {
 
 /** `BATON_HOME` (default `.baton` in the current directory), absolute. */
 export function batonHome(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
-  const home = env.BATON_HOME?.trim();
+  const home = env[CLI_ENV_VARIABLES.home]?.trim();
   return path.resolve(cwd, home === undefined || home === '' ? '.baton' : home);
 }
 

@@ -7,6 +7,7 @@ import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { CommandFailure } from './command-failure.js';
 import { redisTargetFromEnvironment, toCommandFailure } from './remote-control.js';
+import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Where the Redis that `baton up` uses came from. */
 export type RedisSource = 'env' | 'probe' | 'child';
@@ -57,8 +58,8 @@ export async function discoverRedis(options: RedisDiscoveryOptions): Promise<Dis
   let probe: RedisTarget;
   try {
     probe = parseRedisUrl(
-      env.BATON_REDIS_PROBE_URL?.trim() || DEFAULT_REDIS_URL,
-      'BATON_REDIS_PROBE_URL',
+      env[CLI_ENV_VARIABLES.redisProbeUrl]?.trim() || DEFAULT_REDIS_URL,
+      CLI_ENV_VARIABLES.redisProbeUrl,
     );
   } catch (error) {
     throw toCommandFailure(error);

@@ -2,6 +2,7 @@ import type { BatonControl, ProjectError, RedisTarget } from '@baton/projects';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { CommandFailure } from './command-failure.js';
+import { CLI_ENV_VARIABLES } from './environment.js';
 
 /**
  * Where the CLI finds Redis: `REDIS_CLUSTER_NODES` (a Cluster) when set, else `REDIS_URL`, else
@@ -43,7 +44,7 @@ function isWorkerError(
  */
 export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise<BatonControl> {
   const target = await redisTargetFromEnvironment(env);
-  const prefix = env.BATON_PREFIX?.trim();
+  const prefix = env[CLI_ENV_VARIABLES.prefix]?.trim();
   // Loaded on use: `--help` and local commands should not pay for BullMQ.
   const { createBatonControl } = await import('@baton/projects');
   try {

@@ -1,7 +1,13 @@
 import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { defineContextConfig, type ContextPresetName } from '@baton/context-config';
+import {
+  ContextConfigError,
+  loadContextConfig,
+  summarizeContextConfig,
+  type ContextPresetName,
+  type ResolvedContextConfig,
+} from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import {
   allFeaturesPass,
@@ -39,6 +45,7 @@ import {
   addSessionUsage,
   type ProjectRecord,
 } from './project-home.js';
+import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Parsed options of `baton run`. */
 export interface RunOptions {
@@ -51,7 +58,8 @@ export interface RunOptions {
   sessions: number;
   project?: string;
   model?: string;
-  preset: ContextPresetName;
+  /** Over `baton.config.json` and `BATON_CONTEXT_*`; unset: those decide (default `coding`). */
+  preset?: ContextPresetName;
   budgetUsd?: number;
   maxTurns?: number;
   stallAfter?: number;
@@ -188,16 +196,37 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
 /** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
 function readSandboxSetting(options: RunOptions): SandboxSetting {
   try {
-    return parseSandboxSetting(process.env.BATON_SANDBOX, { noSandbox: options.sandbox === false });
+    return parseSandboxSetting(process.env[CLI_ENV_VARIABLES.sandbox], {
+      noSandbox: options.sandbox === false,
+    });
   } catch (error) {
     if (error instanceof WorkspaceError) throw new CliError('usage', `${error.message}.`);
     throw error;
   }
 }
 
+/**
+ * The sessions' context config: `baton.config.json` in the directory baton runs in, then
+ * `BATON_CONTEXT_*`, then `--preset`; a bad one is a usage error listing every problem.
+ */
+async function readContextConfig(options: RunOptions): Promise<ResolvedContextConfig> {
+  try {
+    return await loadContextConfig({
+      cwd: process.cwd(),
+      ...(options.preset === undefined ? {} : { override: { preset: options.preset } }),
+    });
+  } catch (error) {
+    if (!(error instanceof ContextConfigError)) throw error;
+    throw new CliError(
+      'usage',
+      `invalid context config: ${error.issues.map((issue) => `${issue.source === 'override' ? '--preset' : issue.source}: ${issue.path}: ${issue.message}`).join('; ')}.`,
+    );
+  }
+}
+
 /** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
 function checkpointIntervalMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = env.BATON_CHECKPOINT_INTERVAL_MS?.trim();
+  const value = env[CLI_ENV_VARIABLES.checkpointIntervalMs]?.trim();
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
   if (!Number.isInteger(parsed) || parsed < 0) {
@@ -230,6 +259,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   // Read before anything starts, so a bad value stops the run with nothing to clean up.
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
+  const context = await readContextConfig(options);
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
   // Baton's own clone of the project's repository (or of a bare repository it owns), on
@@ -248,7 +278,6 @@ export async function runProject(options: RunOptions): Promise<number> {
     limits: memoryStoreLimits(),
   });
   const transcripts = createFileTranscriptStore({ dir: paths.transcripts });
-  const context = defineContextConfig({ preset: options.preset });
   const json = options.json === true;
   const output = createLiveView({
     write: (text) => process.stdout.write(text),
@@ -270,6 +299,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   // Always on stderr as well: an unsandboxed run must be visible even with --json on stdout.
   if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
+  say(`Context: ${summarizeContextConfig(context)}.`);
   const sandboxSetup = sessionSandboxSetup(sandbox, null);
 
   const controller = new AbortController();

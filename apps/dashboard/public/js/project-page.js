@@ -174,7 +174,7 @@ export function projectPage(main, projectId) {
       ['Branch', `${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`],
       ['Checkpoint', project.lastCheckpoint === null ? '–' : shortCommit(project.lastCheckpoint)],
       ['Model', project.model ?? 'default'],
-      ['Preset', project.contextPreset],
+      ['Context', project.context.summary],
       ['Status reason', project.statusReason ?? '–'],
     ];
     entries.push(['Sandbox', project.sandbox.summary]);

@@ -2,7 +2,13 @@
  * The JSON shapes the dashboard's API returns, computed from control-API records. Kept separate
  * from the records so the UI never depends on how the worker stores things.
  */
-import { cacheHitRate, totalInputTokens } from '@baton/context-config';
+import {
+  type ContextConfigInput,
+  cacheHitRate,
+  defineContextConfig,
+  summarizeContextConfig,
+  totalInputTokens,
+} from '@baton/context-config';
 import { summarizeSandbox } from '@baton/workspace';
 import type { EventEntry, ProjectRecord, SessionSummary, StreamEvent } from '../control.js';
 
@@ -24,6 +30,11 @@ export interface ProjectView {
   createdAt: number;
   model: string | null;
   contextPreset: string;
+  /**
+   * The context config every session resolves (stored at creation) and its one-line summary:
+   * preset, edits, prompt caching and its TTL (`summarizeContextConfig`).
+   */
+  context: { config: ContextConfigInput; summary: string };
   /** The working tree on each worker; `null`: each worker's `<BATON_HOME>/workspaces/<id>`. */
   workspace: string | null;
   /** The repository the branch is pushed to; `null`: a bare repository Baton owns. */
@@ -87,6 +98,10 @@ export function projectView(
     createdAt: project.createdAt,
     model: project.model,
     contextPreset: project.contextPreset,
+    context: {
+      config: project.context,
+      summary: summarizeContextConfig(defineContextConfig(project.context)),
+    },
     workspace: project.workspace,
     repo: project.repo,
     base: project.base,

@@ -240,7 +240,16 @@ export class SimServer {
       messages: edited.messages,
       marks: unmarked.marks,
     });
-    entry.cache = { breakpoints: unmarked.marks.length, ...cache };
+    entry.cache = {
+      breakpoints: unmarked.marks.length,
+      breakpointTtls: unmarked.marks.map((mark) => mark.ttl),
+      ...cache,
+    };
+    const sentEdits = (body['context_management'] as { edits?: Array<{ type?: unknown }> } | null)
+      ?.edits;
+    if (body['context_management'] !== undefined && body['context_management'] !== null) {
+      entry.contextEdits = (sentEdits ?? []).map((edit) => String(edit.type));
+    }
     entry.inputTokensBefore = edited.inputTokensBefore;
     entry.inputTokensAfter = edited.inputTokensAfter;
     entry.appliedEdits = edited.response?.applied_edits ?? [];

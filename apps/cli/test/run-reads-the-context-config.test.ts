@@ -1,0 +1,145 @@
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { startModelSim, type ModelSim, type SimRequestRecord } from '@baton/model-sim';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { EXAMPLE_GOAL, cliEnv, runCli, tempDir } from './helpers.js';
+
+// `baton run` resolves its sessions' context config with loadContextConfig: baton.config.json in
+// the directory it runs in < BATON_CONTEXT_* < --preset. The simulator's request log shows what
+// each request really carried.
+let dir: string;
+let cleanup: () => Promise<void>;
+let sim: ModelSim;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+  sim = await startModelSim({ port: 0 });
+});
+afterEach(async () => {
+  await sim.close();
+  await cleanup();
+});
+
+/** One init session against the test's simulator; returns the run and the requests it sent. */
+async function runOneSession(
+  project: string,
+  env: Record<string, string> = {},
+  args: string[] = [],
+): Promise<{ code: number | null; stdout: string; stderr: string; requests: SimRequestRecord[] }> {
+  const before = sim.received.length;
+  const result = await runCli(
+    [
+      'run',
+      '--goal-file',
+      EXAMPLE_GOAL,
+      '--project',
+      project,
+      '--sessions',
+      '1',
+      '--model',
+      'claude-test',
+      ...args,
+    ],
+    {
+      cwd: dir,
+      env: cliEnv(path.join(dir, 'home'), {
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: sim.url,
+        ...env,
+      }),
+    },
+  );
+  const requests = sim.received.slice(before).filter((entry) => entry.path === '/v1/messages');
+  return { ...result, requests };
+}
+
+describe('baton run reads baton.config.json and BATON_CONTEXT_*', () => {
+  it('BATON_CONTEXT_PRESET=off sends no context_management; without it every request clears tool uses', async () => {
+    const defaults = await runOneSession('defaults');
+    expect(defaults.stderr).toBe('');
+    expect(defaults.requests.length).toBeGreaterThan(1);
+    expect(
+      defaults.requests.every((entry) => entry.contextEdits?.[0] === 'clear_tool_uses_20250919'),
+    ).toBe(true);
+    expect(defaults.stdout).toContain(
+      'Context: coding · edits clear_tool_uses · cache on (ttl 5m).',
+    );
+
+    const off = await runOneSession('off', { BATON_CONTEXT_PRESET: 'off' });
+    expect(off.stderr).toBe('');
+    expect(off.requests.length).toBeGreaterThan(1);
+    expect(off.requests.every((entry) => entry.contextEdits === undefined)).toBe(true);
+    expect(off.stdout).toContain('Context: off · no edits · cache on (ttl 5m).');
+  });
+
+  it('promptCache.prefixTtl 1h from baton.config.json, or BATON_CONTEXT_CACHE_TTL=1h, puts ttl 1h on the stable prefix', async () => {
+    const fiveMinutes = await runOneSession('five');
+    expect(fiveMinutes.requests.every((entry) => entry.cache?.breakpointTtls[0] === '5m')).toBe(
+      true,
+    );
+
+    await writeFile(
+      path.join(dir, 'baton.config.json'),
+      JSON.stringify({ context: { promptCache: { prefixTtl: '1h' } } }),
+    );
+    const fromFile = await runOneSession('file');
+    expect(fromFile.stderr).toBe('');
+    expect(fromFile.requests.length).toBeGreaterThan(1);
+    expect(fromFile.requests.every((entry) => entry.cache?.breakpointTtls[0] === '1h')).toBe(true);
+    // The other breakpoints (the conversation) stay at 5 minutes.
+    expect(fromFile.requests.at(-1)?.cache?.breakpointTtls.slice(1)).toContain('5m');
+    expect(fromFile.stdout).toContain('cache on (ttl 1h)');
+
+    // The environment is over the file: BATON_CONTEXT_PROMPT_CACHE=off sends no breakpoint.
+    const cacheOff = await runOneSession('nocache', { BATON_CONTEXT_PROMPT_CACHE: 'off' });
+    expect(cacheOff.requests.every((entry) => entry.cache?.breakpoints === 0)).toBe(true);
+    expect(cacheOff.stdout).toContain('cache off');
+  });
+
+  it('BATON_CONTEXT_CACHE_TTL=1h without a file; --preset is over the environment', async () => {
+    const result = await runOneSession(
+      'env',
+      { BATON_CONTEXT_CACHE_TTL: '1h', BATON_CONTEXT_PRESET: 'off' },
+      ['--preset', 'long-horizon'],
+    );
+    expect(result.stderr).toBe('');
+    expect(result.requests.every((entry) => entry.cache?.breakpointTtls[0] === '1h')).toBe(true);
+    expect(result.requests[0]?.contextEdits).toEqual([
+      'clear_tool_uses_20250919',
+      'compact_20260112',
+    ]);
+  });
+
+  it('a bad variable or file stops the run before anything starts, in one line naming it', async () => {
+    const badEnv = await runOneSession('bad', { BATON_CONTEXT_CACHE_TTL: '2h' });
+    expect(badEnv.code).toBe(2);
+    expect(badEnv.stderr.trim().split('\n')).toEqual([
+      'baton: invalid context config: env: BATON_CONTEXT_CACHE_TTL: must be 5m or 1h (got "2h").',
+    ]);
+    expect(badEnv.requests).toHaveLength(0);
+
+    await writeFile(path.join(dir, 'baton.config.json'), '{"context": {"preset": "fast"}}');
+    const badFile = await runOneSession('bad');
+    expect(badFile.code).toBe(2);
+    expect(badFile.stderr).toMatch(
+      /^baton: invalid context config: baton\.config\.json: context\.preset: /,
+    );
+    expect(badFile.stderr.trim().split('\n')).toHaveLength(1);
+    expect(badFile.requests).toHaveLength(0);
+  });
+});
+
+describe('the typo guard', () => {
+  it('an unknown BATON_* variable gets one line on stderr naming the closest known one, and the run goes on', async () => {
+    const result = await runOneSession('typo', {
+      BATON_CONTEXT_PRESTE: 'off',
+      BATON_SANBOX: 'off',
+    });
+    expect(result.code).not.toBe(2);
+    expect(result.stderr.trim().split('\n')).toEqual([
+      'baton run: unknown variable BATON_CONTEXT_PRESTE is ignored; did you mean BATON_CONTEXT_PRESET?',
+      'baton run: unknown variable BATON_SANBOX is ignored; did you mean BATON_SANDBOX?',
+    ]);
+    // Ignored indeed: the default preset ran.
+    expect(result.requests[0]?.contextEdits).toEqual(['clear_tool_uses_20250919']);
+  });
+});
