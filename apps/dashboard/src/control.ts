@@ -36,6 +36,7 @@ export type DashboardControl = Pick<
   | 'readEvents'
   | 'waitForEvents'
   | 'memoryStore'
+  | 'memoryHistory'
   | 'queueCounts'
   | 'listTranscripts'
   | 'readTranscript'

@@ -4,7 +4,11 @@ import {
   loadContextConfigInput,
   type ContextConfigInput,
 } from '@baton/context-config';
-import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
+import {
+  createRedisMemoryStore,
+  type FileVersion,
+  type RedisMemoryStore,
+} from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
 import {
   WorkspaceError,
@@ -232,6 +236,17 @@ export interface BatonControl {
   search(projectId: string, text: string, options?: SearchOptions): Promise<SearchResult>;
   /** The project's memory (a `RedisMemoryStore` on this control's connection). */
   memoryStore(projectId: string): Promise<RedisMemoryStore>;
+  /**
+   * The kept versions of one memory file (store path, e.g. `features.json`), newest first, at
+   * most `limit` (default all kept: the store keeps a few per file). One read of the file and
+   * its own history list: the cost does not grow with how often the file, or the namespace,
+   * changed.
+   */
+  memoryHistory(
+    projectId: string,
+    path: string,
+    options?: { limit?: number },
+  ): Promise<FileVersion[]>;
   /** The project's latest webhook delivery outcomes, newest first. */
   listWebhookDeliveries(projectId: string): Promise<WebhookDeliveryRecord[]>;
   /** Job counts of the session queue. */
@@ -317,6 +332,14 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     if (!isValidProjectId(projectId)) {
       throw new ProjectError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
     }
+  }
+
+  function openMemory(projectId: string): RedisMemoryStore {
+    return createRedisMemoryStore({
+      redis,
+      namespace: projectId,
+      ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
+    });
   }
 
   async function requireProject(projectId: string): Promise<ProjectRecord> {
@@ -745,11 +768,18 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async memoryStore(projectId) {
       checkId(projectId);
       await ready();
-      return createRedisMemoryStore({
-        redis,
-        namespace: projectId,
-        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
-      });
+      return openMemory(projectId);
+    },
+
+    async memoryHistory(projectId, path, historyOptions = {}) {
+      const { limit } = historyOptions;
+      if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
+        throw new ProjectError('invalid_input', `limit must be an integer >= 1, got ${limit}`);
+      }
+      checkId(projectId);
+      await ready();
+      const versions = await openMemory(projectId).listHistory(path);
+      return limit === undefined ? versions : versions.slice(0, limit);
     },
 
     async listWebhookDeliveries(projectId) {

@@ -8,7 +8,11 @@ export interface SentCommand {
   source: string;
 }
 
-/** A MONITOR connection that can attribute commands to the code that sent them. */
+/**
+ * A MONITOR connection that can attribute commands to the code that sent them: tests of a hot
+ * path's cost assert the exact commands it sent (MONITOR shows every client's, so each window is
+ * filtered to keys under the test's own prefix).
+ */
 export interface CommandMonitor {
   /** Runs `action` and returns every command Redis ran meanwhile that mentions a key under `base`. */
   commandsSentBy(base: string, action: () => Promise<unknown>): Promise<SentCommand[]>;

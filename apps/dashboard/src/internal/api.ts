@@ -413,31 +413,22 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/projects/:id/memory/history', async (context) => {
     const projectId = projectIdParam(context);
     const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
-    const memory = await store(projectId);
+    await requireProject(projectId);
     const storePath = toStorePath(query.path);
-    const versions = await memory.listHistory(storePath);
-    const changes: unknown[] = [];
-    {
-      // The feed is per namespace and capped; keep the entries about this path (or renames of it).
-      let after: string | undefined;
-      for (let page = 0; page < 20; page++) {
-        const batch = await memory.readChanges(
-          after === undefined ? { count: 500 } : { after, count: 500 },
-        );
-        for (const change of batch) {
-          if (change.path === storePath || change.newPath === storePath) {
-            changes.push({
-              ...change,
-              path: toVirtualPath(change.path),
-              ...(change.newPath === undefined ? {} : { newPath: toVirtualPath(change.newPath) }),
-            });
-          }
-        }
-        const last = batch[batch.length - 1];
-        if (batch.length < 500 || last === undefined) break;
-        after = last.id;
-      }
-    }
+    // One read of the file and its own history list (a few versions per file), never the
+    // namespace's change feed: the cost does not grow with how often anything changed.
+    const versions = await control.memoryHistory(projectId, storePath);
+    // The changes that wrote the kept versions, oldest first.
+    const changes = versions
+      .map((version) => ({
+        at: version.at,
+        command: version.command,
+        path: query.path,
+        bytes: version.bytes,
+        version: version.version,
+        ...(version.session === undefined ? {} : { session: version.session }),
+      }))
+      .reverse();
     return context.json({
       path: query.path,
       versions,

@@ -1,0 +1,141 @@
+import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
+import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { REDIS_URL, randomHex } from '@baton/test-support';
+import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+
+// A long-running project has a long event stream and memory files written hundreds of times.
+// What the project page asks for must cost Redis work in proportion to what it shows: pinned
+// here by the exact commands MONITOR sees, as storage-redis's commands-sent test does.
+const EVENTS = 10_000;
+const VERSIONS = 500;
+
+let monitor: CommandMonitor;
+let dashboard: TestDashboard;
+let redis: Redis;
+
+beforeAll(async () => {
+  monitor = await openCommandMonitor();
+  redis = new Redis(REDIS_URL);
+});
+afterAll(() => {
+  monitor.close();
+  redis.disconnect();
+});
+beforeEach(async () => {
+  dashboard = await startTestDashboard();
+});
+afterEach(async () => {
+  await dashboard.close();
+});
+
+/** A paused project (no live polling) with `EVENTS` turn events and a file of `VERSIONS` versions. */
+async function seedLongProject(): Promise<string> {
+  const id = `long-${randomHex()}`;
+  await dashboard.control.createProject({ id, goal: 'Long\n- one' });
+  await dashboard.repository.transition(id, 'paused', { reason: 'test' });
+  const key = dashboard.control.keys.events(id);
+  for (let start = 0; start < EVENTS; start += 1_000) {
+    const pipeline = redis.pipeline();
+    for (let index = start; index < start + 1_000; index += 1) {
+      const event = {
+        v: 1,
+        type: 'turn',
+        at: index,
+        projectId: id,
+        sessionId: 's1',
+        turn: index + 1,
+        usage: {
+          inputTokens: 10,
+          cacheReadInputTokens: 0,
+          cacheCreationInputTokens: 0,
+          outputTokens: 1,
+        },
+        appliedEdits: [],
+        clearedInputTokens: 0,
+      };
+      pipeline.xadd(key, '*', 'e', JSON.stringify(event));
+    }
+    await pipeline.exec();
+  }
+  const store = await dashboard.control.memoryStore(id);
+  await store.write('progress.md', 'version 0', { mode: 'create', session: 's0' });
+  for (let version = 1; version < VERSIONS; version += 1) {
+    await store.write('progress.md', `version ${version}`, {
+      mode: 'overwrite',
+      session: `s${version}`,
+    });
+  }
+  return id;
+}
+
+function on(sent: SentCommand[], key: string): SentCommand[] {
+  return sent.filter((entry) => entry.args.includes(key));
+}
+
+describe('the project page costs O(shown), not O(history)', () => {
+  it('the event tail, the token chart and a file history read only what they return', async () => {
+    const id = await seedLongProject();
+    const eventsKey = dashboard.control.keys.events(id);
+    const store = await dashboard.control.memoryStore(id);
+    // Let the hub see the project once before measuring (its first look reads a bounded tail too).
+    await (await dashboard.request(`/api/projects/${id}`)).json();
+
+    let tail: { events: unknown[] } = { events: [] };
+    const tailSent = await monitor.commandsSentBy(dashboard.prefix, async () => {
+      tail = (await (await dashboard.request(`/api/projects/${id}/events?limit=50`)).json()) as {
+        events: unknown[];
+      };
+    });
+    expect(tail.events).toHaveLength(50);
+    expect(on(tailSent, eventsKey)).toEqual([
+      {
+        command: 'xrevrange',
+        args: [eventsKey, '+', '-', 'COUNT', '50'],
+        source: expect.any(String),
+      },
+    ]);
+
+    let chart: { turns: Array<{ turn: number }> } = { turns: [] };
+    const chartSent = await monitor.commandsSentBy(dashboard.prefix, async () => {
+      chart = (await (await dashboard.request(`/api/projects/${id}/tokens?limit=300`)).json()) as {
+        turns: Array<{ turn: number }>;
+      };
+    });
+    expect(chart.turns).toHaveLength(300);
+    expect(chart.turns.at(-1)?.turn).toBe(EVENTS);
+    expect(on(chartSent, eventsKey)).toEqual([
+      {
+        command: 'xrevrange',
+        args: [eventsKey, '+', '-', 'COUNT', '300'],
+        source: expect.any(String),
+      },
+    ]);
+    // Without a limit the chart still reads a bounded tail, never the whole stream.
+    const defaultChartSent = await monitor.commandsSentBy(dashboard.prefix, () =>
+      dashboard.request(`/api/projects/${id}/tokens`).then((response) => response.json()),
+    );
+    expect(on(defaultChartSent, eventsKey).map((entry) => entry.args.at(-1))).toEqual(['500']);
+
+    let history: { versions: unknown[]; changes: Array<{ session?: string }> } = {
+      versions: [],
+      changes: [],
+    };
+    const historySent = await monitor.commandsSentBy(dashboard.memoryPrefix, async () => {
+      history = (await (
+        await dashboard.request(`/api/projects/${id}/memory/history?path=/memories/progress.md`)
+      ).json()) as typeof history;
+    });
+    expect(history.versions).toHaveLength(5);
+    expect(history.changes.at(-1)?.session).toBe(`s${VERSIONS - 1}`);
+    // The file's hash and its own history list (depth 5: the file + 4 older), nothing else:
+    // not the namespace's change feed, whose length grows with every write.
+    expect(historySent.map((entry) => entry.command)).toEqual(['hmget', 'lrange']);
+    expect(historySent.find((entry) => entry.command === 'lrange')?.args).toEqual([
+      store.keys.history('progress.md'),
+      '0',
+      '3',
+    ]);
+    expect(historySent.some((entry) => entry.args.includes(store.keys.feed))).toBe(false);
+  });
+});
