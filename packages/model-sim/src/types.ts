@@ -19,6 +19,12 @@ export interface SimFaults {
   overloadedOn?: number[];
   /** Requests answered `500 api_error`. */
   serverErrorOn?: number[];
+  /**
+   * Every request for one of these model ids is answered `529 overloaded_error`, however often it
+   * is retried, while requests for other models are answered normally: a model that stays
+   * overloaded, for testing a fallback model.
+   */
+  overloadedModels?: string[];
   /** Every `/v1/messages` request fails with this status. */
   alwaysFail?: 500 | 529 | 429;
   /** Requests whose connection is destroyed mid-stream (streaming) or mid-body (non-streaming). */

@@ -87,6 +87,42 @@ describe('fault injection', () => {
     expect((error as APIError).type).toBe('overloaded_error');
   });
 
+  it('overloadedModels answers 529 overloaded_error like the API for the named model only, however often retried', async () => {
+    const { sim, client } = await setup(
+      { overloadedModels: ['claude-opus-4-1'], retryAfterSeconds: 0 },
+      2,
+    );
+    const error = await client.beta.messages
+      .create({ ...params, model: 'claude-opus-4-1' })
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBe(529);
+    expect((error as APIError).type).toBe('overloaded_error');
+    expect((error as APIError).requestID).toMatch(/^req_sim_/);
+    expect(sim.received.map((record) => [record.status, record.fault])).toEqual([
+      [529, 'overloaded-model'],
+      [529, 'overloaded-model'],
+      [529, 'overloaded-model'],
+    ]);
+    // Another model on the same simulator answers normally.
+    const message = await client.beta.messages.create({ ...params, model: 'claude-haiku-4-5' });
+    expect(message.model).toBe('claude-haiku-4-5');
+    const response = await fetch(`${sim.url}/v1/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-api-key': 'test' },
+      body: JSON.stringify({ ...params, model: 'claude-opus-4-1' }),
+    });
+    expect(response.status).toBe(529);
+    expect(response.headers.get('x-should-retry')).toBe('true');
+    const requestId = response.headers.get('request-id');
+    expect(requestId).toMatch(/^req_sim_/);
+    expect(await response.json()).toEqual({
+      type: 'error',
+      error: { type: 'overloaded_error', message: expect.any(String) as string },
+      request_id: requestId,
+    });
+  });
+
   it('answers 500 api_error', async () => {
     const { client } = await setup({ serverErrorOn: [1] });
     const error = await client.beta.messages.create(params).catch((caught: unknown) => caught);

@@ -12,6 +12,7 @@ export const simFaultsSchema = z
     rateLimitOn: requestNumbers.optional(),
     overloadedOn: requestNumbers.optional(),
     serverErrorOn: requestNumbers.optional(),
+    overloadedModels: z.array(z.string().min(1).max(200)).optional(),
     alwaysFail: z.union([z.literal(500), z.literal(529), z.literal(429)]).optional(),
     cutStreamOn: requestNumbers.optional(),
     streamErrorOn: requestNumbers.optional(),
@@ -51,10 +52,16 @@ export type PlannedFault =
   | { kind: 'context_window' };
 
 /** Faults that decide the answer before the request is processed (errors and stalls). */
-export function faultBefore(faults: SimFaults, number: number): PlannedFault | undefined {
+export function faultBefore(
+  faults: SimFaults,
+  number: number,
+  model?: unknown,
+): PlannedFault | undefined {
   if (faults.alwaysFail !== undefined) {
     return { kind: 'error', status: faults.alwaysFail, name: `always-${faults.alwaysFail}` };
   }
+  if (typeof model === 'string' && faults.overloadedModels?.includes(model))
+    return { kind: 'error', status: 529, name: 'overloaded-model' };
   if (faults.stallOn?.includes(number)) return { kind: 'stall' };
   if (faults.rateLimitOn?.includes(number))
     return { kind: 'error', status: 429, name: 'rate-limit' };

@@ -180,7 +180,7 @@ export class SimServer {
     exchange: MessagesExchange,
     body: Record<string, unknown>,
   ): Promise<boolean> {
-    const before = faultBefore(this.faults, exchange.number);
+    const before = faultBefore(this.faults, exchange.number, body['model']);
     const stallWork = (this.faults.stallNextWork ?? 0) > 0 && isMidWorkRequest(body);
     if (stallWork) {
       this.faults = { ...this.faults, stallNextWork: (this.faults.stallNextWork ?? 1) - 1 };
