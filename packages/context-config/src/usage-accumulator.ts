@@ -89,8 +89,12 @@ export interface UsageAccumulatorOptions {
 }
 
 export interface UsageAccumulator {
-  /** Adds one response's usage and applied edits to the totals and returns what it added. */
-  recordTurn(response: TurnResponse): TurnAccounting;
+  /**
+   * Adds one response's usage and applied edits to the totals and returns what it added, priced
+   * as `model` (default: the accumulator's `model`; a session that fell back to another model
+   * pays that model's prices from then on).
+   */
+  recordTurn(response: TurnResponse, model?: string): TurnAccounting;
   /** A copy of the running totals. */
   totals(): UsageTotals;
 }
@@ -200,8 +204,8 @@ export function createUsageAccumulator(options: UsageAccumulatorOptions): UsageA
   const totals = emptyUsageTotals();
   let previous: TurnUsage | undefined;
   return {
-    recordTurn(response) {
-      const turn = accountTurn(response, options.model, options.prices, previous);
+    recordTurn(response, model = options.model) {
+      const turn = accountTurn(response, model, options.prices, previous);
       previous = turn.usage;
       totals.turns += 1;
       totals.inputTokens += turn.usage.inputTokens;

@@ -126,6 +126,8 @@ export interface SimRequestRecord {
   path: '/v1/messages' | '/v1/messages/count_tokens';
   stream: boolean;
   status: number;
+  /** The request's `model` (absent when the body could not be read). */
+  model?: string;
   /** The fault applied, if any. */
   fault?: string;
   stopReason?: string;

@@ -99,10 +99,10 @@ describe('fault injection', () => {
     expect((error as APIError).status).toBe(529);
     expect((error as APIError).type).toBe('overloaded_error');
     expect((error as APIError).requestID).toMatch(/^req_sim_/);
-    expect(sim.received.map((record) => [record.status, record.fault])).toEqual([
-      [529, 'overloaded-model'],
-      [529, 'overloaded-model'],
-      [529, 'overloaded-model'],
+    expect(sim.received.map((record) => [record.status, record.fault, record.model])).toEqual([
+      [529, 'overloaded-model', 'claude-opus-4-1'],
+      [529, 'overloaded-model', 'claude-opus-4-1'],
+      [529, 'overloaded-model', 'claude-opus-4-1'],
     ]);
     // Another model on the same simulator answers normally.
     const message = await client.beta.messages.create({ ...params, model: 'claude-haiku-4-5' });

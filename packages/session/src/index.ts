@@ -8,6 +8,7 @@ export type {
   SessionCheckpoints,
   SessionEvent,
   SessionEventType,
+  SessionFallback,
   SessionKind,
   SessionOutcome,
   SessionResult,
@@ -108,6 +109,7 @@ export type {
 export {
   DEFAULT_RETRY_OPTIONS,
   classifyFailure,
+  isOverloaded,
   parseRetryAfter,
   retryDelayMs,
   withRetries,

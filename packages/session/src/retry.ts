@@ -87,6 +87,15 @@ export function classifyFailure(error: unknown): FailureClass {
   return { retryable: false };
 }
 
+/**
+ * True when the API said the model is overloaded: HTTP 529, or an `overloaded_error` event in the
+ * middle of a stream (which has no status). What a fallback model is for.
+ */
+export function isOverloaded(error: unknown): boolean {
+  if (!(error instanceof APIError)) return false;
+  return error.status === 529 || streamErrorType(error) === 'overloaded_error';
+}
+
 /** Error types the API sends as a mid-stream `event: error` that a new request may not meet. */
 const RETRYABLE_STREAM_ERRORS = new Set(['overloaded_error', 'api_error', 'rate_limit_error']);
 

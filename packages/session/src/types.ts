@@ -66,6 +66,12 @@ export interface RunSessionOptions {
   client: Anthropic;
   /** Model id. */
   model: string;
+  /**
+   * Model id the session continues on when `model` still answers overloaded (HTTP 529 or a
+   * mid-stream `overloaded_error`) after the retries; the rest of the session stays on it and is
+   * priced at its prices. Default: none (the session fails with `api_error`, as without it).
+   */
+  fallbackModel?: string;
   /** Context editing. Default `defineContextConfig({ preset: 'coding' })`. */
   context?: ResolvedContextConfig;
   /** Session budgets. Default: none. */
@@ -183,6 +189,19 @@ export interface SessionResult {
    * Baton appended one (marked as such); `none` if the memory could not be read or written.
    */
   progressEntry: 'agent' | 'baton' | 'none';
+  /** Set when the session moved to its fallback model (see `RunSessionOptions.fallbackModel`). */
+  fallback?: SessionFallback;
+}
+
+/** The session's move from an overloaded model to its fallback model. */
+export interface SessionFallback {
+  /** The model that stayed overloaded. */
+  from: string;
+  /** The fallback model the rest of the session ran on. */
+  to: string;
+  /** The turn (1-based request number) that was the first one sent to `to`. */
+  turn: number;
+  at: number;
 }
 
 /** Usage of one turn as carried by the `turn` event. */
@@ -218,6 +237,8 @@ export type SessionEvent =
   | (EventBase & {
       type: 'turn';
       turn: number;
+      /** The model that answered (the fallback model after a `model-fallback`). */
+      model: string;
       /** `work` for the main loop, `end` for the end-of-session phase. */
       phase: 'work' | 'end';
       stopReason: string;
@@ -240,6 +261,17 @@ export type SessionEvent =
       durationMs: number;
     })
   | (EventBase & { type: 'memory-change'; change: MemoryChange })
+  /** The model stayed overloaded after the retries: the session continues on its fallback model. */
+  | (EventBase & {
+      type: 'model-fallback';
+      from: string;
+      to: string;
+      /** The turn that goes to `to` first. */
+      turn: number;
+      /** The last error's HTTP status (absent for a mid-stream overloaded_error). */
+      status?: number;
+      message: string;
+    })
   | (EventBase & {
       type: 'api-retry';
       attempt: number;

@@ -163,6 +163,7 @@ export class SimServer {
       return this.#fail(exchange, asApiError(error));
     }
     exchange.entry.stream = body['stream'] === true;
+    if (typeof body['model'] === 'string') exchange.entry.model = body['model'];
     await this.waiters.sleep(this.faults.latencyMs ?? 0);
     if (this.closed) return destroy(exchange.response);
     if (!(await this.#passBeforeFaults(exchange, body))) return;

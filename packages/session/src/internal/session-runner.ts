@@ -30,11 +30,16 @@ import {
   renderSystemPrompt,
 } from '../prompts.js';
 import { type OperatorGuidance, renderGuidance } from '../guidance.js';
-import { withRetries } from '../retry.js';
+import { classifyFailure, isOverloaded, withRetries } from '../retry.js';
 import { createBashTool } from '../tools/bash.js';
 import { createSessionMemoryTool } from '../tools/memory.js';
 import { createTextEditorTool } from '../tools/text-editor.js';
-import type { RunSessionOptions, SessionBudgets, SessionResult } from '../types.js';
+import type {
+  RunSessionOptions,
+  SessionBudgets,
+  SessionFallback,
+  SessionResult,
+} from '../types.js';
 import { Checkpointer } from './checkpoints.js';
 import { Conversation } from './conversation.js';
 import { type EventBody, createEmitter } from './events.js';
@@ -136,6 +141,9 @@ export class SessionRunner {
   readonly #context: NonNullable<RunSessionOptions['context']>;
   readonly #checkpointer: Checkpointer | undefined;
   #work: WorkSignal | undefined;
+  /** The model requests go to: `options.model`, or the fallback model once it stayed overloaded. */
+  #model: string;
+  #fallback: SessionFallback | undefined;
   #pushRejected: string | undefined;
   /** Guidance ids sent to the model in this session, and those no response has answered yet. */
   readonly #guidanceSent = new Set<string>();
@@ -157,6 +165,7 @@ export class SessionRunner {
     this.#transcript = transcript;
     this.conversation = new Conversation((blocks, label) => transcript.queued(blocks, label));
     this.#sessionNumber = options.sessionNumber ?? 1;
+    this.#model = options.model;
     this.#interrupted = options.interrupted ?? false;
     this.#context = options.context;
     this.#budgets = options.budgets ?? {};
@@ -517,7 +526,7 @@ export class SessionRunner {
       context.promptCache,
     );
     return {
-      model: this.#options.model,
+      model: this.#model,
       max_tokens: this.#maxTokens,
       ...cached,
       ...(context.betas.length > 0 ? { betas: context.betas } : {}),
@@ -527,8 +536,34 @@ export class SessionRunner {
     };
   }
 
+  /**
+   * One API call with our own retries; when the model is still overloaded after them and a
+   * fallback model is set, the call (and the rest of the session) goes to the fallback model.
+   */
+  async #request(signal: AbortSignal): Promise<BetaMessage> {
+    try {
+      return await this.#requestWithRetries(signal);
+    } catch (error) {
+      const fallback = this.#options.fallbackModel;
+      if (fallback === undefined || this.#fallback !== undefined || signal.aborted) throw error;
+      if (fallback === this.#model || !isOverloaded(error)) throw error;
+      this.#fallback = { from: this.#model, to: fallback, turn: this.turns + 1, at: Date.now() };
+      const status = classifyFailure(error).status;
+      await this.#emit({
+        type: 'model-fallback',
+        from: this.#model,
+        to: fallback,
+        turn: this.turns + 1,
+        message: errorMessage(error).slice(0, 200),
+        ...(status === undefined ? {} : { status }),
+      });
+      this.#model = fallback;
+      return this.#requestWithRetries(signal);
+    }
+  }
+
   /** One API call with our own retry loop, which reports every retry as an `api-retry` event. */
-  #request(signal: AbortSignal): Promise<BetaMessage> {
+  #requestWithRetries(signal: AbortSignal): Promise<BetaMessage> {
     const params = this.#buildRequest();
     const requestOptions = { signal, maxRetries: 0 };
     const client = this.#options.client;
@@ -558,7 +593,7 @@ export class SessionRunner {
     stopReason: string,
     durationMs: number,
   ): Promise<TurnAccounting['appliedEdits']> {
-    const accounting = this.#accumulator.recordTurn(response);
+    const accounting = this.#accumulator.recordTurn(response, this.#model);
     await this.#transcript.response(response.content, {
       turn: this.turns,
       phase: phase.name,
@@ -572,6 +607,7 @@ export class SessionRunner {
     await this.#emit({
       type: 'turn',
       turn: this.turns,
+      model: this.#model,
       phase: phase.name,
       stopReason,
       durationMs,
@@ -623,6 +659,7 @@ export class SessionRunner {
       commits: [],
       progressEntry: 'agent',
       ...(verdict.error === undefined ? {} : { error: verdict.error }),
+      ...(this.#fallback === undefined ? {} : { fallback: this.#fallback }),
     };
   }
 
