@@ -344,6 +344,7 @@ describe('dashboard JSON API over the real control API', () => {
       id,
       goal: 'Build it\n- one',
       contextPreset: 'long-horizon',
+      fallbackModel: 'claude-haiku-4-5',
       budgets: { maxUsd: 2, maxSessions: 5 },
     });
     expect(created.status).toBe(201);
@@ -351,7 +352,9 @@ describe('dashboard JSON API over the real control API', () => {
       id,
       status: 'queued',
       contextPreset: 'long-horizon',
+      fallbackModel: 'claude-haiku-4-5',
     });
+    expect((await dashboard.control.getProject(id))?.fallbackModel).toBe('claude-haiku-4-5');
     expect(created.body.jobId).toEqual(expect.any(String));
     const counts = await dashboard.control.queueCounts();
     expect(counts.waiting).toBe(1);
@@ -363,9 +366,11 @@ describe('dashboard JSON API over the real control API', () => {
       id: '../x',
       goal: '',
       budgets: { maxUsd: -1 },
+      fallbackModel: 'claude haiku',
       extra: 1,
     });
     expect(invalid.status).toBe(400);
+    expect(invalid.body.error.message).toMatch(/fallbackModel: must be a model id/);
     expect(invalid.body.error.message).toMatch(/id:/);
     expect(invalid.body.error.message).toMatch(/goal:/);
     expect(invalid.body.error.message).toMatch(/budgets\.maxUsd:/);

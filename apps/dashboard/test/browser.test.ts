@@ -92,9 +92,11 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     );
     await page.selectOption('select[name=contextPreset]', 'coding');
     await page.fill('input[name=maxSessions]', '10');
+    await page.fill('input[name=fallbackModel]', 'claude-haiku-4-5');
     await shot('new-project');
     await page.click('[data-testid=create-form] button[type=submit]');
     await page.waitForURL(`**/projects/${id}`);
+    expect((await dashboard.control.getProject(id))?.fallbackModel).toBe('claude-haiku-4-5');
 
     await page.goto(url('/'));
     await page.evaluate(() => {

@@ -54,6 +54,17 @@ describe('loadWorkerConfig', () => {
     ]);
   });
 
+  it('reads BATON_FALLBACK_MODEL and refuses one that is not a model id', () => {
+    expect(loadWorkerConfig({ BATON_MODEL: 'sim' }).fallbackModel).toBeUndefined();
+    expect(
+      loadWorkerConfig({ BATON_MODEL: 'sim', BATON_FALLBACK_MODEL: ' claude-haiku-4-5 ' })
+        .fallbackModel,
+    ).toBe('claude-haiku-4-5');
+    expect(problems({ BATON_MODEL: 'sim', BATON_FALLBACK_MODEL: 'claude haiku' })).toEqual([
+      expect.stringMatching(/^BATON_FALLBACK_MODEL must be a model id/),
+    ]);
+  });
+
   it('rejects an unparseable REDIS_URL without echoing its password', () => {
     expect(problems({ BATON_MODEL: 'sim', REDIS_URL: 'redis://:x' })).toEqual([
       'REDIS_URL is not a URL: "redis://:x"',

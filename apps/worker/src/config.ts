@@ -6,6 +6,8 @@ import { z } from 'zod';
 import { WorkerError } from './errors.js';
 import {
   DEFAULT_PREFIX,
+  MODEL_ID_PATTERN,
+  MODEL_ID_RULE,
   RedisTargetError,
   isValidPrefix,
   readRedisTarget,
@@ -29,6 +31,11 @@ export interface WorkerConfig {
   simulator: boolean;
   /** `BATON_MODEL`: default model for projects that do not name one. */
   model: string;
+  /**
+   * `BATON_FALLBACK_MODEL`: model a session continues on when its model stays overloaded after
+   * the retries, for projects that do not name one. Default: none.
+   */
+  fallbackModel: string | undefined;
   /** `BATON_CONCURRENCY`: sessions run at once by this process. Default 4. */
   concurrency: number;
   /** `BATON_HTTP_PORT`: `/metrics` and `/healthz`; 0 = any free port, -1 = off. Default 9464. */
@@ -130,6 +137,14 @@ const envSchema = z.object({
       'ANTHROPIC_BASE_URL is not a URL',
     ),
   BATON_MODEL: z.string().optional(),
+  BATON_FALLBACK_MODEL: z
+    .string()
+    .optional()
+    .transform((value) => value?.trim() || undefined)
+    .refine(
+      (value) => value === undefined || MODEL_ID_PATTERN.test(value),
+      `BATON_FALLBACK_MODEL ${MODEL_ID_RULE}`,
+    ),
   BATON_SIMULATOR: z.string().optional(),
   BATON_CONCURRENCY: integer('BATON_CONCURRENCY', 4, 1, 1000),
   BATON_HTTP_PORT: integer('BATON_HTTP_PORT', 9464, -1, 65535),
@@ -261,6 +276,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         : simulator
           ? 'sim'
           : DEFAULT_MODEL,
+    fallbackModel: values.BATON_FALLBACK_MODEL,
     concurrency: values.BATON_CONCURRENCY,
     httpPort: values.BATON_HTTP_PORT,
     httpHost:

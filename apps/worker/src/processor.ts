@@ -78,6 +78,8 @@ export interface SessionProcessorOptions {
   /** Extra options merged into every `runSession` call (context config, tools, ...). */
   sessionOptions?: (project: ProjectRecord) => Partial<WorkerRunSessionOptions>;
   defaultModel: string;
+  /** Fallback model for projects that name none (`BATON_FALLBACK_MODEL`). Default: none. */
+  defaultFallbackModel?: string;
   workerId: string;
   logger: Logger;
   metrics?: WorkerMetrics;
@@ -296,6 +298,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
             },
             client: options.client,
             model: project.model ?? options.defaultModel,
+            ...fallbackModelOption(project, options.defaultFallbackModel),
             budgets: sessionBudgets(project),
             signal: controller.signal,
             pauseSignal: pauseController.signal,
@@ -348,6 +351,8 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
         workerId: options.workerId,
         ...(result.error !== undefined ? { error: result.error } : {}),
         commits: result.commits,
+        model: project.model ?? options.defaultModel,
+        ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
         ...(result.checkpoint === undefined
           ? {}
           : { checkpoint: checkpointSummary(result.checkpoint) }),
@@ -652,4 +657,13 @@ function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent | WorkerEv
       status: typeof data.status === 'number' ? String(data.status) : 'network',
     });
   }
+}
+
+/** The project's fallback model, else the worker's (`BATON_FALLBACK_MODEL`). */
+function fallbackModelOption(
+  project: ProjectRecord,
+  workerDefault: string | undefined,
+): { fallbackModel?: string } {
+  const fallbackModel = project.fallbackModel ?? workerDefault;
+  return fallbackModel === undefined ? {} : { fallbackModel };
 }

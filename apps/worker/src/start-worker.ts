@@ -167,6 +167,7 @@ export async function startWorkerFromConfig(
       tools: { sandbox: sessionSandboxSetup(sandbox, project.sandbox) },
     }),
     defaultModel: config.model,
+    ...(config.fallbackModel === undefined ? {} : { defaultFallbackModel: config.fallbackModel }),
     workerId: config.workerId,
     logger,
     webhooks: {

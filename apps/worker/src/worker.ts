@@ -43,6 +43,7 @@ type ProcessorPassThrough = Pick<
   | 'memoryStore'
   | 'sessionOptions'
   | 'defaultModel'
+  | 'defaultFallbackModel'
   | 'workerId'
   | 'logger'
   | 'metrics'
@@ -154,6 +155,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     memoryStore: options.memoryStore,
     ...(options.sessionOptions ? { sessionOptions: options.sessionOptions } : {}),
     defaultModel: options.defaultModel,
+    ...(options.defaultFallbackModel === undefined
+      ? {}
+      : { defaultFallbackModel: options.defaultFallbackModel }),
     workerId: options.workerId,
     logger,
     metrics,

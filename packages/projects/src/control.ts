@@ -396,6 +396,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         skipHooks: parsed.skipHooks === true,
         lastCheckpoint: source?.existingHead ?? null,
         model: parsed.model ?? null,
+        fallbackModel: parsed.fallbackModel ?? null,
         budgets: parsed.budgets ?? {},
         contextPreset: context.preset ?? DEFAULT_CONTEXT_PRESET,
         context,

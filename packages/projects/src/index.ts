@@ -55,6 +55,10 @@ export type {
   ProjectLease,
 } from './lease.js';
 export {
+  MODEL_ID_PATTERN,
+  MODEL_ID_RULE,
+  modelIdSchema,
+  parseModelId,
   PROJECT_ID_PATTERN,
   PROJECT_ID_RULE,
   PROJECT_STATUSES,

@@ -47,6 +47,10 @@ export interface SessionSummary {
   commits?: string[];
   /** The end-of-session checkpoint; absent when the session saved none. */
   checkpoint?: SessionCheckpointSummary;
+  /** The model the session started on (absent in summaries stored before fallback models). */
+  model?: string;
+  /** Set when the session moved to its fallback model because `from` stayed overloaded. */
+  fallback?: { from: string; to: string; turn: number; at: number };
 }
 
 /** What a session summary keeps of its end-of-session checkpoint. */
@@ -241,6 +245,7 @@ export class ProjectRepository {
       goal: record.goal,
       workspace: record.workspace,
       model: record.model,
+      ...(record.fallbackModel === null ? {} : { fallbackModel: record.fallbackModel }),
       budgets: record.budgets,
       contextPreset: record.contextPreset,
       context: record.context,
@@ -842,6 +847,7 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
       | 'goal'
       | 'workspace'
       | 'model'
+      | 'fallbackModel'
       | 'budgets'
       | 'contextPreset'
       | 'context'
@@ -867,6 +873,7 @@ function parseProjectHash(hash: Record<string, string> | null | undefined): Proj
     branch: config.branch ?? projectBranch(hash.id),
     skipHooks: config.skipHooks === true,
     model: config.model ?? null,
+    fallbackModel: config.fallbackModel ?? null,
     budgets: config.budgets ?? {},
     contextPreset: config.contextPreset ?? 'coding',
     // Projects stored before the context config was kept ran their preset alone.

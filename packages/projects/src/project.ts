@@ -112,6 +112,11 @@ export interface ProjectInput {
   skipHooks?: boolean;
   /** Model id; default the worker's `BATON_MODEL`. */
   model?: string;
+  /**
+   * Model a session continues on when its model stays overloaded after the retries; default the
+   * worker's `BATON_FALLBACK_MODEL` (none when that is unset).
+   */
+  fallbackModel?: string;
   budgets?: ProjectBudgets;
   /**
    * The context-management preset, the highest layer over `context`; shorthand for
@@ -189,6 +194,8 @@ export interface ProjectRecord extends ProjectSourceFields {
   workspace: string | null;
   /** Model id, or `null` for the worker's default. */
   model: string | null;
+  /** Fallback model id, or `null` for the worker's `BATON_FALLBACK_MODEL`. */
+  fallbackModel: string | null;
   budgets: ProjectBudgets;
   /** The preset `context` starts from (`context.preset`). */
   contextPreset: ProjectContextPreset;
@@ -222,6 +229,31 @@ export interface StatusTransition {
   from: ProjectStatus | null;
   to: ProjectStatus;
   reason: string | null;
+}
+
+/** Model ids as the API names them (`claude-sonnet-4-6`, `sim`, ...): plain characters only. */
+export const MODEL_ID_PATTERN = /^[A-Za-z0-9._:@/-]{1,200}$/;
+
+/** What a bad model id is told, wherever it was given (flag, variable, HTTP request). */
+export const MODEL_ID_RULE =
+  'must be a model id (1-200 letters, digits and . _ : @ / -, e.g. claude-sonnet-4-6)';
+
+/** A model id as a zod schema (trimmed). */
+export const modelIdSchema = z.string().trim().regex(MODEL_ID_PATTERN, MODEL_ID_RULE);
+
+/**
+ * Checks a model id given by the user (`what` names where, e.g. `BATON_FALLBACK_MODEL`); throws
+ * `ProjectError('invalid_input')` with one line naming it.
+ */
+export function parseModelId(value: string, what: string): string {
+  const parsed = modelIdSchema.safeParse(value);
+  if (!parsed.success) {
+    throw new ProjectError(
+      'invalid_input',
+      `${what} ${MODEL_ID_RULE}, got ${JSON.stringify(value)}`,
+    );
+  }
+  return parsed.data;
 }
 
 /** The id rule as a zod schema, for request validators. */
@@ -299,13 +331,8 @@ export const projectInputSchema = z
       .max(255, 'is longer than 255 characters')
       .optional(),
     skipHooks: z.boolean().optional(),
-    model: z
-      .string()
-      .trim()
-      .min(1)
-      .max(200)
-      .regex(/^[A-Za-z0-9._:@/-]+$/, 'must be a model id')
-      .optional(),
+    model: modelIdSchema.optional(),
+    fallbackModel: modelIdSchema.optional(),
     budgets: budgetsSchema.optional(),
     contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
     context: contextConfigSchema.optional(),
@@ -315,6 +342,10 @@ export const projectInputSchema = z
   .refine((input) => input.base === undefined || input.repo !== undefined, {
     message: 'needs repo (a base names a branch of the repository)',
     path: ['base'],
+  })
+  .refine((input) => input.fallbackModel === undefined || input.fallbackModel !== input.model, {
+    message: 'must differ from model (a fallback is another model)',
+    path: ['fallbackModel'],
   });
 
 /** Turns zod issues into one line per problem, each naming its key path. */

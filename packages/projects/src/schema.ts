@@ -1,6 +1,10 @@
 // The project vocabulary without Redis or BullMQ: `@baton/projects/schema`, for code that only
 // validates or names things (CLI argument parsers, `--help`) and must stay quick to load.
 export {
+  MODEL_ID_PATTERN,
+  MODEL_ID_RULE,
+  modelIdSchema,
+  parseModelId,
   PROJECT_ID_PATTERN,
   PROJECT_ID_RULE,
   PROJECT_STATUSES,

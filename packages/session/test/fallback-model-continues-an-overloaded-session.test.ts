@@ -16,17 +16,18 @@ afterAll(removeTemplate);
 
 /** An initialised project; `models()` lists the model of every later request, faulted ones too. */
 async function initialised(onRequest?: (request: SimScriptRequest, h: Harness) => void) {
-  let self: Harness | undefined;
+  // The script runs inside the harness it belongs to, so it reaches the harness through this.
+  const created: { harness?: Harness } = {};
   const h = await createHarness(
     {
       script: (request) => {
-        if (self !== undefined) onRequest?.(request, self);
+        if (created.harness !== undefined) onRequest?.(request, created.harness);
         return undefined;
       },
     },
     { initialised: true },
   );
-  self = h;
+  created.harness = h;
   harness = h;
   const before = h.sim.requests;
   const models = () =>

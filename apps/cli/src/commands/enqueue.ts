@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import { CONTEXT_PRESET_NAMES, type ProjectContextPreset } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import {
+  parseModelId,
   parseNonEmpty,
   parsePositiveInteger,
   parsePositiveNumber,
@@ -21,6 +22,7 @@ interface EnqueueOptions {
   base?: string;
   skipHooks?: boolean;
   model?: string;
+  fallbackModel?: string;
   budgetUsd?: number;
   maxSessions?: number;
   stallAfter?: number;
@@ -55,6 +57,11 @@ export function registerEnqueueCommand(program: Command): void {
       "the working tree on every worker machine (default each worker's BATON_HOME/workspaces/<id>)",
     )
     .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseNonEmpty)
+    .option(
+      '--fallback-model <model>',
+      "model a session continues on when its model stays overloaded after the retries (default: the worker's BATON_FALLBACK_MODEL)",
+      parseModelId,
+    )
     .option(
       '--budget-usd <usd>',
       'pause the project once it has spent this much',
@@ -112,6 +119,7 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.base !== undefined ? { base: options.base } : {}),
           ...(options.skipHooks === true ? { skipHooks: true } : {}),
           ...(options.model !== undefined ? { model: options.model } : {}),
+          ...(options.fallbackModel !== undefined ? { fallbackModel: options.fallbackModel } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
           ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
           ...(options.allowHost.length > 0 ? { sandbox: { allowedHosts: options.allowHost } } : {}),

@@ -56,7 +56,7 @@ export function registerRunCommand(program: Command): void {
     )
     .option(
       '--model <model>',
-      'model id (default BATON_MODEL, else claude-sonnet-4-6; "sim" = the simulator)',
+      'model id (default BATON_MODEL, else claude-sonnet-4-6; "sim" = the simulator; BATON_FALLBACK_MODEL names a model to continue on when it stays overloaded)',
       parseNonEmpty,
     )
     .addOption(

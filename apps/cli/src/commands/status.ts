@@ -30,6 +30,7 @@ export function projectJson(project: ProjectRecord) {
     lastCheckpoint: project.lastCheckpoint,
     skipHooks: project.skipHooks,
     model: project.model,
+    fallbackModel: project.fallbackModel,
     contextPreset: project.contextPreset,
     /** The context config stored at creation, which every session resolves. */
     context: project.context,
@@ -83,6 +84,8 @@ function sessionJson(session: SessionSummary) {
     workerId: session.workerId,
     commits: session.commits ?? [],
     checkpoint: session.checkpoint ?? null,
+    model: session.model ?? null,
+    fallback: session.fallback ?? null,
   };
 }
 
@@ -108,6 +111,7 @@ function describeProject(
     `branch    ${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`,
     `checkpoint ${short(project.lastCheckpoint)}`,
     `workspace ${project.workspace ?? "each worker's BATON_HOME/workspaces/" + project.id}`,
+    `model     ${project.model ?? "the worker's BATON_MODEL"} · fallback ${project.fallbackModel ?? "the worker's BATON_FALLBACK_MODEL, if set"}`,
     `sandbox   ${project.sessionSandbox === null ? 'no session yet' : summarizeSandbox(project.sessionSandbox)}`,
   ];
   const settings = project.sandbox;
@@ -132,6 +136,17 @@ function describeProject(
       const pushed = session.checkpoint === undefined || session.checkpoint.pushed;
       lines.push(
         `  session ${session.sessionNumber} (${session.outcome}): ${commits.map(short).join(' ')}${pushed ? '' : ' (last not pushed)'}`,
+      );
+    }
+  }
+  const fellBack = sessions.filter((session) => session.fallback !== undefined);
+  if (fellBack.length > 0) {
+    lines.push('fallbacks');
+    for (const session of fellBack) {
+      const fallback = session.fallback;
+      if (fallback === undefined) continue;
+      lines.push(
+        `  session ${session.sessionNumber}: ${fallback.from} stayed overloaded, ${fallback.to} from turn ${fallback.turn}`,
       );
     }
   }

@@ -1,4 +1,9 @@
-import { PROJECT_ID_RULE, isValidProjectId } from '@baton/projects/schema';
+import {
+  MODEL_ID_RULE,
+  PROJECT_ID_RULE,
+  isValidProjectId,
+  modelIdSchema,
+} from '@baton/projects/schema';
 import { InvalidArgumentError } from 'commander';
 
 /** Commander argument parsers: each throws `InvalidArgumentError` with a short reason (printed as one line). */
@@ -30,6 +35,13 @@ export function parsePositiveNumber(value: string): number {
 export function parseProjectId(value: string): string {
   if (!isValidProjectId(value)) throw new InvalidArgumentError(`a project id ${PROJECT_ID_RULE}.`);
   return value;
+}
+
+/** The one model-id rule (`@baton/projects`), as the project schema checks it. */
+export function parseModelId(value: string): string {
+  const parsed = modelIdSchema.safeParse(value);
+  if (!parsed.success) throw new InvalidArgumentError(`${MODEL_ID_RULE}.`);
+  return parsed.data;
 }
 
 export function parsePort(value: string): number {

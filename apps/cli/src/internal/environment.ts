@@ -11,6 +11,8 @@ export const CLI_ENV_VARIABLES = {
   prefix: 'BATON_PREFIX',
   /** Model id, or `sim`. */
   model: 'BATON_MODEL',
+  /** Model a session continues on when its model stays overloaded (`baton run`). */
+  fallbackModel: 'BATON_FALLBACK_MODEL',
   /** `on`, `off` or a JSON policy. */
   sandbox: 'BATON_SANDBOX',
   /** Least time between two checkpoints after turns (`baton run`). */

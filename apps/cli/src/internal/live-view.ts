@@ -214,6 +214,11 @@ export function describeEvent(
         'yellow',
         `  API ${event.status === undefined ? 'connection' : number(event.status)} error: retry ${number(event.attempt)} in ${Math.round(number(event.delayMs))} ms`,
       );
+    case 'model-fallback':
+      return paint(
+        'yellow',
+        `  ${text(event.from)} stays overloaded: the session continues on ${text(event.to)} from turn ${number(event.turn)}`,
+      );
     case 'session-end': {
       const result = record(event.result);
       const outcome = text(result.outcome);
@@ -226,7 +231,10 @@ export function describeEvent(
             : paint('red', '✗');
       const flipped = Array.isArray(result.flippedFeatures) ? result.flippedFeatures : [];
       const after = counts(result.featuresAfter) ?? { passing: 0, total: 0 };
-      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
+      const fallback = record(result.fallback);
+      const fellBack =
+        typeof fallback.to === 'string' ? ` · fell back to ${text(fallback.to)}` : '';
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns${fellBack} · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
     }
     default: {
       const { type, at: _at, v: _v, projectId: _projectId, ...rest } = event;

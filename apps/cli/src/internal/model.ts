@@ -1,5 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { MODEL_ID_RULE, modelIdSchema } from '@baton/projects/schema';
+import { CliError } from '../errors.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Default model for the real API when neither `--model` nor `BATON_MODEL` is set. */
@@ -10,6 +12,8 @@ export interface ModelConnection {
   client: Anthropic;
   model: string;
   sim: ModelSim | undefined;
+  /** `BATON_FALLBACK_MODEL`: where a session goes when `model` stays overloaded; undefined = none. */
+  fallbackModel: string | undefined;
   /** One line for the user, e.g. "No ANTHROPIC_API_KEY: using the built-in simulator at ...". */
   notice: string;
 }
@@ -24,6 +28,7 @@ export async function connectModel(options: {
   env?: NodeJS.ProcessEnv;
 }): Promise<ModelConnection> {
   const env = options.env ?? process.env;
+  const fallbackModel = fallbackModelFrom(env);
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
   if (apiKey === undefined || apiKey === '' || requested === 'sim') {
@@ -34,6 +39,7 @@ export async function connectModel(options: {
       client,
       model: requested ?? 'sim',
       sim,
+      fallbackModel,
       notice: `Using the built-in model simulator (${why}) at ${sim.url}.`,
     };
   }
@@ -44,6 +50,20 @@ export async function connectModel(options: {
     client,
     model,
     sim: undefined,
+    fallbackModel,
     notice: `Using the Anthropic API${baseURL ? ` at ${baseURL}` : ''} with model ${model}.`,
   };
+}
+
+/** `BATON_FALLBACK_MODEL`, checked like every model id; a bad one is a usage error. */
+function fallbackModelFrom(env: NodeJS.ProcessEnv): string | undefined {
+  const value = env[CLI_ENV_VARIABLES.fallbackModel]?.trim();
+  if (value === undefined || value === '') return undefined;
+  if (!modelIdSchema.safeParse(value).success) {
+    throw new CliError(
+      'usage',
+      `BATON_FALLBACK_MODEL ${MODEL_ID_RULE}, got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value;
 }

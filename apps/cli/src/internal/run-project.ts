@@ -291,6 +291,17 @@ export async function runProject(options: RunOptions): Promise<number> {
     ...(options.model === undefined ? {} : { model: options.model }),
   });
   say(connection.notice);
+  const fallbackModel = connection.fallbackModel;
+  if (fallbackModel !== undefined && fallbackModel === connection.model) {
+    await connection.sim?.close();
+    throw new CliError(
+      'usage',
+      `BATON_FALLBACK_MODEL is the model itself (${fallbackModel}): name another model, or unset it.`,
+    );
+  }
+  if (fallbackModel !== undefined) {
+    say(`Fallback model: ${fallbackModel} (when ${connection.model} stays overloaded).`);
+  }
   const sandbox = decideSandbox(sandboxSetting, { simulator: connection.sim !== undefined });
   if (sandbox.kind === 'refused') {
     await connection.sim?.close();
@@ -369,6 +380,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         },
         client: connection.client,
         model: connection.model,
+        ...(fallbackModel === undefined ? {} : { fallbackModel }),
         context,
         sessionNumber: project.sessions,
         interrupted,

@@ -38,6 +38,8 @@ export function describeEvent(event) {
       const cached = input.read > 0 ? ` (${formatHitRate(input.read, input.total)} cached)` : '';
       return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
     }
+    case 'model-fallback':
+      return `${event.from} stays overloaded: the session continues on ${event.to} from turn ${event.turn}`;
     case 'tool-call':
       return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
     case 'memory-change': {

@@ -72,6 +72,14 @@ export function newProjectPage(main) {
       h('input', { name: 'model', placeholder: 'default (BATON_MODEL or the simulator)' }),
     ),
     field(
+      'Fallback model',
+      h('input', {
+        name: 'fallbackModel',
+        placeholder: 'default: the worker’s BATON_FALLBACK_MODEL, if set',
+      }),
+      'Sessions continue on this model when theirs stays overloaded after the retries.',
+    ),
+    field(
       'Context preset',
       h(
         'select',
@@ -123,6 +131,7 @@ export function newProjectPage(main) {
       skipHooks: data.get('skipHooks') === 'yes' ? true : undefined,
       workspace: text('workspace'),
       model: text('model'),
+      fallbackModel: text('fallbackModel'),
       contextPreset: text('contextPreset'),
       budgets: Object.keys(budgets).length > 0 ? budgets : undefined,
     };

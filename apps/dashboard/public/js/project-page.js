@@ -174,6 +174,7 @@ export function projectPage(main, projectId) {
       ['Branch', `${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`],
       ['Checkpoint', project.lastCheckpoint === null ? '–' : shortCommit(project.lastCheckpoint)],
       ['Model', project.model ?? 'default'],
+      ['Fallback model', project.fallbackModel ?? 'default'],
       ['Context', project.context.summary],
       ['Status reason', project.statusReason ?? '–'],
     ];

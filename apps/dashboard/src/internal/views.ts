@@ -29,6 +29,8 @@ export interface ProjectView {
   statusAt: number;
   createdAt: number;
   model: string | null;
+  /** The project's fallback model; `null`: the worker's `BATON_FALLBACK_MODEL`. */
+  fallbackModel: string | null;
   contextPreset: string;
   /**
    * The context config every session resolves (stored at creation) and its one-line summary:
@@ -97,6 +99,7 @@ export function projectView(
     statusAt: project.statusAt,
     createdAt: project.createdAt,
     model: project.model,
+    fallbackModel: project.fallbackModel,
     contextPreset: project.contextPreset,
     context: {
       config: project.context,
