@@ -78,6 +78,8 @@ export interface SessionProcessorOptions {
   /** Extra options merged into every `runSession` call (context config, tools, ...). */
   sessionOptions?: (project: ProjectRecord) => Partial<WorkerRunSessionOptions>;
   defaultModel: string;
+  /** Sees every event of every session before it is published (traces). Default: none. */
+  observeEvent?: (event: WorkerSessionEvent) => void;
   /** Fallback model for projects that name none (`BATON_FALLBACK_MODEL`). Default: none. */
   defaultFallbackModel?: string;
   workerId: string;
@@ -317,7 +319,10 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
             interrupted,
             // Shown in the resume orientation: which commit the branch was last saved at.
             lastCheckpoint: project.lastCheckpoint,
-            onEvent: (event) => publish(event),
+            onEvent: (event) => {
+              options.observeEvent?.(event);
+              return publish(event);
+            },
           })
         : notStarted(sessionId, kind, features, prepared.error);
       heartbeat.stop();

@@ -1,6 +1,6 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { memoryStoreLimits } from '@baton/core';
-import { runSession } from '@baton/session';
+import { type OtlpTracing, SessionError, runSession, startOtlpTracing } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import {
   type SandboxDecision,
@@ -72,6 +72,8 @@ export async function startWorkerFromConfig(
     ...(options.probeSandbox === undefined ? {} : { probe: options.probeSandbox }),
   });
   if (sandbox.kind === 'refused') throw new WorkerError('sandbox_unavailable', sandbox.message);
+  const traces = await startTraces();
+  if (traces !== undefined) logger.info({ otlp: traces.url }, 'traces: OTLP export on');
   if (sandbox.kind === 'unsandboxed') logger.warn({ sandbox: sandbox.reason }, sandbox.notice);
   const connections: RedisClient[] = [];
   const open = (settings: ConnectionTuning) => {
@@ -168,6 +170,7 @@ export async function startWorkerFromConfig(
     }),
     defaultModel: config.model,
     ...(config.fallbackModel === undefined ? {} : { defaultFallbackModel: config.fallbackModel }),
+    ...(traces === undefined ? {} : { observeEvent: (event) => traces.tracing.record(event) }),
     workerId: config.workerId,
     logger,
     webhooks: {
@@ -237,9 +240,21 @@ export async function startWorkerFromConfig(
         await http?.close();
         await simulator?.close();
         disconnectAll();
+        // Batched spans of the last sessions leave before the process does.
+        await traces?.shutdown().catch(() => undefined);
         return result;
       })();
       return shuttingDown;
     },
   };
+}
+
+/** OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set; a bad endpoint is bad config. */
+async function startTraces(): Promise<OtlpTracing | undefined> {
+  try {
+    return await startOtlpTracing({ serviceName: 'baton-worker' });
+  } catch (error) {
+    if (error instanceof SessionError) throw new WorkerError('invalid_config', error.message);
+    throw error;
+  }
 }

@@ -44,6 +44,7 @@ type ProcessorPassThrough = Pick<
   | 'sessionOptions'
   | 'defaultModel'
   | 'defaultFallbackModel'
+  | 'observeEvent'
   | 'workerId'
   | 'logger'
   | 'metrics'
@@ -158,6 +159,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     ...(options.defaultFallbackModel === undefined
       ? {}
       : { defaultFallbackModel: options.defaultFallbackModel }),
+    ...(options.observeEvent === undefined ? {} : { observeEvent: options.observeEvent }),
     workerId: options.workerId,
     logger,
     metrics,

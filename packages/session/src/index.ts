@@ -39,6 +39,9 @@ export type {
   TranscriptSummary,
   TranscriptTextSource,
 } from './transcript.js';
+export { startOtlpTracing } from './tracing/otlp.js';
+export type { OtlpTracing, OtlpTracingOptions } from './tracing/otlp.js';
+export type { SessionTracing } from './tracing/session-spans.js';
 export { renderGuidance, renderUnacknowledgedGuidance } from './guidance.js';
 export type { GuidanceSource, OperatorGuidance } from './guidance.js';
 export { SessionError } from './errors.js';

@@ -237,8 +237,12 @@ export type SessionEvent =
   | (EventBase & {
       type: 'turn';
       turn: number;
-      /** The model that answered (the fallback model after a `model-fallback`). */
+      /** The model the request named (the fallback model after a `model-fallback`). */
       model: string;
+      /** The response's `model` (the API may answer an alias with the model's full id). */
+      responseModel: string;
+      /** The response's `id`. */
+      responseId: string;
       /** `work` for the main loop, `end` for the end-of-session phase. */
       phase: 'work' | 'end';
       stopReason: string;
@@ -256,6 +260,8 @@ export type SessionEvent =
       type: 'tool-call';
       turn: number;
       tool: string;
+      /** The `tool_use` block's id (absent in events recorded before it was carried). */
+      toolUseId?: string;
       summary: string;
       isError: boolean;
       durationMs: number;

@@ -10,10 +10,12 @@ import {
 } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import {
+  SessionError,
   allFeaturesPass,
   createFileTranscriptStore,
   readFeatures,
   runSession,
+  startOtlpTracing,
   type SessionResult,
 } from '@baton/session';
 import {
@@ -291,6 +293,8 @@ export async function runProject(options: RunOptions): Promise<number> {
     ...(options.model === undefined ? {} : { model: options.model }),
   });
   say(connection.notice);
+  const traces = await startTraces(connection);
+  if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);
   const fallbackModel = connection.fallbackModel;
   if (fallbackModel !== undefined && fallbackModel === connection.model) {
     await connection.sim?.close();
@@ -394,6 +398,7 @@ export async function runProject(options: RunOptions): Promise<number> {
           ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
         },
         onEvent: (event) => {
+          traces?.tracing.record(event);
           if (event.type === 'checkpoint' && event.pushed && event.head !== null) {
             // Acknowledged: the next session (on any machine) starts from here.
             project.lastCheckpoint = event.head;
@@ -500,5 +505,18 @@ export async function runProject(options: RunOptions): Promise<number> {
     process.off('SIGINT', onSigint);
     await store.close();
     await connection.sim?.close();
+    // Spans are batched: the run's last ones are sent before the process exits.
+    await traces?.shutdown().catch(() => undefined);
+  }
+}
+
+/** OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (a bad one is a usage error). */
+async function startTraces(connection: { sim: { close(): Promise<void> } | undefined }) {
+  try {
+    return await startOtlpTracing({ serviceName: 'baton' });
+  } catch (error) {
+    if (!(error instanceof SessionError)) throw error;
+    await connection.sim?.close();
+    throw new CliError('usage', `${error.message}.`);
   }
 }

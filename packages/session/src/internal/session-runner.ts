@@ -608,6 +608,8 @@ export class SessionRunner {
       type: 'turn',
       turn: this.turns,
       model: this.#model,
+      responseModel: response.model,
+      responseId: response.id,
       phase: phase.name,
       stopReason,
       durationMs,

@@ -67,6 +67,7 @@ export function createToolbox(
       type: 'tool-call',
       turn,
       tool: block.name,
+      toolUseId: block.id,
       summary: tool?.summarize(block.input) ?? block.name,
       isError: outcome.isError,
       durationMs: Date.now() - started,
