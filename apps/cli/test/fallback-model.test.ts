@@ -104,6 +104,26 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
     const answered = sim!.received.filter((record) => record.status === 200);
     expect(answered.every((record) => record.model === FALLBACK)).toBe(true);
     expect(sim!.received.some((record) => record.model === PRIMARY)).toBe(true);
+    // The transcript says it too: the model of every answer, and the fallback at the end.
+    const transcript = await runCli(['transcript', 'fb', '--local', '--session', '1'], {
+      cwd: dir,
+      env: cliEnv(path.join(dir, 'home')),
+    });
+    expect(transcript.code).toBe(0);
+    expect(transcript.stdout).toContain(
+      `fell back from ${PRIMARY} to ${FALLBACK} at turn 1 (the model stayed overloaded)`,
+    );
+    const json = await runCli(['transcript', 'fb', '--local', '--session', '1', '--json'], {
+      cwd: dir,
+      env: cliEnv(path.join(dir, 'home')),
+    });
+    const [session] = json.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { messages: Array<{ role: string; model?: string }> });
+    const models = session!.messages.filter((m) => m.role === 'assistant').map((m) => m.model);
+    expect(models.length).toBeGreaterThan(0);
+    expect(new Set(models)).toEqual(new Set([FALLBACK]));
   });
 
   it('without a fallback model the overloaded model fails the session as before (exit 6)', async () => {

@@ -8,7 +8,13 @@
  * session leaves everything up to its last completed step. Every string is redacted with
  * `@baton/core`'s secret rules and tool results and tool inputs are capped per block.
  */
-import type { SessionKind, SessionOutcome, TurnUsage, AppliedEdit } from './types.js';
+import type {
+  AppliedEdit,
+  SessionFallback,
+  SessionKind,
+  SessionOutcome,
+  TurnUsage,
+} from './types.js';
 
 /**
  * Most characters one tool result, or one string field of a tool call's input, keeps in a
@@ -88,6 +94,8 @@ export interface TranscriptMessage {
   unsent?: true;
   /** Assistant messages: why the response stopped. */
   stopReason?: string;
+  /** Assistant messages: the model the request went to (the fallback model after a fallback). */
+  model?: string;
   /** Assistant messages: the turn's usage as the API reported it. */
   usage?: TurnUsage;
   /** Assistant messages: the turn's cost in USD. */
@@ -119,6 +127,8 @@ export interface TranscriptEnd {
   stopReason?: string;
   turns: number;
   costUsd: number;
+  /** Set when the session moved to its fallback model (`SessionResult.fallback`). */
+  fallback?: SessionFallback;
 }
 
 /** A whole transcript, as readers get it. `end` is `null` when the session never finished. */

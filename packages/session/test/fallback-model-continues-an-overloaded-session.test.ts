@@ -1,7 +1,12 @@
 import type { SimScriptRequest } from '@baton/model-sim';
 import { estimateCostUsd, priceForModel } from '@baton/context-config';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { runSession, type SessionEvent } from '../src/index.js';
+import {
+  runSession,
+  type SessionEvent,
+  type TranscriptEnd,
+  type TranscriptMessage,
+} from '../src/index.js';
 import { createHarness, removeTemplate, type Harness } from './helpers.js';
 
 const PRIMARY = 'claude-opus-4-1';
@@ -91,16 +96,31 @@ describe('a fallback model continues a session whose model stays overloaded', ()
         self.sim.setFaults({ overloadedModels: [PRIMARY] });
       }
     });
+    const messages: TranscriptMessage[] = [];
+    let end: TranscriptEnd | undefined;
     const result = await runSession(
       h.options({
         sessionNumber: 2,
         model: PRIMARY,
         fallbackModel: FALLBACK,
         retry: { maxRetries: 1, baseDelayMs: 1 },
+        transcript: {
+          start: async () => undefined,
+          append: async (_id, appended) => void messages.push(...appended),
+          end: async (_id, ended) => void (end = ended),
+        },
       }),
     );
     expect(result.outcome).toBe('completed');
     expect(result.fallback).toMatchObject({ from: PRIMARY, to: FALLBACK, turn: 3 });
+    // The transcript says which model answered each turn, and that the session fell back.
+    const answeredBy = messages.filter((message) => message.role === 'assistant');
+    expect(answeredBy.map((message) => message.model).slice(0, 3)).toEqual([
+      PRIMARY,
+      PRIMARY,
+      FALLBACK,
+    ]);
+    expect(end?.fallback).toEqual(result.fallback);
     expect(models().slice(0, 4)).toEqual([PRIMARY, PRIMARY, PRIMARY, PRIMARY]);
     const turns = ofType(h.events, 'turn');
     expect(turns.map((turn) => turn.model).slice(0, 3)).toEqual([PRIMARY, PRIMARY, FALLBACK]);

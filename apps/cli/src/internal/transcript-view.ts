@@ -150,6 +150,11 @@ export function formatTranscript(transcript: Transcript): string {
     sections.push(
       `── end · ${dateTime(end.endedAt)} · ${end.outcome}: ${terminalSafe(end.reason)}`,
     );
+    if (end.fallback !== undefined) {
+      sections.push(
+        `   fell back from ${terminalSafe(end.fallback.from)} to ${terminalSafe(end.fallback.to)} at turn ${end.fallback.turn} (the model stayed overloaded)`,
+      );
+    }
   }
   return `${sections.join('\n\n')}\n`;
 }

@@ -306,6 +306,7 @@ export class SessionRunner {
       ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
       turns: result.turns,
       costUsd: result.usage.costUsd,
+      ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
     });
     await this.#emit({ type: 'session-end', result });
     return result;
@@ -598,6 +599,7 @@ export class SessionRunner {
       turn: this.turns,
       phase: phase.name,
       stopReason,
+      model: this.#model,
       usage: accounting.usage,
       costUsd: accounting.costUsd,
       durationMs,
