@@ -190,7 +190,16 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       await page.waitForURL(`**/projects/${id}`);
       await page.waitForSelector('.project-head .badge.status-completed', { timeout: 60_000 });
       const head = git(repo, 'rev-parse', `baton/${id}`);
-      await page.waitForSelector('[data-testid=session-commits]');
+      // The status badge comes from the project record and the session table from the session
+      // summaries: the last session's row may arrive on a later live update than the badge.
+      await page.waitForFunction(
+        (short) =>
+          [...document.querySelectorAll('[data-testid=session-commits]')].some((element) =>
+            element.textContent?.includes(short),
+          ),
+        head.slice(0, 12),
+        { timeout: 30_000 },
+      );
       const stats = (await page.textContent('dl.stats')) ?? '';
       expect(stats).toContain(repo);
       expect(stats).toContain(`main ${git(repo, 'rev-parse', 'main').slice(0, 12)}`);
