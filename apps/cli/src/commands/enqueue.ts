@@ -27,7 +27,7 @@ interface EnqueueOptions {
   maxSessions?: number;
   stallAfter?: number;
   preset?: ProjectContextPreset;
-  allowHost: string[];
+  allowHost?: string[];
   json?: boolean;
 }
 
@@ -83,8 +83,7 @@ export function registerEnqueueCommand(program: Command): void {
     .option(
       '--allow-host <host>',
       "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)",
-      (value: string, previous: string[]) => [...previous, value],
-      [],
+      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
     )
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {
@@ -122,7 +121,9 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.fallbackModel !== undefined ? { fallbackModel: options.fallbackModel } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
           ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
-          ...(options.allowHost.length > 0 ? { sandbox: { allowedHosts: options.allowHost } } : {}),
+          ...(options.allowHost === undefined
+            ? {}
+            : { sandbox: { allowedHosts: options.allowHost } }),
         });
         const queued = await control.enqueue(project.id);
         if (options.json) {

@@ -45,7 +45,7 @@ export function registerRunCommand(program: Command): void {
     )
     .option(
       '--sessions <n>',
-      `most sessions to run now, init included (default ${DEFAULT_SESSIONS})`,
+      'most sessions to run now, init included',
       parsePositiveInteger(1_000),
       DEFAULT_SESSIONS,
     )
