@@ -212,6 +212,25 @@ export function contextVariablesNotice(env: NodeJS.ProcessEnv = process.env): st
   return `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not applied by workers: each project runs the context config stored when it was created (set ${names.length === 1 ? 'it' : 'them'} where you run baton enqueue or the dashboard)`;
 }
 
+/**
+ * The settings a worker logs when it starts: every value it read, except what may carry a
+ * credential (the API key, the webhook secret, webhook URLs, Redis passwords: those are logged
+ * elsewhere in masked form) and the sandbox setting (logged as the sandbox decision).
+ */
+export function describeWorkerConfig(config: WorkerConfig): Record<string, unknown> {
+  const {
+    apiKey: _apiKey,
+    webhookSecret: _webhookSecret,
+    webhookUrls: _webhookUrls,
+    redis: _redis,
+    sandbox: _sandbox,
+    baseUrl,
+    ...settings
+  } = config;
+  // A base URL's path or query may hold a token; its origin says where requests go.
+  return { ...settings, baseUrl: baseUrl === undefined ? null : new URL(baseUrl).origin };
+}
+
 /** Default model when `BATON_MODEL` is not set. */
 export const DEFAULT_MODEL = 'claude-sonnet-4-6';
 

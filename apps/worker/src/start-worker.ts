@@ -24,7 +24,7 @@ import {
   type ConnectionTuning,
   type RedisClient,
 } from '@baton/projects';
-import type { WorkerConfig } from './config.js';
+import { describeWorkerConfig, type WorkerConfig } from './config.js';
 import { WorkerError } from './errors.js';
 import { startWorkerHttpServer, type WorkerHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
@@ -223,6 +223,7 @@ export async function startWorkerFromConfig(
       stalledIntervalMs: config.stalledIntervalMs,
       sandbox: describeSandboxDecision(sandbox),
       webhooks: config.webhookUrls.map((url) => webhookTarget(url)),
+      settings: describeWorkerConfig(config),
     },
     'worker started',
   );
