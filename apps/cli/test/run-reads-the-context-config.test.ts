@@ -1,5 +1,6 @@
-import { writeFile } from 'node:fs/promises';
+import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { startModelSim, type ModelSim, type SimRequestRecord } from '@baton/model-sim';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EXAMPLE_GOAL, cliEnv, runCli, tempDir } from './helpers.js';
@@ -126,6 +127,109 @@ describe('baton run reads baton.config.json and BATON_CONTEXT_*', () => {
     expect(badFile.stderr.trim().split('\n')).toHaveLength(1);
     expect(badFile.requests).toHaveLength(0);
   });
+});
+
+describe('every BATON_CONTEXT_* variable of docs/context-management.md', () => {
+  // Three runs between them set every variable of the docs' tables off its default; the
+  // simulator records the `context_management` each first request really carried.
+  const runs: Array<{ env: Record<string, string>; sent: unknown }> = [
+    {
+      env: {
+        BATON_CONTEXT_PRESET: 'coding',
+        BATON_CONTEXT_CLEAR_TOOL_USES: 'on',
+        BATON_CONTEXT_TRIGGER_TOKENS: '12345',
+        BATON_CONTEXT_KEEP_TOOL_USES: '4',
+        BATON_CONTEXT_CLEAR_AT_LEAST_TOKENS: '2222',
+        BATON_CONTEXT_EXCLUDE_TOOLS: 'web_fetch,bash',
+        BATON_CONTEXT_CLEAR_TOOL_INPUTS: 'true',
+        BATON_CONTEXT_CLEAR_MEMORY_TOOL: 'true',
+        BATON_CONTEXT_THINKING_KEEP: '2',
+        BATON_CONTEXT_COMPACTION_TRIGGER_TOKENS: '150000',
+      },
+      sent: {
+        edits: [
+          { type: 'clear_thinking_20251015', keep: { type: 'thinking_turns', value: 2 } },
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'input_tokens', value: 12345 },
+            keep: { type: 'tool_uses', value: 4 },
+            // clearMemoryTool: true, so "memory" is not kept out of clearing.
+            exclude_tools: ['web_fetch', 'bash'],
+            clear_tool_inputs: true,
+            clear_at_least: { type: 'input_tokens', value: 2222 },
+          },
+          {
+            type: 'compact_20260112',
+            trigger: { type: 'input_tokens', value: 150000 },
+            pause_after_compaction: false,
+          },
+        ],
+      },
+    },
+    {
+      env: {
+        BATON_CONTEXT_PRESET: 'search-heavy',
+        BATON_CONTEXT_TRIGGER_TOOL_USES: '7',
+        BATON_CONTEXT_COMPACTION: 'on',
+        BATON_CONTEXT_THINKING_KEEP: 'all',
+        BATON_CONTEXT_CLEAR_MEMORY_TOOL: 'false',
+      },
+      sent: {
+        edits: [
+          { type: 'clear_thinking_20251015', keep: 'all' },
+          {
+            type: 'clear_tool_uses_20250919',
+            trigger: { type: 'tool_uses', value: 7 },
+            keep: { type: 'tool_uses', value: 3 },
+            exclude_tools: ['memory'],
+            clear_tool_inputs: false,
+            clear_at_least: { type: 'input_tokens', value: 20000 },
+          },
+          {
+            type: 'compact_20260112',
+            trigger: { type: 'input_tokens', value: 150000 },
+            pause_after_compaction: false,
+          },
+        ],
+      },
+    },
+    {
+      env: {
+        BATON_CONTEXT_CLEAR_TOOL_USES: 'off',
+        BATON_CONTEXT_COMPACTION: 'off',
+        BATON_CONTEXT_THINKING_KEEP: 'off',
+      },
+      sent: undefined,
+    },
+  ];
+
+  it('sets what the request carries, and the docs list no variable this leaves out', async () => {
+    const docs = await readFile(
+      path.resolve(
+        path.dirname(fileURLToPath(import.meta.url)),
+        '../../../docs/context-management.md',
+      ),
+      'utf8',
+    );
+    const documented = new Set(
+      [...docs.matchAll(/^\| `(BATON_CONTEXT_[A-Z_]+)` \|/gm)].map((match) => match[1]),
+    );
+    // The cache variables are read back above (breakpoint TTLs, no breakpoints).
+    const covered = new Set([
+      'BATON_CONTEXT_PROMPT_CACHE',
+      'BATON_CONTEXT_CACHE_TTL',
+      ...runs.flatMap((run) => Object.keys(run.env)),
+    ]);
+    expect(documented.size).toBeGreaterThanOrEqual(14);
+    expect([...documented].filter((name) => !covered.has(name))).toEqual([]);
+
+    for (const [index, run] of runs.entries()) {
+      const result = await runOneSession(`every-${index}`, run.env);
+      expect(result.stderr).toBe('');
+      expect(result.requests.length).toBeGreaterThan(1);
+      expect(result.requests[0]?.contextManagement, JSON.stringify(run.env)).toEqual(run.sent);
+    }
+  }, 60_000);
 });
 
 describe('the typo guard', () => {

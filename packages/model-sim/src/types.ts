@@ -144,6 +144,8 @@ export interface SimRequestRecord {
    * when the request sent no `context_management`.
    */
   contextEdits?: string[];
+  /** The request's `context_management` as sent; absent when the request sent none. */
+  contextManagement?: unknown;
   /** What the prompt cache did: breakpoints sent, tokens read, written per TTL, and uncached. */
   cache?: {
     breakpoints: number;

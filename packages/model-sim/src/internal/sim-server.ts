@@ -250,6 +250,7 @@ export class SimServer {
       ?.edits;
     if (body['context_management'] !== undefined && body['context_management'] !== null) {
       entry.contextEdits = (sentEdits ?? []).map((edit) => String(edit.type));
+      entry.contextManagement = body['context_management'];
     }
     entry.inputTokensBefore = edited.inputTokensBefore;
     entry.inputTokensAfter = edited.inputTokensAfter;
