@@ -221,7 +221,7 @@ describe('every BATON_CONTEXT_* variable of docs/context-management.md', () => {
       ...runs.flatMap((run) => Object.keys(run.env)),
     ]);
     expect(documented.size).toBeGreaterThanOrEqual(14);
-    expect([...documented].filter((name) => !covered.has(name))).toEqual([]);
+    expect([...documented].filter((name) => !covered.has(name ?? ''))).toEqual([]);
 
     for (const [index, run] of runs.entries()) {
       const result = await runOneSession(`every-${index}`, run.env);
