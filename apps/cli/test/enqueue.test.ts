@@ -52,6 +52,43 @@ describe('baton enqueue', () => {
     expect((await world.control.queueCounts()).waiting).toBe(1);
   });
 
+  it('--allow-host (repeatable) stores the hosts the sandbox proxy lets through; status shows them', async () => {
+    const id = world.projectId('hosts');
+    const result = await runCli(
+      [
+        'enqueue',
+        '--project',
+        id,
+        '--goal',
+        'Build\n- a',
+        '--allow-host',
+        'registry.npmjs.org',
+        '--allow-host',
+        '*.pythonhosted.org',
+      ],
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    expect((await world.control.getProject(id))?.sandbox).toEqual({
+      allowedHosts: ['registry.npmjs.org', '*.pythonhosted.org'],
+    });
+    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(status.stdout).toContain('registry.npmjs.org');
+    expect(status.stdout).toContain('*.pythonhosted.org');
+
+    const bad = world.projectId('badhost');
+    for (const host of ['http://registry.npmjs.org', 'exa mple.com', '*']) {
+      const refused = await runCli(
+        ['enqueue', '--project', bad, '--goal', 'x', '--allow-host', host],
+        { cwd: dir, env: world.env(dir) },
+      );
+      expect(refused.code, host).toBe(2);
+      oneLine(refused.stderr);
+    }
+    expect(await world.control.getProject(bad)).toBeNull();
+  });
+
   it('stores the context config of baton.config.json and BATON_CONTEXT_* where it runs; status shows it', async () => {
     await writeFile(
       path.join(dir, 'baton.config.json'),

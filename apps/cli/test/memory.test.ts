@@ -39,6 +39,28 @@ describe('baton memory ls|cat', () => {
     ]);
   });
 
+  it('ls --depth lists that many levels below the directory', async () => {
+    const id = await seed();
+    const store = await world.control.memoryStore(id);
+    await store.write('notes/deep/deeper/bottom.md', 'x', { mode: 'create' });
+    await store.close();
+    const list = async (...args: string[]) =>
+      (await runCli(['memory', 'ls', id, ...args], { cwd: dir, env: world.env(dir) })).stdout;
+    const one = await list('--depth', '1');
+    expect(one).toMatch(/\/memories\/notes\/$/m);
+    expect(one).not.toContain('today.md');
+    const byDefault = await list();
+    expect(byDefault).toContain('/memories/notes/today.md');
+    expect(byDefault).not.toContain('bottom.md');
+    expect(await list('--depth', '4')).toContain('/memories/notes/deep/deeper/bottom.md');
+    const bad = await runCli(['memory', 'ls', id, '--depth', '0'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(bad.code).toBe(2);
+    oneLine(bad.stderr);
+  });
+
   it('missing files, directories given to cat and hostile paths are one line each', async () => {
     const id = await seed();
     const missing = await runCli(['memory', 'cat', id, 'nope.md'], {

@@ -21,7 +21,7 @@ export function registerMemoryCommand(program: Command): void {
     .description('List a memory directory (default /memories).')
     .argument('<id>', 'project id', parseProjectId)
     .argument('[path]', 'directory, e.g. /memories or notes')
-    .option('--depth <n>', 'levels to list (default 2)', parsePositiveInteger(100), 2)
+    .option('--depth <n>', 'levels to list', parsePositiveInteger(100), 2)
     .option('--json', 'print JSON')
     .option('--local', 'a `baton run` project (filesystem memory under BATON_HOME)')
     .action(
