@@ -124,7 +124,38 @@ describe('store-enforced quotas', () => {
     expect(await inner.read('a.md')).toBe('line one\n');
   });
 
-  it('a store sentence without a number still gives a message naming the limit', async () => {
+  it('quotes the limit from the error field, never from the store sentence', async () => {
+    const quoted = wrapStore(createInMemoryStore(), {
+      write: () =>
+        Promise.reject(
+          new StoreError('quota_exceeded', 'Too much.', { limit: 'maxFiles', maximum: 7 }),
+        ),
+    });
+    const fromField = await createMemoryTool({ store: quoted, quotaEnforcement: 'store' }).execute({
+      command: 'create',
+      path: '/memories/x.md',
+      file_text: 'x',
+    });
+    expect(fromField).toEqual({
+      isError: true,
+      content:
+        'Error: Cannot write /memories/x.md: the memory directory would go over its limit of 7 files. Nothing was changed; delete files you no longer need.',
+    });
+    const worded = wrapStore(createInMemoryStore(), {
+      write: () =>
+        Promise.reject(
+          new StoreError('quota_exceeded', 'Over the limit of 99 files.', { limit: 'maxFiles' }),
+        ),
+    });
+    const fromSentence = await createMemoryTool({
+      store: worded,
+      quotaEnforcement: 'store',
+    }).execute({ command: 'create', path: '/memories/x.md', file_text: 'x' });
+    expect(fromSentence.content).not.toContain('99');
+    expect(fromSentence.content).toContain('would go over its limit on the number of files');
+  });
+
+  it('a store error without maximum still gives a message naming the limit', async () => {
     const cases: Array<[StoreError['limit'], string]> = [
       ['maxFileBytes', "over the memory store's size limit per file"],
       ['maxTotalBytes', 'would go over its limit on total size'],

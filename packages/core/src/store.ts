@@ -21,6 +21,8 @@
  * ## Errors
  * Every failure is a `StoreError` with a `code` from `StoreErrorCode`. Messages never contain
  * host paths: the handler turns codes into protocol strings for the model.
+ * A `quota_exceeded` error also names the `limit` and its value (`maximum`), which the handler
+ * quotes; the message itself is for logs and is never parsed.
  *
  * ## Concurrency
  * Each method is atomic on its own: a reader sees the old state or the new one, never a mix,
@@ -170,18 +172,27 @@ export interface StoreErrorOptions {
   cause?: unknown;
   /** For `quota_exceeded`: which limit. */
   limit?: keyof StoreLimits;
+  /** For `quota_exceeded`: the value of that limit (bytes or files), when the store knows it. */
+  maximum?: number | undefined;
 }
 
 /** The only error type a `MemoryStore` throws. Messages never contain host paths. */
 export class StoreError extends Error {
   override readonly name = 'StoreError';
   readonly code: StoreErrorCode;
+  /** For `quota_exceeded`: which limit was hit. */
   readonly limit: keyof StoreLimits | undefined;
+  /**
+   * For `quota_exceeded`: the value of the limit that was hit. The handler quotes it to the
+   * model, so it travels as a number rather than inside the backend's own sentence.
+   */
+  readonly maximum: number | undefined;
 
   constructor(code: StoreErrorCode, message: string, options: StoreErrorOptions = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.code = code;
     this.limit = options.limit;
+    this.maximum = options.maximum;
   }
 }
 

@@ -1,7 +1,7 @@
 /**
  * The one place that turns a `StoreError` into what the model reads. Store messages are plain
  * sentences without host paths, but the protocol fixes the wording per command, so the message
- * is chosen from the code and the command here; only quota messages reuse the store's sentence.
+ * is chosen from the code and the command here; quota messages quote the limit the store reports.
  */
 import { MemoryToolError } from '../memory-tool-error.js';
 import type { MemoryCommandName } from '../memory-tool-options.js';
@@ -102,11 +102,11 @@ export function toMemoryToolError(error: unknown, context: StoreCallContext): Me
 
 /**
  * The model's message for a limit the store enforced. Store sentences name store paths and vary
- * by backend, so the handler writes its own per limit, with the number taken from the store's
- * sentence when it has one (`... of 100 bytes ...`).
+ * by backend, so the handler writes its own per limit, quoting the limit's value when the store
+ * reported it in `maximum`.
  */
 function quotaMessage(error: StoreError, path: string): string {
-  const limit = /\bof (\d+) (?:bytes|files)\b/.exec(error.message)?.[1];
+  const limit = error.maximum;
   const cleanUp = 'Nothing was changed; delete files you no longer need.';
   switch (error.limit) {
     case 'maxFileBytes':

@@ -29,6 +29,8 @@ export function statusError(
   limit?: number,
 ): StoreError {
   const shown = path === '' ? 'the root' : path;
+  // A quota reply carries the limit as its second element; anything else there is not a limit.
+  const maximum = limit !== undefined && Number.isSafeInteger(limit) ? limit : undefined;
   switch (status) {
     case ScriptStatus.notFound:
       return new StoreError('not_found', `${shown} does not exist.`);
@@ -47,25 +49,19 @@ export function statusError(
       return new StoreError(
         'quota_exceeded',
         `${shown} would exceed the maximum file size of ${limit} bytes.`,
-        {
-          limit: 'maxFileBytes',
-        },
+        { limit: 'maxFileBytes', maximum },
       );
     case ScriptStatus.quotaTotalBytes:
       return new StoreError(
         'quota_exceeded',
         `Writing ${shown} would exceed the memory quota of ${limit} bytes.`,
-        {
-          limit: 'maxTotalBytes',
-        },
+        { limit: 'maxTotalBytes', maximum },
       );
     case ScriptStatus.quotaFiles:
       return new StoreError(
         'quota_exceeded',
         `Creating ${shown} would exceed the limit of ${limit} files.`,
-        {
-          limit: 'maxFiles',
-        },
+        { limit: 'maxFiles', maximum },
       );
     case ScriptStatus.conflict:
       return new StoreError(

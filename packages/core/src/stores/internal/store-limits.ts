@@ -20,21 +20,21 @@ export function assertWithinLimits(limits: StoreLimits, projected: ProjectedUsag
     throw new StoreError(
       'quota_exceeded',
       `The file would be ${projected.fileBytes} bytes, over the limit of ${limits.maxFileBytes} bytes per file.`,
-      { limit: 'maxFileBytes' },
+      { limit: 'maxFileBytes', maximum: limits.maxFileBytes },
     );
   }
   if (limits.maxTotalBytes !== undefined && projected.totalBytes > limits.maxTotalBytes) {
     throw new StoreError(
       'quota_exceeded',
       `The store would hold ${projected.totalBytes} bytes, over the limit of ${limits.maxTotalBytes} bytes.`,
-      { limit: 'maxTotalBytes' },
+      { limit: 'maxTotalBytes', maximum: limits.maxTotalBytes },
     );
   }
   if (limits.maxFiles !== undefined && projected.files > limits.maxFiles) {
     throw new StoreError(
       'quota_exceeded',
       `The store would hold ${projected.files} files, over the limit of ${limits.maxFiles} files.`,
-      { limit: 'maxFiles' },
+      { limit: 'maxFiles', maximum: limits.maxFiles },
     );
   }
 }

@@ -2,7 +2,10 @@ import { expect } from 'vitest';
 import { isStoreError } from '../../store.js';
 import { expectStoreError, seed, snapshot, type ConformanceGroup } from '../harness.js';
 
-/** Limits: refused with quota_exceeded, and a refused call changes nothing. */
+/**
+ * Limits: refused with quota_exceeded naming the limit and its value (the handler quotes both to
+ * the model), and a refused call changes nothing.
+ */
 export const limitCases: ConformanceGroup = {
   name: 'limits',
   cases: [
@@ -16,7 +19,7 @@ export const limitCases: ConformanceGroup = {
           store.write('big.md', '01234567890', { mode: 'create' }),
           'quota_exceeded',
         );
-        expect(error.limit).toBe('maxFileBytes');
+        expect(error).toMatchObject({ limit: 'maxFileBytes', maximum: 10 });
         await expectStoreError(
           store.write('new/dir/big.md', 'x'.repeat(11), { mode: 'create' }),
           'quota_exceeded',
@@ -35,7 +38,7 @@ export const limitCases: ConformanceGroup = {
           store.write('accent.md', 'h\u00e9llo', { mode: 'create' }),
           'quota_exceeded',
         );
-        expect(error.limit).toBe('maxFileBytes');
+        expect(error).toMatchObject({ limit: 'maxFileBytes', maximum: 5 });
         expect(await store.stat('accent.md')).toBeNull();
       },
     },
@@ -52,7 +55,7 @@ export const limitCases: ConformanceGroup = {
           store.edit('a.md', (current) => `${current} and much more`),
           'quota_exceeded',
         );
-        expect(error.limit).toBe('maxFileBytes');
+        expect(error).toMatchObject({ limit: 'maxFileBytes', maximum: 10 });
         expect(await store.read('a.md')).toBe('small');
         expect(await store.usage()).toEqual({ bytes: 5, files: 1 });
       },
@@ -67,7 +70,7 @@ export const limitCases: ConformanceGroup = {
           store.write('c.md', '01', { mode: 'create' }),
           'quota_exceeded',
         );
-        expect(created.limit).toBe('maxTotalBytes');
+        expect(created).toMatchObject({ limit: 'maxTotalBytes', maximum: 20 });
         await expectStoreError(
           store.write('b.md', '0123456789a', { mode: 'overwrite' }),
           'quota_exceeded',
@@ -95,7 +98,7 @@ export const limitCases: ConformanceGroup = {
           store.write('other/c.md', 'c', { mode: 'create' }),
           'quota_exceeded',
         );
-        expect(error.limit).toBe('maxFiles');
+        expect(error).toMatchObject({ limit: 'maxFiles', maximum: 2 });
         await expectStoreError(store.write('c.md', 'c', { mode: 'overwrite' }), 'quota_exceeded');
         expect(await snapshot(store)).toEqual(before);
         expect(await store.stat('other')).toBeNull();
