@@ -23,6 +23,8 @@ export {
   createFileSystemStore,
 } from './stores/file-system-store.js';
 export type { FileSystemStoreOptions } from './stores/file-system-store.js';
+export { copyMemoryStore, exportMemoryToFolder, importMemoryFromFolder } from './copy-memory.js';
+export type { CopyMemoryOptions, CopyMemoryResult } from './copy-memory.js';
 
 // memory tool (core-handler helper)
 export {

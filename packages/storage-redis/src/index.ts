@@ -14,5 +14,3 @@ export type {
 export { createNamespaceKeys, DEFAULT_KEY_PREFIX } from './keys.js';
 export type { NamespaceKeys } from './keys.js';
 export type { RedisClient } from './internal/scripts.js';
-export { copyMemoryStore, exportMemoryToFolder, importMemoryFromFolder } from './copy-memory.js';
-export type { CopyMemoryOptions, CopyMemoryResult } from './copy-memory.js';

@@ -3,16 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  createInMemoryStore,
   exportMemoryToFolder,
   importMemoryFromFolder,
-  type RedisMemoryStore,
+  type MemoryStore,
+  type StoreLimits,
 } from '../src/index.js';
-import { cleanupTestStores, openTestStore } from './helpers.js';
+import { wrapStore } from '../src/testing/index.js';
 
 const folders: string[] = [];
 
 afterEach(async () => {
-  await cleanupTestStores();
   for (const folder of folders.splice(0)) {
     await rm(folder, { recursive: true, force: true });
   }
@@ -31,13 +32,31 @@ const FILES: Record<string, string> = {
   '.hidden/secret.md': 'kept too',
 };
 
-async function seed(store: RedisMemoryStore): Promise<void> {
+async function seeded(): Promise<MemoryStore> {
+  const store = createInMemoryStore();
   for (const [path, content] of Object.entries(FILES)) {
     await store.write(path, content, { mode: 'create' });
   }
+  return store;
 }
 
-async function snapshot(store: RedisMemoryStore): Promise<Record<string, string | null>> {
+/** An in-memory store that remembers the command named by every write (what a change feed records). */
+function recordingStore(limits: StoreLimits = {}): {
+  store: MemoryStore;
+  commands: Array<string | undefined>;
+} {
+  const inner = createInMemoryStore({ limits });
+  const commands: Array<string | undefined> = [];
+  const store = wrapStore(inner, {
+    write: (path, content, options) => {
+      commands.push(options.command);
+      return inner.write(path, content, options);
+    },
+  });
+  return { store, commands };
+}
+
+async function snapshot(store: MemoryStore): Promise<Record<string, string | null>> {
   const result: Record<string, string | null> = {};
   for (const entry of await store.list('', { depth: 100 })) {
     if (entry.kind === 'file') {
@@ -47,29 +66,26 @@ async function snapshot(store: RedisMemoryStore): Promise<Record<string, string 
   return result;
 }
 
-describe('export and import of a namespace through a folder', () => {
+describe('export and import of a memory store through a folder', () => {
   it('round-trips every file byte for byte, hidden ones included', async () => {
-    const source = openTestStore();
-    await seed(source);
+    const source = await seeded();
     const folder = await tempFolder();
     expect(await exportMemoryToFolder(source, folder)).toMatchObject({ files: 4, skipped: 0 });
     expect(await readFile(join(folder, 'notes/deep/ünïcode 👋.md'), 'utf8')).toBe(
       'héllo\r\nworld\n',
     );
-    const target = openTestStore();
+    const { store: target, commands } = recordingStore();
     const result = await importMemoryFromFolder(target, folder);
     expect(result.files).toBe(4);
     expect(await snapshot(target)).toEqual(FILES);
     expect(await target.usage()).toEqual(await source.usage());
-    expect((await target.readChanges()).every((change) => change.command === 'import')).toBe(true);
+    expect(commands).toEqual(['import', 'import', 'import', 'import']);
   });
 
   it('refuses to import over existing files unless told to overwrite or skip, and writes nothing when refused', async () => {
-    const source = openTestStore();
-    await seed(source);
     const folder = await tempFolder();
-    await exportMemoryToFolder(source, folder);
-    const target = openTestStore();
+    await exportMemoryToFolder(await seeded(), folder);
+    const target = createInMemoryStore();
     await target.write('progress.md', 'mine', { mode: 'create' });
     await expect(importMemoryFromFolder(target, folder)).rejects.toMatchObject({ code: 'exists' });
     expect(await target.usage()).toMatchObject({ files: 1 });
@@ -83,11 +99,9 @@ describe('export and import of a namespace through a folder', () => {
   });
 
   it('stops at the target quota with quota_exceeded', async () => {
-    const source = openTestStore();
-    await seed(source);
     const folder = await tempFolder();
-    await exportMemoryToFolder(source, folder);
-    const target = openTestStore({ limits: { maxFiles: 2 } });
+    await exportMemoryToFolder(await seeded(), folder);
+    const { store: target } = recordingStore({ maxFiles: 2 });
     await expect(importMemoryFromFolder(target, folder)).rejects.toMatchObject({
       code: 'quota_exceeded',
       limit: 'maxFiles',

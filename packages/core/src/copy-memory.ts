@@ -1,9 +1,5 @@
-import {
-  createFileSystemStore,
-  StoreError,
-  type MemoryStore,
-  type MutationContext,
-} from '@baton/core';
+import { StoreError, type MemoryStore, type MutationContext } from './store.js';
+import { createFileSystemStore } from './stores/file-system-store.js';
 
 /** Options of `copyMemoryStore`, `exportMemoryToFolder` and `importMemoryFromFolder`. */
 export interface CopyMemoryOptions {
@@ -28,7 +24,8 @@ export interface CopyMemoryResult {
 
 /**
  * Copies every file of `source` (hidden ones included) into `target`, keeping paths. Works
- * between any two `MemoryStore`s: Redis to a folder, a folder to Redis, namespace to namespace.
+ * between any two `MemoryStore`s: Redis to a folder, a folder to Redis, namespace to namespace;
+ * it lives in core because it needs nothing but the contract.
  * Each file is one atomic write; the copy as a whole is not atomic (a quota or connection error
  * midway leaves the files copied so far). Empty directories are not copied: the store contract
  * has directories only as parents of files.
