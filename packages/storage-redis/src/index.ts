@@ -13,4 +13,5 @@ export type {
 } from './redis-memory-store.js';
 export { createNamespaceKeys, DEFAULT_KEY_PREFIX } from './keys.js';
 export type { NamespaceKeys } from './keys.js';
-export type { RedisClient } from './internal/scripts.js';
+export { createLuaScripts } from './lua-scripts.js';
+export type { LuaScriptsOptions, RedisClient } from './lua-scripts.js';

@@ -11,10 +11,13 @@ import {
   type StoreUsage,
   type WriteOptions,
 } from '@baton/core';
+// assertStorePath also refuses NUL, which separates entries in the list script's reply.
+import { assertStorePath, DIRECTORY_SIZE, isHiddenName } from '@baton/core/store-kit';
 import { Redis, type RedisOptions } from 'ioredis';
 import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
 import { AccessRecords } from './internal/access-records.js';
-import { defineScripts, type RedisClient, type ScriptCommands } from './internal/scripts.js';
+import { defineScripts, type ScriptCommands } from './internal/scripts.js';
+import type { RedisClient } from './lua-scripts.js';
 import { applyReverseDelta, createReverseDelta } from './internal/history-delta.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
 
@@ -140,7 +143,6 @@ interface Versioned {
   version: string;
 }
 
-const DIRECTORY_SIZE = 4096;
 const UNLIMITED = '-1';
 
 /**
@@ -230,7 +232,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async stat(path: string): Promise<EntryStat | null> {
-    checkPath(path);
+    assertStorePath(path);
     this.ensureOpen();
     try {
       if (path === '') {
@@ -250,7 +252,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async write(path: string, content: string, options: WriteOptions): Promise<void> {
-    checkPath(path);
+    assertStorePath(path);
     if (path === '') {
       throw options.mode === 'create'
         ? new StoreError('exists', 'The root already exists.')
@@ -287,7 +289,7 @@ export class RedisMemoryStore implements MemoryStore {
     transform: (current: string) => string,
     context: MutationContext = {},
   ): Promise<EditResult> {
-    checkPath(path);
+    assertStorePath(path);
     if (path === '') {
       throw new StoreError('is_directory', 'The root is a directory.');
     }
@@ -343,7 +345,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async list(path: string, options: ListOptions): Promise<ListedEntry[]> {
-    checkPath(path);
+    assertStorePath(path);
     const depth = Number.isFinite(options.depth)
       ? Math.max(0, Math.floor(options.depth))
       : 1_000_000;
@@ -369,7 +371,7 @@ export class RedisMemoryStore implements MemoryStore {
       const children = packed === '' ? [] : packed.split('\0');
       for (let child = 0; child + 1 < children.length; child += 2) {
         const name = children[child] as string;
-        if (skipHidden && (name.startsWith('.') || name === 'node_modules')) {
+        if (skipHidden && isHiddenName(name)) {
           continue;
         }
         const stat = parseIndexValue(children[child + 1] as string);
@@ -387,7 +389,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async delete(path: string, context: MutationContext = {}): Promise<void> {
-    checkPath(path);
+    assertStorePath(path);
     if (path === '') {
       throw new StoreError('invalid_path', 'The root cannot be deleted.');
     }
@@ -410,8 +412,8 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async rename(from: string, to: string, context: MutationContext = {}): Promise<void> {
-    checkPath(from);
-    checkPath(to);
+    assertStorePath(from);
+    assertStorePath(to);
     if (from === '' || to === '') {
       throw new StoreError(
         'invalid_path',
@@ -563,7 +565,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   private async readVersioned(path: string, action: string): Promise<Versioned | null> {
-    checkPath(path);
+    assertStorePath(path);
     if (path === '') {
       throw new StoreError('is_directory', 'The root is a directory.');
     }
@@ -672,7 +674,7 @@ export class RedisMemoryStore implements MemoryStore {
 
   /** The current version (kind 'f') then the older ones, newest first, read atomically. */
   private async loadHistory(path: string): Promise<HistoryEntry[]> {
-    checkPath(path);
+    assertStorePath(path);
     this.ensureOpen();
     if (path === '' || this.historyDepth === 0) {
       return [];
@@ -763,22 +765,6 @@ function limitArgument(limit: number | undefined): string {
   return limit === undefined || !Number.isFinite(limit)
     ? UNLIMITED
     : String(Math.max(0, Math.floor(limit)));
-}
-
-/** Defends the key schema against malformed paths (the handler normally canonicalises them). */
-function checkPath(path: string): void {
-  if (path === '') {
-    return;
-  }
-  for (const segment of path.split('/')) {
-    // NUL separates entries in the list script's reply, so it may not appear in a name.
-    if (segment === '' || segment === '.' || segment === '..' || segment.includes('\0')) {
-      throw new StoreError(
-        'invalid_path',
-        `${JSON.stringify(path)} is not a canonical store path.`,
-      );
-    }
-  }
 }
 
 function splitPath(path: string): [string, string] {
