@@ -14,7 +14,7 @@ export type {
   WriteOptions,
 } from './store.js';
 
-// stores (core-stores helper)
+// stores
 export { InMemoryStore, createInMemoryStore } from './stores/in-memory-store.js';
 export type { InMemoryStoreOptions } from './stores/in-memory-store.js';
 export {
@@ -26,7 +26,7 @@ export type { FileSystemStoreOptions } from './stores/file-system-store.js';
 export { copyMemoryStore, exportMemoryToFolder, importMemoryFromFolder } from './copy-memory.js';
 export type { CopyMemoryOptions, CopyMemoryResult } from './copy-memory.js';
 
-// memory tool (core-handler helper)
+// the memory tool
 export {
   DEFAULT_MEMORY_TOOL_LIMITS,
   MEMORY_COMMAND_NAMES,

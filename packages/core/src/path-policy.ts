@@ -124,11 +124,6 @@ export function toVirtualPath(storePath: string): string {
   return storePath === '' ? MEMORY_ROOT : `${MEMORY_ROOT}/${storePath}`;
 }
 
-/** True for the `StorePath` of the root. */
-export function isRootPath(storePath: string): boolean {
-  return storePath === '';
-}
-
 /**
  * A refused path as it may be shown back to the model: control characters escaped so the
  * message stays one clean line, and cut when long.

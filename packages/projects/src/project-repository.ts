@@ -458,14 +458,6 @@ export class ProjectRepository {
     await execPipeline(pipeline);
   }
 
-  /** Clears the active-session marker without counting a session (a skipped or aborted claim). */
-  async clearActiveSession(projectId: string): Promise<void> {
-    const pipeline = this.pipeline();
-    pipeline.hdel(this.keys.project(projectId), 'activeSession');
-    this.touchIn(pipeline, projectId);
-    await execPipeline(pipeline);
-  }
-
   /** A user's resume: the failure and no-progress streaks start again from zero. */
   async resetFailures(projectId: string): Promise<void> {
     const pipeline = this.pipeline();

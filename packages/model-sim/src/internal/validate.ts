@@ -1,7 +1,4 @@
-import type {
-  BetaMessageParam,
-  MessageCreateParamsBase,
-} from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { invalidRequest } from './api-errors.js';
 
 /**
@@ -201,5 +198,3 @@ function missingToolResults(at: number, ids: string[]): Error {
     `messages.${at + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
   );
 }
-
-export type CreateParams = MessageCreateParamsBase & { thread?: unknown };
