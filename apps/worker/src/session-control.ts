@@ -1,0 +1,68 @@
+import type { AbortReason } from '@baton/projects';
+
+/**
+ * How a running session is stopped: an abort ends it at once (cancel, shutdown, lost lease or
+ * lock), a pause lets it run its end-of-session turn first. The first reason given wins; it is
+ * what the chaining rules later see as `abortReason`.
+ */
+export class SessionControl {
+  private readonly aborter = new AbortController();
+  private readonly pauser = new AbortController();
+  private reason: AbortReason | undefined;
+  private readonly jobSignal: AbortSignal | undefined;
+  private readonly onJobAbort = (): void => this.abort(toAbortReason(this.jobSignal?.reason));
+
+  /** `jobSignal`: BullMQ's signal for the job (`cancelJob`, `cancelAllJobs`), followed until `dispose`. */
+  constructor(jobSignal: AbortSignal | undefined) {
+    this.jobSignal = jobSignal;
+    jobSignal?.addEventListener('abort', this.onJobAbort, { once: true });
+    if (jobSignal?.aborted) this.onJobAbort();
+  }
+
+  /** Aborts the session's run. */
+  get signal(): AbortSignal {
+    return this.aborter.signal;
+  }
+
+  /** Asks the session to close its log and stop. */
+  get pauseSignal(): AbortSignal {
+    return this.pauser.signal;
+  }
+
+  /** Why the session was stopped, if it was. */
+  get abortReason(): AbortReason | undefined {
+    return this.reason;
+  }
+
+  /**
+   * True when another worker may already be running this session again (this one lost its lease
+   * or its job lock): the project's record is then no longer ours to write.
+   */
+  get abandoned(): boolean {
+    return this.reason === 'lease_lost' || this.reason === 'lock_lost';
+  }
+
+  readonly abort = (reason: AbortReason): void => {
+    if (this.aborter.signal.aborted) return;
+    this.reason = reason;
+    this.aborter.abort(reason);
+  };
+
+  /** A pause is not an abort of the job: the session still runs its end-of-session turn. */
+  readonly pause = (): void => {
+    if (this.aborter.signal.aborted || this.pauser.signal.aborted) return;
+    this.reason = 'paused';
+    this.pauser.abort();
+  };
+
+  /** Stops following the job's signal. */
+  dispose(): void {
+    this.jobSignal?.removeEventListener('abort', this.onJobAbort);
+  }
+}
+
+function toAbortReason(reason: unknown): AbortReason {
+  const text = typeof reason === 'string' ? reason : reason instanceof Error ? reason.message : '';
+  if (text === 'shutdown' || text === 'lease_lost' || text === 'lock_lost') return text;
+  return 'cancelled';
+}

@@ -1,0 +1,168 @@
+import { emptyUsageTotals } from '@baton/context-config';
+import {
+  describeError,
+  isFailedSession,
+  type AbortReason,
+  type ProjectRecord,
+  type SessionBudgetsInput,
+  type SessionCheckpointSummary,
+  type SessionSummary,
+} from '@baton/projects';
+import { countFeatures, type readFeatures } from '@baton/session';
+import type {
+  SessionRunner,
+  WorkerRunSessionOptions,
+  WorkerSessionResult,
+} from './session-runner.js';
+
+/** A runner that throws still produces a result, so the project's record stays truthful. */
+export async function runGuarded(
+  runSession: SessionRunner,
+  sessionOptions: WorkerRunSessionOptions,
+): Promise<WorkerSessionResult> {
+  const startedAt = Date.now();
+  try {
+    return await runSession(sessionOptions);
+  } catch (error) {
+    const none = { passing: 0, total: 0 };
+    return {
+      sessionId: sessionOptions.sessionId ?? '',
+      kind: sessionOptions.kind,
+      outcome: 'failed',
+      reason: `session crashed: ${describeError(error)}`,
+      stopReason: 'internal_error',
+      commits: [],
+      progressEntry: 'none',
+      turns: 0,
+      usage: emptyUsageTotals(),
+      featuresBefore: none,
+      featuresAfter: none,
+      allFeaturesPass: false,
+      flippedFeatures: [],
+      startedAt,
+      endedAt: Date.now(),
+      error: describeError(error),
+    };
+  }
+}
+
+/** The result of a session that never started because its workspace could not be prepared. */
+export function notStarted(
+  sessionId: string,
+  kind: WorkerSessionResult['kind'],
+  features: Awaited<ReturnType<typeof readFeatures>>,
+  error: string,
+): WorkerSessionResult {
+  const counts = countFeatures(features);
+  const now = Date.now();
+  return {
+    sessionId,
+    kind,
+    outcome: 'failed',
+    reason: error,
+    stopReason: 'workspace_unavailable',
+    commits: [],
+    progressEntry: 'none',
+    turns: 0,
+    usage: emptyUsageTotals(),
+    featuresBefore: counts,
+    featuresAfter: counts,
+    allFeaturesPass: false,
+    flippedFeatures: [],
+    startedAt: now,
+    endedAt: now,
+    error,
+  };
+}
+
+/** Who ran a session, where, and how it began: the parts of its summary the result lacks. */
+export interface SessionIdentity {
+  sessionId: string;
+  sessionNumber: number;
+  kind: WorkerSessionResult['kind'];
+  interrupted: boolean;
+  jobId: string;
+  workerId: string;
+  /** The model the session started on. */
+  model: string;
+}
+
+/**
+ * The summary recorded on the project for a finished session, and whether it counts as a
+ * failure (a session stopped on purpose never does).
+ */
+export function summarizeSession(
+  identity: SessionIdentity,
+  result: WorkerSessionResult,
+  abortReason: AbortReason | undefined,
+): { summary: SessionSummary; failed: boolean } {
+  const failed = isFailedSession({
+    outcome: result.outcome,
+    featuresAfter: result.featuresAfter,
+    abortReason,
+  });
+  const summary: SessionSummary = {
+    sessionId: identity.sessionId,
+    sessionNumber: identity.sessionNumber,
+    kind: identity.kind,
+    outcome: result.outcome,
+    reason: result.reason,
+    interrupted: identity.interrupted,
+    turns: result.turns,
+    inputTokens: result.usage.inputTokens,
+    cacheReadInputTokens: result.usage.cacheReadInputTokens,
+    cacheCreationInputTokens: result.usage.cacheCreationInputTokens,
+    outputTokens: result.usage.outputTokens,
+    clearedInputTokens: result.usage.clearedInputTokens,
+    costUsd: result.usage.costUsd,
+    featuresBefore: result.featuresBefore,
+    featuresAfter: result.featuresAfter,
+    flippedFeatures: result.flippedFeatures,
+    startedAt: result.startedAt,
+    endedAt: result.endedAt,
+    jobId: identity.jobId,
+    workerId: identity.workerId,
+    ...(result.error !== undefined ? { error: result.error } : {}),
+    commits: result.commits,
+    model: identity.model,
+    ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
+    ...(result.checkpoint === undefined
+      ? {}
+      : { checkpoint: checkpointSummary(result.checkpoint) }),
+  };
+  if (failed && summary.error === undefined && result.featuresAfter.total === 0) {
+    summary.error = 'the session ended without a feature checklist in memory';
+  }
+  return { summary, failed };
+}
+
+/** Session budgets: the project's per-session limits, capped by what is left of its USD budget. */
+export function sessionBudgets(project: ProjectRecord): SessionBudgetsInput {
+  const budgets: SessionBudgetsInput = { ...(project.budgets.session ?? {}) };
+  if (project.budgets.maxUsd !== undefined) {
+    const left = Math.max(0, project.budgets.maxUsd - project.counters.costUsd);
+    budgets.maxUsd = budgets.maxUsd === undefined ? left : Math.min(budgets.maxUsd, left);
+  }
+  return budgets;
+}
+
+/** The project's fallback model, else the worker's (`BATON_FALLBACK_MODEL`). */
+export function fallbackModelOption(
+  project: ProjectRecord,
+  workerDefault: string | undefined,
+): { fallbackModel?: string } {
+  const fallbackModel = project.fallbackModel ?? workerDefault;
+  return fallbackModel === undefined ? {} : { fallbackModel };
+}
+
+function checkpointSummary(
+  checkpoint: NonNullable<WorkerSessionResult['checkpoint']>,
+): SessionCheckpointSummary {
+  return {
+    head: checkpoint.head,
+    pushed: checkpoint.pushed,
+    hooks: checkpoint.hooks,
+    skipped: checkpoint.skipped,
+    ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
+  };
+}
