@@ -178,13 +178,7 @@ export class SessionRunner {
     this.#accumulator = createUsageAccumulator({ model: options.model });
     const emit = createEmitter(options.onEvent, { projectId: options.project.id, sessionId });
     this.#emit = (body) => {
-      if (body.type === 'tool-call') {
-        const seen = this.#toolCalls.get(body.tool) ?? { calls: 0, failed: 0 };
-        this.#toolCalls.set(body.tool, {
-          calls: seen.calls + 1,
-          failed: seen.failed + (body.isError ? 1 : 0),
-        });
-      }
+      if (body.type === 'tool-call') this.#countToolCall(body.tool, body.isError);
       return emit(body);
     };
     this.#promptContext = {
@@ -194,26 +188,41 @@ export class SessionRunner {
       interrupted: this.#interrupted,
     };
     this.#system = renderSystemPrompt();
-    this.#checkpointer =
-      options.checkpoints === undefined
-        ? undefined
-        : new Checkpointer({
-            checkpoints: options.checkpoints,
-            subject: `baton: session ${this.#sessionNumber} (${options.kind}) of ${options.project.id}`,
-            trailers: [['Session-Id', sessionId]],
-            emit: this.#emit,
-            onRejected: (message) => {
-              // Work that cannot be pushed is work a later session cannot continue from.
-              this.#pushRejected = message;
-              this.#work?.abort('push_rejected');
-            },
-          });
+    this.#checkpointer = this.#createCheckpointer();
+    this.toolbox = this.#createToolbox(root);
+  }
+
+  #countToolCall(tool: string, isError: boolean): void {
+    const seen = this.#toolCalls.get(tool) ?? { calls: 0, failed: 0 };
+    this.#toolCalls.set(tool, { calls: seen.calls + 1, failed: seen.failed + (isError ? 1 : 0) });
+  }
+
+  /** Saves and pushes the workspace during the session, when the caller asked for checkpoints. */
+  #createCheckpointer(): Checkpointer | undefined {
+    const options = this.#options;
+    if (options.checkpoints === undefined) return undefined;
+    return new Checkpointer({
+      checkpoints: options.checkpoints,
+      subject: `baton: session ${this.#sessionNumber} (${options.kind}) of ${options.project.id}`,
+      trailers: [['Session-Id', this.#sessionId]],
+      emit: this.#emit,
+      onRejected: (message) => {
+        // Work that cannot be pushed is work a later session cannot continue from.
+        this.#pushRejected = message;
+        this.#work?.abort('push_rejected');
+      },
+    });
+  }
+
+  /** The memory, bash and text-editor tools, with checkpoints around tool calls. */
+  #createToolbox(root: string): Toolbox {
+    const options = this.#options;
     const checkpointer = this.#checkpointer;
-    this.toolbox = createToolbox(
+    return createToolbox(
       [
         createSessionMemoryTool({
           store: options.store,
-          session: sessionId,
+          session: this.#sessionId,
           allowFeatureAdditions: options.kind === 'init',
           ...(options.memoryQuotaEnforcement === undefined
             ? {}
@@ -241,6 +250,33 @@ export class SessionRunner {
     await this.#prepareMemory();
     const featuresBefore = await readFeatures(this.#options.store);
     const entriesBefore = (await readProgressEntries(this.#options.store)).length;
+    await this.#announceStart(startedAt);
+    const work = new WorkSignal(
+      this.#options.signal,
+      this.#budgets.wallClockMs,
+      this.#options.pauseSignal,
+    );
+    this.#work = work;
+    const verdict = await this.#workAndVerdict(work);
+    const result = await this.#result(verdict, featuresBefore, startedAt);
+    result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
+    await this.#finalCheckpoint(result);
+    result.endedAt = Date.now();
+    await this.#transcript.end(this.turns + 1, this.#phase, {
+      endedAt: result.endedAt,
+      outcome: result.outcome,
+      reason: result.reason,
+      ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
+      turns: result.turns,
+      costUsd: result.usage.costUsd,
+      ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
+    });
+    await this.#emit({ type: 'session-end', result });
+    return result;
+  }
+
+  /** Tells observers and the transcript that the session started, and how. */
+  async #announceStart(startedAt: number): Promise<void> {
     await this.#emit({
       type: 'session-start',
       kind: this.#options.kind,
@@ -258,12 +294,13 @@ export class SessionRunner {
       interrupted: this.#interrupted,
       startedAt,
     });
-    const work = new WorkSignal(
-      this.#options.signal,
-      this.#budgets.wallClockMs,
-      this.#options.pauseSignal,
-    );
-    this.#work = work;
+  }
+
+  /**
+   * The working phase and its verdict; a session that must stop early closes its progress log
+   * first. Whatever happens, the session's processes are gone before anything is saved.
+   */
+  async #workAndVerdict(work: WorkSignal): Promise<StopVerdict> {
     let verdict: StopVerdict;
     try {
       const early = await this.#newGuidance();
@@ -295,21 +332,7 @@ export class SessionRunner {
       // Every process the session's commands left is gone before the workspace is saved.
       await this.toolbox.dispose();
     }
-    const result = await this.#result(verdict, featuresBefore, startedAt);
-    result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
-    await this.#finalCheckpoint(result);
-    result.endedAt = Date.now();
-    await this.#transcript.end(this.turns + 1, this.#phase, {
-      endedAt: result.endedAt,
-      outcome: result.outcome,
-      reason: result.reason,
-      ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
-      turns: result.turns,
-      costUsd: result.usage.costUsd,
-      ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
-    });
-    await this.#emit({ type: 'session-end', result });
-    return result;
+    return verdict;
   }
 
   #firstPrompt(guidance: readonly OperatorGuidance[]): string {
@@ -463,56 +486,76 @@ export class SessionRunner {
     for (;;) {
       if (signal.aborted) return { kind: 'aborted' };
       if (phase.turns >= phase.maxTurns) return { kind: 'budget', reason: 'max_turns' };
-      // Guidance sent while the previous request was in flight goes with this one.
-      const guidance = await this.#newGuidance();
-      if (guidance.length > 0) {
-        this.conversation.addText(renderGuidance(guidance), {
-          source: 'guidance',
-          guidanceIds: guidance.map((entry) => entry.id),
-        });
-        await this.#guidanceQueued(guidance, false);
-      }
-      await this.#transcript.flush(this.turns + 1, name);
-      this.conversation.flush();
-      const started = Date.now();
-      let response: BetaMessage;
-      try {
-        response = await this.#request(signal);
-      } catch (error) {
-        if (signal.aborted) return { kind: 'aborted' };
-        return { kind: 'api_error', error };
-      }
-      this.turns += 1;
-      phase.turns += 1;
-      await this.#guidanceAnswered();
-      const stopReason = response.stop_reason ?? 'end_turn';
-      const appliedEdits = await this.#recordTurn(
-        response,
-        phase,
-        stopReason,
-        Date.now() - started,
-      );
-      // With caching, keep what the server cleared cleared, so the next requests read the
-      // cleared prompt from the cache instead of sliding the clearing window (and rewriting the
-      // cache from there) every turn.
-      if (this.#context.promptCache !== null) {
-        this.conversation.replaceHistory(
-          mirrorAppliedEdits(this.conversation.messages, this.#context, appliedEdits),
-        );
-      }
-      this.conversation.addAssistant(response.content);
-      phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
-      const step = ON_STOP_REASON[stopReason];
-      if (step === undefined) return { kind: 'end_turn' };
-      const stop = await step(this, response.content.filter(isToolUse), phase);
-      // The turn's tool results are kept now, before the next request is even built.
-      await this.#transcript.flush(this.turns + 1, name);
+      const turn = await this.#turn(phase);
+      if ('stop' in turn) return turn.stop;
+      const stop = await this.#actOn(turn.response, turn.stopReason, phase);
       if (stop !== undefined) return stop;
       if (phase.name === 'work') {
         const hit = this.#budgetHit();
         if (hit !== undefined) return hit;
       }
     }
+  }
+
+  /**
+   * One request with the guidance that arrived since the last, and its answer recorded and added
+   * to the conversation; or why the phase stops when no answer came.
+   */
+  async #turn(
+    phase: Phase,
+  ): Promise<{ response: BetaMessage; stopReason: string } | { stop: PhaseStop }> {
+    await this.#sendNewGuidance();
+    await this.#transcript.flush(this.turns + 1, phase.name);
+    this.conversation.flush();
+    const started = Date.now();
+    let response: BetaMessage;
+    try {
+      response = await this.#request(phase.signal);
+    } catch (error) {
+      if (phase.signal.aborted) return { stop: { kind: 'aborted' } };
+      return { stop: { kind: 'api_error', error } };
+    }
+    this.turns += 1;
+    phase.turns += 1;
+    await this.#guidanceAnswered();
+    const stopReason = response.stop_reason ?? 'end_turn';
+    const appliedEdits = await this.#recordTurn(response, phase, stopReason, Date.now() - started);
+    // With caching, keep what the server cleared cleared, so the next requests read the
+    // cleared prompt from the cache instead of sliding the clearing window (and rewriting the
+    // cache from there) every turn.
+    if (this.#context.promptCache !== null) {
+      this.conversation.replaceHistory(
+        mirrorAppliedEdits(this.conversation.messages, this.#context, appliedEdits),
+      );
+    }
+    this.conversation.addAssistant(response.content);
+    phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
+    return { response, stopReason };
+  }
+
+  /** Guidance sent while the previous request was in flight goes with the next one. */
+  async #sendNewGuidance(): Promise<void> {
+    const guidance = await this.#newGuidance();
+    if (guidance.length === 0) return;
+    this.conversation.addText(renderGuidance(guidance), {
+      source: 'guidance',
+      guidanceIds: guidance.map((entry) => entry.id),
+    });
+    await this.#guidanceQueued(guidance, false);
+  }
+
+  /** The step `ON_STOP_REASON` names for the answer's stop reason; anything else ends the phase. */
+  async #actOn(
+    response: BetaMessage,
+    stopReason: string,
+    phase: Phase,
+  ): Promise<PhaseStop | undefined> {
+    const step = ON_STOP_REASON[stopReason];
+    if (step === undefined) return { kind: 'end_turn' };
+    const stop = await step(this, response.content.filter(isToolUse), phase);
+    // The turn's tool results are kept now, before the next request is even built.
+    await this.#transcript.flush(this.turns + 1, phase.name);
+    return stop;
   }
 
   /** The request of the next turn, as the API takes it, with its cache breakpoints placed. */
