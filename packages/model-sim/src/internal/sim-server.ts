@@ -215,47 +215,8 @@ export class SimServer {
   /** Validates the request, edits the context, lets the script or the agent speak, shapes the reply. */
   async #answer(exchange: MessagesExchange, body: Record<string, unknown>): Promise<Answer> {
     const { entry, number } = exchange;
-    validateCreateBody(body);
-    checkBetas(body, exchange.request, this.#options.requireBetaHeaders ?? true);
-    const resolved = this.#threads.resolve(body);
-    validateMessages(resolved.messages);
-    if (resolved.thread) entry.thread = resolved.thread.type;
-    // The model and the cache see the prompt without its cache_control marks.
-    const unmarked = unmarkRequest({
-      tools: resolved.tools,
-      system: resolved.system,
-      messages: resolved.messages as BetaMessageParam[],
-      topLevel: body['cache_control'],
-    });
+    const { resolved, unmarked, edited, cache } = this.#readPrompt(exchange, body);
     const history = unmarked.messages;
-    const edited = applyContextEditing({
-      messages: history,
-      system: unmarked.system,
-      tools: unmarked.tools,
-      contextManagement: body['context_management'],
-    });
-    const cache = this.#cache.bill({
-      model: body['model'] as string,
-      tools: unmarked.tools,
-      system: unmarked.system,
-      messages: edited.messages,
-      marks: unmarked.marks,
-    });
-    entry.cache = {
-      breakpoints: unmarked.marks.length,
-      breakpointTtls: unmarked.marks.map((mark) => mark.ttl),
-      ...cache,
-    };
-    const sentEdits = (body['context_management'] as { edits?: Array<{ type?: unknown }> } | null)
-      ?.edits;
-    if (body['context_management'] !== undefined && body['context_management'] !== null) {
-      entry.contextEdits = (sentEdits ?? []).map((edit) => String(edit.type));
-      entry.contextManagement = body['context_management'];
-    }
-    entry.inputTokensBefore = edited.inputTokensBefore;
-    entry.inputTokensAfter = edited.inputTokensAfter;
-    entry.appliedEdits = edited.response?.applied_edits ?? [];
-
     const turn = Math.max(1, history.filter((item) => item.role === 'assistant').length + 1);
     const params = {
       ...body,
@@ -288,6 +249,55 @@ export class SimServer {
       this.#threads.record(resolved, message.id, toMessageParam(message));
     }
     return { message, after };
+  }
+
+  /**
+   * Validates a create request and works out what the model sees and what the cache bills:
+   * the thread's history, the prompt without its cache marks, the context edits applied.
+   * Records all of it on the exchange's entry.
+   */
+  #readPrompt({ entry, request }: MessagesExchange, body: Record<string, unknown>) {
+    validateCreateBody(body);
+    checkBetas(body, request, this.#options.requireBetaHeaders ?? true);
+    const resolved = this.#threads.resolve(body);
+    validateMessages(resolved.messages);
+    if (resolved.thread) entry.thread = resolved.thread.type;
+    // The model and the cache see the prompt without its cache_control marks.
+    const unmarked = unmarkRequest({
+      tools: resolved.tools,
+      system: resolved.system,
+      messages: resolved.messages as BetaMessageParam[],
+      topLevel: body['cache_control'],
+    });
+    const edited = applyContextEditing({
+      messages: unmarked.messages,
+      system: unmarked.system,
+      tools: unmarked.tools,
+      contextManagement: body['context_management'],
+    });
+    const cache = this.#cache.bill({
+      model: body['model'] as string,
+      tools: unmarked.tools,
+      system: unmarked.system,
+      messages: edited.messages,
+      marks: unmarked.marks,
+    });
+    entry.cache = {
+      breakpoints: unmarked.marks.length,
+      breakpointTtls: unmarked.marks.map((mark) => mark.ttl),
+      ...cache,
+    };
+    const sentEdits = (body['context_management'] as { edits?: Array<{ type?: unknown }> } | null)
+      ?.edits;
+    if (body['context_management'] !== undefined && body['context_management'] !== null) {
+      entry.contextEdits = (sentEdits ?? []).map((edit) => String(edit.type));
+      entry.contextManagement = body['context_management'];
+    }
+    entry.inputTokensBefore = edited.inputTokensBefore;
+    entry.inputTokensAfter = edited.inputTokensAfter;
+    entry.appliedEdits = edited.response?.applied_edits ?? [];
+
+    return { resolved, unmarked, edited, cache };
   }
 
   /** The test script's answer when it gives one, else the scripted agent's. */
@@ -441,7 +451,7 @@ function checkBetas(
   }
 }
 
-export function asApiError(error: unknown): ApiError {
+function asApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
   if (error instanceof ModelSimError && error.code === 'invalid_faults')
     return invalidRequest(error.message);
