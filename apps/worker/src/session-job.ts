@@ -32,6 +32,7 @@ import {
 import { DelayedError, type Job, type Queue } from 'bullmq';
 import type { Logger } from 'pino';
 import type { PublishEvent } from './event-publisher.js';
+import type { WorkerMetrics } from './metrics.js';
 import { SessionControl } from './session-control.js';
 import {
   fallbackModelOption,
@@ -40,7 +41,6 @@ import {
   sessionBudgets,
   summarizeSession,
 } from './session-results.js';
-import type { WorkerMetrics } from './metrics.js';
 import type {
   SessionRunner,
   WorkerRunSessionOptions,
@@ -75,6 +75,7 @@ export interface RunningSession {
   pause(): void;
 }
 
+/** Options of `createSessionProcessor`, shared by every `SessionJob` of a worker. */
 export interface SessionProcessorOptions {
   repository: ProjectRepository;
   /** Producer queue used to chain the next session. */
