@@ -171,6 +171,8 @@ describe('a project fallback model with baton worker', () => {
     });
     running.push(worker);
     await worker.waitForOutput('"worker started"');
+    const metricsPort = Number(/"httpPort":(\d+)/.exec(worker.stdout())?.[1]);
+    expect(metricsPort).toBeGreaterThan(0);
     const id = world.projectId('fbw');
     const enqueued = await runCli(
       ['enqueue', '--project', id, '--goal', GOAL, '--fallback-model', FALLBACK, '--json'],
@@ -199,6 +201,11 @@ describe('a project fallback model with baton worker', () => {
     for (const session of json.sessionCommits) {
       expect(session).toMatchObject({ model: PRIMARY, fallback: { from: PRIMARY, to: FALLBACK } });
     }
+    // One fallback per session, counted for Prometheus.
+    const metrics = await (await fetch(`http://127.0.0.1:${metricsPort}/metrics`)).text();
+    expect(metrics).toContain(
+      `baton_model_fallbacks_total{from="${PRIMARY}",to="${FALLBACK}"} ${json.sessionCommits.length}`,
+    );
     const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
     expect(text.stdout).toContain(`fallback ${FALLBACK}`);
     expect(text.stdout).toContain(

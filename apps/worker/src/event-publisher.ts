@@ -49,6 +49,8 @@ function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent | WorkerEv
     if (typeof cleared === 'number' && cleared > 0) metrics.clearedInputTokens.inc(cleared);
   } else if (event.type === 'tool-call' && data.isError === true) {
     metrics.toolErrors.inc({ tool: typeof data.tool === 'string' ? data.tool : 'unknown' });
+  } else if (event.type === 'model-fallback') {
+    metrics.modelFallbacks.inc({ from: String(data.from), to: String(data.to) });
   } else if (event.type === 'api-retry') {
     metrics.apiRetries.inc({
       status: typeof data.status === 'number' ? String(data.status) : 'network',

@@ -12,6 +12,7 @@ export interface WorkerMetrics {
   clearedInputTokens: Counter;
   toolErrors: Counter<'tool'>;
   apiRetries: Counter<'status'>;
+  modelFallbacks: Counter<'from' | 'to'>;
   interruptions: Counter;
   costUsd: Counter;
 }
@@ -92,6 +93,12 @@ export function createWorkerMetrics(options: {
       name: 'baton_api_retries_total',
       help: 'Model API requests retried (429, 529, 5xx, network).',
       labelNames: ['status'],
+      registers: [registry],
+    }),
+    modelFallbacks: new Counter({
+      name: 'baton_model_fallbacks_total',
+      help: 'Sessions that moved to their fallback model because their model stayed overloaded.',
+      labelNames: ['from', 'to'],
       registers: [registry],
     }),
     interruptions: new Counter({
