@@ -25,34 +25,35 @@ import { registerTranscriptCommand } from './commands/transcript.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES, EXIT_CODE_POINTER, EXIT_CODE_TABLE } from './exit-codes.js';
 
-const commands: Array<(program: Command) => void> = [registerRunCommand, registerSimCommand];
-// worker helper (issue 5): the Redis verbs; `memory` creates the `memory` group with ls and cat.
-commands.push(
+// Registration order is the order `baton --help` lists the verbs in. `memory` creates the memory
+// group (ls, cat) that the history, export/import and exec verbs then attach to.
+const commands: Array<(program: Command) => void> = [
+  // In-process runs and the simulator: no Redis.
+  registerRunCommand,
+  registerSimCommand,
+  // Projects on Redis.
   registerWorkerCommand,
   registerEnqueueCommand,
   registerResumeCommand,
   registerCancelCommand,
   registerStatusCommand,
   registerMemoryCommand,
-);
-// cli helper (issue 6): `up`, `logs`, `projects`, and memory history/export/import/exec, which
-// attach to the `memory` group registered above.
-commands.push(
   registerUpCommand,
   registerLogsCommand,
   registerProjectsCommand,
   registerMemoryHistoryCommand,
   registerMemoryTransferCommands,
   registerMemoryExecCommand,
-);
-// dashboard helper (issue 7): `baton dashboard`.
-commands.push(registerDashboardCommand);
-// `baton diff`: a project's branch against its base.
-commands.push(registerDiffCommand);
-// Operating a running project: pause and guidance.
-commands.push(registerPauseCommand, registerSayCommand);
-// Reading what sessions did: transcripts and search.
-commands.push(registerTranscriptCommand, registerSearchCommand);
+  registerDashboardCommand,
+  // A project's branch against its base.
+  registerDiffCommand,
+  // Operating a running project: pause and guidance.
+  registerPauseCommand,
+  registerSayCommand,
+  // Reading what sessions did: transcripts and search.
+  registerTranscriptCommand,
+  registerSearchCommand,
+];
 
 const program = new Command('baton')
   .description(

@@ -23,7 +23,7 @@ describe('docs/cli.md cannot drift from --help', () => {
     expect(result.code).toBe(0);
   });
 
-  it('every verb of issue 6 is documented with its exit codes', async () => {
+  it('every verb is documented with its exit codes', async () => {
     const { renderDocs } = (await import(script)) as { renderDocs: () => string };
     const docs = renderDocs();
     for (const verb of [
