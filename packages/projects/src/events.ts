@@ -1,3 +1,4 @@
+import type { ProjectEvent } from './event-decoder.js';
 import type { ProjectStatus } from './project.js';
 import type { WebhookEventType } from './webhooks/payload.js';
 
@@ -88,7 +89,10 @@ export type WorkerEvent =
       error?: string;
     });
 
-/** Any event on a project stream. Session events are kept as the session emitted them. */
+/**
+ * What `appendEvent` writes: any JSON event with these fields (the session's events and
+ * `WorkerEvent`s). Readers get it back decoded (`ProjectEvent`, see `decodeProjectEvent`).
+ */
 export interface StreamEvent {
   v: number;
   type: string;
@@ -101,5 +105,6 @@ export interface StreamEvent {
 export interface EventEntry {
   /** Redis stream id (`<ms>-<seq>`), usable as `fromId` to continue after it. */
   id: string;
-  event: StreamEvent;
+  /** The entry decoded; an unreadable one is an `UnknownProjectEvent` saying why. */
+  event: ProjectEvent;
 }

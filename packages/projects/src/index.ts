@@ -30,6 +30,17 @@ export {
 export type { RedisGuidance, StoredGuidance } from './operator.js';
 export { ProjectError, describeError, isProjectError } from './errors.js';
 export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
+export {
+  PROJECT_EVENT_TYPES,
+  decodeProjectEvent,
+  decodeProjectEventJson,
+} from './event-decoder.js';
+export type {
+  KnownProjectEvent,
+  ProjectEvent,
+  ProjectEventOf,
+  UnknownProjectEvent,
+} from './event-decoder.js';
 export type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
 export {
   PROJECT_PAGE_DEFAULT_LIMIT,

@@ -1,6 +1,7 @@
 import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
-import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
+import { decodeProjectEventJson } from './event-decoder.js';
+import type { EventEntry, WorkerEvent } from './events.js';
 import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
@@ -821,12 +822,9 @@ function parseEntries(entries: [string, string[]][]): EventEntry[] {
   for (const [id, fields] of entries) {
     const index = fields.indexOf('e');
     const raw = index >= 0 ? fields[index + 1] : undefined;
+    // An entry without an event field is not one of ours; a malformed one decodes as unknown.
     if (raw === undefined) continue;
-    try {
-      result.push({ id, event: JSON.parse(raw) as StreamEvent });
-    } catch {
-      // A malformed entry is skipped rather than breaking every reader of the stream.
-    }
+    result.push({ id, event: decodeProjectEventJson(raw) });
   }
   return result;
 }

@@ -43,3 +43,14 @@ export {
   sessionProgress,
 } from './chaining.js';
 export type { NextSessionKind } from './chaining.js';
+export {
+  PROJECT_EVENT_TYPES,
+  decodeProjectEvent,
+  decodeProjectEventJson,
+} from './event-decoder.js';
+export type {
+  KnownProjectEvent,
+  ProjectEvent,
+  ProjectEventOf,
+  UnknownProjectEvent,
+} from './event-decoder.js';

@@ -69,7 +69,10 @@ describe('waitForEvents', () => {
     Object.fromEntries(
       result.map(({ projectId, entries }) => [
         projectId,
-        entries.map((entry) => (entry.event as { label?: string }).label),
+        // A `custom` event decodes as unknown and keeps what was written.
+        entries.map(({ event }) =>
+          event.type === 'unknown' ? (event.raw as { label?: string }).label : undefined,
+        ),
       ]),
     );
 
