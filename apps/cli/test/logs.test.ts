@@ -1,5 +1,6 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { decodeProjectEvent } from '@baton/projects';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli, startCli, type CliProcess } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
@@ -110,7 +111,7 @@ describe('baton logs', () => {
     expect(result.stdout).not.toContain('\u001b[');
   });
 
-  it('--json prints the events exactly as stored, one per line', async () => {
+  it('--json prints the events decoded, one per line (fields an older writer left out filled in)', async () => {
     const id = await seededProject();
     const result = await runCli(['logs', id, '--json'], { cwd: dir, env: world.env(dir) });
     expect(result.code).toBe(0);
@@ -118,7 +119,9 @@ describe('baton logs', () => {
       .trimEnd()
       .split('\n')
       .map((line) => JSON.parse(line) as unknown);
-    expect(events).toEqual(sessionEvents(id));
+    expect(events).toEqual(sessionEvents(id).map(decodeProjectEvent));
+    // The fixtures are in an older shape (session-start without sandbox, partial totals).
+    expect(events[1]).toMatchObject({ totals: { cacheReadInputTokens: 0, turns: 0 } });
   });
 
   it('an unknown project exits 7 with one line', async () => {
@@ -197,7 +200,7 @@ describe('baton logs --local', () => {
         .trimEnd()
         .split('\n')
         .map((line) => JSON.parse(line) as unknown),
-    ).toEqual(sessionEvents('local-l'));
+    ).toEqual(sessionEvents('local-l').map(decodeProjectEvent));
   });
 
   it('a local project without an event log exits 2 saying so', async () => {

@@ -6,12 +6,12 @@
 import type {
   BatonControl,
   EventEntry,
+  ProjectEvent,
   ProjectInput,
   ProjectRecord,
   ProjectStatus,
   SessionSummary,
   StatusTransition,
-  StreamEvent,
 } from '@baton/projects';
 
 /** The part of `BatonControl` (from `createBatonControl`) the dashboard calls. */
@@ -48,12 +48,12 @@ export type DashboardMemoryStore = Awaited<ReturnType<BatonControl['memoryStore'
 
 export type {
   EventEntry,
+  ProjectEvent,
   ProjectInput,
   ProjectRecord,
   ProjectStatus,
   SessionSummary,
   StatusTransition,
-  StreamEvent,
 };
 
 export { PROJECT_STATUSES } from '@baton/projects/schema';

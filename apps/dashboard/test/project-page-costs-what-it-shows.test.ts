@@ -45,6 +45,7 @@ async function seedLongProject(): Promise<string> {
         projectId: id,
         sessionId: 's1',
         turn: index + 1,
+        stopReason: 'tool_use',
         usage: {
           inputTokens: 10,
           cacheReadInputTokens: 0,

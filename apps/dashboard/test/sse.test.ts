@@ -233,7 +233,12 @@ describe('live updates over Server-Sent Events', () => {
           at: Date.now(),
           projectId: id,
           sessionId: `s${sessionNumber}`,
-          result: { featuresAfter: { passing, total: 2 } },
+          result: {
+            sessionId: `s${sessionNumber}`,
+            kind: 'resume',
+            outcome: 'completed',
+            featuresAfter: { passing, total: 2 },
+          },
         } as StreamEvent);
       }
       open();

@@ -122,7 +122,7 @@ async function throughput(home: string) {
         return record;
       };
       for (const { event } of entries) {
-        const sessionId = String(event.sessionId ?? '');
+        const sessionId = 'sessionId' in event ? event.sessionId : '';
         if (event.type === 'session-claimed') of(sessionId).claimed = event.at;
         else if (event.type === 'session-released') of(sessionId).released = event.at;
         else if (event.type === 'turn') {

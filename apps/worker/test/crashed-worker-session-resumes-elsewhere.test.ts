@@ -64,8 +64,7 @@ describe('a worker killed with SIGKILL mid-session', () => {
     const store = await control.memoryStore(id);
     const acknowledged = eventsBeforeKill
       .map((entry: EventEntry) => entry.event)
-      .filter((event) => event.type === 'memory-change')
-      .map((event) => event.change as { path: string; command: string });
+      .flatMap((event) => (event.type === 'memory-change' ? [event.change] : []));
     expect(acknowledged.length).toBeGreaterThan(0);
     for (const change of acknowledged) {
       if (change.command === 'delete' || change.command === 'rename') continue;
@@ -74,10 +73,10 @@ describe('a worker killed with SIGKILL mid-session', () => {
     }
     const progress = (await store.read('progress.md')) ?? '';
     expect(progress).toMatch(/Session \d+ interrupted/);
-    const interrupted = (await control.readEvents(id, { count: 10_000 })).filter(
-      (entry) => entry.event.type === 'session-interrupted',
+    const interrupted = (await control.readEvents(id, { count: 10_000 })).flatMap(({ event }) =>
+      event.type === 'session-interrupted' ? [event] : [],
     );
     expect(interrupted).toHaveLength(1);
-    expect(interrupted[0]?.event.workerId).toBe('first');
+    expect(interrupted[0]?.workerId).toBe('first');
   });
 });

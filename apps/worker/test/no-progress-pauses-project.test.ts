@@ -67,11 +67,11 @@ describe('a worker pauses a project whose sessions stop making progress', () => 
     expect(project.counters.sessions).toBe(3); // init + 2 resumes
     expect(project.counters.sessionsWithoutProgress).toBe(2);
     const events = await control.readEvents(id, { count: 10_000 });
-    const paused = events
-      .map((entry) => entry.event)
-      .filter((event) => event.type === 'project-status' && event['to'] === 'paused');
+    const paused = events.flatMap(({ event }) =>
+      event.type === 'project-status' && event.to === 'paused' ? [event] : [],
+    );
     expect(paused).toHaveLength(1);
-    expect(String(paused[0]?.['reason'])).toMatch(/^no_progress: /);
+    expect(String(paused[0]?.reason)).toMatch(/^no_progress: /);
 
     // A user's resume starts the streak again: two more sessions before the next pause.
     await control.resume(id);

@@ -1,10 +1,11 @@
 import { open, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { BatonControl, EventEntry } from '@baton/projects';
+import { decodeProjectEventJson, type ProjectEvent } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
-import { createLiveView, shouldUseColor, type ViewEvent } from '../internal/live-view.js';
+import { createLiveView, shouldUseColor } from '../internal/live-view.js';
 import { requireLocalProject, type LocalProject } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { COST_HELP } from '../internal/cost-help.js';
@@ -24,7 +25,7 @@ interface LogsOptions {
 function createPrinter(options: LogsOptions) {
   if (options.json === true) {
     return {
-      print: (event: ViewEvent) => process.stdout.write(`${JSON.stringify(event)}\n`),
+      print: (event: ProjectEvent) => process.stdout.write(`${JSON.stringify(event)}\n`),
       close: () => undefined,
       seed: () => undefined,
     };
@@ -38,7 +39,7 @@ function createPrinter(options: LogsOptions) {
     ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
   });
   return {
-    print: (event: ViewEvent) => view.onEvent(event),
+    print: (event: ProjectEvent) => view.onEvent(event),
     close: () => view.close(),
     seed: (features: { passing: number; total: number }) => view.seed({ features }),
   };
@@ -111,7 +112,7 @@ async function remoteLogs(id: string, options: LogsOptions): Promise<void> {
 async function readLines(
   file: string,
   offset: number,
-  onEvent: (event: ViewEvent) => void,
+  onEvent: (event: ProjectEvent) => void,
 ): Promise<number> {
   const handle = await open(file, 'r');
   try {
@@ -123,12 +124,8 @@ async function readLines(
     const end = text.lastIndexOf('\n');
     if (end === -1) return offset;
     for (const line of text.slice(0, end).split('\n')) {
-      if (line.trim() === '') continue;
-      try {
-        onEvent(JSON.parse(line) as ViewEvent);
-      } catch {
-        // A torn or foreign line is skipped: the log stays readable.
-      }
+      // A torn or foreign line decodes as an unknown event that says so: the log reads on.
+      if (line.trim() !== '') onEvent(decodeProjectEventJson(line));
     }
     return offset + Buffer.byteLength(text.slice(0, end + 1));
   } finally {
@@ -182,7 +179,10 @@ export function registerLogsCommand(program: Command): void {
     )
     .argument('<id>', 'project id', parseProjectId)
     .option('-f, --follow', 'keep printing new events live until the project ends or Ctrl-C')
-    .option('--json', 'one JSON event per line (the events as the session and worker emit them)')
+    .option(
+      '--json',
+      'one JSON event per line, decoded (the shape the dashboard API sends; unreadable entries as type unknown)',
+    )
     .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
     .addHelpText(
       'after',

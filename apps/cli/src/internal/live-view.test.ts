@@ -1,12 +1,20 @@
 import { describe, expect, it } from 'vitest';
-import { createLiveView, describeEvent, shouldUseColor, type ViewEvent } from './live-view.js';
+import { decodeProjectEvent, type ProjectEvent } from '@baton/projects/schema';
+import { createLiveView, describeEvent, shouldUseColor } from './live-view.js';
 
 const at = Date.UTC(2026, 0, 1, 12, 0, 0);
-const events: ViewEvent[] = [
-  { type: 'session-start', at, sessionNumber: 2, kind: 'resume', model: 'sim', interrupted: true },
+
+/** An event as a reader gets it: decoded (absent counts 0), failing loudly if it does not decode. */
+function decoded(fields: Record<string, unknown>): ProjectEvent {
+  const event = decodeProjectEvent({ v: 1, at, projectId: 'p', sessionId: 's1', ...fields });
+  if (event.type === 'unknown') throw new Error(`fixture does not decode: ${event.problem}`);
+  return event;
+}
+
+const events: ProjectEvent[] = [
+  { type: 'session-start', sessionNumber: 2, kind: 'resume', model: 'sim', interrupted: true },
   {
     type: 'turn',
-    at,
     turn: 1,
     phase: 'work',
     stopReason: 'tool_use',
@@ -14,18 +22,19 @@ const events: ViewEvent[] = [
     clearedInputTokens: 1500,
     totals: { inputTokens: 2000, outputTokens: 100, costUsd: 0.5 },
   },
-  { type: 'tool-call', at, tool: 'bash', summary: 'npm test', isError: false },
+  { type: 'tool-call', turn: 1, tool: 'bash', summary: 'npm test', isError: false },
   {
     type: 'tool-call',
-    at,
+    turn: 1,
     tool: 'str_replace_based_edit_tool',
     summary: 'create a.js',
     isError: true,
   },
   {
     type: 'session-end',
-    at,
     result: {
+      sessionId: 's1',
+      kind: 'resume',
       outcome: 'completed',
       turns: 1,
       usage: { inputTokens: 2000, outputTokens: 100, costUsd: 0.5 },
@@ -34,7 +43,7 @@ const events: ViewEvent[] = [
       reason: 'done',
     },
   },
-];
+].map(decoded);
 
 function collect(options: { color?: boolean; statusLine?: boolean } = {}) {
   let text = '';
@@ -45,27 +54,28 @@ function collect(options: { color?: boolean; statusLine?: boolean } = {}) {
 describe('live view', () => {
   it('counts cache reads and writes as input and shows the share read from the cache', () => {
     const { view, text } = collect({ statusLine: false });
-    view.onEvent({
-      type: 'turn',
-      at,
-      turn: 2,
-      phase: 'work',
-      stopReason: 'tool_use',
-      usage: {
-        inputTokens: 10,
-        cacheReadInputTokens: 9000,
-        cacheCreationInputTokens: 990,
-        outputTokens: 50,
-      },
-      clearedInputTokens: 0,
-      totals: {
-        inputTokens: 20,
-        cacheReadInputTokens: 9000,
-        cacheCreationInputTokens: 2980,
-        outputTokens: 90,
-        costUsd: 0.02,
-      },
-    });
+    view.onEvent(
+      decoded({
+        type: 'turn',
+        turn: 2,
+        phase: 'work',
+        stopReason: 'tool_use',
+        usage: {
+          inputTokens: 10,
+          cacheReadInputTokens: 9000,
+          cacheCreationInputTokens: 990,
+          outputTokens: 50,
+        },
+        clearedInputTokens: 0,
+        totals: {
+          inputTokens: 20,
+          cacheReadInputTokens: 9000,
+          cacheCreationInputTokens: 2980,
+          outputTokens: 90,
+          costUsd: 0.02,
+        },
+      }),
+    );
     expect(text()).toContain('in 10.0k (90% cached) out 50');
     expect(view.state()).toMatchObject({ inputTokens: 12_000, cacheReadInputTokens: 9000 });
     expect(view.statusText()).toContain('in 12.0k (75% cached) out 90 · $0.0200');
@@ -101,20 +111,24 @@ describe('live view', () => {
   it('sums tokens and USD across sessions and keeps only the last tool calls', () => {
     const { view } = collect();
     for (const event of [...events, ...events]) view.onEvent(event);
-    view.onEvent({
-      type: 'tool-call',
-      at,
-      tool: 'memory',
-      summary: 'view /memories',
-      isError: false,
-    });
-    view.onEvent({
-      type: 'tool-call',
-      at,
-      tool: 'memory',
-      summary: 'view /memories/progress.md',
-      isError: false,
-    });
+    view.onEvent(
+      decoded({
+        type: 'tool-call',
+        turn: 2,
+        tool: 'memory',
+        summary: 'view /memories',
+        isError: false,
+      }),
+    );
+    view.onEvent(
+      decoded({
+        type: 'tool-call',
+        turn: 2,
+        tool: 'memory',
+        summary: 'view /memories/progress.md',
+        isError: false,
+      }),
+    );
     const state = view.state();
     expect(state.inputTokens).toBe(4000);
     expect(state.costUsd).toBeCloseTo(1);
@@ -127,8 +141,8 @@ describe('live view', () => {
 
   it('on a TTY redraws the status line in place under the event lines, and close() clears it', () => {
     const { view, text } = collect({ color: true, statusLine: true });
-    view.onEvent(events[0] as ViewEvent);
-    view.onEvent(events[1] as ViewEvent);
+    view.onEvent(events[0]!);
+    view.onEvent(events[1]!);
     expect(text()).toContain('\r\u001b[2K');
     expect(text()).toContain('\u001b[1msession 2 (resume) turn 1');
     view.close();
@@ -151,25 +165,23 @@ describe('live view', () => {
 
   it('describes worker events and unknown events readably', () => {
     expect(
-      describeEvent({
-        type: 'project-status',
-        at,
-        from: 'running',
-        to: 'paused',
-        reason: 'budget',
-      }),
+      describeEvent(
+        decoded({ type: 'project-status', from: 'running', to: 'paused', reason: 'budget' }),
+      ),
     ).toBe('◆ project running → paused (budget)');
     expect(
-      describeEvent({
-        type: 'session-queued',
-        at,
-        sessionNumber: 3,
-        reason: 'chain',
-        delayMs: 1500,
-      }),
+      describeEvent(
+        decoded({
+          type: 'session-queued',
+          sessionNumber: 3,
+          jobId: 'p:3',
+          reason: 'chain',
+          delayMs: 1500,
+        }),
+      ),
     ).toBe('  session 3 queued (chain, in 1.5 s)');
-    expect(describeEvent({ type: 'something-new', at, v: 1, projectId: 'p', detail: 7 })).toBe(
-      '  something-new {"detail":7}',
+    expect(describeEvent(decodeProjectEvent({ type: 'something-new', at, v: 1, detail: 7 }))).toBe(
+      '  ? unknown event type something-new {"detail":7}',
     );
   });
 });

@@ -1,3 +1,4 @@
+import type { ProjectEvent } from '@baton/projects/schema';
 import type { FeatureCounts } from '@baton/session';
 import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
 
@@ -8,14 +9,6 @@ import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js'
  * the event lines; elsewhere it is printed as a plain line after each session ends, so piped
  * output stays append-only text. Colours only when asked (see `shouldUseColor`).
  */
-
-/** Any event of a project stream: the session's own events and the worker's (`type`, `at`, ...). */
-export interface ViewEvent {
-  type: string;
-  at: number;
-  projectId?: string;
-  [field: string]: unknown;
-}
 
 /** Options of `createLiveView`. */
 export interface LiveViewOptions {
@@ -47,13 +40,17 @@ export interface LiveViewState {
   costUsd: number;
 }
 
-/** A usage record's input: uncached + cache reads + cache writes (absent fields count 0). */
-function inputOf(usage: Record<string, unknown>): number {
-  return (
-    number(usage.inputTokens) +
-    number(usage.cacheReadInputTokens) +
-    number(usage.cacheCreationInputTokens)
-  );
+/** Token counts as decoded events carry them (a turn's usage, session totals). */
+interface TokenCounts {
+  inputTokens: number;
+  outputTokens: number;
+  cacheReadInputTokens: number;
+  cacheCreationInputTokens: number;
+}
+
+/** A usage record's input: uncached + cache reads + cache writes. */
+function inputOf(usage: TokenCounts): number {
+  return usage.inputTokens + usage.cacheReadInputTokens + usage.cacheCreationInputTokens;
 }
 
 /** `in 12.3k (94% cached) out 1.2k`. */
@@ -64,7 +61,7 @@ function tokensText(input: number, cacheRead: number, output: number): string {
 
 export interface LiveView {
   /** Prints the event's line and updates the status. */
-  onEvent(event: ViewEvent): void;
+  onEvent(event: ProjectEvent): void;
   /** Start values (e.g. features from the project record) before any event. */
   seed(values: Partial<Pick<LiveViewState, 'features'>>): void;
   state(): LiveViewState;
@@ -107,28 +104,8 @@ type Style = keyof typeof STYLES;
 
 const TOOL_NAMES: Record<string, string> = { str_replace_based_edit_tool: 'editor' };
 
-function toolName(tool: unknown): string {
-  const name = typeof tool === 'string' ? tool : 'tool';
-  return TOOL_NAMES[name] ?? name;
-}
-
-function number(value: unknown): number {
-  return typeof value === 'number' && Number.isFinite(value) ? value : 0;
-}
-
-function text(value: unknown): string {
-  return typeof value === 'string' ? value : value === undefined ? '' : JSON.stringify(value);
-}
-
-function record(value: unknown): Record<string, unknown> {
-  return typeof value === 'object' && value !== null ? (value as Record<string, unknown>) : {};
-}
-
-function counts(value: unknown): FeatureCounts | null {
-  const fields = record(value);
-  return typeof fields.passing === 'number' && typeof fields.total === 'number'
-    ? { passing: fields.passing, total: fields.total }
-    : null;
+function toolName(tool: string): string {
+  return TOOL_NAMES[tool] ?? tool;
 }
 
 function clock(at: number): string {
@@ -144,97 +121,98 @@ function formatBytes(bytes: number): string {
 
 /** One readable line for an event (without time prefix or newline). `paint` adds colours. */
 export function describeEvent(
-  event: ViewEvent,
+  event: ProjectEvent,
   paint: (style: Style, value: string) => string = (_style, value) => value,
 ): string {
   switch (event.type) {
     case 'project-status': {
-      const reason = text(event.reason);
+      const reason = event.reason ?? '';
       return paint(
         'magenta',
-        `◆ project ${text(event.from) || 'new'} → ${text(event.to)}${reason === '' ? '' : ` (${reason})`}`,
+        `◆ project ${event.from ?? 'new'} → ${event.to}${reason === '' ? '' : ` (${reason})`}`,
       );
     }
     case 'session-queued':
       return paint(
         'dim',
-        `  session ${number(event.sessionNumber)} queued (${text(event.reason)}${number(event.delayMs) > 0 ? `, in ${(number(event.delayMs) / 1000).toFixed(1)} s` : ''})`,
+        `  session ${event.sessionNumber} queued (${event.reason}${event.delayMs > 0 ? `, in ${(event.delayMs / 1000).toFixed(1)} s` : ''})`,
       );
     case 'session-claimed':
       return paint(
         'dim',
-        `  session ${number(event.sessionNumber)} claimed by worker ${text(event.workerId)}${event.interrupted === true ? ' (previous session was interrupted)' : ''}`,
+        `  session ${event.sessionNumber} claimed by worker ${event.workerId}${event.interrupted ? ' (previous session was interrupted)' : ''}`,
       );
     case 'session-interrupted':
       return paint(
         'yellow',
-        `  ! session ${number(event.sessionNumber)} was interrupted (its worker stopped); it will be resumed`,
+        `  ! session ${event.sessionNumber} was interrupted (its worker stopped); it will be resumed`,
       );
     case 'session-released':
       return paint(
         'dim',
-        `  session ${number(event.sessionNumber)} released by worker ${text(event.workerId)} (${text(event.outcome)})`,
+        `  session ${event.sessionNumber} released by worker ${event.workerId} (${event.outcome})`,
       );
     case 'session-start':
       return (
-        paint('bold', `● session ${number(event.sessionNumber)} (${text(event.kind)})`) +
+        paint('bold', `● session ${event.sessionNumber} (${event.kind})`) +
         paint(
           'dim',
-          ` · model ${text(event.model)}${event.interrupted === true ? ' · previous session was interrupted' : ''}`,
+          ` · model ${event.model}${event.interrupted ? ' · previous session was interrupted' : ''}`,
         )
       );
     case 'turn': {
-      const usage = record(event.usage);
-      const totals = record(event.totals);
-      const cleared = number(event.clearedInputTokens);
+      const cleared = event.clearedInputTokens;
       return (
         paint(
           'dim',
-          `  turn ${number(event.turn)}${event.phase === 'end' ? ' (end of session)' : ''} · ${text(event.stopReason)} · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))}`,
+          `  turn ${event.turn}${event.phase === 'end' ? ' (end of session)' : ''} · ${event.stopReason} · ${tokensText(inputOf(event.usage), event.usage.cacheReadInputTokens, event.usage.outputTokens)}`,
         ) +
         (cleared > 0 ? paint('cyan', ` · cleared ${formatTokens(cleared)}`) : '') +
-        paint('dim', ` · ${formatUsd(number(totals.costUsd ?? event.costUsd))}`)
+        paint('dim', ` · ${formatUsd(event.totals.costUsd)}`)
       );
     }
     case 'tool-call':
-      return `    ${event.isError === true ? paint('red', '✗') : paint('green', '›')} ${toolName(event.tool)} ${text(event.summary)}`;
+      return `    ${event.isError ? paint('red', '✗') : paint('green', '›')} ${toolName(event.tool)} ${event.summary}`;
     case 'memory-change': {
-      const change = record(event.change);
+      const { change } = event;
       const target =
-        change.newPath === undefined
-          ? text(change.path)
-          : `${text(change.path)} → ${text(change.newPath)}`;
+        change.newPath === undefined ? change.path : `${change.path} → ${change.newPath}`;
       return paint(
         'cyan',
-        `    ✎ memory ${text(change.command)} ${target}${change.command === 'delete' ? '' : ` (${formatBytes(number(change.bytes))})`}`,
+        `    ✎ memory ${change.command} ${target}${change.command === 'delete' ? '' : ` (${formatBytes(change.bytes)})`}`,
       );
     }
     case 'api-retry':
       return paint(
         'yellow',
-        `  API ${event.status === undefined ? 'connection' : number(event.status)} error: retry ${number(event.attempt)} in ${Math.round(number(event.delayMs))} ms`,
+        `  API ${event.status ?? 'connection'} error: retry ${event.attempt} in ${Math.round(event.delayMs)} ms`,
       );
     case 'model-fallback':
       return paint(
         'yellow',
-        `  ${text(event.from)} stays overloaded: the session continues on ${text(event.to)} from turn ${number(event.turn)}`,
+        `  ${event.from} stays overloaded: the session continues on ${event.to} from turn ${event.turn}`,
       );
     case 'session-end': {
-      const result = record(event.result);
-      const outcome = text(result.outcome);
-      const usage = record(result.usage);
+      const { result } = event;
+      const { outcome, usage } = result;
       const mark =
         outcome === 'completed'
           ? paint('green', '✓')
           : outcome === 'cancelled' || outcome === 'budget_exhausted'
             ? paint('yellow', '■')
             : paint('red', '✗');
-      const flipped = Array.isArray(result.flippedFeatures) ? result.flippedFeatures : [];
-      const after = counts(result.featuresAfter) ?? { passing: 0, total: 0 };
-      const fallback = record(result.fallback);
-      const fellBack =
-        typeof fallback.to === 'string' ? ` · fell back to ${text(fallback.to)}` : '';
-      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.map(text).join(', ')}` : 'no feature flipped'} · features ${featureBar(after)} · ${number(result.turns)} turns${fellBack} · ${tokensText(inputOf(usage), number(usage.cacheReadInputTokens), number(usage.outputTokens))} · ${formatUsd(number(usage.costUsd))}${outcome === 'completed' || text(result.reason) === '' ? '' : `\n  ${text(result.reason)}`}`;
+      const flipped = result.flippedFeatures;
+      const fellBack = result.fallback === undefined ? '' : ` · fell back to ${result.fallback.to}`;
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
+    }
+    case 'unknown': {
+      const raw: unknown =
+        typeof event.raw === 'object' && event.raw !== null && !Array.isArray(event.raw)
+          ? (({ type: _type, at: _at, v: _v, projectId: _projectId, ...rest }) => rest)(
+              event.raw as Record<string, unknown>,
+            )
+          : event.raw;
+      return paint('yellow', `  ? ${event.problem} ${JSON.stringify(raw)}`);
     }
     default: {
       const { type, at: _at, v: _v, projectId: _projectId, ...rest } = event;
@@ -301,41 +279,40 @@ export function createLiveView(options: LiveViewOptions): LiveView {
     drawStatus();
   }
 
-  function update(event: ViewEvent): boolean {
+  function update(event: ProjectEvent): boolean {
     switch (event.type) {
       case 'session-start':
-        state.session = { number: number(event.sessionNumber), kind: text(event.kind) };
+        state.session = { number: event.sessionNumber, kind: event.kind };
         state.turn = 0;
         state.recentToolCalls = [];
         return false;
       case 'turn': {
-        state.turn = number(event.turn);
-        const totals = record(event.totals);
+        state.turn = event.turn;
+        const { totals } = event;
         state.inputTokens = ended.inputTokens + inputOf(totals);
-        state.cacheReadInputTokens =
-          ended.cacheReadInputTokens + number(totals.cacheReadInputTokens);
-        state.outputTokens = ended.outputTokens + number(totals.outputTokens);
-        state.costUsd = ended.costUsd + number(totals.costUsd);
+        state.cacheReadInputTokens = ended.cacheReadInputTokens + totals.cacheReadInputTokens;
+        state.outputTokens = ended.outputTokens + totals.outputTokens;
+        state.costUsd = ended.costUsd + totals.costUsd;
         return false;
       }
       case 'tool-call':
         state.recentToolCalls = [
           ...state.recentToolCalls,
-          `${toolName(event.tool)} ${text(event.summary)}`.slice(0, 60),
+          `${toolName(event.tool)} ${event.summary}`.slice(0, 60),
         ].slice(-keep);
         return false;
       case 'session-end': {
-        const result = record(event.result);
-        const usage = record(result.usage);
+        const { result } = event;
+        const { usage } = result;
         ended.inputTokens += inputOf(usage);
-        ended.cacheReadInputTokens += number(usage.cacheReadInputTokens);
-        ended.outputTokens += number(usage.outputTokens);
-        ended.costUsd += number(usage.costUsd);
+        ended.cacheReadInputTokens += usage.cacheReadInputTokens;
+        ended.outputTokens += usage.outputTokens;
+        ended.costUsd += usage.costUsd;
         state.inputTokens = ended.inputTokens;
         state.cacheReadInputTokens = ended.cacheReadInputTokens;
         state.outputTokens = ended.outputTokens;
         state.costUsd = ended.costUsd;
-        state.features = counts(result.featuresAfter) ?? state.features;
+        state.features = result.featuresAfter;
         return true;
       }
       default:

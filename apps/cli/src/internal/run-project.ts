@@ -35,7 +35,7 @@ import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/proje
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
-import { createLiveView, shouldUseColor, type ViewEvent } from './live-view.js';
+import { createLiveView, shouldUseColor } from './live-view.js';
 import { connectModel } from './model.js';
 import {
   batonHome,
@@ -408,8 +408,8 @@ export async function runProject(options: RunOptions): Promise<number> {
           const line = JSON.stringify(event);
           appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
           if (json) process.stdout.write(`${line}\n`);
-          // The view reads events as plain JSON records, the same shape `baton logs` gets from Redis.
-          else output.onEvent(event as unknown as ViewEvent);
+          // A session's own events are decoded events as they are (what `baton logs` reads back).
+          else output.onEvent(event);
         },
       });
       project.running = false;

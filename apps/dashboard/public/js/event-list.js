@@ -31,26 +31,25 @@ export function describeEvent(event) {
     case 'session-start':
       return `session ${event.sessionNumber} started (${event.kind}${event.interrupted ? ', after an interruption' : ''}) on ${event.model}`;
     case 'turn': {
-      const usage = event.usage ?? {};
       const cleared =
         event.clearedInputTokens > 0 ? `, cleared ${formatTokens(event.clearedInputTokens)}` : '';
-      const input = usageInput(usage);
+      const input = usageInput(event.usage);
       const cached = input.read > 0 ? ` (${formatHitRate(input.read, input.total)} cached)` : '';
-      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(usage.outputTokens ?? usage.output_tokens ?? 0)}${cleared} · ${formatDuration(event.durationMs)}`;
+      return `turn ${event.turn}: ${event.stopReason} · in ${formatTokens(input.total)}${cached} out ${formatTokens(event.usage.outputTokens)}${cleared} · ${formatDuration(event.durationMs)}`;
     }
     case 'model-fallback':
       return `${event.from} stays overloaded: the session continues on ${event.to} from turn ${event.turn}`;
     case 'tool-call':
       return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
     case 'memory-change': {
-      const change = event.change ?? {};
+      const change = event.change;
       return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;
     }
     case 'api-retry':
       return `API retry #${event.attempt}${event.status ? ` after HTTP ${event.status}` : ''}, waiting ${formatDuration(event.delayMs)}`;
     case 'session-end': {
-      const result = event.result ?? {};
-      return `session ended: ${result.outcome} (${result.reason ?? ''}) · ${result.turns ?? 0} turns · features ${result.featuresAfter?.passing ?? '?'}/${result.featuresAfter?.total ?? '?'}`;
+      const result = event.result;
+      return `session ended: ${result.outcome} (${result.reason}) · ${result.turns} turns · features ${result.featuresAfter.passing}/${result.featuresAfter.total}`;
     }
     case 'project-status':
       return `status ${event.from ?? '–'} → ${event.to}${event.reason ? `: ${event.reason}` : ''}`;
@@ -64,6 +63,8 @@ export function describeEvent(event) {
       return `session ${event.sessionNumber} released: ${event.outcome}`;
     case 'webhook-delivery':
       return describeDelivery({ ...event, type: event.webhookType });
+    case 'unknown':
+      return `unreadable ${event.originalType ?? 'event'}: ${event.problem}`;
     default:
       return event.type;
   }
@@ -72,7 +73,8 @@ export function describeEvent(event) {
 function eventClass(event) {
   if ((event.type === 'tool-call' && event.isError) || event.type === 'api-retry')
     return 'event warn';
-  if (event.type === 'session-end' && event.result?.outcome === 'failed') return 'event error';
+  if (event.type === 'unknown') return 'event warn';
+  if (event.type === 'session-end' && event.result.outcome === 'failed') return 'event error';
   if (
     event.type === 'session-start' ||
     event.type === 'session-end' ||

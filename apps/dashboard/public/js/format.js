@@ -17,17 +17,14 @@ export function formatHitRate(read, total) {
   return `${Math.round((read / total) * 100)}%`;
 }
 
-/** A usage record's input tokens: uncached + cache reads + cache writes (camelCase or API names). */
+/**
+ * A decoded usage record's input tokens: uncached + cache reads + cache writes. The server sends
+ * every event decoded (`decodeProjectEvent`), so every count is a number.
+ */
 export function usageInput(usage) {
-  const value = (camel, api) =>
-    typeof usage?.[camel] === 'number'
-      ? usage[camel]
-      : typeof usage?.[api] === 'number'
-        ? usage[api]
-        : 0;
-  const uncached = value('inputTokens', 'input_tokens');
-  const read = value('cacheReadInputTokens', 'cache_read_input_tokens');
-  const write = value('cacheCreationInputTokens', 'cache_creation_input_tokens');
+  const uncached = usage.inputTokens;
+  const read = usage.cacheReadInputTokens;
+  const write = usage.cacheCreationInputTokens;
   return { total: uncached + read + write, uncached, read, write };
 }
 

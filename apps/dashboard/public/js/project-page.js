@@ -480,18 +480,19 @@ export function projectPage(main, projectId) {
     eventList.add(entry);
     const event = entry.event;
     if (event.type === 'turn') {
+      const input = usageInput(event.usage);
       turns.push({
         sessionId: event.sessionId,
         sessionNumber: null,
         turn: event.turn,
         at: event.at,
-        inputTokens: usageInput(event.usage).total,
-        uncachedInputTokens: usageInput(event.usage).uncached,
-        cacheReadInputTokens: usageInput(event.usage).read,
-        cacheCreationInputTokens: usageInput(event.usage).write,
-        outputTokens: event.usage?.outputTokens ?? event.usage?.output_tokens ?? 0,
-        clearedInputTokens: event.clearedInputTokens ?? 0,
-        edits: (event.appliedEdits ?? []).map((edit) => edit.type),
+        inputTokens: input.total,
+        uncachedInputTokens: input.uncached,
+        cacheReadInputTokens: input.read,
+        cacheCreationInputTokens: input.write,
+        outputTokens: event.usage.outputTokens,
+        clearedInputTokens: event.clearedInputTokens,
+        edits: event.appliedEdits.map((edit) => edit.type),
       });
       const known = turns.find(
         (turn) => turn.sessionId === event.sessionId && turn.sessionNumber !== null,
@@ -501,7 +502,7 @@ export function projectPage(main, projectId) {
     } else if (event.type === 'session-start') {
       loadTokens();
     } else if (event.type === 'memory-change') {
-      const path = event.change?.path ?? '';
+      const path = event.change.path;
       markDirty('files');
       if (path === '/memories/progress.md') markDirty('progress');
       if (path === '/memories/features.json') markDirty('checklist');

@@ -77,18 +77,11 @@ const MAX_FOLLOWED = 2_000;
 /** Shortest blocking wait: a list that comes due sooner still waits this long for events once. */
 const MIN_WAIT_MS = 50;
 
-/** The feature counts a `session-end` event reports (`result.featuresAfter`), if well-formed. */
+/** The feature counts a `session-end` event reports (`result.featuresAfter`). */
 function sessionEndFeatures(
   event: EventEntry['event'],
 ): { passing: number; total: number } | undefined {
-  if (event.type !== 'session-end') return undefined;
-  const result = event.result as
-    { featuresAfter?: { passing?: unknown; total?: unknown } } | undefined;
-  const passing = result?.featuresAfter?.passing;
-  const total = result?.featuresAfter?.total;
-  return Number.isSafeInteger(passing) && Number.isSafeInteger(total)
-    ? { passing: passing as number, total: total as number }
-    : undefined;
+  return event.type === 'session-end' ? event.result.featuresAfter : undefined;
 }
 
 interface Deferred {

@@ -10,7 +10,7 @@ import {
   totalInputTokens,
 } from '@baton/context-config';
 import { summarizeSandbox } from '@baton/workspace';
-import type { EventEntry, ProjectRecord, SessionSummary, StreamEvent } from '../control.js';
+import type { EventEntry, ProjectEvent, ProjectRecord, SessionSummary } from '../control.js';
 
 /** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
 export interface ProjectActivity {
@@ -146,10 +146,6 @@ export function projectView(
   };
 }
 
-function numberField(value: unknown): number | undefined {
-  return typeof value === 'number' && Number.isFinite(value) ? value : undefined;
-}
-
 function record(value: unknown): Record<string, unknown> | undefined {
   return typeof value === 'object' && value !== null
     ? (value as Record<string, unknown>)
@@ -159,25 +155,23 @@ function record(value: unknown): Record<string, unknown> | undefined {
 /** Folds one event into a project's activity. */
 export function updateActivity(
   previous: ProjectActivity | undefined,
-  event: StreamEvent,
+  event: ProjectEvent,
 ): ProjectActivity {
   const next: ProjectActivity = previous
     ? { ...previous }
     : { sessionId: null, sessionNumber: null, turn: null, lastEventAt: 0, lastEventType: '' };
-  next.lastEventAt = Math.max(next.lastEventAt, numberField(event.at) ?? 0);
+  next.lastEventAt = Math.max(next.lastEventAt, event.at);
   next.lastEventType = event.type;
-  const sessionId = typeof event.sessionId === 'string' ? event.sessionId : undefined;
-  if (event.type === 'session-start' && sessionId !== undefined) {
-    next.sessionId = sessionId;
-    next.sessionNumber = numberField(event.sessionNumber) ?? null;
+  if (event.type === 'session-start') {
+    next.sessionId = event.sessionId;
+    next.sessionNumber = event.sessionNumber;
     next.turn = 0;
-  } else if ((event.type === 'turn' || event.type === 'tool-call') && sessionId !== undefined) {
-    const turn = numberField(event.turn);
-    if (next.sessionId !== sessionId) {
-      next.sessionId = sessionId;
+  } else if (event.type === 'turn' || event.type === 'tool-call') {
+    if (next.sessionId !== event.sessionId) {
+      next.sessionId = event.sessionId;
       next.turn = null;
     }
-    if (turn !== undefined) next.turn = Math.max(next.turn ?? 0, turn);
+    next.turn = Math.max(next.turn ?? 0, event.turn);
   }
   return next;
 }
@@ -205,43 +199,27 @@ export function tokenSeries(entries: readonly EventEntry[]): TurnPoint[] {
   const sessionNumbers = new Map<string, number>();
   const points: TurnPoint[] = [];
   for (const { event } of entries) {
-    const sessionId = typeof event.sessionId === 'string' ? event.sessionId : '';
     if (event.type === 'session-start') {
-      const number = numberField(event.sessionNumber);
-      if (number !== undefined) sessionNumbers.set(sessionId, number);
+      sessionNumbers.set(event.sessionId, event.sessionNumber);
       continue;
     }
     if (event.type !== 'turn') continue;
-    const usage = record(event.usage) ?? {};
-    const edits: string[] = [];
-    let clearedFromEdits = 0;
-    if (Array.isArray(event.appliedEdits)) {
-      for (const edit of event.appliedEdits) {
-        const fields = record(edit);
-        if (fields === undefined) continue;
-        if (typeof fields.type === 'string') edits.push(fields.type);
-        clearedFromEdits += numberField(fields.cleared_input_tokens) ?? 0;
-      }
-    }
-    const uncached = numberField(usage.inputTokens) ?? numberField(usage.input_tokens) ?? 0;
-    const cacheRead =
-      numberField(usage.cacheReadInputTokens) ?? numberField(usage.cache_read_input_tokens) ?? 0;
-    const cacheWrite =
-      numberField(usage.cacheCreationInputTokens) ??
-      numberField(usage.cache_creation_input_tokens) ??
-      0;
+    const { usage } = event;
+    const uncached = usage.inputTokens;
+    const cacheRead = usage.cacheReadInputTokens;
+    const cacheWrite = usage.cacheCreationInputTokens;
     points.push({
-      sessionId,
-      sessionNumber: sessionNumbers.get(sessionId) ?? null,
-      turn: numberField(event.turn) ?? points.length + 1,
-      at: numberField(event.at) ?? 0,
+      sessionId: event.sessionId,
+      sessionNumber: sessionNumbers.get(event.sessionId) ?? null,
+      turn: event.turn,
+      at: event.at,
       inputTokens: uncached + cacheRead + cacheWrite,
       uncachedInputTokens: uncached,
       cacheReadInputTokens: cacheRead,
       cacheCreationInputTokens: cacheWrite,
-      outputTokens: numberField(usage.outputTokens) ?? numberField(usage.output_tokens) ?? 0,
-      clearedInputTokens: numberField(event.clearedInputTokens) ?? clearedFromEdits,
-      edits,
+      outputTokens: usage.outputTokens,
+      clearedInputTokens: event.clearedInputTokens,
+      edits: event.appliedEdits.map((edit) => edit.type),
     });
   }
   return points;
