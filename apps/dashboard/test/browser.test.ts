@@ -3,36 +3,38 @@
  * Browser tests: Debian's /usr/bin/chromium driven by playwright-core against a dashboard whose
  * projects run on the model simulator through a real in-process worker.
  */
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CONTEXT_PRESET_NAMES, DEFAULT_CONTEXT_PRESET } from '@baton/context-config';
 import { checkoutFingerprint, createUserRepo, git, randomHex } from '@baton/test-support';
 import { sanitizeRenderedHtml } from '../src/internal/markdown.js';
 import { HOSTILE_INPUTS, HOSTILE_MARKDOWN } from './fixtures/hostile.js';
+import {
+  CHROMIUM,
+  chromiumAvailable,
+  launchTestBrowser,
+  type TestBrowser,
+} from './support/browser.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { seedSession } from './support/seed.js';
 import { startSimWorker, type SimWorker } from './support/sim-worker.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
-const available = existsSync(CHROMIUM);
-if (!available) {
+if (!chromiumAvailable) {
   console.warn(
     `browser tests skipped: no Chromium at ${CHROMIUM} (apt-get install chromium; CI installs it)`,
   );
 }
 
-describe.skipIf(!available)('the dashboard in a real browser', () => {
+describe.skipIf(!chromiumAvailable)('the dashboard in a real browser', () => {
   let dashboard: TestDashboard;
   let worker: SimWorker;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let userDataDir: string;
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
@@ -43,39 +45,14 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       // Slow enough to watch the features bar move, fast enough for a test.
       faults: { latencyMs: 60 },
     });
-    userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      viewport: { width: 1400, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('dialog', (dialog) => {
-      // The only dialog we expect is the cancel confirmation; an alert() would be injected script.
-      if (dialog.type() === 'confirm') void dialog.accept();
-      else {
-        pageErrors.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
-        void dialog.dismiss();
-      }
-    });
+    browser = await launchTestBrowser({ acceptConfirm: true });
+    page = browser.page;
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await worker?.stop();
     await dashboard?.close();
-    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
   });
 
   const url = (pathname: string) => new URL(pathname, dashboard.server.url).toString();
@@ -85,6 +62,17 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
   it('creates a project from the form and watches its features bar fill live', async () => {
     const id = `ui-${randomHex(3)}`;
     await page.goto(url('/new'));
+    // The preset select is the server's list, the one @baton/context-config owns.
+    await page.waitForSelector('select[name=contextPreset][data-loaded="true"]', {
+      state: 'attached',
+    });
+    const presetSelect = page.locator('select[name=contextPreset]');
+    expect(
+      await presetSelect
+        .locator('option')
+        .evaluateAll((options) => options.map((option) => (option as HTMLOptionElement).value)),
+    ).toEqual([...CONTEXT_PRESET_NAMES]);
+    expect(await presetSelect.inputValue()).toBe(DEFAULT_CONTEXT_PRESET);
     await page.fill('input[name=id]', id);
     await page.fill(
       'textarea[name=goal]',
@@ -164,7 +152,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
       '"passes": true',
     );
     await shot('project');
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   }, 90_000);
 
   it('creates a project on a repository from the form; a bad one is one line and creates nothing', async () => {
@@ -221,7 +209,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
           ?.textContent?.includes("+echo 'F1 ok: say hello'"),
       );
       expect(await checkoutFingerprint(repo)).toEqual(before);
-      expect(pageErrors).toEqual([]);
+      expect(browser.pageErrors).toEqual([]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }
@@ -236,7 +224,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     await page.waitForSelector('.project-head .badge.status-cancelled');
     expect((await dashboard.control.getProject(id))?.status).toBe('cancelled');
     await page.waitForSelector('button[data-action=resume]');
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 
   it('pauses a project from its page (distinct from cancel) and resumes it', async () => {
@@ -251,7 +239,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     });
     await page.waitForSelector('button[data-action=resume]');
     expect(await page.$('button[data-action=pause]')).toBeNull();
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 
   it('sends guidance from the project page and shows a refusal as one line', async () => {
@@ -272,7 +260,7 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     expect(await dashboard.control.listGuidance(id)).toEqual([
       expect.objectContaining({ text: 'Use <b>plain</b> output', acknowledged: null }),
     ]);
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 
   it('renders a hostile progress log without running any of it', async () => {
@@ -310,11 +298,11 @@ describe.skipIf(!available)('the dashboard in a real browser', () => {
     // The attack is shown as text, so a reader sees what the agent wrote.
     expect(report.text).toContain('<script>window.__pwned = 1</script>');
     await shot('hostile-progress');
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 
   it('keeps every hostile input inert with the sanitiser as the only layer (no CSP, no marked)', async () => {
-    const probe = await context.newPage();
+    const probe = await browser.context.newPage();
     // A blank page has no CSP: whatever the sanitiser lets through runs here.
     async function liveness(html: string): Promise<{ pwned: unknown; live: string[] }> {
       await probe.goto('about:blank');

@@ -5,60 +5,34 @@
  * without running any of it, linked from the project page, and the project page's search box
  * finds text in transcripts and memory.
  */
-import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
+import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { seedSession } from './support/seed.js';
 import { seedHostileTranscript } from './support/seed-transcript.js';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = fileURLToPath(new URL('../test-artifacts/', import.meta.url));
-const available = existsSync(CHROMIUM);
 
-describe.skipIf(!available)('the session page in a real browser', () => {
+describe.skipIf(!chromiumAvailable)('the session page in a real browser', () => {
   let dashboard: TestDashboard;
-  let context: BrowserContext;
+  let browser: TestBrowser;
   let page: Page;
-  let userDataDir: string;
-  const pageErrors: string[] = [];
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
     dashboard = await startTestDashboard();
-    userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-chromium-'));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        '--headless',
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-quic',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--disable-sync',
-        '--no-first-run',
-      ],
-      viewport: { width: 1400, height: 900 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
-    page.on('pageerror', (error) => pageErrors.push(error.message));
-    page.on('dialog', (dialog) => {
-      pageErrors.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
-      void dialog.dismiss();
-    });
+    browser = await launchTestBrowser();
+    page = browser.page;
   }, 60_000);
 
   afterAll(async () => {
-    await context?.close();
+    await browser?.close();
     await dashboard?.close();
-    if (userDataDir) await rm(userDataDir, { recursive: true, force: true });
   });
 
   const url = (pathname: string) => new URL(pathname, dashboard.server.url).toString();
@@ -132,7 +106,7 @@ describe.skipIf(!available)('the session page in a real browser', () => {
     expect(report.resultText).toContain('<script>window.__pwned = 1</script>');
     expect(report.modelText).toContain('<script>window.__pwned = 1</script>');
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-session.png'), fullPage: true });
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   }, 90_000);
 
   it('finds text in transcripts and memory from the project page search box', async () => {
@@ -159,6 +133,6 @@ describe.skipIf(!available)('the session page in a real browser', () => {
     expect(
       await page.evaluate(() => (window as unknown as { __pwned?: unknown }).__pwned),
     ).toBeUndefined();
-    expect(pageErrors).toEqual([]);
+    expect(browser.pageErrors).toEqual([]);
   });
 });

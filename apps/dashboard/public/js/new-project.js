@@ -1,4 +1,4 @@
-import { postJson } from './api.js';
+import { getJson, postJson } from './api.js';
 import { h, replace } from './dom.js';
 
 function field(label, input, hint) {
@@ -15,6 +15,28 @@ function numberOrUndefined(value) {
   if (value === '' || value === null || value === undefined) return undefined;
   const number = Number(value);
   return Number.isFinite(number) ? number : Number.NaN;
+}
+
+/**
+ * The context preset select, filled from GET /api/presets (the list @baton/context-config owns),
+ * with the default preset selected; `data-loaded` says the options are there. Until then an empty
+ * select sends no preset and the project gets the server's default.
+ */
+function presetSelect() {
+  const select = h('select', { name: 'contextPreset' });
+  getJson('/api/presets')
+    .then(({ presets, default: preset }) => {
+      select.replaceChildren(
+        ...presets.map(({ name, intent }) =>
+          h('option', { value: name, title: intent, selected: name === preset }, name),
+        ),
+      );
+      select.dataset.loaded = 'true';
+    })
+    .catch(() => {
+      select.dataset.loaded = 'error';
+    });
+  return select;
 }
 
 export function newProjectPage(main) {
@@ -79,16 +101,7 @@ export function newProjectPage(main) {
       }),
       'Sessions continue on this model when theirs stays overloaded after the retries.',
     ),
-    field(
-      'Context preset',
-      h(
-        'select',
-        { name: 'contextPreset' },
-        ['coding', 'search-heavy', 'long-horizon', 'off'].map((preset) =>
-          h('option', { value: preset }, preset),
-        ),
-      ),
-    ),
+    field('Context preset', presetSelect()),
     h(
       'fieldset',
       {},

@@ -1,4 +1,9 @@
 /** The JSON API. Every handler validates its input with zod and reads through the control API. */
+import {
+  CONTEXT_PRESETS,
+  CONTEXT_PRESET_NAMES,
+  DEFAULT_CONTEXT_PRESET,
+} from '@baton/context-config';
 import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
@@ -458,6 +463,14 @@ export function createApiRoutes(options: ApiOptions): Hono {
   });
 
   api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
+
+  // The new-project form's preset select: @baton/context-config owns the list.
+  api.get('/presets', (context) =>
+    context.json({
+      presets: CONTEXT_PRESET_NAMES.map((name) => ({ name, intent: CONTEXT_PRESETS[name].intent })),
+      default: DEFAULT_CONTEXT_PRESET,
+    }),
+  );
 
   api.get('/stream', (context) => projectsStream(context, options.sse));
 

@@ -16,10 +16,19 @@ export interface TestBrowser {
   close(): Promise<void>;
 }
 
+export interface TestBrowserOptions {
+  /** Default 1400 x 900. */
+  viewport?: { width: number; height: number };
+  /**
+   * Accept `confirm()` dialogs (the cancel button asks one). Default false. Any other dialog, an
+   * `alert()` above all, would be injected script: it is dismissed and recorded in `pageErrors`.
+   */
+  acceptConfirm?: boolean;
+}
+
 /** Headless Chromium with a fresh profile, as root may run it here (see docs/pitfalls). */
-export async function launchTestBrowser(
-  viewport: { width: number; height: number } = { width: 1400, height: 900 },
-): Promise<TestBrowser> {
+export async function launchTestBrowser(options: TestBrowserOptions = {}): Promise<TestBrowser> {
+  const viewport = options.viewport ?? { width: 1400, height: 900 };
   const userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath: CHROMIUM,
@@ -39,6 +48,13 @@ export async function launchTestBrowser(
   const page = context.pages()[0] ?? (await context.newPage());
   const pageErrors: string[] = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('dialog', (dialog) => {
+    if (options.acceptConfirm === true && dialog.type() === 'confirm') void dialog.accept();
+    else {
+      pageErrors.push(`unexpected ${dialog.type()}: ${dialog.message()}`);
+      void dialog.dismiss();
+    }
+  });
   return {
     context,
     page,
