@@ -35,7 +35,35 @@ describe('argument mistakes: one clear line and exit code 2', () => {
       ['run', '--goal', 'x', '--preset', 'turbo'],
       'Allowed choices are coding, search-heavy, long-horizon, off',
     ],
-    [['run', '--goal', 'x', '--budget-usd', '-1'], 'expected a number greater than 0'],
+    // Ids and limits follow @baton/projects' rules (the project schema's own words).
+    [
+      ['run', '--goal', 'x', '--budget-usd', '-1'],
+      "option '--budget-usd <usd>' argument '-1' is invalid. must be greater than 0.",
+    ],
+    [['run', '--goal', 'x', '--max-turns', '2.5'], 'must be a whole number.'],
+    [['run', '--goal', 'x', '--stall-after', 'many'], 'must be a number.'],
+    [['run', '--goal', 'x', '--model', 'two words'], 'must be a model id'],
+    [
+      ['enqueue', '--project', 'a b', '--goal', 'x'],
+      "option '--project <id>' argument 'a b' is invalid",
+    ],
+    [['enqueue', '--project', 'p', '--goal', 'x', '--budget-usd', '0'], 'must be greater than 0.'],
+    [
+      ['enqueue', '--project', 'p', '--goal', 'x', '--budget-usd', '2000000'],
+      'must be at most 1000000.',
+    ],
+    [
+      ['enqueue', '--project', 'p', '--goal', 'x', '--max-sessions', '0'],
+      'must be greater than 0.',
+    ],
+    [
+      ['enqueue', '--project', 'p', '--goal', 'x', '--max-tokens', '1e10'],
+      'must be at most 1000000000.',
+    ],
+    [['enqueue', '--project', 'p', '--goal', 'x', '--stall-after', ''], 'must be a number.'],
+    [['enqueue', '--project', 'p', '--goal', 'x', '--model', 'a;b'], 'must be a model id'],
+    [['enqueue', '--project', 'p', '--goal', 'x', '--fallback-model', ''], 'must be a model id'],
+    [['logs', 'a.b'], "value 'a.b' is invalid for argument 'id'. a project id must be"],
     [['run', '--goal', 'x', '--goal-file', 'g.md'], 'use either --goal or --goal-file, not both'],
     [['run', '--goal-file', 'missing.md'], 'cannot read --goal-file missing.md: no such file'],
     [

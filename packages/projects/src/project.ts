@@ -260,8 +260,16 @@ export function parseModelId(value: string, what: string): string {
 export const projectIdSchema = z.string().regex(PROJECT_ID_PATTERN, PROJECT_ID_RULE);
 
 // Upper bounds keep a typo (an extra zero run, a pasted timestamp) from meaning "unlimited".
-const positiveNumber = z.number().finite().positive().max(1_000_000);
-const positiveInteger = z.number().int().positive().max(1_000_000_000);
+// The messages are whole phrases: the CLI prints them after the flag, the API after the field.
+const positiveNumber = z
+  .number({ error: 'must be a number' })
+  .positive('must be greater than 0')
+  .max(1_000_000, 'must be at most 1000000');
+const positiveInteger = z
+  .number({ error: 'must be a number' })
+  .int('must be a whole number')
+  .positive('must be greater than 0')
+  .max(1_000_000_000, 'must be at most 1000000000');
 
 /** A `ContextConfigInput`, checked by `@baton/context-config` itself (its rules, its messages). */
 const contextConfigSchema = z.custom<ContextConfigInput>().superRefine((value, context) => {
@@ -282,22 +290,39 @@ const contextConfigSchema = z.custom<ContextConfigInput>().superRefine((value, c
 // eslint-disable-next-line no-control-regex -- refusing control characters is the point
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f]/;
 
+/** The limits of one session (`budgets.session`), each with its own rule. */
+export const SESSION_BUDGET_RULES = {
+  maxTurns: positiveInteger,
+  maxInputTokens: positiveInteger,
+  maxOutputTokens: positiveInteger,
+  maxUsd: positiveNumber,
+  wallClockMs: positiveInteger,
+} as const satisfies Record<keyof SessionBudgetsInput, z.ZodType<number>>;
+
+/** The project's budgets (`budgets`, without `session`), each with its own rule. */
+export const PROJECT_BUDGET_RULES = {
+  maxUsd: positiveNumber,
+  maxSessions: positiveInteger,
+  maxTokens: positiveInteger,
+  maxSessionsWithoutProgress: positiveInteger,
+} as const satisfies Record<Exclude<keyof ProjectBudgets, 'session'>, z.ZodType<number>>;
+
 const sessionBudgetsSchema = z
   .object({
-    maxTurns: positiveInteger.optional(),
-    maxInputTokens: positiveInteger.optional(),
-    maxOutputTokens: positiveInteger.optional(),
-    maxUsd: positiveNumber.optional(),
-    wallClockMs: positiveInteger.optional(),
+    maxTurns: SESSION_BUDGET_RULES.maxTurns.optional(),
+    maxInputTokens: SESSION_BUDGET_RULES.maxInputTokens.optional(),
+    maxOutputTokens: SESSION_BUDGET_RULES.maxOutputTokens.optional(),
+    maxUsd: SESSION_BUDGET_RULES.maxUsd.optional(),
+    wallClockMs: SESSION_BUDGET_RULES.wallClockMs.optional(),
   })
   .strict();
 
 const budgetsSchema = z
   .object({
-    maxUsd: positiveNumber.optional(),
-    maxSessions: positiveInteger.optional(),
-    maxTokens: positiveInteger.optional(),
-    maxSessionsWithoutProgress: positiveInteger.optional(),
+    maxUsd: PROJECT_BUDGET_RULES.maxUsd.optional(),
+    maxSessions: PROJECT_BUDGET_RULES.maxSessions.optional(),
+    maxTokens: PROJECT_BUDGET_RULES.maxTokens.optional(),
+    maxSessionsWithoutProgress: PROJECT_BUDGET_RULES.maxSessionsWithoutProgress.optional(),
     session: sessionBudgetsSchema.optional(),
   })
   .strict();

@@ -1,13 +1,16 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { CONTEXT_PRESET_NAMES, type ProjectContextPreset } from '@baton/projects/schema';
+import {
+  CONTEXT_PRESET_NAMES,
+  PROJECT_BUDGET_RULES,
+  type ProjectContextPreset,
+} from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import {
+  parseBudget,
   parseModelId,
   parseNonEmpty,
-  parsePositiveInteger,
-  parsePositiveNumber,
   parseProjectId,
 } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
@@ -25,6 +28,7 @@ interface EnqueueOptions {
   fallbackModel?: string;
   budgetUsd?: number;
   maxSessions?: number;
+  maxTokens?: number;
   stallAfter?: number;
   preset?: ProjectContextPreset;
   allowHost?: string[];
@@ -56,7 +60,7 @@ export function registerEnqueueCommand(program: Command): void {
       '--workspace <dir>',
       "the working tree on every worker machine (default each worker's BATON_HOME/workspaces/<id>)",
     )
-    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseNonEmpty)
+    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseModelId)
     .option(
       '--fallback-model <model>',
       "model a session continues on when its model stays overloaded after the retries (default: the worker's BATON_FALLBACK_MODEL)",
@@ -65,17 +69,22 @@ export function registerEnqueueCommand(program: Command): void {
     .option(
       '--budget-usd <usd>',
       'pause the project once it has spent this much',
-      parsePositiveNumber,
+      parseBudget(PROJECT_BUDGET_RULES.maxUsd),
     )
     .option(
       '--max-sessions <n>',
       'pause the project after this many sessions',
-      parsePositiveInteger(100_000),
+      parseBudget(PROJECT_BUDGET_RULES.maxSessions),
+    )
+    .option(
+      '--max-tokens <n>',
+      'pause the project once its sessions have used this many input + output tokens',
+      parseBudget(PROJECT_BUDGET_RULES.maxTokens),
     )
     .option(
       '--stall-after <n>',
       'pause the project (reason no_progress) after this many resume sessions in a row without a newly passing feature (default 3)',
-      parsePositiveInteger(100_000),
+      parseBudget(PROJECT_BUDGET_RULES.maxSessionsWithoutProgress),
     )
     .addOption(
       new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
@@ -104,6 +113,7 @@ export function registerEnqueueCommand(program: Command): void {
       const budgets: Record<string, number> = {};
       if (options.budgetUsd !== undefined) budgets.maxUsd = options.budgetUsd;
       if (options.maxSessions !== undefined) budgets.maxSessions = options.maxSessions;
+      if (options.maxTokens !== undefined) budgets.maxTokens = options.maxTokens;
       if (options.stallAfter !== undefined) {
         budgets.maxSessionsWithoutProgress = options.stallAfter;
       }

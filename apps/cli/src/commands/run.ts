@@ -1,12 +1,15 @@
 import {
   CONTEXT_PRESET_NAMES,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
+  PROJECT_BUDGET_RULES,
+  SESSION_BUDGET_RULES,
 } from '@baton/projects/schema';
 import { Option, type Command } from 'commander';
 import {
+  parseBudget,
+  parseModelId,
   parseNonEmpty,
   parsePositiveInteger,
-  parsePositiveNumber,
   parseProjectId,
 } from '../internal/argument-parsers.js';
 import type { RunOptions } from '../internal/run-project.js';
@@ -57,7 +60,7 @@ export function registerRunCommand(program: Command): void {
     .option(
       '--model <model>',
       'model id (default BATON_MODEL, else claude-sonnet-4-6; "sim" = the simulator; BATON_FALLBACK_MODEL names a model to continue on when it stays overloaded)',
-      parseNonEmpty,
+      parseModelId,
     )
     .addOption(
       new Option(
@@ -65,12 +68,20 @@ export function registerRunCommand(program: Command): void {
         'context-editing preset, over baton.config.json and BATON_CONTEXT_* (default coding)',
       ).choices([...CONTEXT_PRESET_NAMES]),
     )
-    .option('--budget-usd <usd>', 'stop when this run has spent this much', parsePositiveNumber)
-    .option('--max-turns <n>', 'most model turns per session', parsePositiveInteger(100_000))
+    .option(
+      '--budget-usd <usd>',
+      'stop when this run has spent this much',
+      parseBudget(PROJECT_BUDGET_RULES.maxUsd),
+    )
+    .option(
+      '--max-turns <n>',
+      'most model turns per session',
+      parseBudget(SESSION_BUDGET_RULES.maxTurns),
+    )
     .option(
       '--stall-after <n>',
       `pause with reason no_progress after this many resume sessions in a row without a newly passing feature (default ${DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS}; kept for the project)`,
-      parsePositiveInteger(100_000),
+      parseBudget(PROJECT_BUDGET_RULES.maxSessionsWithoutProgress),
     )
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(

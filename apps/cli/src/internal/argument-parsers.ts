@@ -5,6 +5,7 @@ import {
   modelIdSchema,
 } from '@baton/projects/schema';
 import { InvalidArgumentError } from 'commander';
+import type { z } from 'zod';
 
 /** Commander argument parsers: each throws `InvalidArgumentError` with a short reason (printed as one line). */
 
@@ -23,12 +24,20 @@ export function parsePositiveInteger(max: number) {
   };
 }
 
-export function parsePositiveNumber(value: string): number {
-  const number = Number(value);
-  if (value.trim() === '' || !Number.isFinite(number) || number <= 0) {
-    throw new InvalidArgumentError('expected a number greater than 0.');
-  }
-  return number;
+/**
+ * A budget or limit by its rule in `@baton/projects` (`PROJECT_BUDGET_RULES`,
+ * `SESSION_BUDGET_RULES`): the flag accepts exactly what the project schema stores, and says the
+ * rule's own words when it does not.
+ */
+export function parseBudget(rule: z.ZodType<number>) {
+  return (value: string): number => {
+    const text = value.trim();
+    const parsed = rule.safeParse(text === '' ? Number.NaN : Number(text));
+    if (!parsed.success) {
+      throw new InvalidArgumentError(`${parsed.error.issues[0]?.message ?? 'is not valid'}.`);
+    }
+    return parsed.data;
+  };
 }
 
 /** The one project-id rule (`@baton/projects`), so a local and a Redis project accept the same ids. */
