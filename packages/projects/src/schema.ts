@@ -56,3 +56,18 @@ export type {
   ProjectEventOf,
   UnknownProjectEvent,
 } from './event-decoder.js';
+export {
+  STREAM_ID_PATTERN,
+  eventsQuerySchema,
+  guidanceBodySchema,
+  memoryDiffQuerySchema,
+  memoryFileQuerySchema,
+  memoryPathSchema,
+  projectsQuerySchema,
+  searchQuerySchema,
+  sessionsQuerySchema,
+  streamIdSchema,
+  toStorePath,
+  toVirtualPath,
+  tokensQuerySchema,
+} from './requests.js';

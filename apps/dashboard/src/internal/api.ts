@@ -5,30 +5,30 @@ import {
   DEFAULT_CONTEXT_PRESET,
 } from '@baton/context-config';
 import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
-import { Hono, type Context } from 'hono';
+import { Hono } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
-import type { z } from 'zod';
+import { zValidator } from '@hono/zod-validator';
+import {
+  eventsQuerySchema,
+  guidanceBodySchema,
+  memoryDiffQuerySchema,
+  memoryFileQuerySchema,
+  parseProjectInput,
+  projectInputSchema,
+  projectsQuerySchema,
+  searchQuerySchema,
+  sessionsQuerySchema,
+  toStorePath,
+  toVirtualPath,
+  tokensQuerySchema,
+} from '@baton/projects/schema';
 import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { diffLines } from './diff.js';
 import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
-import {
-  createProjectSchema,
-  eventsQuerySchema,
-  guidanceBodySchema,
-  formatIssues,
-  memoryDiffQuerySchema,
-  memoryFileQuerySchema,
-  projectIdSchema,
-  projectsQuerySchema,
-  searchQuerySchema,
-  sessionsQuerySchema,
-  tokensQuerySchema,
-  toProjectInput,
-  toStorePath,
-  toVirtualPath,
-} from './validation.js';
+import { ApiError } from './api-error.js';
+import { jsonBody, projectIdParamSchema, refuseInvalid } from './validation.js';
 import { checklistView, projectView, tokenSeries } from './views.js';
 
 export interface ApiOptions {
@@ -49,37 +49,10 @@ const TOKEN_WINDOW_EVENTS = 500;
 /** Largest branch diff returned (characters); a longer one is cut and says so. */
 const MAX_DIFF_CHARS = 500_000;
 
-/** An error the API answers with `{ error: { code, message } }` and an HTTP status. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: 400 | 401 | 403 | 404 | 409 | 413 | 415 | 500 | 503,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
-}
+export { ApiError };
 
-function parse<Schema extends z.ZodType>(
-  schema: Schema,
-  value: unknown,
-  what: string,
-): z.infer<Schema> {
-  const result = schema.safeParse(value);
-  if (!result.success) {
-    throw new ApiError(
-      400,
-      'invalid_input',
-      `invalid ${what}: ${formatIssues(result.error.issues)}`,
-    );
-  }
-  return result.data;
-}
-
-function projectIdParam(context: Context): string {
-  return parse(projectIdSchema, context.req.param('id'), 'project id');
-}
+/** Every `/projects/:id...` route: the id by the one project-id rule. */
+const validProjectId = zValidator('param', projectIdParamSchema, refuseInvalid('project id'));
 
 /** Maps errors thrown by the control API (WorkerError codes) to HTTP answers. */
 export function controlErrorToApi(error: unknown): ApiError | null {
@@ -100,21 +73,6 @@ export function controlErrorToApi(error: unknown): ApiError | null {
       return new ApiError(503, 'unavailable', 'Redis is unreachable.');
     default:
       return null;
-  }
-}
-
-async function readJsonBody(context: Context): Promise<unknown> {
-  const type = context.req.header('content-type') ?? '';
-  if (!type.toLowerCase().startsWith('application/json')) {
-    throw new ApiError(415, 'unsupported_media_type', 'Send the body as application/json.');
-  }
-  const text = await context.req.text();
-  if (text.length > 256 * 1024)
-    throw new ApiError(413, 'too_large', 'Request body is larger than 256 KiB.');
-  try {
-    return text === '' ? {} : (JSON.parse(text) as unknown);
-  } catch {
-    throw new ApiError(400, 'invalid_input', 'Request body is not valid JSON.');
   }
 }
 
@@ -161,36 +119,44 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
   }
 
-  api.get('/projects', async (context) => {
-    const query = parse(projectsQuerySchema, context.req.query(), 'query');
-    // Read first: the page holds at least every change up to it, so a live message of the
-    // projects stream carrying this version or an older one is already in the rows.
-    const version = await control.projectChangeVersion();
-    // Counts are the fleet's, whatever the filter: the status chips show them.
-    const [page, { counts, total }] = await Promise.all([
-      control.pageProjects(query),
-      control.countProjects(),
-    ]);
-    return context.json({
-      projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
-      nextCursor: page.nextCursor,
-      counts,
-      total,
-      version,
-    });
-  });
+  api.get(
+    '/projects',
+    zValidator('query', projectsQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const query = context.req.valid('query');
+      // Read first: the page holds at least every change up to it, so a live message of the
+      // projects stream carrying this version or an older one is already in the rows.
+      const version = await control.projectChangeVersion();
+      // Counts are the fleet's, whatever the filter: the status chips show them.
+      const [page, { counts, total }] = await Promise.all([
+        control.pageProjects(query),
+        control.countProjects(),
+      ]);
+      return context.json({
+        projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
+        nextCursor: page.nextCursor,
+        counts,
+        total,
+        version,
+      });
+    },
+  );
 
-  api.post('/projects', async (context) => {
-    const body = parse(createProjectSchema, await readJsonBody(context), 'project');
-    // The same two calls as `baton enqueue`: store the project, then queue its first session.
-    const created = await control.createProject(toProjectInput(body));
-    const queued = await control.enqueue(created.id);
-    const project = (await control.getProject(created.id)) ?? created;
-    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
-  });
+  api.post(
+    '/projects',
+    jsonBody,
+    zValidator('json', projectInputSchema, refuseInvalid('project')),
+    async (context) => {
+      // The same two calls as `baton enqueue`: store the project, then queue its first session.
+      const created = await control.createProject(parseProjectInput(context.req.valid('json')));
+      const queued = await control.enqueue(created.id);
+      const project = (await control.getProject(created.id)) ?? created;
+      return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
+    },
+  );
 
-  api.get('/projects/:id', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const project = await requireProject(projectId);
     const [window, transitions, webhooks] = await Promise.all([
       control.pageSessions(projectId, { limit: SESSION_WINDOW }),
@@ -209,8 +175,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
   });
 
   // The project branch against its base, as the project's remote has it now (read only).
-  api.get('/projects/:id/diff', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/diff', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const project = await requireProject(projectId);
     const paths = workspaceGitPaths(options.home, projectId);
     const stat = context.req.query('stat') === '1';
@@ -236,24 +202,24 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
   });
 
-  api.post('/projects/:id/resume', async (context) => {
-    const projectId = projectIdParam(context);
+  api.post('/projects/:id/resume', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     await requireProject(projectId);
     await control.resume(projectId);
     const project = await requireProject(projectId);
     return context.json({ project: projectView(project, hub.activity(projectId)) });
   });
 
-  api.post('/projects/:id/cancel', async (context) => {
-    const projectId = projectIdParam(context);
+  api.post('/projects/:id/cancel', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     await requireProject(projectId);
     await control.cancel(projectId);
     const project = await requireProject(projectId);
     return context.json({ project: projectView(project, hub.activity(projectId)) });
   });
 
-  api.post('/projects/:id/pause', async (context) => {
-    const projectId = projectIdParam(context);
+  api.post('/projects/:id/pause', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     await requireProject(projectId);
     const result = await control.pause(projectId);
     const project = await requireProject(projectId);
@@ -265,39 +231,50 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
   });
 
-  api.post('/projects/:id/say', async (context) => {
-    const projectId = projectIdParam(context);
-    const body = parse(guidanceBodySchema, await readJsonBody(context), 'guidance');
-    await requireProject(projectId);
-    const { guidance } = await control.say(projectId, body.text);
-    return context.json({ guidance }, 201);
-  });
+  api.post(
+    '/projects/:id/say',
+    validProjectId,
+    jsonBody,
+    zValidator('json', guidanceBodySchema, refuseInvalid('guidance')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const body = context.req.valid('json');
+      await requireProject(projectId);
+      const { guidance } = await control.say(projectId, body.text);
+      return context.json({ guidance }, 201);
+    },
+  );
 
-  api.get('/projects/:id/sessions', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(sessionsQuerySchema, context.req.query(), 'query');
-    await requireProject(projectId);
-    const window = await control.pageSessions(projectId, {
-      limit: query.limit ?? SESSION_WINDOW,
-      ...(query.before === undefined ? {} : { beforeIndex: query.before }),
-    });
-    return context.json({
-      sessions: window.sessions,
-      before: window.startIndex > 0 ? window.startIndex : null,
-      total: window.total,
-    });
-  });
+  api.get(
+    '/projects/:id/sessions',
+    validProjectId,
+    zValidator('query', sessionsQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      await requireProject(projectId);
+      const window = await control.pageSessions(projectId, {
+        limit: query.limit ?? SESSION_WINDOW,
+        ...(query.before === undefined ? {} : { beforeIndex: query.before }),
+      });
+      return context.json({
+        sessions: window.sessions,
+        before: window.startIndex > 0 ? window.startIndex : null,
+        total: window.total,
+      });
+    },
+  );
 
-  api.get('/projects/:id/transcripts', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/transcripts', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     await requireProject(projectId);
     return context.json({ transcripts: await control.listTranscripts(projectId) });
   });
 
   // One session's conversation. Model text also comes rendered from Markdown by the same
   // sanitiser as memory files; everything else the page shows as text.
-  api.get('/projects/:id/transcripts/:sessionId', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/transcripts/:sessionId', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const sessionId = context.req.param('sessionId');
     await requireProject(projectId);
     const transcript = await control.readTranscript(projectId, sessionId);
@@ -307,56 +284,72 @@ export function createApiRoutes(options: ApiOptions): Hono {
     return context.json({ transcript: withRenderedText(transcript) });
   });
 
-  api.get('/projects/:id/search', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(searchQuerySchema, context.req.query(), 'query');
-    await requireProject(projectId);
-    const result = await control.search(
-      projectId,
-      query.q,
-      query.limit === undefined ? {} : { limit: query.limit },
-    );
-    return context.json({ query: query.q.trim(), ...result });
-  });
+  api.get(
+    '/projects/:id/search',
+    validProjectId,
+    zValidator('query', searchQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      await requireProject(projectId);
+      const result = await control.search(
+        projectId,
+        query.q,
+        query.limit === undefined ? {} : { limit: query.limit },
+      );
+      return context.json({ query: query.q.trim(), ...result });
+    },
+  );
 
-  api.get('/projects/:id/events', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(eventsQuerySchema, context.req.query(), 'query');
-    await requireProject(projectId);
-    const limit = query.limit ?? 200;
-    const events =
-      query.after !== undefined
-        ? await control.readEvents(projectId, { fromId: query.after, count: limit })
-        : await control.readEvents(projectId, {
-            last: limit,
-            ...(query.before === undefined ? {} : { beforeId: query.before }),
-          });
-    return context.json({
-      events,
-      lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
-      // Where older events start, when there may be some (page backwards with ?before=).
-      before: query.after === undefined && events.length === limit ? (events[0]?.id ?? null) : null,
-    });
-  });
+  api.get(
+    '/projects/:id/events',
+    validProjectId,
+    zValidator('query', eventsQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      await requireProject(projectId);
+      const limit = query.limit ?? 200;
+      const events =
+        query.after !== undefined
+          ? await control.readEvents(projectId, { fromId: query.after, count: limit })
+          : await control.readEvents(projectId, {
+              last: limit,
+              ...(query.before === undefined ? {} : { beforeId: query.before }),
+            });
+      return context.json({
+        events,
+        lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
+        // Where older events start, when there may be some (page backwards with ?before=).
+        before:
+          query.after === undefined && events.length === limit ? (events[0]?.id ?? null) : null,
+      });
+    },
+  );
 
-  api.get('/projects/:id/tokens', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(tokensQuerySchema, context.req.query(), 'query');
-    await requireProject(projectId);
-    const limit = query.limit ?? TOKEN_WINDOW_EVENTS;
-    // The latest window of the stream; the chart asks for earlier turns with ?before=.
-    const entries = await control.readEvents(projectId, {
-      last: limit,
-      ...(query.before === undefined ? {} : { beforeId: query.before }),
-    });
-    return context.json({
-      turns: tokenSeries(entries),
-      before: entries.length === limit ? (entries[0]?.id ?? null) : null,
-    });
-  });
+  api.get(
+    '/projects/:id/tokens',
+    validProjectId,
+    zValidator('query', tokensQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      await requireProject(projectId);
+      const limit = query.limit ?? TOKEN_WINDOW_EVENTS;
+      // The latest window of the stream; the chart asks for earlier turns with ?before=.
+      const entries = await control.readEvents(projectId, {
+        last: limit,
+        ...(query.before === undefined ? {} : { beforeId: query.before }),
+      });
+      return context.json({
+        turns: tokenSeries(entries),
+        before: entries.length === limit ? (entries[0]?.id ?? null) : null,
+      });
+    },
+  );
 
-  api.get('/projects/:id/progress', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/progress', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const memory = await store(projectId);
     // The whole log: progress.md's archived entries (/memories/progress/) first, then its own.
     const [markdown, archives] = await Promise.all([
@@ -372,8 +365,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
   });
 
-  api.get('/projects/:id/checklist', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/checklist', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const memory = await store(projectId);
     const [content, sessions] = await Promise.all([
       readFile(memory, 'features.json'),
@@ -382,8 +375,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
     return context.json(checklistView(content, sessions));
   });
 
-  api.get('/projects/:id/memory', async (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/memory', validProjectId, async (context) => {
+    const projectId = context.req.valid('param').id;
     const memory = await store(projectId);
     const entries = await memory.list('', { depth: 32 });
     const usage = await memory.usage();
@@ -399,68 +392,85 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
   });
 
-  api.get('/projects/:id/memory/file', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
-    const memory = await store(projectId);
-    const content = await readFile(memory, toStorePath(query.path));
-    if (content === null) throw new ApiError(404, 'not_found', `No memory file at ${query.path}.`);
-    const truncated = content.length > options.maxFileBytes;
-    const shown = truncated ? content.slice(0, options.maxFileBytes) : content;
-    return context.json({
-      path: query.path,
-      content: shown,
-      truncated,
-      html: query.path.toLowerCase().endsWith('.md') ? renderMarkdown(shown) : null,
-    });
-  });
-
-  api.get('/projects/:id/memory/history', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(memoryFileQuerySchema, context.req.query(), 'query');
-    await requireProject(projectId);
-    const storePath = toStorePath(query.path);
-    // One read of the file and its own history list (a few versions per file), never the
-    // namespace's change feed: the cost does not grow with how often anything changed.
-    const versions = await control.memoryHistory(projectId, storePath);
-    // The changes that wrote the kept versions, oldest first.
-    const changes = versions
-      .map((version) => ({
-        at: version.at,
-        command: version.command,
+  api.get(
+    '/projects/:id/memory/file',
+    validProjectId,
+    zValidator('query', memoryFileQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      const memory = await store(projectId);
+      const content = await readFile(memory, toStorePath(query.path));
+      if (content === null)
+        throw new ApiError(404, 'not_found', `No memory file at ${query.path}.`);
+      const truncated = content.length > options.maxFileBytes;
+      const shown = truncated ? content.slice(0, options.maxFileBytes) : content;
+      return context.json({
         path: query.path,
-        bytes: version.bytes,
-        version: version.version,
-        ...(version.session === undefined ? {} : { session: version.session }),
-      }))
-      .reverse();
-    return context.json({
-      path: query.path,
-      versions,
-      changes,
-    });
-  });
+        content: shown,
+        truncated,
+        html: query.path.toLowerCase().endsWith('.md') ? renderMarkdown(shown) : null,
+      });
+    },
+  );
 
-  api.get('/projects/:id/memory/diff', async (context) => {
-    const projectId = projectIdParam(context);
-    const query = parse(memoryDiffQuerySchema, context.req.query(), 'query');
-    const memory = await store(projectId);
-    const storePath = toStorePath(query.path);
-    const before = query.from === undefined ? '' : await memory.readHistory(storePath, query.from);
-    const after =
-      query.to === undefined
-        ? await readFile(memory, storePath)
-        : await memory.readHistory(storePath, query.to);
-    if (before === null || after === null) {
-      throw new ApiError(404, 'not_found', `That version of ${query.path} is no longer kept.`);
-    }
-    return context.json({
-      path: query.path,
-      from: query.from ?? null,
-      to: query.to ?? null,
-      diff: diffLines(before, after),
-    });
-  });
+  api.get(
+    '/projects/:id/memory/history',
+    validProjectId,
+    zValidator('query', memoryFileQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      await requireProject(projectId);
+      const storePath = toStorePath(query.path);
+      // One read of the file and its own history list (a few versions per file), never the
+      // namespace's change feed: the cost does not grow with how often anything changed.
+      const versions = await control.memoryHistory(projectId, storePath);
+      // The changes that wrote the kept versions, oldest first.
+      const changes = versions
+        .map((version) => ({
+          at: version.at,
+          command: version.command,
+          path: query.path,
+          bytes: version.bytes,
+          version: version.version,
+          ...(version.session === undefined ? {} : { session: version.session }),
+        }))
+        .reverse();
+      return context.json({
+        path: query.path,
+        versions,
+        changes,
+      });
+    },
+  );
+
+  api.get(
+    '/projects/:id/memory/diff',
+    validProjectId,
+    zValidator('query', memoryDiffQuerySchema, refuseInvalid('query')),
+    async (context) => {
+      const projectId = context.req.valid('param').id;
+      const query = context.req.valid('query');
+      const memory = await store(projectId);
+      const storePath = toStorePath(query.path);
+      const before =
+        query.from === undefined ? '' : await memory.readHistory(storePath, query.from);
+      const after =
+        query.to === undefined
+          ? await readFile(memory, storePath)
+          : await memory.readHistory(storePath, query.to);
+      if (before === null || after === null) {
+        throw new ApiError(404, 'not_found', `That version of ${query.path} is no longer kept.`);
+      }
+      return context.json({
+        path: query.path,
+        from: query.from ?? null,
+        to: query.to ?? null,
+        diff: diffLines(before, after),
+      });
+    },
+  );
 
   api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
 
@@ -474,8 +484,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.get('/stream', (context) => projectsStream(context, options.sse));
 
-  api.get('/projects/:id/stream', (context) => {
-    const projectId = projectIdParam(context);
+  api.get('/projects/:id/stream', validProjectId, (context) => {
+    const projectId = context.req.valid('param').id;
     return projectStream(context, projectId, options.sse);
   });
 

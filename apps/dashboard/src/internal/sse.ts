@@ -17,7 +17,8 @@ import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
 import type { DashboardControl, EventEntry } from '../control.js';
 import type { EventHub, HubMessage } from './event-hub.js';
-import { compareStreamIds, projectView, STREAM_ID_PATTERN } from './views.js';
+import { STREAM_ID_PATTERN } from '@baton/projects/schema';
+import { compareStreamIds, projectView } from './views.js';
 
 export interface SseOptions {
   control: DashboardControl;

@@ -295,5 +295,3 @@ export function compareStreamIds(left: string, right: string): number {
   const seq = Number(leftSeq) - Number(rightSeq);
   return seq === 0 ? 0 : seq < 0 ? -1 : 1;
 }
-
-export const STREAM_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
