@@ -1,39 +1,22 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, REDIS_URL } from '@baton/test-support';
-import {
-  createBatonControl,
-  ProjectRepository,
-  createKeys,
-  type BatonControl,
-  type EventEntry,
-} from '../src/index.js';
-import { Redis } from 'ioredis';
-import { randomPrefix, randomProjectId } from './support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { type EventEntry } from '../src/index.js';
+import { randomProjectId, useControlWorld } from './support/redis.js';
 
 describe('followEvents', () => {
-  let prefix: string;
-  let control: BatonControl;
-  let redis: Redis;
-  beforeEach(() => {
-    prefix = randomPrefix();
-    control = createBatonControl({ url: REDIS_URL, prefix });
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-  afterEach(async () => {
-    await control.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-  });
+  const world = useControlWorld();
 
   it('yields retained history then blocks for new events, and stops when aborted', async () => {
     const id = randomProjectId();
-    const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
-    await control.createProject({ id, goal: 'x' });
-    await control.enqueue(id); // writes a session-queued event
+    const { repository } = world;
+    await world.control.createProject({ id, goal: 'x' });
+    await world.control.enqueue(id); // writes a session-queued event
     const abort = new AbortController();
     const seen: EventEntry[] = [];
     const following = (async () => {
-      for await (const entry of control.followEvents(id, { signal: abort.signal, blockMs: 200 })) {
+      for await (const entry of world.control.followEvents(id, {
+        signal: abort.signal,
+        blockMs: 200,
+      })) {
         seen.push(entry);
         if (seen.length === 3) abort.abort();
       }
@@ -46,7 +29,7 @@ describe('followEvents', () => {
       seen.map(({ event }) => (event.type === 'unknown' ? event.originalType : event.type)),
     ).toEqual(['session-queued', 'custom', 'custom']);
     // Ids increase, so a reader can resume after the last one it saw.
-    const after = await control.readEvents(id, { fromId: seen[0]!.id });
+    const after = await world.control.readEvents(id, { fromId: seen[0]!.id });
     expect(after.map((entry) => entry.id)).toEqual([seen[1]!.id, seen[2]!.id]);
   });
 });

@@ -1,35 +1,21 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { deletePrefix, openCommandMonitor, REDIS_URL } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { openCommandMonitor, REDIS_URL } from '@baton/test-support';
 import {
   createBatonControl,
   isProjectError,
-  type BatonControl,
   type ProjectPage,
   type ProjectRecord,
 } from '../src/index.js';
-import { randomPrefix } from './support/redis.js';
+import { useControlWorld } from './support/redis.js';
 
 describe('pageProjects', () => {
-  let prefix: string;
-  let control: BatonControl;
-  let redis: Redis;
-  beforeEach(() => {
-    prefix = randomPrefix();
-    control = createBatonControl({ url: REDIS_URL, prefix });
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-  afterEach(async () => {
-    await control.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-  });
+  const world = useControlWorld();
 
   async function create(count: number, label: string, goal = 'build a thing') {
     const ids: string[] = [];
     for (let index = 0; index < count; index++) {
       const id = `${label}-${String(index).padStart(3, '0')}`;
-      await control.createProject({ id, goal: `${goal} ${index}` });
+      await world.control.createProject({ id, goal: `${goal} ${index}` });
       ids.push(id);
     }
     return ids;
@@ -45,7 +31,7 @@ describe('pageProjects', () => {
     for (let page = 0; page < 100; page++) {
       // The next page is read while the writes run, not only after them.
       const [result]: [ProjectPage, unknown] = await Promise.all([
-        control.pageProjects({ ...query, cursor }),
+        world.control.pageProjects({ ...query, cursor }),
         between(page),
       ]);
       seen.push(...result.projects);
@@ -72,7 +58,7 @@ describe('pageProjects', () => {
     const keys = seen.map(sortKey);
     expect(keys).toEqual([...keys].sort().reverse());
     // The inserts happened: an unpaged read sees them all.
-    expect((await control.countProjects()).total).toBe(40 + 3 * added);
+    expect((await world.control.countProjects()).total).toBe(40 + 3 * added);
   });
 
   it('pages oldest first and reaches the projects created while paging', async () => {
@@ -91,9 +77,9 @@ describe('pageProjects', () => {
 
   it('filters by status from the server, with counts per status, as projects move', async () => {
     const ids = await create(24, 's');
-    for (const id of ids.slice(0, 5)) await control.cancel(id);
-    for (const id of ids.slice(5, 8)) await control.pause(id);
-    expect(await control.countProjects()).toEqual({
+    for (const id of ids.slice(0, 5)) await world.control.cancel(id);
+    for (const id of ids.slice(5, 8)) await world.control.pause(id);
+    expect(await world.control.countProjects()).toEqual({
       counts: { queued: 16, running: 0, paused: 3, completed: 0, failed: 0, cancelled: 5 },
       total: 24,
     });
@@ -109,20 +95,20 @@ describe('pageProjects', () => {
     const queued = await pageAll({ statuses: ['queued'], limit: 4 }, async (page) => {
       const id = moving[page];
       if (id === undefined) return;
-      await control.cancel(id);
+      await world.control.cancel(id);
       moved.push(id);
     });
     const queuedIds = queued.map((project) => project.id);
     expect(new Set(queuedIds).size).toBe(queuedIds.length);
     expect(queuedIds).toEqual(expect.arrayContaining(ids.slice(12)));
     for (const id of moving) expect(queuedIds.includes(id) || moved.includes(id)).toBe(true);
-    expect((await control.countProjects()).counts.cancelled).toBe(5 + moved.length);
+    expect((await world.control.countProjects()).counts.cancelled).toBe(5 + moved.length);
   });
 
   it('sorts by last status change and by id', async () => {
     const ids = await create(6, 'u');
-    await control.cancel(ids[2]!);
-    const recent = await control.pageProjects({ sort: 'updated', limit: 6 });
+    await world.control.cancel(ids[2]!);
+    const recent = await world.control.pageProjects({ sort: 'updated', limit: 6 });
     const updatedKey = (project: ProjectRecord) =>
       `${String(project.statusAt).padStart(15, '0')}:${project.id}`;
     const keys = recent.projects.map(updatedKey);
@@ -140,20 +126,22 @@ describe('pageProjects', () => {
   it('searches id and goal case-insensitively, page by page', async () => {
     await create(30, 'plain', 'write docs');
     await create(5, 'other', 'Build a PARSER for');
-    await control.createProject({ id: 'parser-by-id', goal: 'something else' });
+    await world.control.createProject({ id: 'parser-by-id', goal: 'something else' });
     const found = await pageAll({ search: 'parser', limit: 2 });
     expect(found.map((project) => project.id).sort()).toEqual(
       ['other-000', 'other-001', 'other-002', 'other-003', 'other-004', 'parser-by-id'].sort(),
     );
-    expect((await control.pageProjects({ search: 'nothing matches this' })).projects).toEqual([]);
+    expect((await world.control.pageProjects({ search: 'nothing matches this' })).projects).toEqual(
+      [],
+    );
   });
 
   it('indexes projects stored before the index existed, once', async () => {
     const ids = await create(5, 'legacy');
-    const keys = await redis.keys(`${prefix}:projects:*`);
+    const keys = await world.redis.keys(`${world.prefix}:projects:*`);
     // What a prefix written by an older Baton holds: the creation-time set and the hashes.
-    await redis.del(...keys);
-    const fresh = createBatonControl({ url: REDIS_URL, prefix });
+    await world.redis.del(...keys);
+    const fresh = createBatonControl({ url: REDIS_URL, prefix: world.prefix });
     try {
       const page = await fresh.pageProjects({ sort: 'id', order: 'asc', search: 'LEGACY' });
       expect(page.projects.map((project) => project.id)).toEqual(ids);
@@ -165,35 +153,37 @@ describe('pageProjects', () => {
 
   it('reports what changed after a version of the change feed', async () => {
     const [first, second] = await create(2, 'c');
-    const version = await control.projectChangeVersion();
-    expect(await control.projectChanges(version)).toEqual({
+    const version = await world.control.projectChangeVersion();
+    expect(await world.control.projectChanges(version)).toEqual({
       version,
       projects: [],
       removed: [],
       more: false,
     });
-    await control.cancel(first!);
-    await control.deleteProject(second!);
-    const changes = await control.projectChanges(version);
+    await world.control.cancel(first!);
+    await world.control.deleteProject(second!);
+    const changes = await world.control.projectChanges(version);
     expect(changes.projects.map((project) => [project.id, project.status])).toEqual([
       [first, 'cancelled'],
     ]);
     expect(changes.removed).toEqual([second]);
     expect(changes.version).toBeGreaterThan(version);
-    expect((await control.countProjects()).total).toBe(1);
-    const limited = await control.projectChanges(0, { limit: 1 });
+    expect((await world.control.countProjects()).total).toBe(1);
+    const limited = await world.control.projectChanges(0, { limit: 1 });
     expect(limited.more).toBe(true);
-    expect((await control.projectChanges(limited.version)).projects.length).toBeLessThanOrEqual(1);
+    expect(
+      (await world.control.projectChanges(limited.version)).projects.length,
+    ).toBeLessThanOrEqual(1);
   });
 
   it('costs the page, not the fleet: one script call per status, one HGETALL per row shown', async () => {
     const ids = await create(150, 'cost');
-    for (const id of ids.slice(0, 40)) await control.cancel(id);
-    await control.pageProjects({ limit: 1 }); // the one-time index check
+    for (const id of ids.slice(0, 40)) await world.control.cancel(id);
+    await world.control.pageProjects({ limit: 1 }); // the one-time index check
     const monitor = await openCommandMonitor();
     try {
-      const sent = await monitor.commandsSentBy(prefix, () =>
-        control.pageProjects({ statuses: ['queued', 'cancelled'], limit: 10 }),
+      const sent = await monitor.commandsSentBy(world.prefix, () =>
+        world.control.pageProjects({ statuses: ['queued', 'cancelled'], limit: 10 }),
       );
       const commands = sent.map((entry) => entry.command);
       expect(commands.filter((command) => command === 'hgetall')).toHaveLength(10);
@@ -222,7 +212,7 @@ describe('pageProjects', () => {
       { page: 2 },
     ]) {
       try {
-        await control.pageProjects(query);
+        await world.control.pageProjects(query);
         failures.push(`accepted ${JSON.stringify(query)}`);
       } catch (error) {
         if (!isProjectError(error) || error.code !== 'invalid_input') throw error;

@@ -1,15 +1,6 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { Redis } from 'ioredis';
-import { deletePrefix, REDIS_URL } from '@baton/test-support';
-import {
-  createBatonControl,
-  createKeys,
-  isProjectError,
-  ProjectRepository,
-  type BatonControl,
-  type SessionSummary,
-} from '../src/index.js';
-import { randomPrefix, randomProjectId } from './support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { isProjectError, type SessionSummary } from '../src/index.js';
+import { randomProjectId, useControlWorld } from './support/redis.js';
 
 function summary(sessionNumber: number): SessionSummary {
   return {
@@ -35,39 +26,35 @@ function summary(sessionNumber: number): SessionSummary {
 }
 
 describe('pageSessions', () => {
-  let prefix: string;
-  let control: BatonControl;
-  let redis: Redis;
-  beforeEach(() => {
-    prefix = randomPrefix();
-    control = createBatonControl({ url: REDIS_URL, prefix });
-    redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-  });
-  afterEach(async () => {
-    await control.close();
-    redis.disconnect();
-    await deletePrefix(prefix);
-  });
+  const world = useControlWorld();
 
   it('returns the newest window and pages backwards with a cursor that holds as sessions end', async () => {
     const id = randomProjectId();
-    await control.createProject({ id, goal: 'x' });
-    const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
+    await world.control.createProject({ id, goal: 'x' });
+    const { repository } = world;
     for (let number = 1; number <= 12; number++) {
       await repository.recordSessionEnd(id, summary(number), { failed: false });
     }
-    const newest = await control.pageSessions(id, { limit: 5 });
+    const newest = await world.control.pageSessions(id, { limit: 5 });
     expect(newest.sessions.map((session) => session.sessionNumber)).toEqual([8, 9, 10, 11, 12]);
     expect(newest).toMatchObject({ startIndex: 7, total: 12 });
     // Two more sessions end: the older window is the same.
     await repository.recordSessionEnd(id, summary(13), { failed: false });
     await repository.recordSessionEnd(id, summary(14), { failed: false });
-    const older = await control.pageSessions(id, { limit: 5, beforeIndex: newest.startIndex });
+    const older = await world.control.pageSessions(id, {
+      limit: 5,
+      beforeIndex: newest.startIndex,
+    });
     expect(older.sessions.map((session) => session.sessionNumber)).toEqual([3, 4, 5, 6, 7]);
-    const oldest = await control.pageSessions(id, { limit: 5, beforeIndex: older.startIndex });
+    const oldest = await world.control.pageSessions(id, {
+      limit: 5,
+      beforeIndex: older.startIndex,
+    });
     expect(oldest.sessions.map((session) => session.sessionNumber)).toEqual([1, 2]);
     expect(oldest.startIndex).toBe(0);
-    const error = await control.pageSessions(id, { limit: 0 }).catch((caught: unknown) => caught);
+    const error = await world.control
+      .pageSessions(id, { limit: 0 })
+      .catch((caught: unknown) => caught);
     expect(isProjectError(error) && error.code === 'invalid_input').toBe(true);
   });
 });

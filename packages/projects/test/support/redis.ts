@@ -1,4 +1,12 @@
-import { randomHex } from '@baton/test-support';
+import { afterEach, beforeEach } from 'vitest';
+import { Redis } from 'ioredis';
+import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
+import {
+  ProjectRepository,
+  createBatonControl,
+  createKeys,
+  type BatonControl,
+} from '../../src/index.js';
 
 /** A fresh `{hash tag}` prefix so every test has its own queues and project keys. */
 export function randomPrefix(): string {
@@ -7,4 +15,37 @@ export function randomPrefix(): string {
 
 export function randomProjectId(label = 'p'): string {
   return `${label}-${randomHex(5)}`;
+}
+
+/** What each test of a `useControlWorld()` suite gets, on a private prefix. */
+export interface ControlWorld {
+  prefix: string;
+  control: BatonControl;
+  /** A connection of the test's own (for raw commands and the repository). */
+  redis: Redis;
+  /** The repository on the same prefix, for writes the control API does not offer. */
+  repository: ProjectRepository;
+}
+
+/**
+ * Registers the set-up and clean-up of a control API on a private prefix around each test of
+ * the suite; the returned object holds the current test's world.
+ */
+export function useControlWorld(): ControlWorld {
+  const world = {} as ControlWorld;
+  beforeEach(() => {
+    world.prefix = randomPrefix();
+    world.control = createBatonControl({ url: REDIS_URL, prefix: world.prefix });
+    world.redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    world.repository = new ProjectRepository({
+      redis: world.redis,
+      keys: createKeys(world.prefix),
+    });
+  });
+  afterEach(async () => {
+    await world.control.close();
+    world.redis.disconnect();
+    await deletePrefix(world.prefix);
+  });
+  return world;
 }
