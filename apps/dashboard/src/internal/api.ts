@@ -7,7 +7,6 @@ import {
 import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
 import { Hono } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
-import { zValidator } from '@hono/zod-validator';
 import {
   eventsQuerySchema,
   guidanceBodySchema,
@@ -28,7 +27,7 @@ import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
-import { jsonBody, projectIdParamSchema, refuseInvalid } from './validation.js';
+import { jsonBody, validJson, validProjectId, validQuery } from './validation.js';
 import { checklistView, projectView, tokenSeries } from './views.js';
 
 export interface ApiOptions {
@@ -50,9 +49,6 @@ const TOKEN_WINDOW_EVENTS = 500;
 const MAX_DIFF_CHARS = 500_000;
 
 export { ApiError };
-
-/** Every `/projects/:id...` route: the id by the one project-id rule. */
-const validProjectId = zValidator('param', projectIdParamSchema, refuseInvalid('project id'));
 
 /** Maps errors thrown by the control API (WorkerError codes) to HTTP answers. */
 export function controlErrorToApi(error: unknown): ApiError | null {
@@ -119,41 +115,32 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
   }
 
-  api.get(
-    '/projects',
-    zValidator('query', projectsQuerySchema, refuseInvalid('query')),
-    async (context) => {
-      const query = context.req.valid('query');
-      // Read first: the page holds at least every change up to it, so a live message of the
-      // projects stream carrying this version or an older one is already in the rows.
-      const version = await control.projectChangeVersion();
-      // Counts are the fleet's, whatever the filter: the status chips show them.
-      const [page, { counts, total }] = await Promise.all([
-        control.pageProjects(query),
-        control.countProjects(),
-      ]);
-      return context.json({
-        projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
-        nextCursor: page.nextCursor,
-        counts,
-        total,
-        version,
-      });
-    },
-  );
+  api.get('/projects', validQuery(projectsQuerySchema), async (context) => {
+    const query = context.req.valid('query');
+    // Read first: the page holds at least every change up to it, so a live message of the
+    // projects stream carrying this version or an older one is already in the rows.
+    const version = await control.projectChangeVersion();
+    // Counts are the fleet's, whatever the filter: the status chips show them.
+    const [page, { counts, total }] = await Promise.all([
+      control.pageProjects(query),
+      control.countProjects(),
+    ]);
+    return context.json({
+      projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
+      nextCursor: page.nextCursor,
+      counts,
+      total,
+      version,
+    });
+  });
 
-  api.post(
-    '/projects',
-    jsonBody,
-    zValidator('json', projectInputSchema, refuseInvalid('project')),
-    async (context) => {
-      // The same two calls as `baton enqueue`: store the project, then queue its first session.
-      const created = await control.createProject(parseProjectInput(context.req.valid('json')));
-      const queued = await control.enqueue(created.id);
-      const project = (await control.getProject(created.id)) ?? created;
-      return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
-    },
-  );
+  api.post('/projects', jsonBody, validJson(projectInputSchema, 'project'), async (context) => {
+    // The same two calls as `baton enqueue`: store the project, then queue its first session.
+    const created = await control.createProject(parseProjectInput(context.req.valid('json')));
+    const queued = await control.enqueue(created.id);
+    const project = (await control.getProject(created.id)) ?? created;
+    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
+  });
 
   api.get('/projects/:id', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;
@@ -235,7 +222,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     '/projects/:id/say',
     validProjectId,
     jsonBody,
-    zValidator('json', guidanceBodySchema, refuseInvalid('guidance')),
+    validJson(guidanceBodySchema, 'guidance'),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const body = context.req.valid('json');
@@ -248,7 +235,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/sessions',
     validProjectId,
-    zValidator('query', sessionsQuerySchema, refuseInvalid('query')),
+    validQuery(sessionsQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -287,7 +274,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/search',
     validProjectId,
-    zValidator('query', searchQuerySchema, refuseInvalid('query')),
+    validQuery(searchQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -304,7 +291,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/events',
     validProjectId,
-    zValidator('query', eventsQuerySchema, refuseInvalid('query')),
+    validQuery(eventsQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -330,7 +317,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/tokens',
     validProjectId,
-    zValidator('query', tokensQuerySchema, refuseInvalid('query')),
+    validQuery(tokensQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -395,7 +382,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/memory/file',
     validProjectId,
-    zValidator('query', memoryFileQuerySchema, refuseInvalid('query')),
+    validQuery(memoryFileQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -417,7 +404,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/memory/history',
     validProjectId,
-    zValidator('query', memoryFileQuerySchema, refuseInvalid('query')),
+    validQuery(memoryFileQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');
@@ -448,7 +435,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get(
     '/projects/:id/memory/diff',
     validProjectId,
-    zValidator('query', memoryDiffQuerySchema, refuseInvalid('query')),
+    validQuery(memoryDiffQuerySchema),
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');

@@ -4,6 +4,7 @@
  * field that was wrong (`invalid query: limit: ...`).
  */
 import { formatIssues, projectIdSchema } from '@baton/projects/schema';
+import { zValidator } from '@hono/zod-validator';
 import type { MiddlewareHandler } from 'hono';
 import { z } from 'zod';
 import { ApiError } from './api-error.js';
@@ -26,8 +27,22 @@ export function refuseInvalid(what: string) {
   };
 }
 
-/** The `:id` of every project route. */
-export const projectIdParamSchema = z.object({ id: projectIdSchema });
+/** The `:id` of every `/projects/:id...` route, by the one project-id rule. */
+export const validProjectId = zValidator(
+  'param',
+  z.object({ id: projectIdSchema }),
+  refuseInvalid('project id'),
+);
+
+/** A route's query string, by one of `@baton/projects`' request schemas. */
+export function validQuery<Schema extends z.ZodType>(schema: Schema) {
+  return zValidator('query', schema, refuseInvalid('query'));
+}
+
+/** A route's JSON body (`what` names it in refusals), after the `jsonBody` checks. */
+export function validJson<Schema extends z.ZodType>(schema: Schema, what: string) {
+  return zValidator('json', schema, refuseInvalid(what));
+}
 
 /**
  * Runs before a `json` validator: the body must be sent as JSON (415), fit the limit (413) and
