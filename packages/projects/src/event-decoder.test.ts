@@ -157,6 +157,19 @@ describe('decodeProjectEvent', () => {
     },
   );
 
+  it('reads back numbers JSON cannot hold: a clear that never pays off stays Infinity', () => {
+    const turn = written.find((event) => event.type === 'turn')!;
+    const neverPays = {
+      ...turn,
+      cacheInvalidation: { rewrittenInputTokens: 5, costUsd: 0.01, breakEvenRequests: Infinity },
+      durationMs: Number.NaN,
+    };
+    expect(decodeProjectEventJson(JSON.stringify(neverPays))).toEqual({
+      ...neverPays,
+      durationMs: 0,
+    });
+  });
+
   it('reads turn and session-start events written before models, traces and the sandbox', () => {
     // The shape of d935052 (the first session runner): no model, responseModel, responseId,
     // cacheInvalidation on turns; no sandbox on session-start; totals without cache-write splits.

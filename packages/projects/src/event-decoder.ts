@@ -11,7 +11,12 @@ import { z } from 'zod';
 import { PROJECT_STATUSES, type ProjectStatus } from './project.js';
 import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/payload.js';
 
-const count = z.number().default(0);
+// JSON writes NaN and Infinity as null: a count that went wrong reads as 0 rather than making
+// the whole event unreadable.
+const count = z
+  .number()
+  .nullish()
+  .transform((value) => value ?? 0);
 const integer = z.number().int();
 const nullableString = z.string().nullable();
 const statusSchema = z.enum(PROJECT_STATUSES as [ProjectStatus, ...ProjectStatus[]]);
@@ -105,7 +110,15 @@ const sessionEventSchemas = [
     appliedEdits: z.array(appliedEditSchema).default([]),
     clearedInputTokens: count,
     cacheInvalidation: z
-      .looseObject({ rewrittenInputTokens: count, costUsd: count, breakEvenRequests: count })
+      .looseObject({
+        rewrittenInputTokens: count,
+        costUsd: count,
+        // A clear that never pays for itself is Infinity, which JSON writes as null.
+        breakEvenRequests: z
+          .number()
+          .nullable()
+          .transform((value) => value ?? Number.POSITIVE_INFINITY),
+      })
       .nullable()
       .default(null),
     costUsd: count,
