@@ -1,4 +1,3 @@
-import type { TurnUsage } from '@baton/context-config';
 import type { ProjectRepository, WorkerEvent } from '@baton/projects';
 import type { Logger } from 'pino';
 import type { WorkerMetrics } from './metrics.js';
@@ -37,23 +36,29 @@ export function createEventPublisher(options: {
 }
 
 function countEvent(metrics: WorkerMetrics, event: WorkerSessionEvent | WorkerEvent): void {
-  const data = event as unknown as Record<string, unknown>;
-  if (event.type === 'turn') {
-    const usage = data.usage as Partial<TurnUsage> | undefined;
-    metrics.inputTokens.inc(usage?.inputTokens ?? 0);
-    metrics.outputTokens.inc(usage?.outputTokens ?? 0);
-    metrics.cacheReadInputTokens.inc(usage?.cacheReadInputTokens ?? 0);
-    metrics.cacheWriteInputTokens.inc({ ttl: '5m' }, usage?.cacheWrite5mInputTokens ?? 0);
-    metrics.cacheWriteInputTokens.inc({ ttl: '1h' }, usage?.cacheWrite1hInputTokens ?? 0);
-    const cleared = data.clearedInputTokens;
-    if (typeof cleared === 'number' && cleared > 0) metrics.clearedInputTokens.inc(cleared);
-  } else if (event.type === 'tool-call' && data.isError === true) {
-    metrics.toolErrors.inc({ tool: typeof data.tool === 'string' ? data.tool : 'unknown' });
-  } else if (event.type === 'model-fallback') {
-    metrics.modelFallbacks.inc({ from: String(data.from), to: String(data.to) });
-  } else if (event.type === 'api-retry') {
-    metrics.apiRetries.inc({
-      status: typeof data.status === 'number' ? String(data.status) : 'network',
-    });
+  switch (event.type) {
+    case 'turn': {
+      const usage = event.usage;
+      metrics.inputTokens.inc(usage.inputTokens);
+      metrics.outputTokens.inc(usage.outputTokens);
+      metrics.cacheReadInputTokens.inc(usage.cacheReadInputTokens);
+      metrics.cacheWriteInputTokens.inc({ ttl: '5m' }, usage.cacheWrite5mInputTokens);
+      metrics.cacheWriteInputTokens.inc({ ttl: '1h' }, usage.cacheWrite1hInputTokens);
+      if (event.clearedInputTokens > 0) metrics.clearedInputTokens.inc(event.clearedInputTokens);
+      return;
+    }
+    case 'tool-call':
+      if (event.isError) metrics.toolErrors.inc({ tool: event.tool });
+      return;
+    case 'model-fallback':
+      metrics.modelFallbacks.inc({ from: event.from, to: event.to });
+      return;
+    case 'api-retry':
+      metrics.apiRetries.inc({
+        status: event.status === undefined ? 'network' : String(event.status),
+      });
+      return;
+    default:
+      return;
   }
 }

@@ -18,7 +18,11 @@ const usage = {
   outputTokens: 20,
   cacheReadInputTokens: 30,
   cacheCreationInputTokens: 40,
+  cacheWrite5mInputTokens: 15,
+  cacheWrite1hInputTokens: 25,
 };
+/** A turn's usage as written before the TTL breakdown. */
+const { cacheWrite5mInputTokens: _5m, cacheWrite1hInputTokens: _1h, ...usageBeforeTtls } = usage;
 const totals = { ...emptyUsageTotals(), ...usage, turns: 1, costUsd: 0.5 };
 
 /** One event of every type, as the session and the worker write them today. */
@@ -181,7 +185,7 @@ describe('decodeProjectEvent', () => {
         phase: 'work',
         stopReason: 'end_turn',
         durationMs: 9,
-        usage,
+        usage: usageBeforeTtls,
         appliedEdits: [],
         clearedInputTokens: 0,
         costUsd: 0.1,
@@ -191,7 +195,8 @@ describe('decodeProjectEvent', () => {
     expect(oldTurn).toMatchObject({
       type: 'turn',
       turn: 4,
-      usage,
+      // Without the breakdown every write counts as 5-minute, as the usage accumulator does.
+      usage: { ...usageBeforeTtls, cacheWrite5mInputTokens: 40, cacheWrite1hInputTokens: 0 },
       cacheInvalidation: null,
       totals: {
         inputTokens: 10,

@@ -37,13 +37,24 @@ const usageTotalsSchema = z.looseObject({
   costUsd: count,
 });
 
-/** One turn's usage (`TurnUsage`), camelCase as the session writes it. */
-const turnUsageSchema = z.looseObject({
-  inputTokens: count,
-  outputTokens: count,
-  cacheReadInputTokens: count,
-  cacheCreationInputTokens: count,
-});
+/**
+ * One turn's usage (`TurnUsage`), camelCase as the session writes it. Turns written without the
+ * TTL breakdown count every cache write as 5-minute, as the usage accumulator does.
+ */
+const turnUsageSchema = z
+  .looseObject({
+    inputTokens: count,
+    outputTokens: count,
+    cacheReadInputTokens: count,
+    cacheCreationInputTokens: count,
+    cacheWrite5mInputTokens: z.number().nullish(),
+    cacheWrite1hInputTokens: z.number().nullish(),
+  })
+  .transform((usage) => ({
+    ...usage,
+    cacheWrite5mInputTokens: usage.cacheWrite5mInputTokens ?? usage.cacheCreationInputTokens,
+    cacheWrite1hInputTokens: usage.cacheWrite1hInputTokens ?? 0,
+  }));
 
 /** An applied context edit as the API reports it (its own snake_case names). */
 const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens: count });

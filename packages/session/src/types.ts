@@ -3,7 +3,12 @@ import type {
   BetaClearThinking20251015EditResponse,
   BetaClearToolUses20250919EditResponse,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { CacheInvalidation, ResolvedContextConfig, UsageTotals } from '@baton/context-config';
+import type {
+  CacheInvalidation,
+  ResolvedContextConfig,
+  TurnUsage,
+  UsageTotals,
+} from '@baton/context-config';
 import type { MemoryChange, MemoryQuotaEnforcement, MemoryStore } from '@baton/core';
 import type { FeatureCounts } from './features.js';
 import type { OrientationOptions } from './orientation.js';
@@ -204,13 +209,8 @@ export interface SessionFallback {
   at: number;
 }
 
-/** Usage of one turn as carried by the `turn` event. */
-export interface TurnUsage {
-  inputTokens: number;
-  outputTokens: number;
-  cacheReadInputTokens: number;
-  cacheCreationInputTokens: number;
-}
+/** Usage of one turn as carried by the `turn` event: context-config's accounting of it. */
+export type { TurnUsage } from '@baton/context-config';
 
 /** One applied context edit, as the API reports it. */
 export type AppliedEdit =

@@ -31,6 +31,8 @@ export async function seedHostileTranscript(
     outputTokens: 120,
     cacheReadInputTokens: 100,
     cacheCreationInputTokens: 0,
+    cacheWrite5mInputTokens: 0,
+    cacheWrite1hInputTokens: 0,
   };
   const messages: TranscriptMessage[] = [
     {
