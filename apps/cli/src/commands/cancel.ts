@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 /** `baton cancel ID`: stop a project; its running session gets its end-of-session turn. */
 export function registerCancelCommand(program: Command): void {
@@ -17,7 +18,7 @@ export function registerCancelCommand(program: Command): void {
         const result = await control.cancel(id);
         process.stdout.write(
           options.json
-            ? `${JSON.stringify({ ...projectJson(result.project), removedJobId: result.removedJobId }, null, 2)}\n`
+            ? `${outputJson({ ...projectJson(result.project), removedJobId: result.removedJobId }, 2)}\n`
             : `cancelled project ${id}; continue it with: baton resume ${id}\n`,
         );
       });

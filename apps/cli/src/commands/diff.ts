@@ -6,6 +6,7 @@ import { EXIT_CODES } from '../exit-codes.js';
 import { requireLocalProject } from '../internal/local-projects.js';
 import { batonHome } from '../internal/project-home.js';
 import { withControl } from '../internal/remote-control.js';
+import { contentForOutput, outputJson } from '../internal/terminal-text.js';
 
 interface DiffOptions {
   stat?: boolean;
@@ -40,7 +41,7 @@ async function printDiff(source: DiffSource, options: DiffOptions): Promise<void
   }
   if (options.json === true) {
     process.stdout.write(
-      `${JSON.stringify({ id: source.id, ...diff, baseCommit: source.baseCommit }, null, 2)}\n`,
+      `${outputJson({ id: source.id, ...diff, baseCommit: source.baseCommit }, 2)}\n`,
     );
     return;
   }
@@ -48,7 +49,7 @@ async function printDiff(source: DiffSource, options: DiffOptions): Promise<void
     process.stderr.write(`${diff.branch} has no checkpoint yet.\n`);
     return;
   }
-  process.stdout.write(diff.text);
+  process.stdout.write(contentForOutput(diff.text));
 }
 
 /** `baton diff ID [--stat]`: the project branch against its base, as the repository has it now. */

@@ -15,6 +15,7 @@ import {
 } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 interface EnqueueOptions {
   project: string;
@@ -138,7 +139,7 @@ export function registerEnqueueCommand(program: Command): void {
         const queued = await control.enqueue(project.id);
         if (options.json) {
           process.stdout.write(
-            `${JSON.stringify({ ...projectJson(project), jobId: queued.jobId }, null, 2)}\n`,
+            `${outputJson({ ...projectJson(project), jobId: queued.jobId }, 2)}\n`,
           );
         } else {
           process.stdout.write(

@@ -9,6 +9,7 @@ import { createLiveView, shouldUseColor } from '../internal/live-view.js';
 import { requireLocalProject, type LocalProject } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { COST_HELP } from '../internal/cost-help.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 /** A project in one of these states gets no more sessions unless resumed: `-f` stops there. */
 function isTerminalStatus(status: unknown): boolean {
@@ -25,7 +26,7 @@ interface LogsOptions {
 function createPrinter(options: LogsOptions) {
   if (options.json === true) {
     return {
-      print: (event: ProjectEvent) => process.stdout.write(`${JSON.stringify(event)}\n`),
+      print: (event: ProjectEvent) => process.stdout.write(`${outputJson(event)}\n`),
       close: () => undefined,
       seed: () => undefined,
     };

@@ -5,6 +5,7 @@ import { composeBeforeWrite, createChecklistGuard, createRedactionHook } from '@
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { memoryGroup } from '../internal/memory-group.js';
 import { withProjectMemory } from '../internal/project-memory.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 interface ExecOptions {
   local?: boolean;
@@ -56,7 +57,7 @@ export function registerMemoryExecCommand(program: Command): void {
             };
           }
           process.stdout.write(
-            `${JSON.stringify({ content: result.content, isError: result.isError })}\n`,
+            `${outputJson({ content: result.content, isError: result.isError })}\n`,
           );
         }
       });

@@ -8,6 +8,7 @@ import { CommandFailure } from '../internal/command-failure.js';
 import { memoryGroup } from '../internal/memory-group.js';
 import { memoryPathArgument, withProjectMemory } from '../internal/project-memory.js';
 import { formatTable } from '../internal/table.js';
+import { contentForOutput, outputJson } from '../internal/terminal-text.js';
 
 interface HistoryOptions {
   json?: boolean;
@@ -104,15 +105,17 @@ export function registerMemoryHistoryCommand(program: Command): void {
           }
           if (options.json === true) {
             process.stdout.write(
-              `${JSON.stringify({ path: virtual, version: options.show, content })}\n`,
+              `${outputJson({ path: virtual, version: options.show, content })}\n`,
             );
           } else {
-            process.stdout.write(content.endsWith('\n') ? content : `${content}\n`);
+            process.stdout.write(
+              contentForOutput(content.endsWith('\n') ? content : `${content}\n`),
+            );
           }
           return;
         }
         if (options.json === true) {
-          process.stdout.write(`${JSON.stringify({ path: virtual, versions }, null, 2)}\n`);
+          process.stdout.write(`${outputJson({ path: virtual, versions }, 2)}\n`);
           return;
         }
         process.stdout.write(

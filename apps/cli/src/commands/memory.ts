@@ -6,6 +6,7 @@ import { CommandFailure } from '../internal/command-failure.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { memoryGroup } from '../internal/memory-group.js';
 import { memoryPathArgument, withProjectMemory } from '../internal/project-memory.js';
+import { contentForOutput, outputJson } from '../internal/terminal-text.js';
 
 interface ReadOptions {
   json?: boolean;
@@ -43,7 +44,7 @@ export function registerMemoryCommand(program: Command): void {
           const entries = await store.list(directory, { depth: options.depth });
           if (options.json) {
             const listed = entries.map((entry) => ({ ...entry, path: toVirtualPath(entry.path) }));
-            process.stdout.write(`${JSON.stringify(listed, null, 2)}\n`);
+            process.stdout.write(`${outputJson(listed, 2)}\n`);
             return;
           }
           for (const entry of entries) {
@@ -79,7 +80,9 @@ export function registerMemoryCommand(program: Command): void {
         }
         const content = (await store.read(file)) ?? '';
         process.stdout.write(
-          options.json ? `${JSON.stringify({ path: toVirtualPath(file), content })}\n` : content,
+          options.json
+            ? `${outputJson({ path: toVirtualPath(file), content })}\n`
+            : contentForOutput(content),
         );
       });
     });
@@ -102,7 +105,9 @@ function registerLogCommand(memory: Command): void {
         const log = await readProgressLog(store);
         if (log === null) throw notFound('progress.md');
         process.stdout.write(
-          options.json ? `${JSON.stringify({ entries: await readProgressEntries(store) })}\n` : log,
+          options.json
+            ? `${outputJson({ entries: await readProgressEntries(store) })}\n`
+            : contentForOutput(log),
         );
       });
     });

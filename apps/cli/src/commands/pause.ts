@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 /** `baton pause ID`: stop a project after its current session, without cancelling it. */
 export function registerPauseCommand(program: Command): void {
@@ -21,14 +22,13 @@ export function registerPauseCommand(program: Command): void {
         const result = await control.pause(id);
         if (options.json === true) {
           process.stdout.write(
-            `${JSON.stringify(
+            `${outputJson(
               {
                 ...projectJson(result.project),
                 changed: result.changed,
                 removedJobId: result.removedJobId,
                 runningSessionId: result.runningSessionId,
               },
-              null,
               2,
             )}\n`,
           );

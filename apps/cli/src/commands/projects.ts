@@ -8,6 +8,7 @@ import { formatHitRate, formatTokens, formatUsd } from '../internal/format.js';
 import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';
+import { outputJson, terminalSafe } from '../internal/terminal-text.js';
 
 const STATUSES = PROJECT_STATUSES;
 
@@ -162,7 +163,7 @@ export function registerProjectsCommand(program: Command): void {
           ? await localRows(options.status)
           : await withControl((control) => remoteRows(control, options.status));
       if (options.json === true) {
-        process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+        process.stdout.write(`${outputJson(rows, 2)}\n`);
         return;
       }
       if (rows.length === 0) {
@@ -173,6 +174,6 @@ export function registerProjectsCommand(program: Command): void {
         );
         return;
       }
-      process.stdout.write(`${renderProjectRows(rows)}\n`);
+      process.stdout.write(`${renderProjectRows(terminalSafe(rows))}\n`);
     });
 }

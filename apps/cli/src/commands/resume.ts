@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 /** `baton resume ID`: continue a paused, cancelled or failed project. */
 export function registerResumeCommand(program: Command): void {
@@ -15,7 +16,7 @@ export function registerResumeCommand(program: Command): void {
         const result = await control.resume(id);
         process.stdout.write(
           options.json
-            ? `${JSON.stringify({ ...projectJson(result.project), jobId: result.jobId }, null, 2)}\n`
+            ? `${outputJson({ ...projectJson(result.project), jobId: result.jobId }, 2)}\n`
             : `resumed project ${id} (job ${result.jobId})\n`,
         );
       });

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
+import { outputJson } from '../internal/terminal-text.js';
 
 /** `baton say ID TEXT`: guidance for a project's running (or next) session. */
 export function registerSayCommand(program: Command): void {
@@ -22,7 +23,7 @@ export function registerSayCommand(program: Command): void {
         const running = project.activeSession !== null;
         process.stdout.write(
           options.json === true
-            ? `${JSON.stringify({ projectId: id, ...guidance, sessionRunning: running }, null, 2)}\n`
+            ? `${outputJson({ projectId: id, ...guidance, sessionRunning: running }, 2)}\n`
             : `sent guidance ${guidance.id} to project ${id}; ${running ? 'the running session gets it at its next model turn' : 'its next session gets it'}\n`,
         );
       });

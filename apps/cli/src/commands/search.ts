@@ -11,6 +11,7 @@ import { openLocalMemory, requireLocalProject } from '../internal/local-projects
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
 import { terminalSafe } from '../internal/transcript-view.js';
+import { outputJson, terminalText } from '../internal/terminal-text.js';
 
 interface SearchCommandOptions {
   limit: number;
@@ -75,14 +76,14 @@ export function registerSearchCommand(program: Command): void {
               return control.search(id, text, { limit: options.limit });
             });
       if (options.json === true) {
-        process.stdout.write(`${JSON.stringify(result)}\n`);
+        process.stdout.write(`${outputJson(result)}\n`);
         return;
       }
       if (result.hits.length === 0) {
-        process.stderr.write(`nothing in project ${id} matches ${JSON.stringify(text)}.\n`);
+        process.stderr.write(`nothing in project ${id} matches ${outputJson(text)}.\n`);
         return;
       }
-      for (const hit of result.hits) process.stdout.write(`${formatHit(hit)}\n`);
+      for (const hit of result.hits) process.stdout.write(`${terminalText(formatHit(hit))}\n`);
       if (result.truncated) {
         process.stderr.write(`more hits not shown: raise --limit (now ${options.limit}).\n`);
       }

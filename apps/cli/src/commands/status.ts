@@ -13,6 +13,7 @@ import {
   summarizeContextConfig,
   totalInputTokens,
 } from '@baton/context-config';
+import { outputJson, terminalSafe } from '../internal/terminal-text.js';
 
 /** The JSON shape of `baton status ID --json` (stable: scripts read it). */
 export function projectJson(project: ProjectRecord) {
@@ -173,18 +174,24 @@ export function registerStatusCommand(program: Command): void {
           const deliveries = await control.listWebhookDeliveries(id);
           process.stdout.write(
             options.json
-              ? `${JSON.stringify({ ...projectJson(project), sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, null, 2)}\n`
-              : describeProject(project, sessions, deliveries),
+              ? `${outputJson({ ...projectJson(project), sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, 2)}\n`
+              : describeProject(
+                  terminalSafe(project),
+                  terminalSafe(sessions),
+                  terminalSafe(deliveries),
+                ),
           );
           return;
         }
         // Without an id: the same rows, columns and JSON shape as `baton projects`.
         const rows = await remoteRows(control, undefined);
         if (options.json) {
-          process.stdout.write(`${JSON.stringify(rows, null, 2)}\n`);
+          process.stdout.write(`${outputJson(rows, 2)}\n`);
           return;
         }
-        process.stdout.write(rows.length === 0 ? 'no projects\n' : `${renderProjectRows(rows)}\n`);
+        process.stdout.write(
+          rows.length === 0 ? 'no projects\n' : `${renderProjectRows(terminalSafe(rows))}\n`,
+        );
       });
     });
 }

@@ -5,6 +5,7 @@ import { CommandFailure } from '../internal/command-failure.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { withProjectTranscripts } from '../internal/project-transcripts.js';
 import { formatTranscript } from '../internal/transcript-view.js';
+import { outputJson, terminalText } from '../internal/terminal-text.js';
 
 interface TranscriptOptions {
   session?: number;
@@ -57,8 +58,8 @@ export function registerTranscriptCommand(program: Command): void {
           if (transcript === null) continue;
           process.stdout.write(
             options.json === true
-              ? `${JSON.stringify(transcript)}\n`
-              : `${formatTranscript(transcript)}\n`,
+              ? `${outputJson(transcript)}\n`
+              : `${terminalText(formatTranscript(transcript))}\n`,
           );
         }
       });

@@ -1,6 +1,7 @@
 import type { ProjectEvent } from '@baton/projects/schema';
 import type { FeatureCounts } from '@baton/session';
 import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
+import { terminalSafe } from './terminal-text.js';
 
 /**
  * The live view shared by `baton run` and `baton logs -f`: one readable line per
@@ -321,7 +322,9 @@ export function createLiveView(options: LiveViewOptions): LiveView {
   }
 
   return {
-    onEvent(event) {
+    onEvent(received) {
+      // Model-written strings (commands, paths, reasons) are shown, never acted on.
+      const event = terminalSafe(received);
       const sessionEnded = update(event);
       const prefix = timestamps ? `${paint('dim', clock(event.at))} ` : '';
       const description = describeEvent(event, paint);

@@ -48,6 +48,7 @@ import {
   type ProjectRecord,
 } from './project-home.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
+import { outputJson } from './terminal-text.js';
 
 /** Parsed options of `baton run`. */
 export interface RunOptions {
@@ -339,7 +340,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   project.statusReason = null;
   await writeProject(paths, project);
   const recordEvent = (event: object) => {
-    const line = JSON.stringify(event);
+    const line = outputJson(event);
     appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
     if (json) process.stdout.write(`${line}\n`);
   };
@@ -405,7 +406,7 @@ export async function runProject(options: RunOptions): Promise<number> {
             writeProjectSync(paths, project);
           }
           // Synchronous so lines stay in event order; `baton logs --local -f` follows this file.
-          const line = JSON.stringify(event);
+          const line = outputJson(event);
           appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
           if (json) process.stdout.write(`${line}\n`);
           // A session's own events are decoded events as they are (what `baton logs` reads back).
@@ -495,7 +496,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       branch: projectBranch(project.id),
       lastCheckpoint: project.lastCheckpoint ?? null,
     };
-    if (json) process.stdout.write(`${JSON.stringify(summary)}\n`);
+    if (json) process.stdout.write(`${outputJson(summary)}\n`);
     else say(`Features ${featureBar(counts)} · ${formatUsd(totalUsd)} this run · exit ${exitCode}`);
     if (exitCode !== EXIT_CODES.ok)
       say(exitCode === EXIT_CODES.cancelled ? `Stopped. ${continueHint}` : continueHint);
