@@ -180,6 +180,84 @@ describe('live view', () => {
         }),
       ),
     ).toBe('  session 3 queued (chain, in 1.5 s)');
+    const session = { sessionId: 's1' };
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'checkpoint',
+          reason: 'end',
+          commit: 'a'.repeat(40),
+          head: 'a'.repeat(40),
+          pushed: true,
+          hooks: 'passed',
+          skipped: ['.env'],
+        }),
+      ),
+    ).toBe(
+      '  checkpoint (end) · committed aaaaaaaaaaaa · pushed aaaaaaaaaaaa · hooks passed · left out as secrets: .env',
+    );
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'checkpoint',
+          reason: 'turn',
+          commit: null,
+          head: 'b'.repeat(40),
+          pushed: false,
+          hooks: 'none',
+          skipped: [],
+          error: 'remote unreachable',
+        }),
+      ),
+    ).toBe('  checkpoint (turn) · nothing new to commit · not pushed: remote unreachable');
+    expect(
+      describeEvent(
+        decoded({
+          type: 'guidance-sent',
+          guidanceId: 'g1',
+          text: 'use pnpm',
+          runningSessionId: null,
+        }),
+      ),
+    ).toBe('  ✉ operator guidance queued: use pnpm');
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'guidance-delivered',
+          guidanceIds: ['g1'],
+          turn: 3,
+          inFirstMessage: false,
+        }),
+      ),
+    ).toBe('  ✉ guidance delivered to the model with turn 3');
+    expect(
+      describeEvent(
+        decoded({
+          type: 'project-paused',
+          by: 'operator',
+          runningSessionId: 's1',
+          removedJobId: null,
+        }),
+      ),
+    ).toBe('◆ paused by the operator: the running session ends after its end-of-session turn');
+    expect(
+      describeEvent(
+        decoded({
+          type: 'webhook-delivery',
+          notificationId: 'n1',
+          webhookType: 'project.completed',
+          target: 'https://hooks.example',
+          ok: false,
+          attempts: 2,
+          error: 'status 500',
+        }),
+      ),
+    ).toBe(
+      '  webhook project.completed → https://hooks.example: failed (status 500) after 2 attempts',
+    );
     expect(describeEvent(decodeProjectEvent({ type: 'something-new', at, v: 1, detail: 7 }))).toBe(
       '  ? unknown event type something-new {"detail":7}',
     );

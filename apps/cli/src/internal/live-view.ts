@@ -206,6 +206,42 @@ export function describeEvent(
       const fellBack = result.fallback === undefined ? '' : ` · fell back to ${result.fallback.to}`;
       return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
     }
+    case 'checkpoint': {
+      const saved =
+        event.commit === null ? 'nothing new to commit' : `committed ${event.commit.slice(0, 12)}`;
+      const pushed = event.pushed
+        ? `pushed ${event.head?.slice(0, 12) ?? ''}`.trimEnd()
+        : `not pushed${event.error === undefined ? '' : `: ${event.error}`}`;
+      const hooks = event.hooks === 'none' ? '' : ` · hooks ${event.hooks}`;
+      const skipped =
+        event.skipped.length === 0 ? '' : ` · left out as secrets: ${event.skipped.join(', ')}`;
+      return paint(
+        event.pushed ? 'dim' : 'yellow',
+        `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}`,
+      );
+    }
+    case 'workspace-prepared':
+      return paint(
+        'dim',
+        `  workspace on ${event.branch} at ${event.head?.slice(0, 12) ?? 'its base'}${event.recovered ? ' (recovered unpushed work)' : ''}`,
+      );
+    case 'guidance-sent':
+      return paint('cyan', `  ✉ operator guidance queued: ${event.text}`);
+    case 'guidance-delivered':
+      return paint(
+        'cyan',
+        `  ✉ guidance delivered to the model with turn ${event.turn}${event.inFirstMessage ? ' (in the first message)' : ''}`,
+      );
+    case 'project-paused':
+      return paint(
+        'magenta',
+        `◆ paused by the operator${event.runningSessionId === null ? '' : ': the running session ends after its end-of-session turn'}`,
+      );
+    case 'webhook-delivery':
+      return paint(
+        event.ok ? 'dim' : 'yellow',
+        `  webhook ${event.webhookType} → ${event.target}: ${event.ok ? 'delivered' : `failed${event.error === undefined ? '' : ` (${event.error})`}`} after ${event.attempts} attempt${event.attempts === 1 ? '' : 's'}`,
+      );
     case 'unknown': {
       const raw: unknown =
         typeof event.raw === 'object' && event.raw !== null && !Array.isArray(event.raw)
@@ -216,8 +252,9 @@ export function describeEvent(
       return paint('yellow', `  ? ${event.problem} ${JSON.stringify(raw)}`);
     }
     default: {
-      const { type, at: _at, v: _v, projectId: _projectId, ...rest } = event;
-      return paint('dim', `  ${type} ${JSON.stringify(rest)}`);
+      // Every decoded type has its line: a new event type does not compile until it has one.
+      const unhandled: never = event;
+      return paint('dim', `  ${JSON.stringify(unhandled)}`);
     }
   }
 }
