@@ -6,6 +6,7 @@
 import type {
   BatonControl,
   EventEntry,
+  FeatureFlip,
   ProjectEvent,
   ProjectInput,
   ProjectRecord,
@@ -29,7 +30,7 @@ export type DashboardControl = Pick<
   | 'countProjects'
   | 'projectChanges'
   | 'projectChangeVersion'
-  | 'listSessions'
+  | 'featureFlips'
   | 'pageSessions'
   | 'listTransitions'
   | 'listWebhookDeliveries'
@@ -48,6 +49,7 @@ export type DashboardMemoryStore = Awaited<ReturnType<BatonControl['memoryStore'
 
 export type {
   EventEntry,
+  FeatureFlip,
   ProjectEvent,
   ProjectInput,
   ProjectRecord,

@@ -53,6 +53,7 @@ import {
 } from './project.js';
 import {
   ProjectRepository,
+  type FeatureFlip,
   type ProjectChanges,
   type ProjectCounts,
   type ProjectPage,
@@ -202,6 +203,11 @@ export interface BatonControl {
   /** The change feed's current version: start `projectChanges` from here to see new changes only. */
   projectChangeVersion(): Promise<number>;
   listSessions(projectId: string): Promise<SessionSummary[]>;
+  /**
+   * Feature id → the latest session that flipped it to passing. Costs the project's feature
+   * count, not its sessions (one pipelined HGET + HGETALL).
+   */
+  featureFlips(projectId: string): Promise<Map<string, FeatureFlip>>;
   /**
    * The newest `limit` session summaries (default 50, at most 1,000) before `beforeIndex` (a
    * previous window's `startIndex`; default: the newest), oldest first: O(shown).
@@ -581,6 +587,12 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       checkId(projectId);
       await ready();
       return repository.listSessions(projectId);
+    },
+
+    async featureFlips(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.featureFlips(projectId);
     },
 
     async pageSessions(projectId, pageOptions = {}) {

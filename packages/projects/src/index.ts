@@ -99,6 +99,7 @@ export type {
 } from './project.js';
 export { ProjectRepository } from './project-repository.js';
 export type {
+  FeatureFlip,
   ProjectChanges,
   ProjectCounts,
   ProjectPage,

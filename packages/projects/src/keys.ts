@@ -43,6 +43,11 @@ export interface BatonKeys {
   transitions(projectId: string): string;
   /** List of a project's session summaries (JSON). */
   sessions(projectId: string): string;
+  /**
+   * Hash: feature id → the latest session that flipped it to passing (JSON `FeatureFlip`), so the
+   * checklist costs its features, not the project's sessions.
+   */
+  featureFlips(projectId: string): string;
   /** Stream of a project's events (capped). */
   events(projectId: string): string;
   /** List of the operator's guidance messages (JSON, capped). */
@@ -89,6 +94,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     project: (projectId) => `${base}${projectId}`,
     transitions: (projectId) => `${base}${projectId}:transitions`,
     sessions: (projectId) => `${base}${projectId}:sessions`,
+    featureFlips: (projectId) => `${base}${projectId}:feature-flips`,
     events: (projectId) => `${base}${projectId}:events`,
     lease: (projectId) => `${base}${projectId}:lease`,
     transcripts: (projectId) => `${base}${projectId}:transcripts`,

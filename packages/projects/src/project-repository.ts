@@ -183,6 +183,18 @@ export interface SessionWindow {
 }
 
 /** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
+/** The latest session that flipped a feature to passing. */
+export interface FeatureFlip {
+  sessionNumber: number;
+  sessionId: string;
+}
+
+/**
+ * Field of the project hash set once the feature-flip hash holds the flips of every stored
+ * session summary (summaries stored before that hash existed are folded in on first read).
+ */
+const FLIPS_INDEXED_FIELD = 'featureFlipsIndexed';
+
 export type SessionProgress = 'progressed' | 'none' | 'neutral';
 
 export type TransitionResult =
@@ -442,6 +454,12 @@ export class ProjectRepository {
     if (options.progress === 'progressed') pipeline.hset(key, 'sessionsWithoutProgress', 0);
     if (options.progress === 'none') pipeline.hincrby(key, 'sessionsWithoutProgress', 1);
     pipeline.hdel(key, 'activeSession');
+    const flip = JSON.stringify({
+      sessionNumber: summary.sessionNumber,
+      sessionId: summary.sessionId,
+    } satisfies FeatureFlip);
+    for (const id of summary.flippedFeatures)
+      pipeline.hset(this.keys.featureFlips(projectId), id, flip);
     pipeline.rpush(this.keys.sessions(projectId), JSON.stringify(summary));
     pipeline.ltrim(this.keys.sessions(projectId), -this.maxSessions, -1);
     this.touchIn(pipeline, projectId);
@@ -497,6 +515,44 @@ export class ProjectRepository {
   async listSessions(projectId: string): Promise<SessionSummary[]> {
     const entries = await this.redis.lrange(this.keys.sessions(projectId), 0, -1);
     return entries.map((entry) => JSON.parse(entry) as SessionSummary);
+  }
+
+  /**
+   * Which session last flipped each feature to passing: one pipelined HGET + HGETALL of the
+   * flip hash (its size is the feature count, whatever the number of sessions). The first read
+   * of a project whose summaries predate the hash folds them in once (HSETNX: a flip a session
+   * recorded meanwhile is newer and stays).
+   */
+  async featureFlips(projectId: string): Promise<Map<string, FeatureFlip>> {
+    const flipsKey = this.keys.featureFlips(projectId);
+    const [indexed, stored] = (await execPipeline(
+      this.redis
+        .pipeline()
+        .hget(this.keys.project(projectId), FLIPS_INDEXED_FIELD)
+        .hgetall(flipsKey),
+    )) as [string | null, Record<string, string>];
+    const flips = new Map<string, FeatureFlip>();
+    if (indexed === null) {
+      const fromSummaries = new Map<string, string>();
+      for (const session of await this.listSessions(projectId)) {
+        const flip = JSON.stringify({
+          sessionNumber: session.sessionNumber,
+          sessionId: session.sessionId,
+        } satisfies FeatureFlip);
+        for (const id of session.flippedFeatures) fromSummaries.set(id, flip);
+      }
+      const pipeline = this.redis.pipeline();
+      for (const [id, flip] of fromSummaries) {
+        pipeline.hsetnx(flipsKey, id, flip);
+        stored[id] ??= flip;
+      }
+      // Only on an existing project: never create a hash for an id that has none.
+      pipeline.hsetnx(this.keys.project(projectId), FLIPS_INDEXED_FIELD, '1');
+      if ((await this.redis.exists(this.keys.project(projectId))) === 1)
+        await execPipeline(pipeline);
+    }
+    for (const [id, flip] of Object.entries(stored)) flips.set(id, JSON.parse(flip) as FeatureFlip);
+    return flips;
   }
 
   /**
@@ -795,6 +851,7 @@ export class ProjectRepository {
       this.keys.project(projectId),
       this.keys.transitions(projectId),
       this.keys.sessions(projectId),
+      this.keys.featureFlips(projectId),
       this.keys.events(projectId),
       this.keys.lease(projectId),
       this.keys.guidance(projectId),

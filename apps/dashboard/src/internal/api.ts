@@ -355,11 +355,13 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/projects/:id/checklist', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;
     const memory = await store(projectId);
-    const [content, sessions] = await Promise.all([
+    // Who flipped each feature comes from the project's flip hash (one entry per feature), never
+    // from the session summaries, whose number grows with the project's age.
+    const [content, flips] = await Promise.all([
       readFile(memory, 'features.json'),
-      control.listSessions(projectId),
+      control.featureFlips(projectId),
     ]);
-    return context.json(checklistView(content, sessions));
+    return context.json(checklistView(content, flips));
   });
 
   api.get('/projects/:id/memory', validProjectId, async (context) => {

@@ -10,7 +10,7 @@ import {
   totalInputTokens,
 } from '@baton/context-config';
 import { summarizeSandbox } from '@baton/workspace';
-import type { EventEntry, ProjectEvent, ProjectRecord, SessionSummary } from '../control.js';
+import type { EventEntry, FeatureFlip, ProjectEvent, ProjectRecord } from '../control.js';
 
 /** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
 export interface ProjectActivity {
@@ -243,10 +243,10 @@ export interface ChecklistView {
   total: number;
 }
 
-/** The feature checklist from `features.json`, joined with which session flipped each feature. */
+/** The feature checklist from `features.json`, joined with the session that last flipped each feature. */
 export function checklistView(
   content: string | null,
-  sessions: readonly SessionSummary[],
+  flips: ReadonlyMap<string, FeatureFlip>,
 ): ChecklistView {
   if (content === null) return { state: 'missing', rows: [], passing: 0, total: 0 };
   let parsed: unknown;
@@ -256,17 +256,13 @@ export function checklistView(
     return { state: 'invalid', rows: [], passing: 0, total: 0 };
   }
   if (!Array.isArray(parsed)) return { state: 'invalid', rows: [], passing: 0, total: 0 };
-  const flipped = new Map<string, SessionSummary>();
-  for (const session of sessions) {
-    for (const id of session.flippedFeatures) flipped.set(id, session);
-  }
   const rows: ChecklistRow[] = [];
   for (const item of parsed) {
     const fields = record(item);
     if (fields === undefined) continue;
     const id = typeof fields.id === 'string' ? fields.id : String(rows.length + 1);
     const passes = fields.passes === true;
-    const session = passes ? flipped.get(id) : undefined;
+    const session = passes ? flips.get(id) : undefined;
     rows.push({
       id,
       description: typeof fields.description === 'string' ? fields.description : '',
