@@ -334,16 +334,30 @@ export function createEventHub(options: EventHubOptions): EventHub {
       if (isFollowed(project) || records.has(project.id)) records.set(project.id, project);
       publishView(project);
     }
-    for (const project of [...records.values()]) {
+    // The watched projects first: a page waiting in `following` gets its snapshot without
+    // waiting for the tails of every other running project.
+    const watchedFirst = [...records.values()].sort(
+      (left, right) =>
+        Number(projectListeners.has(right.id)) - Number(projectListeners.has(left.id)),
+    );
+    const untailed: string[] = [];
+    for (const project of watchedFirst) {
       if (!isFollowed(project)) {
         // Finished or queued and unwatched: nothing writes its stream until it runs again.
         records.delete(project.id);
         cursors.delete(project.id);
         continue;
       }
-      if (!cursors.has(project.id)) await startAtTail(project.id);
-      publishView(project);
+      if (cursors.has(project.id)) continue;
+      if (projectListeners.has(project.id)) await startAtTail(project.id);
+      else untailed.push(project.id);
     }
+    settleFollowWaiters(false);
+    // One pipelined batch per 100 projects rather than one round trip each.
+    for (let start = 0; start < untailed.length; start += 100) {
+      await Promise.all(untailed.slice(start, start + 100).map(startAtTail));
+    }
+    for (const project of records.values()) publishView(project);
     // Views of projects nobody follows are only kept to skip repeats within one poll.
     for (const id of views.keys()) if (!records.has(id)) views.delete(id);
     for (const id of removed) {

@@ -188,18 +188,23 @@ export function projectStream(context: Context, projectId: string, options: SseO
     try {
       // Our snapshot and replay are read after the hub's cursor: together they leave no gap.
       await options.hub.following(projectId);
-      const project = await options.control.getProject(projectId);
+      // The three reads go out together (one round trip on the socket, not three).
+      const [project, window, recent] = await Promise.all([
+        options.control.getProject(projectId),
+        // The newest window; the page asks GET /api/projects/:id/sessions?before= for older ones.
+        options.control.pageSessions(projectId, { limit: 50 }),
+        resumeFrom === undefined
+          ? options.hub.tail(projectId, options.snapshotEvents)
+          : Promise.resolve([]),
+      ]);
       if (project === null) {
         writer.send({ event: 'removed', data: { id: projectId } });
         return;
       }
-      // The newest window; the page asks GET /api/projects/:id/sessions?before= for older ones.
-      const window = await options.control.pageSessions(projectId, { limit: 50 });
       const sessions = window.sessions;
       const sessionsBefore = window.startIndex > 0 ? window.startIndex : null;
       const view = projectView(project, options.hub.activity(projectId));
       if (resumeFrom === undefined) {
-        const recent = await options.hub.tail(projectId, options.snapshotEvents);
         const last = recent[recent.length - 1]?.id;
         writer.send({
           event: 'snapshot',
