@@ -164,9 +164,11 @@ function runCommand(input: MemoryCommandInput, context: CommandContext): Promise
   return runner(input, context);
 }
 
+const EXPECTED_COMMANDS = `Expected one of: ${MEMORY_COMMAND_NAMES.join(', ')}.`;
+
 /** Validates raw tool input into a command, or throws `invalid_input` naming the bad field. */
 export function parseCommand(input: unknown): MemoryCommandInput {
-  const expected = `Expected one of: ${MEMORY_COMMAND_NAMES.join(', ')}.`;
+  const expected = EXPECTED_COMMANDS;
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     throw invalidInput(
       `Error: Invalid input for the memory tool: expected an object with a "command" field, got ${describeType(input)}.`,

@@ -54,6 +54,10 @@ const ENCODED_SPECIAL =
 /** Lone UTF-16 surrogates cannot be encoded as UTF-8, so no store could hold such a name. */
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
+/** A path of ASCII characters only (control characters are refused before this is asked). */
+// eslint-disable-next-line no-control-regex
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
  * Validates and canonicalises a virtual path. Returns its `StorePath`: `''` for the root,
  * otherwise the segments below `/memories` joined by `/` (`'/memories/notes/a.md'` ->
@@ -75,40 +79,41 @@ export function parseMemoryPath(path: string, options: PathPolicyOptions = {}): 
       `Error: The path is ${path.length} characters long, over the limit of ${maxPathLength} characters.`,
     );
   }
-  const shown = displayPath(path);
   if (FORBIDDEN_CHARACTERS.test(path) || LONE_SURROGATE.test(path)) {
     throw refuse(
-      `Error: The path ${shown} contains a control or invisible formatting character, which is not allowed.`,
+      `Error: The path ${displayPath(path)} contains a control or invisible formatting character, which is not allowed.`,
     );
   }
   if (path.includes('\\')) {
     throw refuse(
-      `Error: The path ${shown} contains a backslash, which is not allowed. Use / to separate names.`,
+      `Error: The path ${displayPath(path)} contains a backslash, which is not allowed. Use / to separate names.`,
     );
   }
   if (ENCODED_SPECIAL.test(path)) {
     throw refuse(
-      `Error: The path ${shown} contains a percent-encoded '.', '/', '\\', '%' or control character, which is not allowed. Paths are never decoded: write them plainly.`,
+      `Error: The path ${displayPath(path)} contains a percent-encoded '.', '/', '\\', '%' or control character, which is not allowed. Paths are never decoded: write them plainly.`,
     );
   }
 
   const collapsed = path.replace(/\/{2,}/g, '/');
   if (collapsed !== MEMORY_ROOT && !collapsed.startsWith(`${MEMORY_ROOT}/`)) {
     throw refuse(
-      `Error: The path ${shown} is outside the memory directory. Paths must be /memories or start with /memories/.`,
+      `Error: The path ${displayPath(path)} is outside the memory directory. Paths must be /memories or start with /memories/.`,
     );
   }
 
+  // ASCII names are their own NFC form and one byte per character.
+  const ascii = ASCII.test(collapsed);
   const segments: string[] = [];
   for (const segment of collapsed.slice(MEMORY_ROOT.length).split('/')) {
     if (segment === '' || segment === '.') continue;
     if (segment === '..') {
       throw refuse(
-        `Error: The path ${shown} contains a '..' segment, which is not allowed. Write the path without '..'.`,
+        `Error: The path ${displayPath(path)} contains a '..' segment, which is not allowed. Write the path without '..'.`,
       );
     }
-    const name = segment.normalize('NFC');
-    const bytes = Buffer.byteLength(name, 'utf8');
+    const name = ascii ? segment : segment.normalize('NFC');
+    const bytes = ascii ? name.length : Buffer.byteLength(name, 'utf8');
     if (bytes > maxNameLength) {
       throw refuse(
         `Error: The name ${displayPath(name, 40)} in the path is ${bytes} bytes long, over the limit of ${maxNameLength} bytes.`,

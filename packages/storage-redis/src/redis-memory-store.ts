@@ -228,6 +228,26 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   async read(path: string): Promise<string | null> {
+    // The steady state of a file read again within the access-time granularity, inline: one
+    // HMGET and no further async layers (a view is one GET-sized round trip plus this).
+    const recordedVersion = path === '' ? undefined : this.accessRecords.recentVersion(path);
+    if (recordedVersion !== undefined) {
+      assertStorePath(path);
+      this.ensureOpen();
+      let reply: Array<string | null>;
+      try {
+        reply = await this.client.hmget(this.keys.file(path), 'c', 'v');
+      } catch (error) {
+        throw toStoreError(error, `read ${path}`);
+      }
+      const [content, version] = reply;
+      if (typeof content === 'string' && version === recordedVersion) {
+        this.remember(path, { content, version });
+        return content;
+      }
+      // Gone or rewritten elsewhere: the script reads it and records the access.
+      this.accessRecords.drop(path);
+    }
     return (await this.readVersioned(path, 'read'))?.content ?? null;
   }
 
@@ -715,11 +735,10 @@ export class RedisMemoryStore implements MemoryStore {
     this.recent.set(path, versioned);
     this.cachedChars += size;
     // Map iteration order is insertion order: the first key is the least recently stored.
-    for (const oldest of this.recent.keys()) {
-      if (this.recent.size <= this.editCacheEntries && this.cachedChars <= this.editCacheChars) {
-        break;
-      }
-      this.uncache(oldest);
+    while (this.recent.size > this.editCacheEntries || this.cachedChars > this.editCacheChars) {
+      const oldest = this.recent.keys().next();
+      if (oldest.done === true) break;
+      this.uncache(oldest.value);
     }
   }
 

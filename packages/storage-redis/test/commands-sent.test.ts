@@ -1,3 +1,4 @@
+import { createMemoryTool } from '@baton/core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTestStores, openTestStore } from './helpers.js';
 import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
@@ -53,6 +54,55 @@ describe('a directory view costs O(entries shown)', () => {
     await store.write('notes/a.md', 'hello', { mode: 'create' });
     const sent = await commandsSentBy(store.keys.base, () => store.read('notes/a.md'));
     expect(sent.filter((entry) => entry.source !== 'lua')).toHaveLength(1);
+    expect(sent.filter((entry) => entry.source === 'lua').map((entry) => entry.command)).toEqual([
+      'hmget',
+      'zadd',
+    ]);
+  });
+});
+
+describe('a file view through the memory tool is one round trip', () => {
+  const view = { command: 'view', path: '/memories/notes/a.md' };
+  const shown =
+    "Here's the content of /memories/notes/a.md with line numbers:\n     1\tone\n     2\ttwo";
+  // Quotas are left to the store, as in production wiring: the handler adds no usage() call.
+  const toolOver = (store: ReturnType<typeof openTestStore>) =>
+    createMemoryTool({
+      store,
+      limits: { maxTotalBytes: Number.POSITIVE_INFINITY, maxFiles: Number.POSITIVE_INFINITY },
+    });
+
+  it('is one plain HMGET of the file when this store recorded its access within the granularity', async () => {
+    const store = openTestStore();
+    await store.write('notes/a.md', 'one\ntwo\n', { mode: 'create' });
+    const tool = toolOver(store);
+    let result: unknown;
+    const sent = await commandsSentBy(store.keys.base, async () => {
+      result = await tool.execute(view);
+    });
+    expect(result).toEqual({ content: shown, isError: false });
+    expect(sent).toEqual([
+      {
+        command: 'hmget',
+        args: [store.keys.file('notes/a.md'), 'c', 'v'],
+        source: expect.any(String),
+      },
+    ]);
+  });
+
+  it('is one read script (HMGET and ZADD of the access time) from a store that has not seen the file', async () => {
+    const writer = openTestStore();
+    await writer.write('notes/a.md', 'one\ntwo\n', { mode: 'create' });
+    const cold = openTestStore({ namespace: writer.namespace });
+    const tool = toolOver(cold);
+    let result: unknown;
+    const sent = await commandsSentBy(cold.keys.base, async () => {
+      result = await tool.execute(view);
+    });
+    expect(result).toEqual({ content: shown, isError: false });
+    expect(sent.filter((entry) => entry.source !== 'lua').map((entry) => entry.command)).toEqual([
+      expect.stringMatching(/^eval(sha)?$/u),
+    ]);
     expect(sent.filter((entry) => entry.source === 'lua').map((entry) => entry.command)).toEqual([
       'hmget',
       'zadd',

@@ -147,7 +147,7 @@ function viewFile(
   }
   return renderNumberedLines({
     header: `Here's the content of ${virtualPath} with line numbers:`,
-    lines: lines.slice(first - 1, last),
+    lines: first === 1 && last === lines.length ? lines : lines.slice(first - 1, last),
     firstNumber: first,
     totalLines: lines.length,
     maxChars: context.limits.maxViewChars,

@@ -38,6 +38,9 @@ describe('logical lines: a final newline ends the last line', () => {
   it('a file with only CRLF line endings is CRLF; mixed files are LF', () => {
     expect(parseText('a\r\nb\r\n')).toEqual({ lines: ['a', 'b'], eol: '\r\n', finalNewline: true });
     expect(parseText('a\r\nb\n').eol).toBe('\n');
+    expect(parseText('\na\r\n').eol).toBe('\n');
+    expect(parseText('a\rb\n').eol).toBe('\n');
+    expect(parseText('a\rb')).toEqual({ lines: ['a\rb'], eol: '\n', finalNewline: false });
   });
 });
 
@@ -55,5 +58,23 @@ describe('renderNumberedLines never exceeds maxChars', () => {
     const last = text.split('\n').at(-1)!;
     expect(last).toMatch(/^\[Output cut at 2,000 characters: showing lines 1-\d+ of 500\./);
     expect(last).toMatch(/view_range \[\d+, \d+\]/);
+  });
+
+  it('shows every line when they fit, whether or not a hint would also fit after them', () => {
+    const lines = Array.from({ length: 60 }, (_, index) => `line ${index + 1}`);
+    const whole = ['H', ...lines.map((line, index) => `${String(index + 1).padStart(6)}\t${line}`)];
+    const length = whole.join('\n').length;
+    // Far below the limit, and so close to it that a paging hint would not fit after the lines.
+    for (const maxChars of [length + 10_000, length + 600, length + 511, length + 100]) {
+      const text = renderNumberedLines({
+        header: 'H',
+        lines,
+        firstNumber: 1,
+        totalLines: 60,
+        maxChars,
+      });
+      if (maxChars - length > 200) expect(text).toBe(whole.join('\n'));
+      else expect(text.split('\n').at(-1)).toMatch(/^\[Output cut at [\d,]+ characters: showing/);
+    }
   });
 });

@@ -19,14 +19,19 @@ export interface TextDocument {
 
 /** True if the text has at least one CRLF and no bare LF. */
 export function isCrlfText(content: string): boolean {
-  const crlf = content.split('\r\n').length - 1;
-  if (crlf === 0) return false;
-  return content.split('\n').length - 1 === crlf;
+  // Counted with indexOf rather than split: no array of pieces per call.
+  let crlf = 0;
+  for (let index = content.indexOf('\n'); index !== -1; index = content.indexOf('\n', index + 1)) {
+    if (index === 0 || content.charCodeAt(index - 1) !== 0x0d) return false;
+    crlf += 1;
+  }
+  return crlf > 0;
 }
 
 /** Splits a file into logical lines. */
 export function parseText(content: string): TextDocument {
-  const eol = isCrlfText(content) ? '\r\n' : '\n';
+  // Most files have no CR at all: then they are LF text without scanning for CRLF.
+  const eol = content.indexOf('\r') !== -1 && isCrlfText(content) ? '\r\n' : '\n';
   const finalNewline = content.endsWith(eol);
   const body = finalNewline ? content.slice(0, content.length - eol.length) : content;
   const lines = content === '' ? [] : body.split(eol);
@@ -45,9 +50,36 @@ export const LINE_NUMBER_WIDTH = 6;
 /** The largest file `view` will show. */
 export const MAX_VIEW_LINES = 999_999;
 
+/** `PADDING[n]`: the spaces before a line number of `n` digits. */
+const PADDING = Array.from({ length: LINE_NUMBER_WIDTH + 1 }, (_, digits) =>
+  ' '.repeat(LINE_NUMBER_WIDTH - digits),
+);
+
 /** One numbered line: the number right-aligned in six characters, a TAB, the line. */
 export function numberLine(lineNumber: number, line: string): string {
-  return `${String(lineNumber).padStart(LINE_NUMBER_WIDTH, ' ')}\t${line}`;
+  const digits = String(lineNumber);
+  return `${PADDING[digits.length] ?? ''}${digits}\t${line}`;
+}
+
+/** `toLocaleString('en-US')` builds a formatter per call (microseconds); one is kept instead. */
+const EN_US = new Intl.NumberFormat('en-US');
+
+/**
+ * More than the hint line plus its newline can take: the hint texts are under 200 characters
+ * around at most 7-digit line numbers and a limit printed with thousands separators.
+ */
+const MAX_HINT_RESERVE = 512;
+
+/** `'\n' + numberLine(n, '')` for the first line numbers, built once (views mostly show these). */
+const PREFIXES: string[] = [];
+const CACHED_PREFIXES = 10_000;
+
+function lineNumberPrefix(lineNumber: number): string {
+  if (lineNumber >= CACHED_PREFIXES) return `\n${numberLine(lineNumber, '')}`;
+  for (let next = PREFIXES.length; next <= lineNumber; next++) {
+    PREFIXES.push(`\n${numberLine(next, '')}`);
+  }
+  return PREFIXES[lineNumber] ?? `\n${numberLine(lineNumber, '')}`;
 }
 
 /**
@@ -64,8 +96,19 @@ export function renderNumberedLines(options: {
   maxChars: number;
 }): string {
   const { header, lines, firstNumber, totalLines, maxChars } = options;
-  const parts: string[] = [header];
-  let length = header.length;
+  // The common case, everything fits with room for any hint to spare: no per-line budget checks
+  // and no hint text. Every number has at most LINE_NUMBER_WIDTH digits (longer files are
+  // refused), so each numbered line is the line plus LINE_NUMBER_WIDTH + 1 characters.
+  let total = header.length;
+  for (const line of lines) total += 1 + LINE_NUMBER_WIDTH + 1 + line.length;
+  if (total <= maxChars - MAX_HINT_RESERVE && firstNumber + lines.length - 1 <= MAX_VIEW_LINES) {
+    // One join of the pieces: the result is one flat string, without a string per line.
+    const pieces: string[] = [header];
+    for (let index = 0; index < lines.length; index++) {
+      pieces.push(lineNumberPrefix(firstNumber + index), lines[index] ?? '');
+    }
+    return pieces.join('');
+  }
   // Room for the hint line, computed with the widest numbers it can contain.
   const reserve =
     1 +
@@ -73,6 +116,8 @@ export function renderNumberedLines(options: {
       pagingHint(maxChars, totalLines, totalLines, totalLines).length,
       longLineHint(maxChars, totalLines, totalLines + 1).length,
     );
+  const parts: string[] = [header];
+  let length = header.length;
   for (let index = 0; index < lines.length; index++) {
     const rendered = numberLine(firstNumber + index, lines[index] ?? '');
     const budget = index === lines.length - 1 ? maxChars : maxChars - reserve;
@@ -98,7 +143,7 @@ export function renderNumberedLines(options: {
 function pagingHint(maxChars: number, first: number, next: number, totalLines: number): string {
   const shown = Math.max(1, next - first);
   const end = Math.min(totalLines, next + shown - 1);
-  return `[Output cut at ${maxChars.toLocaleString('en-US')} characters: showing lines ${first}-${next - 1} of ${totalLines}. To read on, view this file again with view_range [${next}, ${end}].]`;
+  return `[Output cut at ${EN_US.format(maxChars)} characters: showing lines ${first}-${next - 1} of ${totalLines}. To read on, view this file again with view_range [${next}, ${end}].]`;
 }
 
 /** Final line of a view whose first line alone is longer than the limit. */
@@ -107,7 +152,7 @@ function longLineHint(maxChars: number, lineNumber: number, totalLines: number):
     lineNumber < totalLines
       ? ` To read the lines after it, view this file again with view_range [${lineNumber + 1}, -1].`
       : '';
-  return `[Output cut at ${maxChars.toLocaleString('en-US')} characters: line ${lineNumber} is longer than that and is shown only in part.${after}]`;
+  return `[Output cut at ${EN_US.format(maxChars)} characters: line ${lineNumber} is longer than that and is shown only in part.${after}]`;
 }
 
 /**
