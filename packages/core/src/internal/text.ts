@@ -74,12 +74,12 @@ const MAX_HINT_RESERVE = 512;
 const PREFIXES: string[] = [];
 const CACHED_PREFIXES = 10_000;
 
-function lineNumberPrefix(lineNumber: number): string {
-  if (lineNumber >= CACHED_PREFIXES) return `\n${numberLine(lineNumber, '')}`;
-  for (let next = PREFIXES.length; next <= lineNumber; next++) {
+/** The cached prefixes, grown to hold `lastNumber` (below `CACHED_PREFIXES`). */
+function cachedPrefixes(lastNumber: number): readonly string[] {
+  for (let next = PREFIXES.length; next <= lastNumber; next++) {
     PREFIXES.push(`\n${numberLine(next, '')}`);
   }
-  return PREFIXES[lineNumber] ?? `\n${numberLine(lineNumber, '')}`;
+  return PREFIXES;
 }
 
 /**
@@ -103,9 +103,14 @@ export function renderNumberedLines(options: {
   for (const line of lines) total += 1 + LINE_NUMBER_WIDTH + 1 + line.length;
   if (total <= maxChars - MAX_HINT_RESERVE && firstNumber + lines.length - 1 <= MAX_VIEW_LINES) {
     // One join of the pieces: the result is one flat string, without a string per line.
-    const pieces: string[] = [header];
+    const lastNumber = firstNumber + lines.length - 1;
+    const prefixes = lastNumber < CACHED_PREFIXES ? cachedPrefixes(lastNumber) : undefined;
+    const pieces = new Array<string>(1 + 2 * lines.length);
+    pieces[0] = header;
     for (let index = 0; index < lines.length; index++) {
-      pieces.push(lineNumberPrefix(firstNumber + index), lines[index] ?? '');
+      const lineNumber = firstNumber + index;
+      pieces[1 + 2 * index] = prefixes?.[lineNumber] ?? `\n${numberLine(lineNumber, '')}`;
+      pieces[2 + 2 * index] = lines[index] ?? '';
     }
     return pieces.join('');
   }
