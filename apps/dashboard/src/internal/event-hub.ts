@@ -290,6 +290,20 @@ export function createEventHub(options: EventHubOptions): EventHub {
     await publishCounts();
   }
 
+  /** Follows the watched projects not followed yet from their tails, and settles their waiters. */
+  async function followWatched(): Promise<void> {
+    await Promise.all(
+      [...projectListeners.keys()].map(async (projectId) => {
+        if (cursors.has(projectId)) return;
+        const project = await control.getProject(projectId);
+        if (project === null) return;
+        records.set(projectId, project);
+        await startAtTail(projectId);
+      }),
+    );
+    settleFollowWaiters(false);
+  }
+
   /** Every change after `version`, in batches; the newest record of each changed project. */
   async function readChanges(): Promise<{ changed: ProjectRecord[]; removed: string[] }> {
     const changed = new Map<string, ProjectRecord>();
@@ -316,7 +330,9 @@ export function createEventHub(options: EventHubOptions): EventHub {
     nextListAt = Date.now() + pollIntervalMs;
     let changed: ProjectRecord[] = [];
     let removed: string[] = [];
-    if (version === undefined) await start();
+    // On a first poll, the watched projects are followed alongside the paging of every running
+    // project: a page waiting in `following` does not wait for the fleet.
+    if (version === undefined) await Promise.all([start(), followWatched()]);
     else ({ changed, removed } = await readChanges());
     // A project opened since the last poll is followed from now on.
     for (const projectId of projectListeners.keys()) {
