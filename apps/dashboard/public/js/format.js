@@ -1,14 +1,11 @@
-// One formatter each: toLocaleString builds a new one per call (about 0.1 ms, 200 times per page).
-const numberFormat = new Intl.NumberFormat('en-US');
-const timeFormat = new Intl.DateTimeFormat('en-GB', {
-  hour: 'numeric',
-  minute: 'numeric',
-  second: 'numeric',
-  hour12: false,
-});
+// One formatter each, built on first use: toLocaleString builds a new one per call (about 0.1 ms,
+// 200 times per page), and building one loads locale data a page may not need.
+let numberFormat = null;
+let timeFormat = null;
 
 export function formatNumber(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
+  numberFormat ??= new Intl.NumberFormat('en-US');
   return numberFormat.format(value);
 }
 
@@ -66,6 +63,12 @@ export function formatAgo(at, now = Date.now()) {
 
 export function formatTime(at) {
   if (typeof at !== 'number' || at <= 0) return '–';
+  timeFormat ??= new Intl.DateTimeFormat('en-GB', {
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+    hour12: false,
+  });
   return timeFormat.format(at);
 }
 

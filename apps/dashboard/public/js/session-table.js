@@ -33,6 +33,8 @@ function mergeSessions(older, newer) {
  */
 export function createSessionTable(projectId) {
   let sessions = [];
+  /** The sessions as last rendered (JSON), to skip rebuilding identical rows. */
+  let shown = null;
   const timeline = h('div', { class: 'timeline' });
   const older = createOlderButton('Older sessions', 'older-sessions', async (before) => {
     const page = await getJson(`${projectPath(projectId)}/sessions`, { before });
@@ -42,6 +44,7 @@ export function createSessionTable(projectId) {
   });
 
   function render() {
+    shown = JSON.stringify(sessions);
     if (sessions.length === 0) {
       replace(timeline, h('p', { class: 'muted' }, 'No finished sessions yet.'));
       return;
@@ -152,7 +155,9 @@ export function createSessionTable(projectId) {
       sessions = mergeSessions(sessions, newest);
       // Once older windows are shown, their cursor stays theirs.
       if (!pagedBack) older.setCursor(before);
-      render();
+      // The project view and the stream's snapshot both bring the newest window on opening:
+      // the same rows are not built twice.
+      if (JSON.stringify(sessions) !== shown) render();
     },
   };
 }
