@@ -332,8 +332,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
     let removed: string[] = [];
     // On a first poll, the watched projects are followed alongside the paging of every running
     // project: a page waiting in `following` does not wait for the fleet.
-    if (version === undefined) await Promise.all([start(), followWatched()]);
-    else ({ changed, removed } = await readChanges());
+    if (version === undefined) {
+      // Both settle before a failure is handled: the error path must not race a running start().
+      const results = await Promise.allSettled([start(), followWatched()]);
+      for (const result of results) if (result.status === 'rejected') throw result.reason;
+    } else ({ changed, removed } = await readChanges());
     // A project opened since the last poll is followed from now on.
     for (const projectId of projectListeners.keys()) {
       if (records.has(projectId) || changed.some((project) => project.id === projectId)) continue;
