@@ -3,6 +3,7 @@ import { Redis } from 'ioredis';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { REDIS_URL, randomHex } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import { connectSse } from './support/sse-client.js';
 
 // A long-running project has a long event stream and memory files written hundreds of times.
 // What the project page asks for must cost Redis work in proportion to what it shows: pinned
@@ -138,5 +139,33 @@ describe('the project page costs O(shown), not O(history)', () => {
       '3',
     ]);
     expect(historySent.some((entry) => entry.args.includes(store.keys.feed))).toBe(false);
+  });
+
+  it("opening one project's live page reads that project, not the fleet's running projects", async () => {
+    const watched = `watched-${randomHex()}`;
+    await dashboard.control.createProject({ id: watched, goal: 'Watched\n- one' });
+    const running: string[] = [];
+    for (let index = 0; index < 3; index += 1) {
+      const id = `running-${index}-${randomHex()}`;
+      await dashboard.control.createProject({ id, goal: 'Running\n- one' });
+      await dashboard.repository.transition(id, 'running', { reason: 'test' });
+      running.push(id);
+    }
+    let close = () => {};
+    const sent = await monitor
+      .commandsSentBy(dashboard.prefix, async () => {
+        const client = await connectSse(
+          new URL(`/api/projects/${watched}/stream`, dashboard.server.url).toString(),
+        );
+        close = () => client.close();
+        await client.next((message) => message.event === 'snapshot');
+      })
+      .finally(() => close());
+    expect(on(sent, dashboard.control.keys.events(watched)).length).toBeGreaterThan(0);
+    for (const id of running) {
+      // Neither their records (a page of running projects) nor their event streams.
+      expect(on(sent, dashboard.control.keys.project(id))).toEqual([]);
+      expect(on(sent, dashboard.control.keys.events(id))).toEqual([]);
+    }
   });
 });

@@ -123,6 +123,8 @@ export function createEventHub(options: EventHubOptions): EventHub {
   let countsJson = '';
   /** The change-feed version read so far; `undefined` until the first poll. */
   let version: number | undefined;
+  /** True once the running projects are followed (someone lists projects). */
+  let followsRunning = false;
   /** The projects whose streams the hub waits on, as of the last poll. */
   let liveIds: string[] = [];
   let nextListAt = 0;
@@ -272,13 +274,28 @@ export function createEventHub(options: EventHubOptions): EventHub {
     for (const listener of globalListeners) listener(message);
   }
 
+  /**
+   * Running projects are followed for the projects page (their current turn); with only project
+   * pages open, only the watched projects are: opening one project costs that project.
+   */
   function isFollowed(project: ProjectRecord): boolean {
-    return LIVE_STATUSES.has(project.status) || (projectListeners.get(project.id)?.size ?? 0) > 0;
+    return (
+      (globalListeners.size > 0 && LIVE_STATUSES.has(project.status)) ||
+      (projectListeners.get(project.id)?.size ?? 0) > 0
+    );
   }
 
-  /** The first poll: the running projects and the watched ones are followed from their tails. */
+  /** The first poll: the change-feed version, and the running projects when someone lists them. */
   async function start(): Promise<void> {
     version = await control.projectChangeVersion();
+    if (globalListeners.size > 0) await followRunning();
+    started.resolve();
+    await publishCounts();
+  }
+
+  /** Follows every running project (up to MAX_FOLLOWED) from its tail, from the next loop on. */
+  async function followRunning(): Promise<void> {
+    followsRunning = true;
     let cursor: string | null = null;
     do {
       const page: Awaited<ReturnType<DashboardControl['pageProjects']>> =
@@ -286,8 +303,6 @@ export function createEventHub(options: EventHubOptions): EventHub {
       for (const project of page.projects) records.set(project.id, project);
       cursor = page.nextCursor;
     } while (cursor !== null && records.size < MAX_FOLLOWED);
-    started.resolve();
-    await publishCounts();
   }
 
   /** Follows the watched projects not followed yet from their tails, and settles their waiters. */
@@ -336,7 +351,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
       // Both settle before a failure is handled: the error path must not race a running start().
       const results = await Promise.allSettled([start(), followWatched()]);
       for (const result of results) if (result.status === 'rejected') throw result.reason;
-    } else ({ changed, removed } = await readChanges());
+    } else {
+      ({ changed, removed } = await readChanges());
+      // The projects page opened while only project pages were: follow the running ones now.
+      if (globalListeners.size > 0 && !followsRunning) await followRunning();
+    }
     // A project opened since the last poll is followed from now on.
     for (const projectId of projectListeners.keys()) {
       if (records.has(projectId) || changed.some((project) => project.id === projectId)) continue;
@@ -425,8 +444,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
   }
 
   function removeListener(projectId: string | undefined, listener: HubListener): void {
-    if (projectId === undefined) globalListeners.delete(listener);
-    else {
+    if (projectId === undefined) {
+      globalListeners.delete(listener);
+      // The next poll drops the running projects nobody watches.
+      if (globalListeners.size === 0) followsRunning = false;
+    } else {
       const set = projectListeners.get(projectId);
       set?.delete(listener);
       if (set?.size === 0) projectListeners.delete(projectId);
@@ -437,6 +459,7 @@ export function createEventHub(options: EventHubOptions): EventHub {
       pendingWait?.abort();
       // Nobody listens: the next subscriber starts from the feed's version of then.
       version = undefined;
+      followsRunning = false;
       started = deferred();
       records.clear();
       views.clear();
@@ -464,6 +487,11 @@ export function createEventHub(options: EventHubOptions): EventHub {
   return {
     subscribe(listener) {
       globalListeners.add(listener);
+      if (version !== undefined && !followsRunning) {
+        // Project pages only so far: poll now to follow the running projects for this listener.
+        nextListAt = 0;
+        pendingWait?.abort();
+      }
       schedule(0);
       return () => removeListener(undefined, listener);
     },
