@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readdirSync, readlinkSync } from 'node:fs';
+import { existsSync, lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxPolicy } from './policy.js';
 
@@ -12,44 +12,6 @@ export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/
 /** Top-level system directories mounted read-only (or recreated as the symlinks they are). */
 const SYSTEM_DIRECTORIES = ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 
-/**
- * The parts of `/etc` programs need to run (loader, users, certificates, alternatives, locale,
- * git and interpreter defaults). Everything else stays out: `shadow`, ssh keys, package-manager
- * credentials (`npmrc`, `pip.conf`), service configuration with passwords.
- */
-const ETC_ENTRIES = [
-  'alternatives',
-  'bash.bashrc',
-  'ca-certificates',
-  'ca-certificates.conf',
-  'debian_version',
-  'gai.conf',
-  'gitconfig',
-  'group',
-  'host.conf',
-  'hosts',
-  'inputrc',
-  'ld.so.cache',
-  'ld.so.conf',
-  'ld.so.conf.d',
-  'locale.alias',
-  'localtime',
-  'magic',
-  'magic.mime',
-  'mime.types',
-  'nsswitch.conf',
-  'os-release',
-  'passwd',
-  'perl',
-  'profile',
-  'protocols',
-  'services',
-  'shells',
-  'ssl',
-  'terminfo',
-  'timezone',
-];
-
 /** The host layout of one session's sandbox. */
 export interface SandboxLayout {
   /** Realpath of the workspace: mounted read-write at the same path, the commands' directory. */
@@ -58,6 +20,8 @@ export interface SandboxLayout {
   tmp: string;
   /** The filtering proxy's Unix socket on the host, when the policy allows hosts. */
   proxySocket?: string;
+  /** The host directory bound read-only as `/etc`: a copy of its allowed entries (`etcSnapshot`). */
+  etc: string;
 }
 
 function systemMounts(): string[] {
@@ -72,19 +36,6 @@ function systemMounts(): string[] {
     if (stat.isSymbolicLink()) args.push('--symlink', readlinkSync(directory), directory);
     else if (stat.isDirectory()) args.push('--ro-bind', directory, directory);
   }
-  let etc: string[] = [];
-  try {
-    etc = readdirSync('/etc');
-  } catch {
-    // A host without /etc still gets a working sandbox for static tools.
-  }
-  const present = new Set(etc);
-  for (const entry of ETC_ENTRIES) {
-    if (present.has(entry)) args.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
-  }
-  for (const entry of etc) {
-    if (/^python3(\.\d+)?$/.test(entry)) args.push('--ro-bind', `/etc/${entry}`, `/etc/${entry}`);
-  }
   return args;
 }
 
@@ -93,7 +44,7 @@ let cachedSystemMounts: string[] | undefined;
 /**
  * The `bwrap` arguments of one command, up to and including `--`. Every namespace is unshared
  * (user, pid, network, ipc, uts, cgroup), the root is a fresh tmpfs holding only the system
- * directories (read-only), `/dev` (bubblewrap's minimal one), an own `/proc`, the private tmp and
+ * directories and the `/etc` snapshot (read-only), `/dev` (bubblewrap's minimal one), an own `/proc`, the private tmp and
  * the workspace; the environment is exactly `env`; all capabilities are dropped.
  */
 export function bubblewrapArguments(
@@ -116,6 +67,9 @@ export function bubblewrapArguments(
     'ALL',
     '--clearenv',
     ...cachedSystemMounts,
+    '--ro-bind',
+    layout.etc,
+    '/etc',
   ];
   for (const extra of policy.filesystem.readOnlyPaths) {
     if (existsSync(extra)) args.push('--ro-bind', extra, extra);

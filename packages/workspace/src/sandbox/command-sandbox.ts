@@ -9,6 +9,7 @@ import {
   bubblewrapArguments,
   sandboxedCommand,
 } from './bubblewrap.js';
+import { etcSnapshot } from './etc-snapshot.js';
 import type { CgroupLimiter, CommandCgroup } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
@@ -185,8 +186,12 @@ abstract class TrackedCommands implements CommandSandbox {
         // Whatever a command left behind (background jobs, daemons) ends with it. A killed
         // sandbox's processes die asynchronously: the result waits until they are gone.
         started.killAll();
-        for (let waited = 0; !started.settled() && waited < 5_000; waited += 10) {
-          await new Promise((wake) => setTimeout(wake, 10));
+        // Usually empty at once; otherwise bubblewrap's own pid 1 is still tearing its
+        // namespaces down, which takes a few ms: look often at first, then every 10 ms.
+        for (let waited = 0; !started.settled() && waited < 5_000;) {
+          const step = waited < 20 ? 1 : 10;
+          await new Promise((wake) => setTimeout(wake, step));
+          waited += step;
           started.killAll();
         }
         started.cleanup();
@@ -220,8 +225,16 @@ class BubblewrapSandbox extends TrackedCommands {
   readonly #bwrap: string;
   readonly #limiter: CgroupLimiter;
   readonly #tmp: string;
+  readonly #etc: string;
   readonly #proxy: FilteringProxy | undefined;
   readonly #leftovers: CommandCgroup[] = [];
+  /**
+   * Empty cgroups of finished commands, reused by the next ones: a fresh cgroup per command
+   * costs milliseconds at each start and leaves a dying memory cgroup behind in the kernel for
+   * as long as the command's page cache lives. Only an empty cgroup is reused, so nothing of one
+   * command is ever in another's.
+   */
+  readonly #idle: CommandCgroup[] = [];
 
   constructor(options: {
     workspace: string;
@@ -229,6 +242,7 @@ class BubblewrapSandbox extends TrackedCommands {
     bwrap: string;
     limiter: CgroupLimiter;
     tmp: string;
+    etc: string;
     proxy: FilteringProxy | undefined;
   }) {
     super();
@@ -237,6 +251,7 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#bwrap = options.bwrap;
     this.#limiter = options.limiter;
     this.#tmp = options.tmp;
+    this.#etc = options.etc;
     this.#proxy = options.proxy;
     this.description = { mode: 'bubblewrap', policy: options.policy };
   }
@@ -262,12 +277,13 @@ class BubblewrapSandbox extends TrackedCommands {
       {
         workspace: this.#workspace,
         tmp: path.join(this.#tmp, 'tmp'),
+        etc: this.#etc,
         ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
       },
       this.#policy,
       env,
     );
-    const cgroup = this.#limiter.create(this.#policy.limits);
+    const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
     let child: ChildProcess;
     try {
       // The shell joins the command's cgroups and then becomes bubblewrap, so every process of
@@ -300,16 +316,27 @@ class BubblewrapSandbox extends TrackedCommands {
       killAll: () => cgroup.killAll(),
       settled: () => cgroup.empty(),
       cleanup: () => {
-        if (!cgroup.remove()) this.#leftovers.push(cgroup);
+        if (this.disposed || !cgroup.empty()) {
+          if (!cgroup.remove()) this.#leftovers.push(cgroup);
+        } else {
+          this.#idle.push(cgroup);
+        }
       },
     };
   }
 
   async dispose(): Promise<void> {
-    if (this.disposed && this.running.size === 0 && this.#leftovers.length === 0) return;
+    if (
+      this.disposed &&
+      this.running.size === 0 &&
+      this.#leftovers.length === 0 &&
+      this.#idle.length === 0
+    ) {
+      return;
+    }
     await this.stopAll();
     await this.#proxy?.close();
-    for (const cgroup of this.#leftovers.splice(0)) cgroup.remove();
+    for (const cgroup of [...this.#leftovers.splice(0), ...this.#idle.splice(0)]) cgroup.remove();
     rmSync(this.#tmp, { recursive: true, force: true });
   }
 }
@@ -384,10 +411,14 @@ export async function openCommandSandbox(
   const ready = requireSandbox({ needsProxy: setup.policy.network.allowedHosts.length > 0 });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'baton-sandbox-'));
   let proxy: FilteringProxy | undefined;
+  let etc: string;
+  let step = 'its files could not be prepared';
   try {
     // The sandbox's /tmp; the socket sits beside it, out of the commands' reach.
     mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
+    etc = etcSnapshot();
     if (setup.policy.network.allowedHosts.length > 0) {
+      step = 'its network proxy could not start';
       proxy = await startFilteringProxy({
         socketPath: path.join(tmp, 'proxy.sock'),
         allowedHosts: setup.policy.network.allowedHosts,
@@ -396,7 +427,7 @@ export async function openCommandSandbox(
     }
   } catch (error) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new WorkspaceError('sandbox_unavailable', 'the sandbox network proxy could not start', {
+    throw new WorkspaceError('sandbox_unavailable', `the sandbox could not be set up: ${step}`, {
       cause: error,
     });
   }
@@ -406,6 +437,7 @@ export async function openCommandSandbox(
     bwrap: ready.bwrap,
     limiter: ready.limiter,
     tmp,
+    etc,
     proxy,
   });
 }

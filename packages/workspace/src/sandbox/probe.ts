@@ -4,6 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { bubblewrapArguments } from './bubblewrap.js';
+import { etcSnapshot } from './etc-snapshot.js';
 import { type CgroupLimiter, type LimitsEnforcement, findCgroupLimiter } from './limits.js';
 import { DEFAULT_SANDBOX_POLICY } from './policy.js';
 
@@ -64,7 +65,11 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
     const tmp = path.join(scratch, 'tmp');
     mkdirSync(workspace);
     mkdirSync(tmp);
-    const args = bubblewrapArguments({ workspace, tmp }, DEFAULT_SANDBOX_POLICY, {});
+    const args = bubblewrapArguments(
+      { workspace, tmp, etc: etcSnapshot() },
+      DEFAULT_SANDBOX_POLICY,
+      {},
+    );
     const run = spawnSync(bwrap, [...args, '/bin/sh', '-c', 'exit 0'], {
       encoding: 'utf8',
       timeout: 10_000,
