@@ -154,7 +154,11 @@ export type SessionCheckpointReason = 'turn' | 'memory' | 'end';
 /** Where and how often a session saves its workspace. */
 export interface SessionCheckpoints {
   /** The project's prepared workspace (`openProjectWorkspace` from `@baton/workspace`). */
-  target: { checkpoint(request: CheckpointRequest): Promise<Checkpoint> };
+  target: {
+    checkpoint(request: CheckpointRequest): Promise<Checkpoint>;
+    /** Its git directory: the sandbox shows it read-only so `git status`/`diff`/`log` work. */
+    readonly gitDir?: string;
+  };
   /**
    * Least time between two checkpoints after turns that changed the workspace (ms); a memory
    * write after workspace changes and the end of the session always checkpoint. Default 5000.

@@ -229,7 +229,13 @@ export class SessionRunner {
             : { quotaEnforcement: options.memoryQuotaEnforcement }),
           onChange: (change) => this.#emit({ type: 'memory-change', change }),
         }),
-        createBashTool({ ...options.tools, root }),
+        createBashTool({
+          ...options.tools,
+          root,
+          ...(options.checkpoints?.target.gitDir === undefined
+            ? {}
+            : { gitDir: options.checkpoints.target.gitDir }),
+        }),
         createTextEditorTool({ ...options.tools, root }),
       ],
       this.#emit,

@@ -5,6 +5,7 @@ import {
   DEFAULT_SANDBOX_SETUP,
   type SandboxSetup,
   openCommandSandbox,
+  readOnlyGitNote,
 } from '@baton/workspace';
 import { checkCommand } from '../internal/command-policy.js';
 import {
@@ -51,6 +52,11 @@ class CappedOutput {
 export interface BashToolOptions extends WorkspaceToolsOptions {
   /** Realpath of the workspace: every command runs there. */
   root: string;
+  /**
+   * Baton's git directory of the workspace, shown read-only inside the sandbox (`git status`,
+   * `git diff`, `git log` work; nothing of it can change). Default: none.
+   */
+  gitDir?: string;
 }
 
 function stoppedMessage(result: CommandResult, timeoutMs: number, text: string): string {
@@ -77,7 +83,11 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     const refusal = checkCommand(command, options.root, options.commands);
     if (refusal !== null) return { content: refusal, isError: true };
     if (signal?.aborted) return { content: 'Not run: the session is ending.', isError: true };
-    sandbox ??= openCommandSandbox({ workspace: options.root, setup });
+    sandbox ??= openCommandSandbox({
+      workspace: options.root,
+      setup,
+      ...(options.gitDir === undefined ? {} : { gitDir: options.gitDir }),
+    });
     let commands: CommandSandbox;
     try {
       commands = await sandbox;
@@ -102,7 +112,12 @@ export function createBashTool(options: BashToolOptions): SessionTool {
       return { content: stoppedMessage(result, timeoutMs, text), isError: true };
     const status =
       result.exitCode === 0 ? '' : `\n[exit code ${result.exitCode ?? result.signal ?? 'unknown'}]`;
-    return { content: (text === '' ? '(no output)' : text) + status, isError: false };
+    const gitNote = readOnlyGitNote(text);
+    return {
+      content:
+        (text === '' ? '(no output)' : text) + status + (gitNote === null ? '' : `\n${gitNote}`),
+      isError: false,
+    };
   }
 
   return {

@@ -307,11 +307,14 @@ class GitProjectWorkspace implements ProjectWorkspace {
     await writeFile(path.join(this.dir, '.git'), `gitdir: ${this.gitDir}\n`);
     await ensureSecretExcludes(this.gitDir);
     // A worker killed mid-command leaves lock files behind; the project lease says nobody else
-    // is using this clone now.
+    // is using this clone now. A FETCH_HEAD of an older Baton names the remote.
     await Promise.all(
-      ['index.lock', 'HEAD.lock', path.join('refs', 'heads', `${this.branch}.lock`)].map((name) =>
-        rm(path.join(this.gitDir, name), { force: true }),
-      ),
+      [
+        'index.lock',
+        'HEAD.lock',
+        path.join('refs', 'heads', `${this.branch}.lock`),
+        'FETCH_HEAD',
+      ].map((name) => rm(path.join(this.gitDir, name), { force: true })),
     );
     const url = (await this.#git(['config', '--get', 'remote.origin.url'])).stdout.trim();
     if (url !== this.#options.remote) {
@@ -357,7 +360,16 @@ class GitProjectWorkspace implements ProjectWorkspace {
   async #fetchBranch(): Promise<string | null> {
     const tracking = `refs/remotes/origin/${this.branch}`;
     const fetched = await this.#git(
-      ['fetch', '-q', '--no-tags', 'origin', `+refs/heads/${this.branch}:${tracking}`],
+      [
+        'fetch',
+        '-q',
+        '--no-tags',
+        // FETCH_HEAD would name the remote (a host path under BATON_HOME for a project without
+        // --repo) to git inside the sandbox, which shows this directory read-only.
+        '--no-write-fetch-head',
+        'origin',
+        `+refs/heads/${this.branch}:${tracking}`,
+      ],
       this.#networkTimeoutMs,
     );
     if (fetched.code !== 0) {
@@ -378,7 +390,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     if (base === null) return null;
     if ((await this.#revParse(base)) !== null) return base;
     const fetched = await this.#git(
-      ['fetch', '-q', '--no-tags', 'origin', base],
+      ['fetch', '-q', '--no-tags', '--no-write-fetch-head', 'origin', base],
       this.#networkTimeoutMs,
     );
     if (fetched.code !== 0 || (await this.#revParse(base)) === null) {

@@ -6,6 +6,8 @@ import type { SandboxPolicy } from './policy.js';
 export const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
 /** The loopback port inside the sandbox that forwards to the proxy socket. */
 export const SANDBOX_PROXY_PORT = 3128;
+/** Where Baton's git directory of the workspace appears inside the sandbox, read-only. */
+export const SANDBOX_GIT_DIR = '/run/baton/git';
 /** PATH inside the sandbox: the system's directories only (the host's PATH names host homes). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -22,6 +24,18 @@ export interface SandboxLayout {
   proxySocket?: string;
   /** The host directory bound read-only as `/etc`: a copy of its allowed entries (`etcSnapshot`). */
   etc: string;
+  /** Baton's git directory of the workspace, for read-only git inside (`SANDBOX_GIT_DIR`). */
+  git?: SandboxGit;
+}
+
+/** What read-only git inside the sandbox is made of, all on the host. */
+export interface SandboxGit {
+  /** Baton's git directory: bound read-only at `SANDBOX_GIT_DIR`. */
+  directory: string;
+  /** Its configuration without host paths (remote, hooks path): bound over its `config`. */
+  config: string;
+  /** A file reading `gitdir: SANDBOX_GIT_DIR`: bound over the workspace's `.git`. */
+  dotGit: string;
 }
 
 function systemMounts(): string[] {
@@ -76,6 +90,13 @@ export function bubblewrapArguments(
   }
   args.push('--dev', '/dev', '--proc', '/proc', '--bind', layout.tmp, '/tmp');
   args.push('--bind', layout.workspace, layout.workspace, '--chdir', layout.workspace);
+  if (layout.git !== undefined) {
+    // Git finds the repository through the workspace's `.git` file as it always does, at a path
+    // that says nothing about the host; the agent's own repositories elsewhere stay its own.
+    args.push('--ro-bind', layout.git.dotGit, path.posix.join(layout.workspace, '.git'));
+    args.push('--ro-bind', layout.git.directory, SANDBOX_GIT_DIR);
+    args.push('--ro-bind', layout.git.config, path.posix.join(SANDBOX_GIT_DIR, 'config'));
+  }
   if (layout.proxySocket !== undefined) {
     args.push('--dir', path.posix.dirname(SANDBOX_PROXY_SOCKET));
     args.push('--bind', layout.proxySocket, SANDBOX_PROXY_SOCKET);

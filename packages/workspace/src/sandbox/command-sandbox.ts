@@ -1,11 +1,12 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import {
   SANDBOX_PATH,
   SANDBOX_PROXY_PORT,
+  type SandboxGit,
   bubblewrapArguments,
   sandboxedCommand,
 } from './bubblewrap.js';
@@ -14,6 +15,7 @@ import type { CgroupLimiter, CommandCgroup } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
+import { prepareSandboxGit } from './sandbox-git.js';
 
 /** How one command of a session runs. */
 export interface RunCommandOptions {
@@ -81,6 +83,13 @@ export interface OpenCommandSandboxOptions {
   /** Realpath of the workspace. */
   workspace: string;
   setup: SandboxSetup;
+  /**
+   * Baton's git directory of the workspace (`ProjectWorkspace.gitDir`): commands see it
+   * read-only, so `git status`, `git diff` and `git log` work while Baton's configuration, hooks,
+   * refs and objects cannot change. Given by the caller, never read from the workspace's `.git`
+   * file, which the agent can write. Default: none (git inside finds no repository of Baton's).
+   */
+  gitDir?: string;
 }
 
 /** The one-line notice of a session whose commands are not sandboxed. */
@@ -226,6 +235,7 @@ class BubblewrapSandbox extends TrackedCommands {
   readonly #limiter: CgroupLimiter;
   readonly #tmp: string;
   readonly #etc: string;
+  readonly #git: SandboxGit | undefined;
   readonly #proxy: FilteringProxy | undefined;
   readonly #leftovers: CommandCgroup[] = [];
   /**
@@ -243,6 +253,7 @@ class BubblewrapSandbox extends TrackedCommands {
     limiter: CgroupLimiter;
     tmp: string;
     etc: string;
+    git: SandboxGit | undefined;
     proxy: FilteringProxy | undefined;
   }) {
     super();
@@ -252,6 +263,7 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#limiter = options.limiter;
     this.#tmp = options.tmp;
     this.#etc = options.etc;
+    this.#git = options.git;
     this.#proxy = options.proxy;
     this.description = { mode: 'bubblewrap', policy: options.policy };
   }
@@ -279,6 +291,7 @@ class BubblewrapSandbox extends TrackedCommands {
         tmp: path.join(this.#tmp, 'tmp'),
         etc: this.#etc,
         ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
+        ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
       },
       this.#policy,
       env,
@@ -323,6 +336,18 @@ class BubblewrapSandbox extends TrackedCommands {
         }
       },
     };
+  }
+
+  /**
+   * Git inside is shown Baton's directory only while the workspace's `.git` is the file Baton
+   * wrote: shadowing anything else would make bubblewrap fail (a directory) or create it.
+   */
+  #dotGitIsFile(): boolean {
+    try {
+      return lstatSync(path.join(this.#workspace, '.git')).isFile();
+    } catch {
+      return false;
+    }
   }
 
   async dispose(): Promise<void> {
@@ -403,7 +428,7 @@ class HostCommands extends TrackedCommands {
 export async function openCommandSandbox(
   options: OpenCommandSandboxOptions,
 ): Promise<CommandSandbox> {
-  const { workspace, setup } = options;
+  const { workspace, setup, gitDir } = options;
   if (setup.mode === 'off') {
     const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
     return new HostCommands(workspace, setup.reason, timeoutMs);
@@ -412,11 +437,13 @@ export async function openCommandSandbox(
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'baton-sandbox-'));
   let proxy: FilteringProxy | undefined;
   let etc: string;
+  let git: SandboxGit | undefined;
   let step = 'its files could not be prepared';
   try {
-    // The sandbox's /tmp; the socket sits beside it, out of the commands' reach.
+    // The sandbox's /tmp; the socket and git's files sit beside it, out of the commands' reach.
     mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
     etc = etcSnapshot();
+    if (gitDir !== undefined) git = await prepareSandboxGit(gitDir, tmp);
     if (setup.policy.network.allowedHosts.length > 0) {
       step = 'its network proxy could not start';
       proxy = await startFilteringProxy({
@@ -438,6 +465,7 @@ export async function openCommandSandbox(
     limiter: ready.limiter,
     tmp,
     etc,
+    git,
     proxy,
   });
 }
