@@ -1,11 +1,17 @@
 // Sandbox start-up overhead per command: the same commands through the bash tool's two runners,
 // sandboxed (bubblewrap + cgroup limits) and unsandboxed (the explicit opt-out), interleaved so
-// both see the same machine load. Prints p50/p95 of each and the overhead.
+// both see the same machine load. Prints p50/p95 of each and the overhead. The workspace is a
+// project's clone with Baton's git directory, mounted read-only as in every session.
 //   pnpm bench:sandbox [--runs N]
 import { mkdtempSync, realpathSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { openCommandSandbox, parseSandboxPolicy, probeSandbox } from '../src/index.js';
+import {
+  openCommandSandbox,
+  openProjectWorkspace,
+  parseSandboxPolicy,
+  probeSandbox,
+} from '../src/index.js';
 
 const runsFlag = process.argv.indexOf('--runs');
 const RUNS = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : 200;
@@ -19,10 +25,14 @@ if (!probe.usable) {
   console.error(`the sandbox is unusable here: ${probe.problem}`);
   process.exit(1);
 }
-const workspace = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'baton-bench-sandbox-')));
+const home = realpathSync(mkdtempSync(path.join(os.tmpdir(), 'baton-bench-sandbox-')));
+const project = openProjectWorkspace({ home, projectId: 'bench', repo: null, baseCommit: null });
+await project.prepare(null);
+const workspace = realpathSync(project.dir);
 const sandboxed = await openCommandSandbox({
   workspace,
   setup: { mode: 'bubblewrap', policy: parseSandboxPolicy({}) },
+  gitDir: project.gitDir,
 });
 const host = await openCommandSandbox({ workspace, setup: { mode: 'off', reason: 'opted-out' } });
 
@@ -60,4 +70,4 @@ for (const [name, command] of Object.entries(commands)) {
 }
 await sandboxed.dispose();
 await host.dispose();
-rmSync(workspace, { recursive: true, force: true });
+rmSync(home, { recursive: true, force: true });
