@@ -215,6 +215,29 @@ describe.skipIf(!chromiumAvailable)('the dashboard in a real browser', () => {
     }
   }, 90_000);
 
+  it('creates a project with allowed hosts from the form; a bad host name is one line and creates nothing', async () => {
+    const id = `hosts-${randomHex(3)}`;
+    await page.goto(url('/new'));
+    await page.fill('input[name=id]', id);
+    await page.fill('textarea[name=goal]', 'Fetch a package\n- install it');
+    await page.fill('input[name=allowedHosts]', 'registry.npmjs.org, http://evil.example/x');
+    await page.click('[data-testid=create-form] button[type=submit]');
+    await page.waitForSelector('.form-message.error');
+    const error = (await page.textContent('.form-message.error')) ?? '';
+    expect(error).toContain('sandbox.allowedHosts');
+    expect(error).toContain('must be a host name');
+    expect(error.split('\n')).toHaveLength(1);
+    expect(await dashboard.control.getProject(id)).toBeNull();
+
+    await page.fill('input[name=allowedHosts]', 'Registry.npmjs.org *.github.com');
+    await page.click('[data-testid=create-form] button[type=submit]');
+    await page.waitForURL(`**/projects/${id}`);
+    const stored = await dashboard.control.getProject(id);
+    // The shared schema trims and lower-cases names, as for `baton enqueue --allow-host`.
+    expect(stored?.sandbox).toEqual({ allowedHosts: ['registry.npmjs.org', '*.github.com'] });
+    expect(browser.pageErrors).toEqual([]);
+  }, 60_000);
+
   it('cancels a project from its page', async () => {
     const id = `cancel-${randomHex(3)}`;
     // Created but not queued, so no worker races the click.

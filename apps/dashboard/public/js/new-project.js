@@ -39,6 +39,30 @@ function presetSelect() {
   return select;
 }
 
+/** Network hosts the project's commands may reach through the sandbox's filtering proxy. */
+function sandboxFieldset() {
+  return h(
+    'fieldset',
+    {},
+    h('legend', {}, 'Sandbox (optional)'),
+    field(
+      'Allowed hosts',
+      h('input', {
+        name: 'allowedHosts',
+        placeholder: 'registry.npmjs.org, *.github.com',
+        autocomplete: 'off',
+      }),
+      'Commands reach these over HTTP(S) through the sandbox’s filtering proxy; commas or spaces between names. Default: no network.',
+    ),
+  );
+}
+
+/** The form's sandbox settings as the project input has them; the server validates each name. */
+function sandboxInput(allowedHosts) {
+  const hosts = (allowedHosts ?? '').split(/[\s,]+/).filter((host) => host !== '');
+  return hosts.length > 0 ? { allowedHosts: hosts } : undefined;
+}
+
 export function newProjectPage(main) {
   const message = h('p', { class: 'form-message', role: 'alert' });
   const form = h(
@@ -114,6 +138,7 @@ export function newProjectPage(main) {
         h('input', { name: 'maxTurns', type: 'number', min: 1, step: 1 }),
       ),
     ),
+    sandboxFieldset(),
     h(
       'div',
       { class: 'form-actions' },
@@ -147,6 +172,7 @@ export function newProjectPage(main) {
       fallbackModel: text('fallbackModel'),
       contextPreset: text('contextPreset'),
       budgets: Object.keys(budgets).length > 0 ? budgets : undefined,
+      sandbox: sandboxInput(text('allowedHosts')),
     };
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;
