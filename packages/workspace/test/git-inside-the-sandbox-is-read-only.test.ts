@@ -155,6 +155,21 @@ describe('git inside the sandbox', () => {
     expect(log.output).toBe('second checkpoint\nfirst checkpoint\n');
   });
 
+  it('a git directory not made yet is left out instead of failing every command', async () => {
+    const early = await openCommandSandbox({
+      workspace: realpathSync(workspace.dir),
+      setup: { mode: 'bubblewrap', policy: parseSandboxPolicy({}) },
+      gitDir: path.join(home, 'git', 'not-made-yet.git'),
+    });
+    try {
+      let output = '';
+      const result = await early.run('echo ok', { onOutput: (chunk) => (output += chunk) });
+      expect({ exitCode: result.exitCode, output }).toEqual({ exitCode: 0, output: 'ok\n' });
+    } finally {
+      await early.dispose();
+    }
+  });
+
   it('without the .git file Baton wrote, git inside finds no repository and names no host path', async () => {
     rmSync(path.join(workspace.dir, '.git'));
     try {

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
@@ -443,7 +443,10 @@ export async function openCommandSandbox(
     // The sandbox's /tmp; the socket and git's files sit beside it, out of the commands' reach.
     mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
     etc = etcSnapshot();
-    if (gitDir !== undefined) git = await prepareSandboxGit(gitDir, tmp);
+    // A git directory not made yet (no HEAD) is left out rather than failing every command.
+    if (gitDir !== undefined && existsSync(path.join(gitDir, 'HEAD'))) {
+      git = await prepareSandboxGit(gitDir, tmp);
+    }
     if (setup.policy.network.allowedHosts.length > 0) {
       step = 'its network proxy could not start';
       proxy = await startFilteringProxy({
