@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  type Dirent,
   type Stats,
   chmodSync,
   copyFileSync,
@@ -66,7 +67,8 @@ export interface EtcSnapshotOptions {
 interface Entry {
   /** Path relative to the source. */
   relative: string;
-  stat: Stats;
+  /** `undefined` for a symlink: its directory's mtime changes when it is added or retargeted. */
+  stat: Stats | undefined;
 }
 
 /**
@@ -83,7 +85,11 @@ function allowedEntries(source: string): Entry[] {
     return [];
   }
   const entries: Entry[] = [];
-  const visit = (relative: string) => {
+  const visit = (relative: string, symlink: boolean) => {
+    if (symlink) {
+      entries.push({ relative, stat: undefined });
+      return;
+    }
     let stat: Stats;
     try {
       stat = lstatSync(path.join(source, relative));
@@ -91,22 +97,25 @@ function allowedEntries(source: string): Entry[] {
       return;
     }
     if (stat.isSymbolicLink()) {
-      entries.push({ relative, stat });
+      entries.push({ relative, stat: undefined });
     } else if (stat.isFile()) {
       if ((stat.mode & 0o004) !== 0) entries.push({ relative, stat });
     } else if (stat.isDirectory() && (stat.mode & 0o005) === 0o005) {
       entries.push({ relative, stat });
-      let children: string[];
+      let children: Dirent[];
       try {
-        children = readdirSync(path.join(source, relative));
+        children = readdirSync(path.join(source, relative), { withFileTypes: true });
       } catch {
         return;
       }
-      for (const child of children.sort()) visit(path.join(relative, child));
+      children.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+      for (const child of children) {
+        visit(path.join(relative, child.name), child.isSymbolicLink());
+      }
     }
   };
   for (const name of names.sort()) {
-    if (ETC_ENTRIES.includes(name) || ETC_PATTERN.test(name)) visit(name);
+    if (ETC_ENTRIES.includes(name) || ETC_PATTERN.test(name)) visit(name, false);
   }
   return entries;
 }
@@ -116,7 +125,9 @@ function signatureOf(entries: readonly Entry[]): string {
   const hash = createHash('sha256');
   for (const { relative, stat } of entries) {
     hash.update(
-      `${relative}\0${stat.mode}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}\n`,
+      stat === undefined
+        ? `${relative}\0link\n`
+        : `${relative}\0${stat.mode}\0${stat.ino}\0${stat.size}\0${stat.mtimeMs}\0${stat.ctimeMs}\n`,
     );
   }
   return hash.digest('hex');
@@ -126,7 +137,7 @@ function copyEntries(source: string, target: string, entries: readonly Entry[]):
   for (const { relative, stat } of entries) {
     const from = path.join(source, relative);
     const to = path.join(target, relative);
-    if (stat.isSymbolicLink()) symlinkSync(readlinkSync(from), to);
+    if (stat === undefined) symlinkSync(readlinkSync(from), to);
     else if (stat.isDirectory()) mkdirSync(to, { mode: stat.mode & 0o755 });
     else {
       copyFileSync(from, to);
@@ -149,7 +160,8 @@ let cleanupInstalled = false;
  * A copy of the allowed parts of `/etc` (`ETC_ENTRIES`), made once per process and remade when
  * any of them changes, so that the sandbox binds one directory as `/etc` instead of one mount per
  * entry (each bind costs bubblewrap a mount and a read of the mount table, on every command).
- * Called once per session: the walk that checks for changes takes about a millisecond.
+ * Called once per session: the walk that checks for changes reads the directories and `lstat`s
+ * the files (not the symlinks, whose directory's mtime changes with them), a few milliseconds.
  *
  * A snapshot replaced after a change is kept until the process exits: commands of other sessions
  * may still have it mounted.
