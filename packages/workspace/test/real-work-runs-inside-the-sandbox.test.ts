@@ -1,5 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import http from 'node:http';
 import type net from 'node:net';
 import os from 'node:os';
@@ -89,6 +96,43 @@ describe('real work runs inside the sandbox', () => {
 
   it('a failing command reports its exit code', async () => {
     expect((await run('exit 3')).exitCode).toBe(3);
+  });
+
+  it('a command reaches bash exactly as written (newlines, quotes, non-ASCII)', async () => {
+    const result = await run(`printf '%s|' "one\ntwo" 'three  four' "é $HOME" ''`);
+    expect(result).toMatchObject({ exitCode: 0, output: `one\ntwo|three  four|é ${workspace}||` });
+  });
+
+  it("disposing leaves no process behind, the next command's waiting launcher included", async () => {
+    const own = await openCommandSandbox({
+      workspace,
+      setup: { mode: 'bubblewrap', policy: parseSandboxPolicy({}) },
+    });
+    const children = () =>
+      readdirSync('/proc')
+        .filter((name) => /^\d+$/.test(name))
+        .filter((pid) => {
+          try {
+            return (
+              readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ')[1] ===
+              String(process.pid)
+            );
+          } catch {
+            return false;
+          }
+        })
+        .filter((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('mapfile');
+          } catch {
+            return false;
+          }
+        });
+    const before = children();
+    expect((await own.run('true', { onOutput: () => undefined })).exitCode).toBe(0);
+    expect(children().filter((pid) => !before.includes(pid))).toHaveLength(1);
+    await own.dispose();
+    expect(children()).toEqual(before);
   });
 });
 

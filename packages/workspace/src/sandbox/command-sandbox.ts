@@ -227,6 +227,23 @@ abstract class TrackedCommands implements CommandSandbox {
   abstract dispose(): Promise<void>;
 }
 
+/** A process waiting in a command's cgroups to become that command's bubblewrap. */
+interface Launcher {
+  child: ChildProcess;
+  cgroup: CommandCgroup;
+}
+
+/**
+ * Joins the cgroups named as arguments, reads NUL-separated arguments from stdin, runs them.
+ * `--norc`: bash reads `~/.bashrc` when its stdin is a socket, which Node's pipes are.
+ */
+const LAUNCHER_SCRIPT = [
+  'for file in "$@"; do echo $$ > "$file" || exit 125; done',
+  // No arguments: the worker went away before sending a command (its end of stdin closed).
+  "mapfile -d '' -t command && [ ${#command[@]} -gt 0 ] || exit 125",
+  'exec "${command[@]}" </dev/null',
+].join('\n');
+
 class BubblewrapSandbox extends TrackedCommands {
   readonly description: SandboxDescription;
   readonly #workspace: string;
@@ -245,6 +262,8 @@ class BubblewrapSandbox extends TrackedCommands {
    * command is ever in another's.
    */
   readonly #idle: CommandCgroup[] = [];
+  /** The launcher of the next command, ready in its cgroup. */
+  #next: Launcher | undefined;
 
   constructor(options: {
     workspace: string;
@@ -296,34 +315,13 @@ class BubblewrapSandbox extends TrackedCommands {
       this.#policy,
       env,
     );
-    const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
-    let child: ChildProcess;
-    try {
-      // The shell joins the command's cgroups and then becomes bubblewrap, so every process of
-      // the command (bubblewrap included) is counted and limited from its first instruction.
-      child = spawn(
-        '/bin/sh',
-        [
-          '-c',
-          'while [ "$1" != -- ]; do echo $$ > "$1" || exit 125; shift; done; shift; exec "$@"',
-          'sh',
-          ...cgroup.procsFiles,
-          '--',
-          this.#bwrap,
-          ...args,
-          ...sandboxedCommand(command, this.#proxy !== undefined),
-        ],
-        {
-          cwd: '/',
-          env: { PATH: '/usr/bin:/bin' },
-          detached: true,
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
-      );
-    } catch (error) {
-      cgroup.remove();
-      throw error;
-    }
+    const { child, cgroup } = this.#takeLauncher();
+    // NUL cannot occur in an argument, so it separates them.
+    child.stdin?.end(
+      [this.#bwrap, ...args, ...sandboxedCommand(command, this.#proxy !== undefined)]
+        .map((argument) => `${argument}\0`)
+        .join(''),
+    );
     return {
       child,
       killAll: () => cgroup.killAll(),
@@ -334,8 +332,67 @@ class BubblewrapSandbox extends TrackedCommands {
         } else {
           this.#idle.push(cgroup);
         }
+        if (!this.disposed) this.#next ??= this.#spawnLauncher();
       },
     };
+  }
+
+  /** The launcher made ready after the previous command, or a new one if it is gone. */
+  #takeLauncher(): Launcher {
+    const ready = this.#next;
+    this.#next = undefined;
+    if (ready !== undefined) {
+      const { child } = ready;
+      if (child.pid !== undefined && child.exitCode === null && child.signalCode === null) {
+        return ready;
+      }
+      void this.#retire(ready);
+    }
+    return this.#spawnLauncher();
+  }
+
+  /**
+   * A shell that joins a command's cgroups, then waits for the command's arguments on stdin and
+   * becomes bubblewrap. Joining a cgroup waits for an RCU grace period in the kernel (milliseconds
+   * on a busy machine); made ready after each command, that wait is no longer part of the next
+   * command's start. Every process of the command (bubblewrap included) is still counted and
+   * limited from its first instruction.
+   */
+  #spawnLauncher(): Launcher {
+    const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
+    try {
+      const child = spawn(
+        '/bin/bash',
+        ['--norc', '--noprofile', '-c', LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
+        {
+          cwd: '/',
+          env: { PATH: '/usr/bin:/bin' },
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe'],
+        },
+      );
+      // Until a command takes it nobody else listens: a failed spawn must not be unhandled.
+      child.on('error', () => undefined);
+      child.stdin?.on('error', () => undefined);
+      return { child, cgroup };
+    } catch (error) {
+      cgroup.remove();
+      throw error;
+    }
+  }
+
+  /** Ends a launcher that never ran a command, and its cgroup once empty. */
+  #retire(launcher: Launcher): Promise<void> {
+    const { child, cgroup } = launcher;
+    const closed =
+      child.exitCode !== null || child.signalCode !== null || child.pid === undefined
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => child.once('close', () => resolve()));
+    child.stdin?.destroy();
+    cgroup.killAll();
+    return closed.then(() => {
+      if (!cgroup.remove()) this.#leftovers.push(cgroup);
+    });
   }
 
   /**
@@ -355,11 +412,15 @@ class BubblewrapSandbox extends TrackedCommands {
       this.disposed &&
       this.running.size === 0 &&
       this.#leftovers.length === 0 &&
-      this.#idle.length === 0
+      this.#idle.length === 0 &&
+      this.#next === undefined
     ) {
       return;
     }
     await this.stopAll();
+    const next = this.#next;
+    this.#next = undefined;
+    if (next !== undefined) await this.#retire(next);
     await this.#proxy?.close();
     for (const cgroup of [...this.#leftovers.splice(0), ...this.#idle.splice(0)]) cgroup.remove();
     rmSync(this.#tmp, { recursive: true, force: true });
