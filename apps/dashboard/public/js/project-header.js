@@ -1,0 +1,89 @@
+// The project page's header and stats: id, status, goal, features bar and actions, then the
+// project's numbers and settings. Reads nothing itself: the project view and the stream's
+// snapshot and `project` events hand it the project (GET /api/projects/:id, its stream).
+import { currentSessionText, featuresBar, projectActions, statusBadge } from './components.js';
+import { h, replace } from './dom.js';
+import { formatAgo, formatHitRate, formatNumber, formatTokens, formatUsd } from './format.js';
+import { shortCommit } from './session-table.js';
+
+function statEntries(project) {
+  const entries = [
+    ['Session', currentSessionText(project)],
+    ['Sessions', formatNumber(project.sessions)],
+    ['Last activity', formatAgo(project.lastActivityAt)],
+    ['Tokens in', formatTokens(project.tokens.input)],
+    ['Cache hit rate', formatHitRate(project.tokens.cacheRead, project.tokens.input)],
+    [
+      'Cache read / write',
+      `${formatTokens(project.tokens.cacheRead)} / ${formatTokens(project.tokens.cacheWrite)}`,
+    ],
+    ['Tokens out', formatTokens(project.tokens.output)],
+    ['Cleared', formatTokens(project.tokens.cleared)],
+    ['USD', formatUsd(project.costUsd)],
+    ['Repository', project.repo ?? 'none (Baton-owned, one BATON_HOME)'],
+    ['Base', project.base === null ? '–' : `${project.base} ${shortCommit(project.baseCommit)}`],
+    ['Branch', `${project.branch}${project.skipHooks ? ' (hooks skipped)' : ''}`],
+    ['Checkpoint', project.lastCheckpoint === null ? '–' : shortCommit(project.lastCheckpoint)],
+    ['Model', project.model ?? 'default'],
+    ['Fallback model', project.fallbackModel ?? 'default'],
+    ['Context', project.context.summary],
+    ['Status reason', project.statusReason ?? '–'],
+  ];
+  entries.push(['Sandbox', project.sandbox.summary]);
+  if (project.sandbox.allowedHosts.length > 0) {
+    entries.push(['Allowed hosts', project.sandbox.allowedHosts.join(', ')]);
+  }
+  if (project.lastError) entries.push(['Last error', project.lastError]);
+  return entries;
+}
+
+/**
+ * createProjectHeader() -> { elements, show(project), showError(message) }: `show` renders the
+ * project (the actions re-render it with the project they return); `showError` replaces the
+ * header with one error line.
+ */
+export function createProjectHeader() {
+  const header = h('div', { class: 'project-head' });
+  const stats = h('dl', { class: 'stats' });
+
+  function show(project) {
+    if (!project) return;
+    replace(
+      header,
+      h(
+        'div',
+        {},
+        h('h1', {}, project.id, ' ', statusBadge(project.status, project.statusReason)),
+        h('p', { class: 'goal-full' }, project.goal),
+      ),
+      h(
+        'div',
+        { class: 'head-side' },
+        featuresBar(project.features, project.id),
+        projectActions(project, show),
+      ),
+    );
+    replace(
+      stats,
+      statEntries(project).map(([term, value]) =>
+        h(
+          'div',
+          // Commands that ran unsandboxed are a warning, not a detail.
+          term === 'Sandbox' && project.sandbox.mode === 'off'
+            ? { class: 'sandbox-off', 'data-sandbox': 'off' }
+            : term === 'Sandbox'
+              ? { 'data-sandbox': project.sandbox.mode ?? 'none' }
+              : {},
+          h('dt', {}, term),
+          h('dd', {}, value),
+        ),
+      ),
+    );
+  }
+
+  return {
+    elements: [header, stats],
+    show,
+    showError: (message) => replace(header, h('p', { class: 'error' }, message)),
+  };
+}
