@@ -22,6 +22,23 @@ function section(title, id, ...children) {
   );
 }
 
+/** The panels an event makes stale, for the refresh scheduler (turns and session starts aside). */
+function partsChangedBy(event, isOpen) {
+  if (event.type === 'memory-change') {
+    const path = event.change.path;
+    return [
+      'files',
+      ...(path === '/memories/progress.md' ? ['progress'] : []),
+      ...(path === '/memories/features.json' ? ['checklist'] : []),
+      ...(isOpen(path) ? ['file'] : []),
+    ];
+  }
+  if (['session-end', 'project-status', 'webhook-delivery'].includes(event.type)) {
+    return ['detail', 'checklist'];
+  }
+  return [];
+}
+
 /** The project page: each panel is its own module; this wires them to the view and the stream. */
 export function projectPage(main, projectId) {
   const header = createProjectHeader();
@@ -82,15 +99,7 @@ export function projectPage(main, projectId) {
     const event = entry.event;
     if (event.type === 'turn') tokens.addTurn(event);
     else if (event.type === 'session-start') tokens.load();
-    else if (event.type === 'memory-change') {
-      const path = event.change.path;
-      markDirty('files');
-      if (path === '/memories/progress.md') markDirty('progress');
-      if (path === '/memories/features.json') markDirty('checklist');
-      if (memory.isOpen(path)) markDirty('file');
-    } else if (['session-end', 'project-status', 'webhook-delivery'].includes(event.type)) {
-      markDirty('detail', 'checklist');
-    }
+    else markDirty(...partsChangedBy(event, memory.isOpen));
   }
 
   loadDetail().catch((error) => header.showError(error.message));

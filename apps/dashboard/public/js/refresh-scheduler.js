@@ -10,7 +10,7 @@ export function createRefreshScheduler(steps, delay = 250) {
   const dirty = new Set();
   return function markDirty(...parts) {
     for (const part of parts) dirty.add(part);
-    if (timer !== null) return;
+    if (timer !== null || dirty.size === 0) return;
     timer = setTimeout(async () => {
       timer = null;
       const due = new Set(dirty);
