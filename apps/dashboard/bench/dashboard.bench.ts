@@ -23,13 +23,13 @@ import {
   createKeys,
   ProjectRepository,
   type BatonControl,
-  type SessionSummary,
 } from '@baton/projects';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { chromium, type Page } from 'playwright-core';
 import { createDashboardServer, type DashboardServer } from '../src/index.js';
+import { sessionSummary } from '../test/support/session-summary.js';
 
 const PROJECTS = Number(process.env.BATON_BENCH_PROJECTS ?? 10_000);
 const BASELINE_PROJECTS = 100;
@@ -166,8 +166,10 @@ async function seedBigProject(fleet: Fleet): Promise<string> {
   await fleet.control.createProject({ id, goal: 'A project with a long history\n- one' });
   await fleet.repository.transition(id, 'running', { reason: 'bench' });
   const sessionIds = Array.from({ length: SESSIONS }, (_, index) => index + 1);
+  // Cached input, so the session table renders its hit rates as on a real project.
+  const cached = { cacheReadInputTokens: 100_000, cacheCreationInputTokens: 1_000 };
   await inParallel(sessionIds, (number) =>
-    fleet.repository.recordSessionEnd(id, summary(number), { failed: false }),
+    fleet.repository.recordSessionEnd(id, sessionSummary(number, cached), { failed: false }),
   );
   const events = Array.from({ length: EVENTS }, (_, index) => index);
   const perSession = Math.max(1, Math.floor(EVENTS / SESSIONS));
@@ -190,31 +192,6 @@ async function seedBigProject(fleet: Fleet): Promise<string> {
     } as never);
   });
   return id;
-}
-
-function summary(sessionNumber: number): SessionSummary {
-  return {
-    sessionId: `s${sessionNumber}`,
-    sessionNumber,
-    kind: sessionNumber === 1 ? 'init' : 'resume',
-    outcome: 'end_turn',
-    reason: 'done',
-    interrupted: false,
-    turns: 20,
-    inputTokens: 20_000,
-    cacheReadInputTokens: 100_000,
-    cacheCreationInputTokens: 1_000,
-    outputTokens: 1_000,
-    clearedInputTokens: 0,
-    costUsd: 0.02,
-    featuresBefore: { passing: 0, total: 1 },
-    featuresAfter: { passing: 0, total: 1 },
-    flippedFeatures: [],
-    startedAt: Date.now() - 1_000,
-    endedAt: Date.now(),
-    jobId: `j${sessionNumber}`,
-    workerId: 'bench',
-  };
 }
 
 /** Navigation to header, session table, live-stream snapshot (event list) and token chart. */

@@ -1,8 +1,6 @@
-import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
-import { Redis } from 'ioredis';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { REDIS_URL, randomHex } from '@baton/test-support';
-import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import { randomHex } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { commandsOn, useMonitoredDashboard } from './support/monitored-dashboard.js';
 import { connectSse } from './support/sse-client.js';
 
 // A long-running project has a long event stream and memory files written hundreds of times.
@@ -11,33 +9,16 @@ import { connectSse } from './support/sse-client.js';
 const EVENTS = 10_000;
 const VERSIONS = 500;
 
-let monitor: CommandMonitor;
-let dashboard: TestDashboard;
-let redis: Redis;
-
-beforeAll(async () => {
-  monitor = await openCommandMonitor();
-  redis = new Redis(REDIS_URL);
-});
-afterAll(() => {
-  monitor.close();
-  redis.disconnect();
-});
-beforeEach(async () => {
-  dashboard = await startTestDashboard();
-});
-afterEach(async () => {
-  await dashboard.close();
-});
+const cost = useMonitoredDashboard();
 
 /** A paused project (no live polling) with `EVENTS` turn events and a file of `VERSIONS` versions. */
 async function seedLongProject(): Promise<string> {
   const id = `long-${randomHex()}`;
-  await dashboard.control.createProject({ id, goal: 'Long\n- one' });
-  await dashboard.repository.transition(id, 'paused', { reason: 'test' });
-  const key = dashboard.control.keys.events(id);
+  await cost.dashboard.control.createProject({ id, goal: 'Long\n- one' });
+  await cost.dashboard.repository.transition(id, 'paused', { reason: 'test' });
+  const key = cost.dashboard.control.keys.events(id);
   for (let start = 0; start < EVENTS; start += 1_000) {
-    const pipeline = redis.pipeline();
+    const pipeline = cost.redis.pipeline();
     for (let index = start; index < start + 1_000; index += 1) {
       const event = {
         v: 1,
@@ -60,7 +41,7 @@ async function seedLongProject(): Promise<string> {
     }
     await pipeline.exec();
   }
-  const store = await dashboard.control.memoryStore(id);
+  const store = await cost.dashboard.control.memoryStore(id);
   await store.write('progress.md', 'version 0', { mode: 'create', session: 's0' });
   for (let version = 1; version < VERSIONS; version += 1) {
     await store.write('progress.md', `version ${version}`, {
@@ -71,26 +52,24 @@ async function seedLongProject(): Promise<string> {
   return id;
 }
 
-function on(sent: SentCommand[], key: string): SentCommand[] {
-  return sent.filter((entry) => entry.args.includes(key));
-}
-
 describe('the project page costs O(shown), not O(history)', () => {
   it('the event tail, the token chart and a file history read only what they return', async () => {
     const id = await seedLongProject();
-    const eventsKey = dashboard.control.keys.events(id);
-    const store = await dashboard.control.memoryStore(id);
+    const eventsKey = cost.dashboard.control.keys.events(id);
+    const store = await cost.dashboard.control.memoryStore(id);
     // Let the hub see the project once before measuring (its first look reads a bounded tail too).
-    await (await dashboard.request(`/api/projects/${id}`)).json();
+    await (await cost.dashboard.request(`/api/projects/${id}`)).json();
 
     let tail: { events: unknown[] } = { events: [] };
-    const tailSent = await monitor.commandsSentBy(dashboard.prefix, async () => {
-      tail = (await (await dashboard.request(`/api/projects/${id}/events?limit=50`)).json()) as {
+    const tailSent = await cost.monitor.commandsSentBy(cost.dashboard.prefix, async () => {
+      tail = (await (
+        await cost.dashboard.request(`/api/projects/${id}/events?limit=50`)
+      ).json()) as {
         events: unknown[];
       };
     });
     expect(tail.events).toHaveLength(50);
-    expect(on(tailSent, eventsKey)).toEqual([
+    expect(commandsOn(tailSent, eventsKey)).toEqual([
       {
         command: 'xrevrange',
         args: [eventsKey, '+', '-', 'COUNT', '50'],
@@ -99,14 +78,16 @@ describe('the project page costs O(shown), not O(history)', () => {
     ]);
 
     let chart: { turns: Array<{ turn: number }> } = { turns: [] };
-    const chartSent = await monitor.commandsSentBy(dashboard.prefix, async () => {
-      chart = (await (await dashboard.request(`/api/projects/${id}/tokens?limit=300`)).json()) as {
+    const chartSent = await cost.monitor.commandsSentBy(cost.dashboard.prefix, async () => {
+      chart = (await (
+        await cost.dashboard.request(`/api/projects/${id}/tokens?limit=300`)
+      ).json()) as {
         turns: Array<{ turn: number }>;
       };
     });
     expect(chart.turns).toHaveLength(300);
     expect(chart.turns.at(-1)?.turn).toBe(EVENTS);
-    expect(on(chartSent, eventsKey)).toEqual([
+    expect(commandsOn(chartSent, eventsKey)).toEqual([
       {
         command: 'xrevrange',
         args: [eventsKey, '+', '-', 'COUNT', '300'],
@@ -114,18 +95,22 @@ describe('the project page costs O(shown), not O(history)', () => {
       },
     ]);
     // Without a limit the chart still reads a bounded tail, never the whole stream.
-    const defaultChartSent = await monitor.commandsSentBy(dashboard.prefix, () =>
-      dashboard.request(`/api/projects/${id}/tokens`).then((response) => response.json()),
+    const defaultChartSent = await cost.monitor.commandsSentBy(cost.dashboard.prefix, () =>
+      cost.dashboard.request(`/api/projects/${id}/tokens`).then((response) => response.json()),
     );
-    expect(on(defaultChartSent, eventsKey).map((entry) => entry.args.at(-1))).toEqual(['500']);
+    expect(commandsOn(defaultChartSent, eventsKey).map((entry) => entry.args.at(-1))).toEqual([
+      '500',
+    ]);
 
     let history: { versions: unknown[]; changes: Array<{ session?: string }> } = {
       versions: [],
       changes: [],
     };
-    const historySent = await monitor.commandsSentBy(dashboard.memoryPrefix, async () => {
+    const historySent = await cost.monitor.commandsSentBy(cost.dashboard.memoryPrefix, async () => {
       history = (await (
-        await dashboard.request(`/api/projects/${id}/memory/history?path=/memories/progress.md`)
+        await cost.dashboard.request(
+          `/api/projects/${id}/memory/history?path=/memories/progress.md`,
+        )
       ).json()) as typeof history;
     });
     expect(history.versions).toHaveLength(5);
@@ -143,29 +128,29 @@ describe('the project page costs O(shown), not O(history)', () => {
 
   it("opening one project's live page reads that project, not the fleet's running projects", async () => {
     const watched = `watched-${randomHex()}`;
-    await dashboard.control.createProject({ id: watched, goal: 'Watched\n- one' });
+    await cost.dashboard.control.createProject({ id: watched, goal: 'Watched\n- one' });
     const running: string[] = [];
     for (let index = 0; index < 3; index += 1) {
       const id = `running-${index}-${randomHex()}`;
-      await dashboard.control.createProject({ id, goal: 'Running\n- one' });
-      await dashboard.repository.transition(id, 'running', { reason: 'test' });
+      await cost.dashboard.control.createProject({ id, goal: 'Running\n- one' });
+      await cost.dashboard.repository.transition(id, 'running', { reason: 'test' });
       running.push(id);
     }
     let close = () => {};
-    const sent = await monitor
-      .commandsSentBy(dashboard.prefix, async () => {
+    const sent = await cost.monitor
+      .commandsSentBy(cost.dashboard.prefix, async () => {
         const client = await connectSse(
-          new URL(`/api/projects/${watched}/stream`, dashboard.server.url).toString(),
+          new URL(`/api/projects/${watched}/stream`, cost.dashboard.server.url).toString(),
         );
         close = () => client.close();
         await client.next((message) => message.event === 'snapshot');
       })
       .finally(() => close());
-    expect(on(sent, dashboard.control.keys.events(watched)).length).toBeGreaterThan(0);
+    expect(commandsOn(sent, cost.dashboard.control.keys.events(watched)).length).toBeGreaterThan(0);
     for (const id of running) {
       // Neither their records (a page of running projects) nor their event streams.
-      expect(on(sent, dashboard.control.keys.project(id))).toEqual([]);
-      expect(on(sent, dashboard.control.keys.events(id))).toEqual([]);
+      expect(commandsOn(sent, cost.dashboard.control.keys.project(id))).toEqual([]);
+      expect(commandsOn(sent, cost.dashboard.control.keys.events(id))).toEqual([]);
     }
   });
 });

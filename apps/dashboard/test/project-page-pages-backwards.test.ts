@@ -5,35 +5,13 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { SessionSummary, StreamEvent } from '@baton/projects';
+import type { StreamEvent } from '@baton/projects';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
+import { sessionSummary } from './support/session-summary.js';
 
 const SESSIONS = 120;
 const EVENTS = 450;
-
-function summary(sessionNumber: number): SessionSummary {
-  return {
-    sessionId: `s${sessionNumber}`,
-    sessionNumber,
-    kind: 'resume',
-    outcome: 'end_turn',
-    reason: 'done',
-    interrupted: false,
-    turns: 3,
-    inputTokens: 100,
-    outputTokens: 10,
-    clearedInputTokens: 0,
-    costUsd: 0.001,
-    featuresBefore: { passing: 0, total: 1 },
-    featuresAfter: { passing: 0, total: 1 },
-    flippedFeatures: [],
-    startedAt: 1_700_000_000_000 + sessionNumber * 1_000,
-    endedAt: 1_700_000_000_500 + sessionNumber * 1_000,
-    jobId: `j${sessionNumber}`,
-    workerId: 'w',
-  };
-}
 
 describe.skipIf(!chromiumAvailable)('a long project page, paged backwards', () => {
   let dashboard: TestDashboard;
@@ -47,7 +25,7 @@ describe.skipIf(!chromiumAvailable)('a long project page, paged backwards', () =
     const { control, repository } = dashboard;
     await control.createProject({ id, goal: 'Long\n- one' });
     for (let number = 1; number <= SESSIONS; number++) {
-      await repository.recordSessionEnd(id, summary(number), { failed: false });
+      await repository.recordSessionEnd(id, sessionSummary(number), { failed: false });
     }
     for (let turn = 1; turn <= EVENTS; turn++) {
       eventIds.push(
