@@ -1,32 +1,21 @@
 import { describe, expect, it } from 'vitest';
 import { waitFor } from '@baton/test-support';
 import { type EventEntry } from '@baton/projects';
-import { randomProjectId, waitForCompleted } from './support/redis.js';
-import { useProcessWorld } from './support/process-world.js';
-import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+import { waitForCompleted } from './support/redis.js';
+import { stallSecondSession, useProcessWorld } from './support/process-world.js';
+import { spawnWorker } from './support/worker-process.js';
 
 describe('a worker killed with SIGKILL mid-session', () => {
   const world = useProcessWorld('baton-crash-');
 
   it('is resumed by another worker within 15 s, loses no acknowledged write and notes the interruption', async () => {
-    const { prefix, control, sim, workers, projects, home } = world;
-    // A project without --repo keeps its code in one BATON_HOME: both processes share it (see
-    // workspace-resumes-on-another-machine.test.ts for workers on machines of their own).
-    const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_HOME: home });
-    const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
-    workers.push(first);
-    const id = randomProjectId('crash');
-    projects.push(id);
-    await control.createProject({ id, goal: 'Tools\n- add\n- subtract\n- multiply' });
-
-    // Let init finish, then stall the first request of the next session.
-    await control.enqueue(id);
-    await waitFor(
-      'init session done',
-      async () => ((await control.getProject(id))?.counters.sessions ?? 0) >= 1,
-    );
-    sim.setFaults({ stallOn: [sim.requests + 3] });
-    await sim.waitForStalled(1, 20_000);
+    const { control, sim, workers } = world;
+    // Let init finish, then stall session 2 on the first worker. Both workers share one
+    // BATON_HOME (see workspace-resumes-on-another-machine.test.ts for machines of their own).
+    const { id, first, env } = await stallSecondSession(world, {
+      label: 'crash',
+      goal: 'Tools\n- add\n- subtract\n- multiply',
+    });
     const running = await control.getProject(id);
     expect(running?.status).toBe('running');
     expect(running?.activeSession?.workerId).toBe('first');

@@ -1,28 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '@baton/test-support';
-import { randomProjectId, waitForCompleted } from './support/redis.js';
-import { useProcessWorld } from './support/process-world.js';
-import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+import { waitForCompleted } from './support/redis.js';
+import { stallSecondSession, useProcessWorld } from './support/process-world.js';
+import { spawnWorker } from './support/worker-process.js';
 
 describe('a transcript when its worker is killed with SIGKILL', () => {
   const world = useProcessWorld('baton-transcript-crash-');
 
   it('keeps every turn completed before the kill, and the resumed session gets a transcript of its own', async () => {
-    const { prefix, control, sim, workers, projects, home } = world;
-    const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_HOME: home });
-    const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
-    workers.push(first);
-    const id = randomProjectId('tcrash');
-    projects.push(id);
-    await control.createProject({ id, goal: 'Tools\n- add\n- subtract' });
-    await control.enqueue(id);
-    await waitFor(
-      'init session done',
-      async () => ((await control.getProject(id))?.counters.sessions ?? 0) >= 1,
-    );
+    const { control, sim, workers } = world;
     // Session 2 answers two requests, then its third hangs until the worker is gone.
-    sim.setFaults({ stallOn: [sim.requests + 3] });
-    await sim.waitForStalled(1, 20_000);
+    const { id, first, env } = await stallSecondSession(world, {
+      label: 'tcrash',
+      goal: 'Tools\n- add\n- subtract',
+    });
     const victim = (await control.getProject(id))?.activeSession;
     expect(victim?.workerId).toBe('first');
     const sessionId = victim?.sessionId ?? '';

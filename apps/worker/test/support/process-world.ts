@@ -3,10 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
 import { afterEach, beforeEach } from 'vitest';
-import { deletePrefix, REDIS_URL } from '@baton/test-support';
+import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
 import { createBatonControl, type BatonControl } from '@baton/projects';
-import { randomPrefix } from './redis.js';
-import { stopAll, type WorkerProcess } from './worker-process.js';
+import { randomPrefix, randomProjectId } from './redis.js';
+import { simWorkerEnv, spawnWorker, stopAll, type WorkerProcess } from './worker-process.js';
 
 /** What a test that runs worker processes gets: its own prefix, control API, simulator and home. */
 export interface ProcessWorld {
@@ -49,4 +49,41 @@ export function useProcessWorld(
     await rm(world.home, { recursive: true, force: true });
   });
   return world;
+}
+
+/** A project whose second session hangs on worker `first`, for the tests that kill that worker. */
+export interface StalledSession {
+  /** The project's id (deleted after the test). */
+  id: string;
+  /** Worker `first`, with the session hanging in it. */
+  first: WorkerProcess;
+  /** The environment `first` runs with (the world's home): spawn the next worker from it. */
+  env: Record<string, string>;
+}
+
+/**
+ * Spawns worker `first` (sharing the world's BATON_HOME), creates and enqueues a project with
+ * `goal`, lets the init session finish, then lets session 2 answer two model requests and hangs
+ * its third until the test calls `sim.releaseStalls()`.
+ */
+export async function stallSecondSession(
+  world: ProcessWorld,
+  project: { label: string; goal: string },
+): Promise<StalledSession> {
+  const { prefix, control, sim, workers, projects, home } = world;
+  // A project without --repo keeps its code in one BATON_HOME: every worker of the test shares it.
+  const env = simWorkerEnv({ prefix, simUrl: sim.url }, { BATON_HOME: home });
+  const first = await spawnWorker({ ...env, BATON_WORKER_ID: 'first' });
+  workers.push(first);
+  const id = randomProjectId(project.label);
+  projects.push(id);
+  await control.createProject({ id, goal: project.goal });
+  await control.enqueue(id);
+  await waitFor(
+    'init session done',
+    async () => ((await control.getProject(id))?.counters.sessions ?? 0) >= 1,
+  );
+  sim.setFaults({ stallOn: [sim.requests + 3] });
+  await sim.waitForStalled(1, 20_000);
+  return { id, first, env };
 }
