@@ -1,7 +1,6 @@
-import type { SimScript, SimScriptResult } from '@baton/model-sim';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSession } from '../src/index.js';
-import { createHarness, removeTemplate, type Harness } from './helpers.js';
+import { createHarness, firstAnswerOnly, removeTemplate, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -9,15 +8,6 @@ afterEach(async () => {
   harness = undefined;
 });
 afterAll(removeTemplate);
-
-function firstAnswerOnly(answer: SimScriptResult): SimScript {
-  let sent = false;
-  return () => {
-    if (sent) return undefined;
-    sent = true;
-    return answer;
-  };
-}
 
 describe('events leave a session redacted', () => {
   it('a token in a command the model runs never reaches an event', async () => {

@@ -3,6 +3,7 @@ import { estimateCostUsd, priceForModel } from '@baton/context-config';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   runSession,
+  type RunSessionOptions,
   type SessionEvent,
   type TranscriptEnd,
   type TranscriptMessage,
@@ -45,18 +46,36 @@ async function initialised(onRequest?: (request: SimScriptRequest, h: Harness) =
 const ofType = <T extends SessionEvent['type']>(events: SessionEvent[], type: T) =>
   events.filter((event): event is Extract<SessionEvent, { type: T }> => event.type === type);
 
+/** Resumes the project as session 2 on PRIMARY, FALLBACK its fallback, with `maxRetries` 1 ms retries. */
+function resumeWithFallback(
+  h: Harness,
+  maxRetries: number,
+  overrides: Partial<RunSessionOptions> = {},
+) {
+  return runSession(
+    h.options({
+      sessionNumber: 2,
+      model: PRIMARY,
+      fallbackModel: FALLBACK,
+      retry: { maxRetries, baseDelayMs: 1 },
+      ...overrides,
+    }),
+  );
+}
+
+/** A turn's usage in the API's shape, as `estimateCostUsd` prices it. */
+const apiUsage = ({ usage }: Extract<SessionEvent, { type: 'turn' }>) => ({
+  input_tokens: usage.inputTokens,
+  output_tokens: usage.outputTokens,
+  cache_read_input_tokens: usage.cacheReadInputTokens,
+  cache_creation_input_tokens: usage.cacheCreationInputTokens,
+});
+
 describe('a fallback model continues a session whose model stays overloaded', () => {
   it('moves to the fallback after the retries, records it, and prices its turns at its prices', async () => {
     const { h, models } = await initialised();
     h.sim.setFaults({ overloadedModels: [PRIMARY] });
-    const result = await runSession(
-      h.options({
-        sessionNumber: 2,
-        model: PRIMARY,
-        fallbackModel: FALLBACK,
-        retry: { maxRetries: 2, baseDelayMs: 1 },
-      }),
-    );
+    const result = await resumeWithFallback(h, 2);
     expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
     expect(result.fallback).toMatchObject({ from: PRIMARY, to: FALLBACK, turn: 1 });
     // The first request and its two retries reached the overloaded model, the rest the fallback.
@@ -74,13 +93,7 @@ describe('a fallback model continues a session whose model stays overloaded', ()
     // Haiku's prices, not Opus's: the same usage at Opus prices would cost 15x as much.
     expect(priceForModel(FALLBACK).inputPerMTok).not.toBe(priceForModel(PRIMARY).inputPerMTok);
     for (const turn of turns) {
-      const usage = {
-        input_tokens: turn.usage.inputTokens,
-        output_tokens: turn.usage.outputTokens,
-        cache_read_input_tokens: turn.usage.cacheReadInputTokens,
-        cache_creation_input_tokens: turn.usage.cacheCreationInputTokens,
-      };
-      expect(turn.costUsd).toBeCloseTo(estimateCostUsd(FALLBACK, usage), 12);
+      expect(turn.costUsd).toBeCloseTo(estimateCostUsd(FALLBACK, apiUsage(turn)), 12);
     }
     expect(result.usage.costUsd).toBeCloseTo(
       turns.reduce((sum, turn) => sum + turn.costUsd, 0),
@@ -98,19 +111,13 @@ describe('a fallback model continues a session whose model stays overloaded', ()
     });
     const messages: TranscriptMessage[] = [];
     let end: TranscriptEnd | undefined;
-    const result = await runSession(
-      h.options({
-        sessionNumber: 2,
-        model: PRIMARY,
-        fallbackModel: FALLBACK,
-        retry: { maxRetries: 1, baseDelayMs: 1 },
-        transcript: {
-          start: async () => undefined,
-          append: async (_id, appended) => void messages.push(...appended),
-          end: async (_id, ended) => void (end = ended),
-        },
-      }),
-    );
+    const result = await resumeWithFallback(h, 1, {
+      transcript: {
+        start: async () => undefined,
+        append: async (_id, appended) => void messages.push(...appended),
+        end: async (_id, ended) => void (end = ended),
+      },
+    });
     expect(result.outcome).toBe('completed');
     expect(result.fallback).toMatchObject({ from: PRIMARY, to: FALLBACK, turn: 3 });
     // The transcript says which model answered each turn, and that the session fell back.
@@ -125,14 +132,7 @@ describe('a fallback model continues a session whose model stays overloaded', ()
     const turns = ofType(h.events, 'turn');
     expect(turns.map((turn) => turn.model).slice(0, 3)).toEqual([PRIMARY, PRIMARY, FALLBACK]);
     const expected = turns.reduce(
-      (sum, turn) =>
-        sum +
-        estimateCostUsd(turn.model, {
-          input_tokens: turn.usage.inputTokens,
-          output_tokens: turn.usage.outputTokens,
-          cache_read_input_tokens: turn.usage.cacheReadInputTokens,
-          cache_creation_input_tokens: turn.usage.cacheCreationInputTokens,
-        }),
+      (sum, turn) => sum + estimateCostUsd(turn.model, apiUsage(turn)),
       0,
     );
     expect(result.usage.costUsd).toBeCloseTo(expected, 12);
@@ -142,15 +142,7 @@ describe('a fallback model continues a session whose model stays overloaded', ()
     const { h, models } = await initialised();
     const n = h.sim.requests;
     h.sim.setFaults({ streamErrorOn: [n + 1, n + 2] });
-    const result = await runSession(
-      h.options({
-        sessionNumber: 2,
-        model: PRIMARY,
-        fallbackModel: FALLBACK,
-        streaming: true,
-        retry: { maxRetries: 1, baseDelayMs: 1 },
-      }),
-    );
+    const result = await resumeWithFallback(h, 1, { streaming: true });
     expect(result.outcome).toBe('completed');
     expect(models().slice(0, 3)).toEqual([PRIMARY, PRIMARY, FALLBACK]);
     const [fallback] = ofType(h.events, 'model-fallback');
@@ -161,14 +153,7 @@ describe('a fallback model continues a session whose model stays overloaded', ()
   it('does not fall back for an error that is not an overload', async () => {
     const { h } = await initialised();
     h.sim.setFaults({ alwaysFail: 500 });
-    const result = await runSession(
-      h.options({
-        sessionNumber: 2,
-        model: PRIMARY,
-        fallbackModel: FALLBACK,
-        retry: { maxRetries: 1, baseDelayMs: 1 },
-      }),
-    );
+    const result = await resumeWithFallback(h, 1);
     expect(result).toMatchObject({ outcome: 'failed', stopReason: 'api_error', turns: 0 });
     expect(result.fallback).toBeUndefined();
     expect(ofType(h.events, 'model-fallback')).toEqual([]);
@@ -177,14 +162,7 @@ describe('a fallback model continues a session whose model stays overloaded', ()
   it('fails as before when the fallback model is overloaded too (one fallback per session)', async () => {
     const { h, models } = await initialised();
     h.sim.setFaults({ overloadedModels: [PRIMARY, FALLBACK] });
-    const result = await runSession(
-      h.options({
-        sessionNumber: 2,
-        model: PRIMARY,
-        fallbackModel: FALLBACK,
-        retry: { maxRetries: 1, baseDelayMs: 1 },
-      }),
-    );
+    const result = await resumeWithFallback(h, 1);
     expect(result).toMatchObject({ outcome: 'failed', stopReason: 'api_error', turns: 0 });
     expect(result.error).toMatch(/529/);
     expect(models()).toEqual([PRIMARY, PRIMARY, FALLBACK, FALLBACK]);

@@ -4,7 +4,13 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createFileSystemStore, type MemoryStore } from '@baton/core';
-import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
+import {
+  startModelSim,
+  type ModelSim,
+  type ModelSimOptions,
+  type SimScript,
+  type SimScriptResult,
+} from '@baton/model-sim';
 import { openProjectWorkspace, type ProjectWorkspace } from '@baton/workspace';
 import { runSession, type RunSessionOptions, type SessionEvent } from '../src/index.js';
 
@@ -30,6 +36,16 @@ export const GOAL = [
   '- List todos',
   '- Mark a todo as done',
 ].join('\n');
+
+/** A script that gives `answer` to the first request and leaves the rest to the scripted agent. */
+export function firstAnswerOnly(answer: SimScriptResult): SimScript {
+  let sent = false;
+  return () => {
+    if (sent) return undefined;
+    sent = true;
+    return answer;
+  };
+}
 
 let template: Promise<string> | undefined;
 

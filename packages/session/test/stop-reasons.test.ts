@@ -1,8 +1,8 @@
 import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
-import type { SimScript, SimScriptRequest, SimScriptResult } from '@baton/model-sim';
+import type { SimScript, SimScriptRequest } from '@baton/model-sim';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { runSession } from '../src/index.js';
-import { createHarness, removeTemplate, type Harness } from './helpers.js';
+import { createHarness, firstAnswerOnly, removeTemplate, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -38,16 +38,6 @@ async function initialised(script?: SimScript) {
     { initialised: true },
   );
   return { h, seen };
-}
-
-/** A script that gives `answer` to the first request and leaves the rest to the scripted agent. */
-function firstAnswerOnly(answer: SimScriptResult): SimScript {
-  let sent = false;
-  return () => {
-    if (sent) return undefined;
-    sent = true;
-    return answer;
-  };
 }
 
 describe('every stop reason is handled', () => {

@@ -1,5 +1,4 @@
 import path from 'node:path';
-import type { SimScript, SimScriptResult } from '@baton/model-sim';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import {
   TRANSCRIPT_BLOCK_MAX_CHARACTERS,
@@ -10,7 +9,7 @@ import {
   type TranscriptBlock,
   type TranscriptSink,
 } from '../src/index.js';
-import { createHarness, removeTemplate, type Harness } from './helpers.js';
+import { createHarness, firstAnswerOnly, removeTemplate, type Harness } from './helpers.js';
 
 let harness: Harness | undefined;
 afterEach(async () => {
@@ -18,15 +17,6 @@ afterEach(async () => {
   harness = undefined;
 });
 afterAll(removeTemplate);
-
-function firstAnswerOnly(answer: SimScriptResult): SimScript {
-  let sent = false;
-  return () => {
-    if (sent) return undefined;
-    sent = true;
-    return answer;
-  };
-}
 
 /** Guidance that arrives after the session's first request went out. */
 function lateGuidance(entry: OperatorGuidance): GuidanceSource {
