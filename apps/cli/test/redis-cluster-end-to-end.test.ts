@@ -1,83 +1,26 @@
-import {
-  createBatonControl,
-  readRedisTarget,
-  verifyWebhookSignature,
-  type BatonControl,
-  type ProjectRecord,
-} from '@baton/projects';
-import {
-  randomHex,
-  startRedisCluster,
-  startWebhookReceiver,
-  waitFor,
-  type RedisClusterProcesses,
-} from '@baton/test-support';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
-import { closedPort } from './redis-fixtures.js';
+import { verifyWebhookSignature, type ProjectRecord } from '@baton/projects';
+import { randomHex, startWebhookReceiver, waitFor } from '@baton/test-support';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli } from './helpers.js';
+import { closedPort, useRedisCluster } from './redis-fixtures.js';
 
 // A private 3-master cluster plus several `baton` processes: slow on a loaded 2-core machine.
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 90_000 });
 
 const PASSWORD = 'cluster pw/1';
 
-let cluster: RedisClusterProcesses;
-let dir: string;
-let cleanupDir: () => Promise<void>;
-let prefix: string;
-let control: BatonControl;
-/** REDIS_URL names a closed port: only REDIS_CLUSTER_NODES can make anything work. */
-let deadSingleNode: string;
-const running: CliProcess[] = [];
-
-beforeAll(async () => {
-  cluster = await startRedisCluster({ password: PASSWORD });
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  prefix = `{cli-cluster-${randomHex(4)}}`;
-  deadSingleNode = `redis://127.0.0.1:${await closedPort()}`;
-  control = createBatonControl({
-    target: readRedisTarget({ REDIS_CLUSTER_NODES: cluster.clusterNodesVariable }),
-    prefix,
-  });
+const world = useRedisCluster('cluster', {
+  password: PASSWORD,
+  // REDIS_URL names a closed port: only REDIS_CLUSTER_NODES can make anything work.
+  env: async () => ({ REDIS_URL: `redis://127.0.0.1:${await closedPort()}` }),
 });
-
-afterAll(async () => {
-  for (const process of running.splice(0)) {
-    process.kill('SIGKILL');
-    await process.done;
-  }
-  await control?.close();
-  await cluster?.stop();
-  await cleanupDir?.();
-});
-
-function env(extra: Record<string, string | undefined> = {}): NodeJS.ProcessEnv {
-  return cliEnv(dir, {
-    REDIS_CLUSTER_NODES: cluster.clusterNodesVariable,
-    REDIS_URL: deadSingleNode,
-    BATON_PREFIX: prefix,
-    ...extra,
-  });
-}
-
-function start(args: string[], extra: Record<string, string | undefined> = {}): CliProcess {
-  const child = startCli(args, { cwd: dir, env: env(extra) });
-  running.push(child);
-  return child;
-}
-
-async function stop(child: CliProcess): Promise<number | null> {
-  child.kill('SIGTERM');
-  const { code } = await child.done;
-  running.splice(running.indexOf(child), 1);
-  return code;
-}
+const { env, start, stop } = world;
 
 function finished(id: string): Promise<ProjectRecord> {
   return waitFor(
     `project ${id} to complete on the cluster`,
     async () => {
-      const project = await control.getProject(id);
+      const project = await world.control.getProject(id);
       if (project?.status === 'failed') throw new Error(`${id} failed: ${project.statusReason}`);
       return project?.status === 'completed' ? project : null;
     },
@@ -113,7 +56,7 @@ async function openEventStream(url: string) {
 }
 
 async function cli(args: string[]): Promise<string> {
-  const result = await runCli(args, { cwd: dir, env: env() });
+  const result = await runCli(args, { cwd: world.dir, env: env() });
   expect(result.code, `baton ${args.join(' ')}: ${result.stderr}`).toBe(0);
   return result.stdout;
 }
@@ -129,7 +72,7 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
     });
     await worker.waitForOutput('"worker started"', 60_000);
     // The log names the cluster's seeds, never the password.
-    expect(worker.stdout()).toContain(`"redis":"redis cluster ${cluster.nodes[0]?.host}`);
+    expect(worker.stdout()).toContain(`"redis":"redis cluster ${world.cluster.nodes[0]?.host}`);
     expect(worker.stdout()).not.toContain('cluster pw');
 
     // The dashboard watches live from before the project exists (its event hub reads the cluster).
@@ -213,7 +156,7 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
     ) as { dashboardUrl: string; redisUrl: string; redisSource: string };
     expect(ready.redisSource).toBe('env');
     expect(ready.redisUrl).toBe(
-      `redis cluster ${cluster.nodes.map((node) => `${node.host}:${node.port}`).join(',')}`,
+      `redis cluster ${world.cluster.nodes.map((node) => `${node.host}:${node.port}`).join(',')}`,
     );
 
     const id = `cluster-up-${randomHex(3)}`;
@@ -228,7 +171,7 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
 
   it('a bad REDIS_CLUSTER_NODES is one line naming the variable (exit 2), a wrong password exit 8', async () => {
     const bad = await runCli(['status'], {
-      cwd: dir,
+      cwd: world.dir,
       env: env({ REDIS_CLUSTER_NODES: 'redis://:hunter2@10.0.0.1:7000,rediss://10.0.0.2:7001' }),
     });
     expect(bad.code).toBe(2);
@@ -236,9 +179,9 @@ describe('Baton on a Redis Cluster (REDIS_CLUSTER_NODES with a password, REDIS_U
       'baton: REDIS_CLUSTER_NODES mixes redis:// and rediss:// nodes: a cluster is all TLS or none.',
     );
     const wrong = await runCli(['projects'], {
-      cwd: dir,
+      cwd: world.dir,
       env: env({
-        REDIS_CLUSTER_NODES: cluster.clusterNodesVariable.replaceAll('cluster%20pw', 'nope'),
+        REDIS_CLUSTER_NODES: world.cluster.clusterNodesVariable.replaceAll('cluster%20pw', 'nope'),
       }),
     });
     expect(wrong.code).toBe(8);

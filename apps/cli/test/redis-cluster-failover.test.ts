@@ -1,59 +1,22 @@
-import { createBatonControl, readRedisTarget, type BatonControl } from '@baton/projects';
-import {
-  randomHex,
-  startRedisCluster,
-  waitFor,
-  type RedisClusterProcesses,
-} from '@baton/test-support';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { randomHex, waitFor } from '@baton/test-support';
+import { describe, expect, it, vi } from 'vitest';
+import { runCli } from './helpers.js';
+import { useRedisCluster } from './redis-fixtures.js';
 
 // Six redis-servers, a failover and a worker: slow on a loaded 2-core machine.
 vi.setConfig({ testTimeout: 240_000, hookTimeout: 90_000 });
 
-let cluster: RedisClusterProcesses;
-let dir: string;
-let cleanupDir: () => Promise<void>;
-let prefix: string;
-let control: BatonControl;
-const running: CliProcess[] = [];
-
-beforeAll(async () => {
-  // A replica per master, promoted one second after its master goes silent.
-  cluster = await startRedisCluster({ replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
-  ({ dir, cleanup: cleanupDir } = await tempDir());
-  prefix = `{cli-failover-${randomHex(4)}}`;
-  control = createBatonControl({
-    target: readRedisTarget({ REDIS_CLUSTER_NODES: cluster.clusterNodesVariable }),
-    prefix,
-  });
-});
-
-afterAll(async () => {
-  for (const process of running.splice(0)) {
-    process.kill('SIGKILL');
-    await process.done;
-  }
-  await control?.close();
-  await cluster?.stop();
-  await cleanupDir?.();
-});
-
-function env(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  return cliEnv(dir, {
-    REDIS_CLUSTER_NODES: cluster.clusterNodesVariable,
-    BATON_PREFIX: prefix,
-    ...extra,
-  });
-}
+// A replica per master, promoted one second after its master goes silent.
+const world = useRedisCluster('failover', { replicasPerMaster: 1, nodeTimeoutMs: 1_000 });
 
 describe('Redis Cluster failover', () => {
   it('the master of the queue and project keys is SIGKILLed mid-project; its replica takes over and the same worker completes the project', async () => {
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: env({ BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0', BATON_RETRY_DELAY_MS: '200' }),
+    const { cluster, control, dir, env, prefix } = world;
+    const worker = world.start(['worker', '--port', '0'], {
+      BATON_MODEL: 'sim',
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_RETRY_DELAY_MS: '200',
     });
-    running.push(worker);
     await worker.waitForOutput('"worker started"', 60_000);
 
     const id = `failover-${randomHex(3)}`;
@@ -110,7 +73,6 @@ describe('Redis Cluster failover', () => {
     expect(worker.stdout()).not.toContain('"worker stopped"');
     const status = await runCli(['status', id, '--json'], { cwd: dir, env: env() });
     expect(JSON.parse(status.stdout)).toMatchObject({ id, status: 'completed' });
-    worker.kill('SIGTERM');
-    expect((await worker.done).code).toBe(0);
+    expect(await world.stop(worker)).toBe(0);
   });
 });

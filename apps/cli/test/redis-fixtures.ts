@@ -2,14 +2,22 @@ import {
   ProjectRepository,
   createBatonControl,
   createKeys,
+  readRedisTarget,
   type BatonControl,
   type StreamEvent,
 } from '@baton/projects';
-import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
+import {
+  deletePrefix,
+  randomHex,
+  REDIS_URL,
+  startRedisCluster,
+  type RedisClusterOptions,
+  type RedisClusterProcesses,
+} from '@baton/test-support';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { freeLoopbackPort } from '../src/internal/redis-discovery.js';
-import { startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
+import { cliEnv, startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
 
@@ -104,6 +112,93 @@ export function useRedisWorld(
     await world.cleanup();
     await cleanupDir();
   });
+}
+
+type EnvVariables = Record<string, string | undefined>;
+
+/** What every test of a file that calls `useRedisCluster` shares: one private Redis Cluster. */
+export interface ClusterFixture {
+  cluster: RedisClusterProcesses;
+  /** A private temp dir, the cwd and BATON_HOME of the spawned `baton`. */
+  dir: string;
+  /** The file's `{hash tag}` key prefix. */
+  prefix: string;
+  /**
+   * A control API on the cluster under `prefix`, made on first use (not on a TLS cluster: this
+   * process does not trust its private CA).
+   */
+  readonly control: BatonControl;
+  /** Environment for `baton` on the cluster: its seeds, the prefix, the file's `env`, then `extra`. */
+  env: (extra?: EnvVariables) => NodeJS.ProcessEnv;
+  /** Starts `baton ...args` in `dir` with `env(extra)`; SIGKILLed after the file if still running. */
+  start: (args: string[], extra?: EnvVariables) => CliProcess;
+  /** SIGTERMs a process `start` made and resolves with its exit code. */
+  stop: (child: CliProcess) => Promise<number | null>;
+}
+
+/**
+ * Registers a beforeAll that starts a private Redis Cluster (`options`) with a temp dir and a
+ * `{cli-<label>-…}` prefix, and an afterAll that SIGKILLs the `baton` processes left running,
+ * closes the control API and stops the cluster. `env` gives the file's own variables for
+ * `baton` (computed once the cluster is up). Fields are filled in by the beforeAll: read them
+ * inside the tests.
+ */
+export function useRedisCluster(
+  label: string,
+  options: RedisClusterOptions & {
+    env?: (cluster: RedisClusterProcesses) => EnvVariables | Promise<EnvVariables>;
+  } = {},
+): ClusterFixture {
+  const { env: fileEnv, ...clusterOptions } = options;
+  const running: CliProcess[] = [];
+  let control: BatonControl | undefined;
+  let cleanupDir: (() => Promise<void>) | undefined;
+  let variables: EnvVariables = {};
+  const fixture = {
+    get control(): BatonControl {
+      control ??= createBatonControl({
+        target: readRedisTarget({ REDIS_CLUSTER_NODES: fixture.cluster.clusterNodesVariable }),
+        prefix: fixture.prefix,
+      });
+      return control;
+    },
+    env(extra: EnvVariables = {}) {
+      return cliEnv(fixture.dir, {
+        REDIS_CLUSTER_NODES: fixture.cluster.clusterNodesVariable,
+        BATON_PREFIX: fixture.prefix,
+        ...variables,
+        ...extra,
+      });
+    },
+    start(args: string[], extra: EnvVariables = {}) {
+      const child = startCli(args, { cwd: fixture.dir, env: fixture.env(extra) });
+      running.push(child);
+      return child;
+    },
+    async stop(child: CliProcess) {
+      child.kill('SIGTERM');
+      const { code } = await child.done;
+      const index = running.indexOf(child);
+      if (index !== -1) running.splice(index, 1);
+      return code;
+    },
+  } as ClusterFixture;
+  beforeAll(async () => {
+    fixture.cluster = await startRedisCluster(clusterOptions);
+    ({ dir: fixture.dir, cleanup: cleanupDir } = await tempDir());
+    fixture.prefix = `{cli-${label}-${randomHex(4)}}`;
+    variables = (await fileEnv?.(fixture.cluster)) ?? {};
+  });
+  afterAll(async () => {
+    for (const process of running.splice(0)) {
+      process.kill('SIGKILL');
+      await process.done;
+    }
+    await control?.close();
+    await fixture.cluster?.stop();
+    await cleanupDir?.();
+  });
+  return fixture;
 }
 
 /** A TCP port on 127.0.0.1 that nothing listens on (bound, then released). */
