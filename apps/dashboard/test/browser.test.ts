@@ -14,8 +14,10 @@ import { checkoutFingerprint, createUserRepo, git, randomHex } from '@baton/test
 import { sanitizeRenderedHtml } from '../src/internal/markdown.js';
 import { HOSTILE_INPUTS, HOSTILE_MARKDOWN } from './fixtures/hostile.js';
 import {
+  activeContent,
   CHROMIUM,
   chromiumAvailable,
+  INERT,
   launchTestBrowser,
   type TestBrowser,
 } from './support/browser.js';
@@ -297,29 +299,11 @@ describe.skipIf(!chromiumAvailable)('the dashboard in a real browser', () => {
     await page.waitForSelector('.file-content h1');
     // Hover and click everything that could carry a handler or a javascript: URL.
     for (const link of await page.locator('[data-testid=progress-log] a').all()) await link.hover();
-    const report = await page.evaluate(() => ({
-      pwned: (window as unknown as { __pwned?: unknown }).__pwned,
-      scripts: document.querySelectorAll('#main script').length,
-      images: document.querySelectorAll('#main img, #main iframe').length,
-      handlers: [...document.querySelectorAll('#main *')].filter((element) =>
-        [...element.attributes].some((attribute) => attribute.name.startsWith('on')),
-      ).length,
-      dangerousLinks: [...document.querySelectorAll('#main a[href]')]
-        .map((link) => link.getAttribute('href') ?? '')
-        // Browsers drop whitespace and control characters inside a scheme, so we do too.
-        .map((href) => [...href].filter((character) => character.charCodeAt(0) > 0x20).join(''))
-        .filter((href) => /^(javascript|data|vbscript):/i.test(href)),
-      text: document.querySelector('[data-testid=progress-log]')?.textContent ?? '',
-    }));
-    expect(report).toMatchObject({
-      pwned: undefined,
-      scripts: 0,
-      images: 0,
-      handlers: 0,
-      dangerousLinks: [],
-    });
+    expect(await activeContent(page)).toEqual(INERT);
     // The attack is shown as text, so a reader sees what the agent wrote.
-    expect(report.text).toContain('<script>window.__pwned = 1</script>');
+    expect(await page.textContent('[data-testid=progress-log]')).toContain(
+      '<script>window.__pwned = 1</script>',
+    );
     await shot('hostile-progress');
     expect(browser.pageErrors).toEqual([]);
   });

@@ -11,7 +11,13 @@ import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
-import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
+import {
+  activeContent,
+  chromiumAvailable,
+  INERT,
+  launchTestBrowser,
+  type TestBrowser,
+} from './support/browser.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { seedSession } from './support/seed.js';
 import { seedHostileTranscript } from './support/seed-transcript.js';
@@ -81,30 +87,14 @@ describe.skipIf(!chromiumAvailable)('the session page in a real browser', () => 
     expect(await page.textContent('[data-testid=context-edit]')).toContain(
       'cleared 1 tool uses (700 input tokens)',
     );
-    const report = await page.evaluate(() => ({
-      pwned: (window as unknown as { __pwned?: unknown }).__pwned,
-      scripts: document.querySelectorAll('#main script').length,
-      active: document.querySelectorAll('#main img, #main iframe, #main svg, #main object').length,
-      handlers: [...document.querySelectorAll('#main *')].filter((element) =>
-        [...element.attributes].some((attribute) => attribute.name.startsWith('on')),
-      ).length,
-      dangerousLinks: [...document.querySelectorAll('#main a[href]')]
-        .map((link) => link.getAttribute('href') ?? '')
-        .map((href) => [...href].filter((character) => character.charCodeAt(0) > 0x20).join(''))
-        .filter((href) => /^(javascript|data|vbscript):/i.test(href)),
-      resultText: document.querySelector('[data-testid=tool-result] pre')?.textContent ?? '',
-      modelText: document.querySelector('[data-testid=model-text]')?.textContent ?? '',
-    }));
-    expect(report).toMatchObject({
-      pwned: undefined,
-      scripts: 0,
-      active: 0,
-      handlers: 0,
-      dangerousLinks: [],
-    });
+    expect(await activeContent(page)).toEqual(INERT);
     // Shown as text, so a reader sees what the agent and its commands wrote.
-    expect(report.resultText).toContain('<script>window.__pwned = 1</script>');
-    expect(report.modelText).toContain('<script>window.__pwned = 1</script>');
+    expect(await page.textContent('[data-testid=tool-result] pre')).toContain(
+      '<script>window.__pwned = 1</script>',
+    );
+    expect(await page.textContent('[data-testid=model-text]')).toContain(
+      '<script>window.__pwned = 1</script>',
+    );
     await page.screenshot({ path: path.join(ARTIFACTS, 'dashboard-session.png'), fullPage: true });
     expect(browser.pageErrors).toEqual([]);
   }, 90_000);

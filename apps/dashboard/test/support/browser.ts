@@ -1,3 +1,4 @@
+/// <reference lib="dom" />
 import { existsSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -64,4 +65,46 @@ export async function launchTestBrowser(options: TestBrowserOptions = {}): Promi
       await rm(userDataDir, { recursive: true, force: true });
     },
   };
+}
+
+/** What in the page's `#main` could run script, and whether any did. */
+export interface ActiveContent {
+  /** `window.__pwned`: hostile fixtures set it when they run. */
+  pwned: unknown;
+  scripts: number;
+  /** `img`, `iframe`, `object` and `svg` elements (but the token chart): each can carry script. */
+  active: number;
+  /** Elements with an `on…` attribute. */
+  handlers: number;
+  /** `javascript:`, `data:` and `vbscript:` hrefs. */
+  dangerousLinks: string[];
+}
+
+/** `activeContent` of a page that shows hostile input safely. */
+export const INERT: ActiveContent = {
+  pwned: undefined,
+  scripts: 0,
+  active: 0,
+  handlers: 0,
+  dangerousLinks: [],
+};
+
+/** Reads the `ActiveContent` of `page` (compare with `INERT`). */
+export function activeContent(page: Page): Promise<ActiveContent> {
+  return page.evaluate(() => ({
+    pwned: (window as unknown as { __pwned?: unknown }).__pwned,
+    scripts: document.querySelectorAll('#main script').length,
+    // The token chart is the dashboard's own SVG; any other came from the content.
+    active: document.querySelectorAll(
+      '#main img, #main iframe, #main object, #main svg:not([data-testid=token-chart])',
+    ).length,
+    handlers: [...document.querySelectorAll('#main *')].filter((element) =>
+      [...element.attributes].some((attribute) => attribute.name.startsWith('on')),
+    ).length,
+    dangerousLinks: [...document.querySelectorAll('#main a[href]')]
+      .map((link) => link.getAttribute('href') ?? '')
+      // Browsers drop whitespace and control characters inside a scheme, so we do too.
+      .map((href) => [...href].filter((character) => character.charCodeAt(0) > 0x20).join(''))
+      .filter((href) => /^(javascript|data|vbscript):/i.test(href)),
+  }));
 }
