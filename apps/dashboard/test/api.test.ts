@@ -24,11 +24,6 @@ describe('dashboard JSON API over the real control API', () => {
     await dashboard.close();
   });
 
-  async function json(pathname: string): Promise<{ status: number; body: any }> {
-    const response = await dashboard.request(pathname);
-    return { status: response.status, body: await response.json() };
-  }
-
   async function post(pathname: string, body: unknown): Promise<{ status: number; body: any }> {
     const response = await dashboard.request(pathname, {
       method: 'POST',
@@ -79,7 +74,7 @@ describe('dashboard JSON API over the real control API', () => {
     const queued = `q-${randomHex()}`;
     await dashboard.control.createProject({ id: queued, goal: 'Other\n- one' });
 
-    const all = await json('/api/projects');
+    const all = await dashboard.json('/api/projects');
     expect(all.status).toBe(200);
     expect(all.body.projects.map((project: { id: string }) => project.id).sort()).toEqual(
       [queued, running].sort(),
@@ -103,11 +98,11 @@ describe('dashboard JSON API over the real control API', () => {
     });
     expect(view.costUsd).toBeCloseTo(0.005);
 
-    const onlyQueued = await json('/api/projects?status=queued');
+    const onlyQueued = await dashboard.json('/api/projects?status=queued');
     expect(onlyQueued.body.projects.map((project: { id: string }) => project.id)).toEqual([queued]);
-    const both = await json('/api/projects?status=queued,running');
+    const both = await dashboard.json('/api/projects?status=queued,running');
     expect(both.body.projects).toHaveLength(2);
-    const bad = await json('/api/projects?status=sleeping');
+    const bad = await dashboard.json('/api/projects?status=sleeping');
     expect(bad.status).toBe(400);
     expect(bad.body.error.message).toContain('status');
   });
@@ -127,7 +122,7 @@ describe('dashboard JSON API over the real control API', () => {
       const query: string = `/api/projects?limit=5${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
       // A project created between two pages is newer than the cursor: it shifts nothing.
       const [page] = await Promise.all([
-        json(query),
+        dashboard.json(query),
         control.createProject({ id: `late-${round}`, goal: 'late' }),
       ]);
       expect(page.status).toBe(200);
@@ -139,7 +134,7 @@ describe('dashboard JSON API over the real control API', () => {
     expect(new Set(seen).size).toBe(seen.length);
     expect(seen.filter((id) => id.startsWith('page-'))).toEqual([...ids].reverse());
 
-    const search = await json('/api/projects?q=PARSER&status=queued&sort=id&order=asc');
+    const search = await dashboard.json('/api/projects?q=PARSER&status=queued&sort=id&order=asc');
     expect(search.body.projects.map((project: { id: string }) => project.id)).toEqual([
       'page-00',
       'page-03',
@@ -147,12 +142,12 @@ describe('dashboard JSON API over the real control API', () => {
       'page-09',
     ]);
     expect(search.body.counts.cancelled).toBe(1);
-    const cancelled = await json('/api/projects?status=cancelled');
+    const cancelled = await dashboard.json('/api/projects?status=cancelled');
     expect(cancelled.body.projects.map((project: { id: string }) => project.id)).toEqual([
       'page-01',
     ]);
     for (const bad of ['limit=0', 'limit=x', 'cursor=..%2F', 'sort=goal', 'order=up']) {
-      const answer = await json(`/api/projects?${bad}`);
+      const answer = await dashboard.json(`/api/projects?${bad}`);
       expect(answer.status, bad).toBe(400);
       expect(answer.body.error.code).toBe('invalid_input');
     }
@@ -160,7 +155,7 @@ describe('dashboard JSON API over the real control API', () => {
 
   it('returns a project with its sessions and timestamped transitions', async () => {
     const id = await seedProject();
-    const { status, body } = await json(`/api/projects/${id}`);
+    const { status, body } = await dashboard.json(`/api/projects/${id}`);
     expect(status).toBe(200);
     expect(body.project.id).toBe(id);
     expect(
@@ -171,8 +166,8 @@ describe('dashboard JSON API over the real control API', () => {
       'running',
     ]);
     for (const transition of body.transitions) expect(transition.at).toBeGreaterThan(0);
-    expect((await json('/api/projects/nope-missing')).status).toBe(404);
-    const escape = await json('/api/projects/..%2F..%2Fetc');
+    expect((await dashboard.json('/api/projects/nope-missing')).status).toBe(404);
+    const escape = await dashboard.json('/api/projects/..%2F..%2Fetc');
     expect(escape.status).toBe(400);
     expect(escape.body.error.message).toMatch(/^invalid project id: id: must be 1-64 [^\n]+$/);
   });
@@ -197,12 +192,12 @@ describe('dashboard JSON API over the real control API', () => {
       error: 'receiver answered HTTP 500',
       at: 2,
     });
-    const { body } = await json(`/api/projects/${id}`);
+    const { body } = await dashboard.json(`/api/projects/${id}`);
     expect(body.webhooks).toMatchObject([
       { target: 'http://127.0.0.1:2', ok: false, attempts: 6, error: 'receiver answered HTTP 500' },
       { target: 'http://127.0.0.1:1', ok: true, attempts: 1 },
     ]);
-    const events = (await json(`/api/projects/${id}/events`)).body.events;
+    const events = (await dashboard.json(`/api/projects/${id}/events`)).body.events;
     expect(
       events
         .filter((entry: any) => entry.event.type === 'webhook-delivery')
@@ -212,7 +207,7 @@ describe('dashboard JSON API over the real control API', () => {
 
   it('joins the checklist with the session that flipped each feature', async () => {
     const id = await seedProject();
-    const { body } = await json(`/api/projects/${id}/checklist`);
+    const { body } = await dashboard.json(`/api/projects/${id}/checklist`);
     expect(body).toMatchObject({ state: 'ok', passing: 1, total: 2 });
     expect(body.rows).toEqual([
       expect.objectContaining({ id: 'F1', passes: true, flippedInSession: 2 }),
@@ -232,7 +227,7 @@ describe('dashboard JSON API over the real control API', () => {
     });
     expect(await rollOverProgressLog(store)).not.toBeNull();
     expect((await store.read('progress.md'))?.includes('## Session 1\n')).toBe(false);
-    const { body } = await json(`/api/projects/${id}/progress`);
+    const { body } = await dashboard.json(`/api/projects/${id}/progress`);
     expect(body.markdown).toBe(`# Progress log\n\n${entries.join('\n\n')}\n`);
     expect(body.archives).toEqual(expect.arrayContaining(['/memories/progress/0001.md']));
     expect(body.html).toContain('<h2>Session 1</h2>');
@@ -241,7 +236,7 @@ describe('dashboard JSON API over the real control API', () => {
 
   it('renders a hostile progress log inert', async () => {
     const id = await seedProject();
-    const { body } = await json(`/api/projects/${id}/progress`);
+    const { body } = await dashboard.json(`/api/projects/${id}/progress`);
     expect(body.markdown).toBe(HOSTILE_MARKDOWN);
     expect(body.html).toContain('<h1>Session 1</h1>');
     expect(body.html).not.toMatch(/<script|<img|<iframe|<div/i);
@@ -249,22 +244,26 @@ describe('dashboard JSON API over the real control API', () => {
     // Text is escaped (no raw `<`), so `<a ` only opens a real tag.
     expect(body.html).not.toMatch(/<a\s[^>]*href="\s*(javascript|data|vbscript):/i);
     expect(body.html).toContain('&lt;script&gt;');
-    const file = await json(`/api/projects/${id}/memory/file?path=/memories/progress.md`);
+    const file = await dashboard.json(`/api/projects/${id}/memory/file?path=/memories/progress.md`);
     expect(file.body.html).toBe(body.html);
   });
 
   it('serves memory files, their versions and a diff between versions', async () => {
     const id = await seedProject();
-    const files = await json(`/api/projects/${id}/memory`);
+    const files = await dashboard.json(`/api/projects/${id}/memory`);
     expect(files.body.files.map((file: { path: string }) => file.path)).toEqual([
       '/memories/features.json',
       '/memories/progress.md',
     ]);
-    const file = await json(`/api/projects/${id}/memory/file?path=/memories/features.json`);
+    const file = await dashboard.json(
+      `/api/projects/${id}/memory/file?path=/memories/features.json`,
+    );
     expect(JSON.parse(file.body.content)[0].passes).toBe(true);
     expect(file.body.html).toBeNull();
 
-    const history = await json(`/api/projects/${id}/memory/history?path=/memories/features.json`);
+    const history = await dashboard.json(
+      `/api/projects/${id}/memory/history?path=/memories/features.json`,
+    );
     expect(history.body.versions).toHaveLength(2);
     const [newest, oldest] = history.body.versions as { version: string; session?: string }[];
     expect(newest!.session).toBe('s2');
@@ -273,7 +272,7 @@ describe('dashboard JSON API over the real control API', () => {
       'str_replace',
     ]);
 
-    const diff = await json(
+    const diff = await dashboard.json(
       `/api/projects/${id}/memory/diff?path=/memories/features.json&from=${oldest!.version}&to=${newest!.version}`,
     );
     expect(diff.status).toBe(200);
@@ -283,12 +282,12 @@ describe('dashboard JSON API over the real control API', () => {
       expect.objectContaining({ op: 'insert', text: '    "passes": true' }),
     ]);
     // Without `from`, the diff is against the empty file (what the create wrote).
-    const created = await json(
+    const created = await dashboard.json(
       `/api/projects/${id}/memory/diff?path=/memories/features.json&to=${oldest!.version}`,
     );
     expect(created.body.diff.removed).toBe(0);
     expect(created.body.diff.added).toBe(JSON.stringify(FEATURES, null, 2).split('\n').length);
-    const gone = await json(
+    const gone = await dashboard.json(
       `/api/projects/${id}/memory/diff?path=/memories/features.json&from=1:1&to=${newest!.version}`,
     );
     expect(gone.status).toBe(404);
@@ -297,20 +296,20 @@ describe('dashboard JSON API over the real control API', () => {
   it('refuses memory paths outside /memories', async () => {
     const id = await seedProject();
     for (const path of ['/etc/passwd', '/memories/../secret', '/memories//x', 'memories/x']) {
-      const { status, body } = await json(
+      const { status, body } = await dashboard.json(
         `/api/projects/${id}/memory/file?path=${encodeURIComponent(path)}`,
       );
       expect(status, path).toBe(400);
       expect(body.error.code).toBe('invalid_input');
     }
-    expect((await json(`/api/projects/${id}/memory/file?path=/memories/absent.md`)).status).toBe(
-      404,
-    );
+    expect(
+      (await dashboard.json(`/api/projects/${id}/memory/file?path=/memories/absent.md`)).status,
+    ).toBe(404);
   });
 
   it('gives input tokens per turn and marks where context edits cleared', async () => {
     const id = await seedProject();
-    const { body } = await json(`/api/projects/${id}/tokens`);
+    const { body } = await dashboard.json(`/api/projects/${id}/tokens`);
     expect(body.turns.map((turn: { inputTokens: number }) => turn.inputTokens)).toEqual([
       1_000, 1_800, 2_000, 3_000, 1_500,
     ]);
@@ -329,21 +328,21 @@ describe('dashboard JSON API over the real control API', () => {
 
   it('returns the latest events and pages after a stream id', async () => {
     const id = await seedProject();
-    const tail = await json(`/api/projects/${id}/events?limit=3`);
+    const tail = await dashboard.json(`/api/projects/${id}/events?limit=3`);
     expect(tail.body.events).toHaveLength(3);
-    const all = await json(`/api/projects/${id}/events?limit=1000`);
+    const all = await dashboard.json(`/api/projects/${id}/events?limit=1000`);
     const third = all.body.events[2].id as string;
-    const after = await json(`/api/projects/${id}/events?after=${third}&limit=2`);
+    const after = await dashboard.json(`/api/projects/${id}/events?after=${third}&limit=2`);
     expect(after.body.events.map((entry: { id: string }) => entry.id)).toEqual(
       all.body.events.slice(3, 5).map((entry: { id: string }) => entry.id),
     );
     // Refusals are one line naming the field, by the request schemas of @baton/projects.
-    const nonsense = await json(`/api/projects/${id}/events?after=nonsense`);
+    const nonsense = await dashboard.json(`/api/projects/${id}/events?after=nonsense`);
     expect(nonsense.status).toBe(400);
     expect(nonsense.body.error.message).toBe(
       'invalid query: after: must be a stream id like 1700000000000-0',
     );
-    const both = await json(`/api/projects/${id}/events?after=1-0&before=2-0&extra=1`);
+    const both = await dashboard.json(`/api/projects/${id}/events?after=1-0&before=2-0&extra=1`);
     expect(both.body.error.message).toBe(
       'invalid query: input: Unrecognized key: "extra"; before: give after or before, not both',
     );
@@ -411,7 +410,7 @@ describe('dashboard JSON API over the real control API', () => {
       preset: 'long-horizon',
       promptCache: { prefixTtl: '1h' },
     });
-    const page = await json(`/api/projects/${id}`);
+    const page = await dashboard.json(`/api/projects/${id}`);
     expect(page.body.project.context).toEqual({
       config: { preset: 'long-horizon', promptCache: { prefixTtl: '1h' } },
       summary: 'long-horizon · edits clear_tool_uses, compact · cache on (ttl 1h)',

@@ -1,4 +1,3 @@
-/* eslint-disable @typescript-eslint/no-explicit-any -- JSON bodies: the assertions are the type checks */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
@@ -14,21 +13,16 @@ describe('transcript and search API', () => {
     await dashboard.close();
   });
 
-  async function json(pathname: string): Promise<{ status: number; body: any }> {
-    const response = await dashboard.request(pathname);
-    return { status: response.status, body: await response.json() };
-  }
-
   it('lists and returns a transcript, with model text rendered by the memory sanitiser', async () => {
     const id = `t-${randomHex()}`;
     await dashboard.control.createProject({ id, goal: 'Hostile\n- one' });
     await seedHostileTranscript(dashboard.repository, id, 'hs-1');
-    const listed = await json(`/api/projects/${id}/transcripts`);
+    const listed = await dashboard.json(`/api/projects/${id}/transcripts`);
     expect(listed.status).toBe(200);
     expect(listed.body.transcripts).toEqual([
       expect.objectContaining({ sessionId: 'hs-1', sessionNumber: 1, messageCount: 4 }),
     ]);
-    const one = await json(`/api/projects/${id}/transcripts/hs-1`);
+    const one = await dashboard.json(`/api/projects/${id}/transcripts/hs-1`);
     expect(one.status).toBe(200);
     const [, assistant, results] = one.body.transcript.messages;
     const text = assistant.content[0];
@@ -42,10 +36,14 @@ describe('transcript and search API', () => {
     expect(results.content[0]).toMatchObject({ type: 'tool_result', capped: { kept: 8000 } });
     expect(results.content[0].html).toBeUndefined();
 
-    expect((await json(`/api/projects/${id}/transcripts/hs-2`)).status).toBe(404);
-    const bad = await json(`/api/projects/${id}/transcripts/${encodeURIComponent('{x}')}`);
+    expect((await dashboard.json(`/api/projects/${id}/transcripts/hs-2`)).status).toBe(404);
+    const bad = await dashboard.json(
+      `/api/projects/${id}/transcripts/${encodeURIComponent('{x}')}`,
+    );
     expect(bad.status).toBe(400);
-    expect((await json(`/api/projects/ghost-${randomHex()}/transcripts`)).status).toBe(404);
+    expect((await dashboard.json(`/api/projects/ghost-${randomHex()}/transcripts`)).status).toBe(
+      404,
+    );
   });
 
   it('searches memory and transcripts, and refuses an empty or too long text', async () => {
@@ -54,7 +52,9 @@ describe('transcript and search API', () => {
     await seedHostileTranscript(dashboard.repository, id, 'hs-1');
     const store = await dashboard.control.memoryStore(id);
     await store.write('notes.md', 'line one\nthe Needle-In-Memory is here\n', { mode: 'create' });
-    const found = await json(`/api/projects/${id}/search?q=${encodeURIComponent('needle-in')}`);
+    const found = await dashboard.json(
+      `/api/projects/${id}/search?q=${encodeURIComponent('needle-in')}`,
+    );
     expect(found.status).toBe(200);
     expect(found.body).toMatchObject({
       query: 'needle-in',
@@ -72,14 +72,14 @@ describe('transcript and search API', () => {
       ],
     });
     expect(found.body.hits[1].snippet).toContain('needle-in-transcript');
-    const limited = await json(`/api/projects/${id}/search?q=pwned&limit=2`);
+    const limited = await dashboard.json(`/api/projects/${id}/search?q=pwned&limit=2`);
     expect(limited.body).toMatchObject({ truncated: true });
     expect(limited.body.hits).toHaveLength(2);
     for (const q of ['', '   ', 'x'.repeat(201)]) {
-      const refused = await json(`/api/projects/${id}/search?q=${encodeURIComponent(q)}`);
+      const refused = await dashboard.json(`/api/projects/${id}/search?q=${encodeURIComponent(q)}`);
       expect(refused.status, JSON.stringify(q)).toBe(400);
       expect(refused.body.error.message).toMatch(/search text/u);
     }
-    expect((await json(`/api/projects/${id}/search`)).status).toBe(400);
+    expect((await dashboard.json(`/api/projects/${id}/search`)).status).toBe(400);
   });
 });

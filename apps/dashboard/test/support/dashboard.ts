@@ -27,6 +27,9 @@ export interface TestDashboard {
   workspaceRoot: string;
   /** `fetch` against the server with the Host/Origin a same-origin browser would send. */
   request(pathname: string, init?: RequestInit): Promise<Response>;
+  /** GETs `pathname` and parses the body (`any`: the assertions are the type checks). */
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
+  json(pathname: string): Promise<{ status: number; body: any }>;
   close(): Promise<void>;
 }
 
@@ -68,6 +71,10 @@ export async function startTestDashboard(
     workspaceRoot,
     request(pathname, init = {}) {
       return fetch(new URL(pathname, server.url), init);
+    },
+    async json(pathname) {
+      const response = await fetch(new URL(pathname, server.url));
+      return { status: response.status, body: await response.json() };
     },
     async close() {
       await server.close();
