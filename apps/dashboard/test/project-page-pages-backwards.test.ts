@@ -7,7 +7,12 @@ import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { StreamEvent } from '@baton/projects';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
+import {
+  chromiumAvailable,
+  launchTestBrowser,
+  loadOlder,
+  type TestBrowser,
+} from './support/browser.js';
 import { sessionSummary } from './support/session-summary.js';
 
 const SESSIONS = 120;
@@ -62,26 +67,19 @@ describe.skipIf(!chromiumAvailable)('a long project page, paged backwards', () =
     await page.waitForSelector('[data-testid=event-tail] li');
     expect(await count('#sessions tbody tr')).toBe(50);
     expect(await page.getAttribute('#sessions tbody tr:last-child', 'data-session')).toBe('s120');
-    await page.click('[data-testid=older-sessions]');
-    await page.waitForFunction(
-      () => document.querySelectorAll('#sessions tbody tr').length === 100,
-    );
-    await page.click('[data-testid=older-sessions]');
-    await page.waitForFunction(
-      () => document.querySelectorAll('#sessions tbody tr').length === 120,
+    await loadOlder(
+      page,
+      { button: '[data-testid=older-sessions]', rows: '#sessions tbody tr' },
+      [100, 120],
     );
     expect(await page.isHidden('[data-testid=older-sessions]')).toBe(true);
     expect(await page.getAttribute('#sessions tbody tr:first-child', 'data-session')).toBe('s1');
 
     expect(await count('[data-testid=event-tail] li')).toBe(200);
-    await page.click('[data-testid=older-events]');
-    await page.waitForFunction(
-      () => document.querySelectorAll('[data-testid=event-tail] li').length === 400,
-    );
-    await page.click('[data-testid=older-events]');
-    await page.waitForFunction(
-      (total) => document.querySelectorAll('[data-testid=event-tail] li').length === total,
-      EVENTS,
+    await loadOlder(
+      page,
+      { button: '[data-testid=older-events]', rows: '[data-testid=event-tail] li' },
+      [400, EVENTS],
     );
     const shown = await page.$$eval('[data-testid=event-tail] li', (items) =>
       items.map((item) => (item as HTMLElement).dataset.id),

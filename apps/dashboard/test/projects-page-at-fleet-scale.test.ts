@@ -8,7 +8,12 @@
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
-import { chromiumAvailable, launchTestBrowser, type TestBrowser } from './support/browser.js';
+import {
+  chromiumAvailable,
+  launchTestBrowser,
+  loadOlder,
+  type TestBrowser,
+} from './support/browser.js';
 
 interface Probe {
   marker?: string;
@@ -60,13 +65,10 @@ describe.skipIf(!chromiumAvailable)('the projects page at fleet scale', () => {
     expect(await rowIds()).toEqual([...ids].reverse().slice(0, 50));
     expect(await chip('all')).toBe('120');
     expect(await chip('queued')).toBe('120');
-    await page.click('[data-testid=load-more]');
-    await page.waitForFunction(
-      () => document.querySelectorAll('[data-testid=projects-table] tbody tr').length === 100,
-    );
-    await page.click('[data-testid=load-more]');
-    await page.waitForFunction(
-      () => document.querySelectorAll('[data-testid=projects-table] tbody tr').length === 120,
+    await loadOlder(
+      page,
+      { button: '[data-testid=load-more]', rows: '[data-testid=projects-table] tbody tr' },
+      [100, 120],
     );
     expect(await page.isHidden('[data-testid=load-more]')).toBe(true);
     expect(await rowIds()).toEqual([...ids].reverse());

@@ -108,3 +108,21 @@ export function activeContent(page: Page): Promise<ActiveContent> {
       .filter((href) => /^(javascript|data|vbscript):/i.test(href)),
   }));
 }
+
+/**
+ * Clicks `button` once for each of `counts`, waiting each time until `rows` matches that many
+ * elements: one page of older entries per click.
+ */
+export async function loadOlder(
+  page: Page,
+  selectors: { button: string; rows: string },
+  counts: number[],
+): Promise<void> {
+  for (const count of counts) {
+    await page.click(selectors.button);
+    await page.waitForFunction(
+      ({ rows, total }) => document.querySelectorAll(rows).length === total,
+      { rows: selectors.rows, total: count },
+    );
+  }
+}
