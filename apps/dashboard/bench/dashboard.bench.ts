@@ -15,9 +15,6 @@
  * Results: docs/benchmarks.md. Prints the machine's `uptime` load with the numbers.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import {
   createBatonControl,
   createKeys,
@@ -27,8 +24,9 @@ import {
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { chromium, type Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { createDashboardServer, type DashboardServer } from '../src/index.js';
+import { launchTestBrowser } from '../test/support/browser.js';
 import { sessionSummary } from '../test/support/session-summary.js';
 
 const PROJECTS = Number(process.env.BATON_BENCH_PROJECTS ?? 10_000);
@@ -36,7 +34,6 @@ const BASELINE_PROJECTS = 100;
 const BURST = Number(process.env.BATON_BENCH_BURST ?? 500);
 const EVENTS = Number(process.env.BATON_BENCH_EVENTS ?? 10_000);
 const SESSIONS = 500;
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /** Writes in flight at once on the one connection: ioredis pipelines them on the socket. */
 const IN_FLIGHT = 200;
 
@@ -217,22 +214,8 @@ async function projectPageMs(
 async function main() {
   const load = () => execFileSync('uptime', { encoding: 'utf8' }).trim();
   console.log(`load before: ${load()}`);
-  const userDataDir = await mkdtemp(path.join(tmpdir(), 'baton-bench-chromium-'));
-  const context = await chromium.launchPersistentContext(userDataDir, {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: [
-      '--headless',
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--disable-sync',
-      '--no-first-run',
-    ],
-    viewport: { width: 1400, height: 900 },
-  });
-  const page = context.pages()[0] ?? (await context.newPage());
+  const browser = await launchTestBrowser();
+  const { page } = browser;
   const results: Record<string, unknown> = {};
   try {
     for (const count of [BASELINE_PROJECTS, PROJECTS]) {
@@ -311,8 +294,7 @@ async function main() {
     );
     console.log(`load after: ${load()}`);
   } finally {
-    await context.close();
-    await rm(userDataDir, { recursive: true, force: true });
+    await browser.close();
   }
 }
 
