@@ -14,4 +14,4 @@ export type {
 export { createNamespaceKeys, DEFAULT_KEY_PREFIX } from './keys.js';
 export type { NamespaceKeys } from './keys.js';
 export { createLuaScripts } from './lua-scripts.js';
-export type { LuaScriptsOptions, RedisClient } from './lua-scripts.js';
+export type { LuaScript, LuaScripts, LuaScriptsOptions, RedisClient } from './lua-scripts.js';

@@ -11,10 +11,13 @@
  * | `<base>feed`                     | stream | change feed, capped with `MAXLEN ~`                   |
  * | `<base>c:<dir>`                  | hash   | directory index: child name -> `f,<size>,<mtime>` or `d,<mtime>` (root: `<base>c:`) |
  * | `<base>f:<path>`                 | hash   | file: `c` content, `v` version, `m` header, `hs` history sizes |
- * | `<base>h:<path>`                 | list   | history: older versions (deltas or copies), newest    |
+ * | `<base>h:<path>`                 | list   | history: older versions (deltas or headers), newest   |
+ * | `<base>x:<version>`              | hash   | an older version kept whole (`c`), named in its file's `hs` |
+ * | `<base>w`                        | hash   | write stage: `c` of the write in flight (inside one MULTI) |
  *
- * Lua scripts receive the `c:`, `f:` and `h:` prefixes as their first three ARGV entries and only
- * append store paths to them, so this module stays the one place that spells keys.
+ * Lua scripts receive the `c:`, `f:`, `h:` and `x:` prefixes as their first four ARGV entries
+ * and only append store paths (or versions) to them, so this module stays the one place that
+ * spells keys.
  */
 
 /** Key builder for one namespace. */
@@ -33,12 +36,21 @@ export interface NamespaceKeys {
   readonly filePrefix: string;
   /** Prefix of history lists; append a file's store path. */
   readonly historyPrefix: string;
+  /** Prefix of older versions kept whole in a key of their own; append the version. */
+  readonly keptPrefix: string;
+  /**
+   * The write stage: the client sets its field `c` to the new content and runs the write script
+   * in the same MULTI, so the content never passes through Lua. Empty between transactions.
+   */
+  readonly writeStage: string;
   /** Directory index of `directory`. */
   children(directory: string): string;
   /** File hash of `path`. */
   file(path: string): string;
   /** History list of `path`. */
   history(path: string): string;
+  /** An older version kept whole, by its version id. */
+  kept(version: string): string;
 }
 
 /** Default key prefix. */
@@ -63,6 +75,7 @@ export function createNamespaceKeys(
   const childrenPrefix = `${base}c:`;
   const filePrefix = `${base}f:`;
   const historyPrefix = `${base}h:`;
+  const keptPrefix = `${base}x:`;
   return {
     base,
     meta: `${base}meta`,
@@ -71,8 +84,11 @@ export function createNamespaceKeys(
     childrenPrefix,
     filePrefix,
     historyPrefix,
+    keptPrefix,
+    writeStage: `${base}w`,
     children: (directory) => childrenPrefix + directory,
     file: (path) => filePrefix + path,
     history: (path) => historyPrefix + path,
+    kept: (version) => keptPrefix + version,
   };
 }

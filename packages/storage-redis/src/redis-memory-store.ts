@@ -146,6 +146,14 @@ interface Versioned {
 const UNLIMITED = '-1';
 
 /**
+ * Largest reverse delta sent to the write script, in UTF-16 code units. A script argument costs
+ * Redis far more per byte than a plain command (a 100 KB one costs more than the whole write), so
+ * a bigger delta (a rewrite rather than an edit) is not sent: the script keeps the old version
+ * whole by renaming its hash instead.
+ */
+const MAX_DELTA_SENT = 4_096;
+
+/**
  * `MemoryStore` on Redis: one namespace per store, every mutation one atomic Lua script.
  * See docs/operations.md for the key schema and the Redis settings it needs.
  */
@@ -161,7 +169,7 @@ export class RedisMemoryStore implements MemoryStore {
   private readonly historyMaxBytes: number;
   private readonly feedMaxLength: number;
   private readonly maxEditAttempts: number;
-  private readonly prefixes: readonly [string, string, string];
+  private readonly prefixes: readonly [string, string, string, string];
   private readonly editCacheEntries: number;
   private readonly editCacheChars: number;
   private cachedChars = 0;
@@ -204,7 +212,12 @@ export class RedisMemoryStore implements MemoryStore {
       limitArgument(limits.maxTotalBytes),
       limitArgument(limits.maxFiles),
     ];
-    this.prefixes = [this.keys.childrenPrefix, this.keys.filePrefix, this.keys.historyPrefix];
+    this.prefixes = [
+      this.keys.childrenPrefix,
+      this.keys.filePrefix,
+      this.keys.historyPrefix,
+      this.keys.keptPrefix,
+    ];
     if (options.redis !== undefined) {
       this.ownsClient = false;
       this.client = defineScripts(options.redis);
@@ -492,7 +505,7 @@ export class RedisMemoryStore implements MemoryStore {
    * history is off (then only while the file exists is its current version listed).
    */
   async listHistory(path: string): Promise<FileVersion[]> {
-    const history = await this.loadHistory(path);
+    const history = await this.loadHistory(path, false);
     return history.map(({ payload: _payload, kind: _kind, ...version }) => version);
   }
 
@@ -577,7 +590,12 @@ export class RedisMemoryStore implements MemoryStore {
       await this.delete(entry.path, { command: 'clear' });
     }
     try {
-      await this.client.del(this.keys.meta, this.keys.accessTimes, this.keys.feed);
+      await this.client.del(
+        this.keys.meta,
+        this.keys.accessTimes,
+        this.keys.feed,
+        this.keys.writeStage,
+      );
     } catch (error) {
       throw toStoreError(error, 'clear the namespace');
     }
@@ -650,33 +668,71 @@ export class RedisMemoryStore implements MemoryStore {
   ): Promise<unknown[]> {
     const sentAt = performance.now();
     // The script uses the delta only if `replaced` is still the stored version.
-    const keepsHistory = this.historyDepth > 1 && replaced !== undefined;
-    const delta = keepsHistory ? createReverseDelta(replaced.content, content) : '';
-    const reply = await this.run(command, path, () =>
-      this.client.batonMemoryWrite(
-        this.keys.meta,
-        this.keys.accessTimes,
-        this.keys.feed,
-        ...this.prefixes,
-        path,
-        content,
-        mode,
-        expectedVersion,
-        ...this.limits,
-        String(this.historyDepth),
-        String(this.feedMaxLength),
-        oneLine(command),
-        oneLine(session),
-        keepsHistory ? replaced.version : '',
-        delta,
-        String(this.historyMaxBytes),
-      ),
-    );
+    let deltaBase = '';
+    let delta = '';
+    if (this.historyDepth > 1 && replaced !== undefined) {
+      const candidate = createReverseDelta(replaced.content, content);
+      if (candidate.length <= MAX_DELTA_SENT) {
+        deltaBase = replaced.version;
+        delta = candidate;
+      }
+    }
+    const keys = [this.keys.meta, this.keys.accessTimes, this.keys.feed, this.keys.writeStage];
+    const args = [
+      ...this.prefixes,
+      path,
+      mode,
+      expectedVersion,
+      ...this.limits,
+      String(this.historyDepth),
+      String(this.feedMaxLength),
+      oneLine(command),
+      oneLine(session),
+      deltaBase,
+      delta,
+      String(this.historyMaxBytes),
+    ];
+    const reply = await this.run(command, path, () => this.stageAndWrite(content, keys, args));
     if (reply[0] === ScriptStatus.ok) {
       // The write script sets the access time too.
       this.accessRecords.record(path, String(reply[1]), sentAt);
     }
     return reply;
+  }
+
+  /**
+   * One round trip: MULTI, HSET of the content into the write stage, the write script (which
+   * renames the stage into place or deletes it), EXEC. The content goes to Redis as a plain
+   * command argument, never as a script argument. The script is sent by its SHA; if Redis does
+   * not know it (SCRIPT FLUSH, a new node) nothing was written, and the transaction is sent once
+   * more with the script's source.
+   */
+  private async stageAndWrite(content: string, keys: string[], args: string[]): Promise<unknown[]> {
+    const script = defineScripts.script('batonMemoryWrite');
+    for (const bySource of [false, true]) {
+      const transaction = this.client.multi().hset(this.keys.writeStage, 'c', content);
+      if (bySource) {
+        transaction.eval(script.lua, keys.length, ...keys, ...args);
+      } else {
+        transaction.evalsha(script.sha, keys.length, ...keys, ...args);
+      }
+      const replies = await transaction.exec();
+      const [staged, written] = replies ?? [];
+      if (staged === undefined || written === undefined) {
+        throw new StoreError('unavailable', 'Redis discarded the write transaction.');
+      }
+      if (staged[0]) {
+        throw staged[0];
+      }
+      const [error, reply] = written;
+      if (!error) {
+        return reply as unknown[];
+      }
+      if (bySource || !error.message.includes('NOSCRIPT')) {
+        throw error;
+      }
+    }
+    throw new StoreError('unavailable', 'Redis did not run the write script.');
   }
 
   private async run<Reply>(
@@ -693,7 +749,7 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /** The current version (kind 'f') then the older ones, newest first, read atomically. */
-  private async loadHistory(path: string): Promise<HistoryEntry[]> {
+  private async loadHistory(path: string, withContent = true): Promise<HistoryEntry[]> {
     assertStorePath(path);
     this.ensureOpen();
     if (path === '' || this.historyDepth === 0) {
@@ -720,10 +776,66 @@ export class RedisMemoryStore implements MemoryStore {
     if (typeof content !== 'string' || typeof version !== 'string' || typeof header !== 'string') {
       return [];
     }
-    return [
+    const history = [
       parseHistoryEntry(`${version}\n${header}\nf\n${content}`),
       ...entries.map(parseHistoryEntry),
     ];
+    return this.withKeptContent(path, history, withContent);
+  }
+
+  /**
+   * Fills in the content of the versions kept whole in keys of their own (kind 'k'), or with
+   * `withContent` false only checks they are still there. A write between the two reads may have
+   * dropped some of them: the history then ends before the first one missing, as if it had been
+   * trimmed a moment earlier.
+   */
+  private async withKeptContent(
+    path: string,
+    history: HistoryEntry[],
+    withContent: boolean,
+  ): Promise<HistoryEntry[]> {
+    const kept = history.filter((entry) => entry.kind === 'k');
+    if (kept.length === 0) {
+      return history;
+    }
+    let contents: Array<string | null>;
+    try {
+      const pipeline = this.client.pipeline();
+      for (const entry of kept) {
+        if (withContent) {
+          pipeline.hget(this.keys.kept(entry.version), 'c');
+        } else {
+          pipeline.exists(this.keys.kept(entry.version));
+        }
+      }
+      const replies = (await pipeline.exec()) ?? [];
+      contents = replies.map(([error, value]) => {
+        if (error) {
+          throw error;
+        }
+        if (!withContent) {
+          return value === 1 ? '' : null;
+        }
+        return typeof value === 'string' ? value : null;
+      });
+    } catch (error) {
+      throw toStoreError(error, `read the history of ${path}`);
+    }
+    const complete: HistoryEntry[] = [];
+    let next = 0;
+    for (const entry of history) {
+      if (entry.kind === 'k') {
+        const payload = contents[next];
+        next += 1;
+        if (payload === null || payload === undefined) {
+          break;
+        }
+        complete.push({ ...entry, kind: 'f', payload });
+      } else {
+        complete.push(entry);
+      }
+    }
+    return complete;
   }
 
   private remember(path: string, versioned: Versioned): void {
@@ -809,13 +921,16 @@ function oneLine(value: string | undefined): string {
   return value === undefined ? '' : value.replace(/[\r\n]+/gu, ' ');
 }
 
-/** A kept version: its payload is the full content ('f') or a reverse delta ('d'). */
+/**
+ * A kept version: its payload is the full content ('f'), a reverse delta ('d'), or nothing yet
+ * ('k': the content is in the version's own key, see `withKeptContent`).
+ */
 interface HistoryEntry extends FileVersion {
-  kind: 'f' | 'd';
+  kind: 'f' | 'd' | 'k';
   payload: string;
 }
 
-/** Parses `<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>` (see write-3.lua). */
+/** Parses `<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>` (see write-4.lua). */
 function parseHistoryEntry(entry: string): HistoryEntry {
   const lines: string[] = [];
   let offset = 0;
@@ -831,7 +946,7 @@ function parseHistoryEntry(entry: string): HistoryEntry {
     bytes: Number(bytes),
     command: command ?? '',
     ...(session ? { session } : {}),
-    kind: kind === 'd' ? 'd' : 'f',
+    kind: kind === 'd' || kind === 'k' ? kind : 'f',
     payload: entry.slice(offset),
   };
 }

@@ -1,7 +1,14 @@
 import { createMemoryTool } from '@baton/core';
+import { createRedisMemoryStore } from '../src/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTestStores, openTestStore } from './helpers.js';
-import { openCommandMonitor, type CommandMonitor, type SentCommand } from '@baton/test-support';
+import {
+  openCommandMonitor,
+  roundTrips,
+  startRedisServer,
+  type CommandMonitor,
+  type SentCommand,
+} from '@baton/test-support';
 
 type Sent = SentCommand;
 
@@ -110,29 +117,57 @@ describe('a file view through the memory tool is one round trip', () => {
   });
 });
 
-describe('a write is one script call with no second copy of the file', () => {
+describe('a write is one round trip whose content never passes through Lua', () => {
   const lua = (sent: Sent[]): string[] =>
     sent.filter((entry) => entry.source === 'lua').map((entry) => entry.command);
+  /** MULTI, the content into the write stage, the write script, EXEC. */
+  const WRITE = ['multi', 'hset', expect.stringMatching(/^eval(sha)?$/u), 'exec'];
+  /** The longest argument of any script call: the content must not be one of them. */
+  const longestScriptArgument = (sent: Sent[]): number =>
+    Math.max(
+      ...sent
+        .filter((entry) => /^eval(sha)?$/u.test(entry.command))
+        .flatMap((entry) => entry.args.slice(1).map((arg) => arg.length)),
+    );
 
-  it('a create reads the index and usage, then writes meta, index, file, access time and feed once each', async () => {
+  it('a create stages the content, then the script reads the index and usage and moves the stage into place', async () => {
     const store = openTestStore();
     await store.write('notes/first.md', 'x', { mode: 'create' });
+    const content = 'hello '.repeat(400);
     const sent = await commandsSentBy(store.keys.base, () =>
-      store.write('notes/b.md', 'hello', { mode: 'create' }),
+      store.write('notes/b.md', content, { mode: 'create' }),
     );
-    expect(sent.filter((entry) => entry.source !== 'lua').map((entry) => entry.command)).toEqual([
-      expect.stringMatching(/^eval(sha)?$/u),
-    ]);
+    expect(roundTrips(sent)).toEqual([WRITE]);
+    const staged = sent.find((entry) => entry.command === 'hset' && entry.source !== 'lua');
+    expect(staged?.args).toEqual([store.keys.writeStage, 'c', content]);
+    expect(longestScriptArgument(sent)).toBeLessThan(100);
     expect(lua(sent)).toEqual([
       'hget', // the file's entry in its parent's index (absent)
       'hget', // the parent directory's entry (present)
+      'hstrlen', // the staged content's size, for the quotas
       'hmget', // usage and sequence
       'hset', // usage and sequence, written back together
       'hset', // the parent's index entry
-      'hset', // the file: content, version, header, history sizes
+      'rename', // the stage becomes the file hash
+      'hset', // the file: version, header, history sizes
       'zadd', // access time
       'xadd', // change feed
     ]);
+    expect(await store.read('notes/b.md')).toBe(content);
+    expect(await store.redis.exists(store.keys.writeStage)).toBe(0);
+  });
+
+  it('a refused write leaves no stage behind and changes nothing', async () => {
+    const store = openTestStore({ limits: { maxFileBytes: 10 } });
+    await store.write('a.md', 'small', { mode: 'create' });
+    await expect(store.write('a.md', 'x'.repeat(11), { mode: 'overwrite' })).rejects.toMatchObject({
+      code: 'quota_exceeded',
+    });
+    await expect(store.write('a.md', 'other', { mode: 'create' })).rejects.toMatchObject({
+      code: 'exists',
+    });
+    expect(await store.redis.exists(store.keys.writeStage)).toBe(0);
+    expect(await store.read('a.md')).toBe('small');
   });
 
   it('an edit of a 100 KB file keeps a reverse delta of a few bytes in history, not a copy', async () => {
@@ -142,15 +177,18 @@ describe('a write is one script call with no second copy of the file', () => {
     const sent = await commandsSentBy(store.keys.base, () =>
       store.edit('big.md', (current) => current.replace('line 1500:', 'line fifteen hundred:')),
     );
-    expect(sent.filter((entry) => entry.source !== 'lua')).toHaveLength(1);
+    expect(roundTrips(sent)).toEqual([WRITE]);
+    expect(longestScriptArgument(sent)).toBeLessThan(200);
     expect(lua(sent)).toEqual([
       'hget',
       'hmget',
+      'hstrlen',
       'hmget',
       'hset',
       'hset',
       'lpush',
       'ltrim',
+      'rename',
       'hset',
       'zadd',
       'xadd',
@@ -162,27 +200,62 @@ describe('a write is one script call with no second copy of the file', () => {
     ).toBe(big);
   });
 
-  it('an overwrite of a version this store did not see copies the old content inside Redis only', async () => {
+  it('an overwrite of a version this store did not see keeps the old file hash by renaming it, never reading it', async () => {
     const store = openTestStore({ historyDepth: 3 });
-    await store.write('a.md', 'first', { mode: 'create' });
+    const first = 'first '.repeat(1000);
+    await store.write('a.md', first, { mode: 'create' });
     const other = openTestStore({ namespace: store.namespace, historyDepth: 3 });
     const sent = await commandsSentBy(store.keys.base, () =>
       other.write('a.md', 'second', { mode: 'overwrite' }),
     );
-    // The old content is read by the script (HGET), never sent back to the client.
-    expect(lua(sent)).toContain('lpush');
-    expect(lua(sent).filter((command) => command === 'hget')).toHaveLength(2);
+    const [version] = (await other.listHistory('a.md')).slice(1).map((entry) => entry.version);
+    const scriptCalls = sent.filter((entry) => entry.source === 'lua');
+    // The old content is neither read by the script nor sent back to the client.
     expect(
-      await other.readHistory('a.md', (await other.listHistory('a.md'))[1]?.version ?? ''),
-    ).toBe('first');
+      scriptCalls.filter(
+        (entry) => entry.args[0] === store.keys.file('a.md') && entry.args.includes('c'),
+      ),
+    ).toEqual([]);
+    expect(scriptCalls).toContainEqual({
+      command: 'rename',
+      args: [store.keys.file('a.md'), store.keys.kept(version ?? '')],
+      source: 'lua',
+    });
+    const pushed = sent.find((entry) => entry.command === 'lpush')?.args[1] ?? '';
+    expect(pushed.length).toBeLessThan(100);
+    expect(await other.readHistory('a.md', version ?? '')).toBe(first);
+  });
+
+  it('a write Redis has no script for (SCRIPT FLUSH) is sent again with the source, once', async () => {
+    // A Redis of its own: SCRIPT FLUSH on the shared one would disturb other tests' transactions.
+    const server = await startRedisServer();
+    const own = await openCommandMonitor(server.url);
+    const store = createRedisMemoryStore({ url: server.url, namespace: 'flushed' });
+    try {
+      await store.write('f.md', 'one', { mode: 'create' });
+      await store.redis.script('FLUSH');
+      const sent = await own.commandsSentBy(store.keys.base, () =>
+        store.write('f.md', 'two', { mode: 'overwrite' }),
+      );
+      expect(roundTrips(sent)).toEqual([
+        ['multi', 'hset', 'evalsha', 'exec'],
+        ['multi', 'hset', 'eval', 'exec'],
+      ]);
+      expect(await store.read('f.md')).toBe('two');
+      expect((await store.listHistory('f.md')).map((entry) => entry.bytes)).toEqual([3, 3]);
+      expect(await store.redis.exists(store.keys.writeStage)).toBe(0);
+    } finally {
+      own.close();
+      await store.close();
+      await server.stop();
+    }
   });
 });
 
 describe('round trips per operation', () => {
   it('mutations take at most two round trips: create one, edit two cold and one right after a read', async () => {
     const store = openTestStore();
-    const clientCalls = (sent: Sent[]): string[] =>
-      sent.filter((entry) => entry.source !== 'lua').map((entry) => entry.command);
+    const clientCalls = roundTrips;
     const create = await commandsSentBy(store.keys.base, () =>
       store.write('m/a.md', 'one', { mode: 'create' }),
     );
@@ -197,7 +270,10 @@ describe('round trips per operation', () => {
       await cold.edit('m/a.md', (current) => `${current} three`);
     });
     // The read (a plain HMGET: the commit just recorded the access time), then a single commit.
-    expect(clientCalls(warmEdit)).toEqual(['hmget', expect.stringMatching(/^eval(sha)?$/u)]);
+    expect(clientCalls(warmEdit)).toEqual([
+      ['hmget'],
+      ['multi', 'hset', expect.stringMatching(/^eval(sha)?$/u), 'exec'],
+    ]);
     for (const action of [() => cold.rename('m', 'n'), () => cold.delete('n')]) {
       expect(clientCalls(await commandsSentBy(store.keys.base, action))).toHaveLength(1);
     }

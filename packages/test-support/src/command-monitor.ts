@@ -19,10 +19,10 @@ export interface CommandMonitor {
   close(): void;
 }
 
-/** Opens a MONITOR connection; `close()` it in `afterAll`. */
-export async function openCommandMonitor(): Promise<CommandMonitor> {
+/** Opens a MONITOR connection (to the test Redis unless `url` names another); `close()` it in `afterAll`. */
+export async function openCommandMonitor(url: string = REDIS_URL): Promise<CommandMonitor> {
   const seen: SentCommand[] = [];
-  const monitor = await new Redis(REDIS_URL).monitor();
+  const monitor = await new Redis(url).monitor();
   monitor.on('monitor', (_time: string, args: string[], source: string) => {
     seen.push({ command: String(args[0]).toLowerCase(), args: args.slice(1), source });
   });
@@ -31,7 +31,7 @@ export async function openCommandMonitor(): Promise<CommandMonitor> {
       // A marker command bounds the window: MONITOR streams in order, so once the end marker
       // shows up, every command of `action` has been seen.
       const marker = `${base}marker:${Math.random()}`;
-      const probe = new Redis(REDIS_URL);
+      const probe = new Redis(url);
       try {
         await probe.exists(`${marker}:start`);
         const startIndex = await waitFor(() =>
@@ -42,9 +42,17 @@ export async function openCommandMonitor(): Promise<CommandMonitor> {
         const endIndex = await waitFor(() =>
           seen.findIndex((sent) => sent.args[0] === `${marker}:end`),
         );
-        return seen
-          .slice(startIndex + 1, endIndex)
-          .filter((sent) => sent.args.some((arg) => arg.startsWith(base)));
+        const window = seen.slice(startIndex + 1, endIndex);
+        const mentionsBase = (sent: SentCommand): boolean =>
+          sent.args.some((arg) => arg.startsWith(base));
+        // MULTI and EXEC name no key: keep those of the connections that sent the other commands.
+        const senders = new Set(
+          window.filter((sent) => sent.source !== 'lua' && mentionsBase(sent)).map((s) => s.source),
+        );
+        return window.filter(
+          (sent) =>
+            mentionsBase(sent) || (TRANSACTION.has(sent.command) && senders.has(sent.source)),
+        );
       } finally {
         probe.disconnect();
       }
@@ -53,6 +61,34 @@ export async function openCommandMonitor(): Promise<CommandMonitor> {
       monitor.disconnect();
     },
   };
+}
+
+const TRANSACTION = new Set(['multi', 'exec', 'discard']);
+
+/**
+ * The client's commands (not a script's) grouped by round trip: a MULTI ... EXEC block is one
+ * (its commands travel together), any other command one of its own.
+ */
+export function roundTrips(sent: readonly SentCommand[]): string[][] {
+  const trips: string[][] = [];
+  let open: string[] | undefined;
+  for (const { command, source } of sent) {
+    if (source === 'lua') {
+      continue;
+    }
+    if (command === 'multi') {
+      open = [command];
+      trips.push(open);
+    } else if (open !== undefined) {
+      open.push(command);
+      if (command === 'exec' || command === 'discard') {
+        open = undefined;
+      }
+    } else {
+      trips.push([command]);
+    }
+  }
+  return trips;
 }
 
 async function waitFor(find: () => number, timeoutMs = 5_000): Promise<number> {

@@ -23,4 +23,9 @@ export {
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from './webhook-receiver.js';
-export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';
+export {
+  openCommandMonitor,
+  roundTrips,
+  type CommandMonitor,
+  type SentCommand,
+} from './command-monitor.js';

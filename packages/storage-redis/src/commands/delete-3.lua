@@ -5,17 +5,17 @@
   KEYS[1] meta hash
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..3] key prefixes (see includes/lib.lua)
-  ARGV[4] store path (never the root)
-  ARGV[5] feed max length (0 = off)
-  ARGV[6] command recorded in the feed
-  ARGV[7] session ('' = none)
+  ARGV[1..4] key prefixes (see includes/lib.lua)
+  ARGV[5] store path (never the root)
+  ARGV[6] feed max length (0 = off)
+  ARGV[7] command recorded in the feed
+  ARGV[8] session ('' = none)
 
   Returns { 0, filesRemoved, bytesRemoved } or { 1 } when nothing is there.
 ]]
 --- @include "lib"
 
-local path, command, session = ARGV[4], ARGV[6], ARGV[7]
+local path, command, session = ARGV[5], ARGV[7], ARGV[8]
 local kind, size = lookup(path)
 if kind == nil then
   return { NOT_FOUND }
@@ -30,7 +30,7 @@ end
 
 local bytes = 0
 for _, file in ipairs(files) do
-  redis.call('DEL', FILES .. file[1], HISTORY .. file[1])
+  deleteFileKeys(file[1])
   redis.call('ZREM', KEYS[2], file[1])
   bytes = bytes + file[2]
 end
@@ -47,5 +47,5 @@ if session ~= '' then
   fields[#fields + 1] = 'session'
   fields[#fields + 1] = session
 end
-appendFeed(KEYS[3], ARGV[5], fields)
+appendFeed(KEYS[3], ARGV[6], fields)
 return { OK, #files, bytes }

@@ -6,12 +6,12 @@
   KEYS[1] meta hash
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..3] key prefixes (see includes/lib.lua)
-  ARGV[4] source store path (never the root)
-  ARGV[5] destination store path (never the root)
-  ARGV[6] feed max length (0 = off)
-  ARGV[7] command recorded in the feed
-  ARGV[8] session ('' = none)
+  ARGV[1..4] key prefixes (see includes/lib.lua)
+  ARGV[5] source store path (never the root)
+  ARGV[6] destination store path (never the root)
+  ARGV[7] feed max length (0 = off)
+  ARGV[8] command recorded in the feed
+  ARGV[9] session ('' = none)
 
   Returns { 0, bytes } (bytes: the file's size, 0 for a directory);
           { 1 } source missing, { 2 } destination taken,
@@ -19,7 +19,7 @@
 ]]
 --- @include "lib"
 
-local from, to, command, session = ARGV[4], ARGV[5], ARGV[7], ARGV[8]
+local from, to, command, session = ARGV[5], ARGV[6], ARGV[8], ARGV[9]
 local kind, size = lookup(from)
 if kind == nil then
   return { NOT_FOUND }
@@ -81,5 +81,5 @@ if session ~= '' then
   fields[#fields + 1] = 'session'
   fields[#fields + 1] = session
 end
-appendFeed(KEYS[3], ARGV[6], fields)
+appendFeed(KEYS[3], ARGV[7], fields)
 return { OK, size }

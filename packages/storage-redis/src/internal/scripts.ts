@@ -6,7 +6,14 @@ type Reply = Promise<unknown[]>;
 /** The scripts, as methods `defineCommand` adds to a client (names prefixed to avoid clashes). */
 export interface ScriptCommands {
   batonMemoryRead(accessTimes: string, ...args: string[]): Reply;
-  batonMemoryWrite(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
+  /** Sent by hand in a MULTI after staging the content (see write-4.lua), not called directly. */
+  batonMemoryWrite(
+    meta: string,
+    accessTimes: string,
+    feed: string,
+    stage: string,
+    ...args: string[]
+  ): Reply;
   batonMemoryList(meta: string, ...args: string[]): Reply;
   batonMemoryDelete(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
   batonMemoryRename(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
@@ -18,7 +25,7 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
   directory: new URL('../commands/', import.meta.url),
   files: {
     batonMemoryRead: 'read-1.lua',
-    batonMemoryWrite: 'write-3.lua',
+    batonMemoryWrite: 'write-4.lua',
     batonMemoryList: 'list-1.lua',
     batonMemoryDelete: 'delete-3.lua',
     batonMemoryRename: 'rename-3.lua',

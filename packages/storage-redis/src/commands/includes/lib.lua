@@ -1,10 +1,11 @@
 --[[
   Shared helpers, pasted into a script where it says `--- @include "lib"`.
 
-  Every script that includes this file passes, as ARGV[1..3], the key prefixes of the
-  directory index (`c:`), the file hashes (`f:`) and the history lists (`h:`) of one namespace
-  (built in src/keys.ts). Keys are derived only by appending a store path to those prefixes,
-  so they share the namespace's {hash tag} and live in the same Cluster slot as KEYS[1].
+  Every script that includes this file passes, as ARGV[1..4], the key prefixes of the
+  directory index (`c:`), the file hashes (`f:`), the history lists (`h:`) and the kept old
+  versions (`x:`) of one namespace (built in src/keys.ts). Keys are derived only by appending a
+  store path (or, for `x:`, a version) to those prefixes, so they share the namespace's
+  {hash tag} and live in the same Cluster slot as KEYS[1].
 
   Status codes (mapped to StoreError codes in src/internal/status.ts):
     0 ok, 1 not_found, 2 exists, 3 is_directory, 4 not_a_directory, 5 into_itself,
@@ -15,6 +16,7 @@
 local CHILDREN = ARGV[1]
 local FILES = ARGV[2]
 local HISTORY = ARGV[3]
+local KEPT = ARGV[4]
 
 local OK, NOT_FOUND, EXISTS, IS_DIRECTORY, NOT_A_DIRECTORY, INTO_ITSELF = 0, 1, 2, 3, 4, 5
 local QUOTA_FILE_BYTES, QUOTA_TOTAL_BYTES, QUOTA_FILES, CONFLICT, INVALID_PATH = 6, 7, 8, 9, 10
@@ -113,4 +115,38 @@ local function walk(root)
     index = index + 1
   end
   return directories, files
+end
+
+-- A file's history sizes ('hs'): one entry per older version, newest first, '<bytes>' for one
+-- kept inline in the history list (a delta) or '<bytes>:<version>' for one kept whole in its own
+-- key KEPT .. version (moved there by RENAME, so its bytes never pass through a script).
+local function eachHistoryEntry(sizes)
+  local entries = {}
+  for entry in string.gmatch(sizes or '', '[^,]+') do
+    local bytes, version = string.match(entry, '^(%d+):?(.*)$')
+    entries[#entries + 1] = { tonumber(bytes), version, entry }
+  end
+  return entries
+end
+
+-- Removes the kept versions named in `entries` from index `first` on.
+local function deleteKept(entries, first)
+  for index = first, #entries do
+    local version = entries[index][2]
+    if version ~= '' then
+      redis.call('DEL', KEPT .. version)
+    end
+  end
+end
+
+-- Removes a file's history: the list and the versions kept in keys of their own.
+local function deleteHistory(path, sizes)
+  deleteKept(eachHistoryEntry(sizes), 1)
+  redis.call('DEL', HISTORY .. path)
+end
+
+-- Removes a file with its history (not its index entry, usage or access time).
+local function deleteFileKeys(path)
+  deleteHistory(path, redis.call('HGET', FILES .. path, 'hs'))
+  redis.call('DEL', FILES .. path)
 end

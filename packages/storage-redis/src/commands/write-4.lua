@@ -3,22 +3,29 @@
   version (the commit step of `edit`). Checks parents and quotas before changing anything, then
   updates the file, the directory index, usage, the access time, the history and the feed.
 
+  The content never passes through the script: the client sends it in the same MULTI as this
+  script, as field 'c' of the namespace's write stage (KEYS[4]), and the script moves that hash
+  into place with RENAME (a Lua argument of 100 KB costs more server time than the whole write).
+  Every return removes the stage, so a refused write leaves nothing behind.
+
   History keeps the file's older versions only (the current one is the file hash itself), newest
-  first, each as a header and a payload. When the caller knows the content being replaced (ARGV[15]
+  first, each as a header and a payload. When the caller knows the content being replaced (ARGV[14]
   names its version and that is still the current one) the payload is the caller's reverse delta
-  (ARGV[16], a few bytes for an edit) instead of a copy of the old file; otherwise it is the old
-  content itself. The list keeps at most depth - 1 entries and at most ARGV[17] payload bytes, the
-  newest first; the entries' payload sizes are kept in the file hash ('hs') so trimming reads nothing.
+  (ARGV[15], a few bytes for an edit); otherwise the old file hash itself is renamed to
+  KEPT .. <its version> and the entry's payload is empty. The list keeps at most depth - 1 entries
+  and at most ARGV[16] payload bytes, the newest first; the entries' sizes (and which versions are
+  kept in keys of their own) are in the file hash's 'hs' field, so trimming reads nothing.
   Entry: '<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>', kind 'd' (delta
-  against the next newer version) or 'f' (full content). The file hash's 'm' field holds the
-  current version's '<at>\n<bytes>\n<command>\n<session>'.
+  against the next newer version), 'k' (content in KEPT .. version) or 'f' (full content inline,
+  written by earlier versions of this script). The file hash's 'm' field holds the current
+  version's '<at>\n<bytes>\n<command>\n<session>'.
 
   KEYS[1] meta hash (bytes, files, seq, epoch, rootm)
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..3] key prefixes (see includes/lib.lua)
-  ARGV[4] store path (never the root)
-  ARGV[5] content
+  KEYS[4] write stage: a hash whose field 'c' holds the new content
+  ARGV[1..4] key prefixes (see includes/lib.lua)
+  ARGV[5] store path (never the root)
   ARGV[6] mode: 'create' | 'overwrite' | 'cas'
   ARGV[7] expected version for 'cas' (ignored otherwise); versions are strings '<epoch>:<seq>'
   ARGV[8] max file bytes (-1 = unlimited)
@@ -39,12 +46,14 @@
 ]]
 --- @include "lib"
 
-local path, content, mode = ARGV[4], ARGV[5], ARGV[6]
+local STAGE = KEYS[4]
+local path, mode = ARGV[5], ARGV[6]
 local maxFileBytes, maxTotalBytes, maxFiles = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
 local historyDepth = tonumber(ARGV[11])
 local command, session = ARGV[13], ARGV[14]
 local deltaBase, delta, historyBytes = ARGV[15], ARGV[16], tonumber(ARGV[17])
 
+local result = (function()
 local kind, oldSize = lookup(path)
 if kind == 'd' then
   if mode == 'create' then
@@ -74,7 +83,7 @@ else
   end
 end
 
-local size = string.len(content)
+local size = redis.call('HSTRLEN', STAGE, 'c')
 if maxFileBytes >= 0 and size > maxFileBytes then
   return { QUOTA_FILE_BYTES, maxFileBytes }
 end
@@ -111,35 +120,45 @@ createDirectories(missing, now)
 local parent, name = splitPath(path)
 redis.call('HSET', CHILDREN .. parent, name, 'f,' .. size .. ',' .. now)
 local sizes = ''
+local older = eachHistoryEntry(previous and previous[3])
 if previous ~= nil and previous[2] and historyDepth > 1 then
-  local payload, entryKind = delta, 'd'
+  local payload, entryKind, length, entry = delta, 'd', string.len(delta), nil
   if deltaBase == '' or deltaBase ~= previous[1] then
-    payload, entryKind = redis.call('HGET', FILES .. path, 'c'), 'f'
+    payload, entryKind, length = '', 'k', oldSize
   end
-  local length = string.len(payload)
   if length <= historyBytes then
+    if entryKind == 'k' then
+      -- The old file hash becomes the kept version; only its content is needed there.
+      redis.call('RENAME', FILES .. path, KEPT .. previous[1])
+      redis.call('HDEL', KEPT .. previous[1], 'v', 'm', 'hs')
+      entry = length .. ':' .. previous[1]
+    else
+      entry = tostring(length)
+    end
     redis.call('LPUSH', HISTORY .. path, previous[1] .. '\n' .. previous[2] .. '\n' .. entryKind .. '\n' .. payload)
     -- Keep the newest entries that fit both the depth and the byte budget.
-    local kept, total, list = 1, length, { length }
-    for entrySize in string.gmatch(previous[3] or '', '%d+') do
-      local bytesOfEntry = tonumber(entrySize)
-      if kept >= historyDepth - 1 or total + bytesOfEntry > historyBytes then
+    local kept, total, list = 1, length, { entry }
+    for _, entryOlder in ipairs(older) do
+      if kept >= historyDepth - 1 or total + entryOlder[1] > historyBytes then
         break
       end
-      kept, total = kept + 1, total + bytesOfEntry
-      list[kept] = bytesOfEntry
+      kept, total = kept + 1, total + entryOlder[1]
+      list[kept] = entryOlder[3]
     end
+    -- Entries past the kept ones leave the list; their own keys go with them.
+    deleteKept(older, kept)
     redis.call('LTRIM', HISTORY .. path, 0, kept - 1)
     sizes = table.concat(list, ',')
   else
     -- An old version larger than the whole budget: nothing older can be rebuilt without it.
-    redis.call('DEL', HISTORY .. path)
+    deleteHistory(path, previous[3])
   end
 elseif previous ~= nil and (not previous[2] or (previous[3] or '') ~= '') then
   -- History turned off, or a file written before headers were kept: its list cannot be rebuilt.
-  redis.call('DEL', HISTORY .. path)
+  deleteHistory(path, previous[3])
 end
-redis.call('HSET', FILES .. path, 'c', content, 'v', version, 'm', now .. '\n' .. size .. '\n' .. command .. '\n' .. session, 'hs', sizes)
+redis.call('RENAME', STAGE, FILES .. path)
+redis.call('HSET', FILES .. path, 'v', version, 'm', now .. '\n' .. size .. '\n' .. command .. '\n' .. session, 'hs', sizes)
 redis.call('ZADD', KEYS[2], now, path)
 local fields = { 'at', now, 'command', command, 'path', path, 'bytes', size }
 if session ~= '' then
@@ -148,3 +167,9 @@ if session ~= '' then
 end
 appendFeed(KEYS[3], ARGV[12], fields)
 return { OK, version, now }
+end)()
+-- A refused write leaves no stage behind (a successful one renamed it into place).
+if result[1] ~= OK then
+  redis.call('DEL', STAGE)
+end
+return result
