@@ -13,7 +13,8 @@ describe('every key of a namespace carries the same hash tag', () => {
       keys.file('a/b.md'),
       keys.history('a/b.md'),
       keys.kept('1733000000000000:7'),
-      keys.writeStage,
+      keys.body('a/b.md'),
+      keys.writeStage('1'),
     ];
     for (const key of all) {
       expect(key.startsWith('baton:{project-1}:')).toBe(true);

@@ -10,14 +10,15 @@
  * | `<base>atime`                    | zset   | file path -> last read/write (epoch ms), for expiry   |
  * | `<base>feed`                     | stream | change feed, capped with `MAXLEN ~`                   |
  * | `<base>c:<dir>`                  | hash   | directory index: child name -> `f,<size>,<mtime>` or `d,<mtime>` (root: `<base>c:`) |
- * | `<base>f:<path>`                 | hash   | file: `c` content, `v` version, `m` header, `hs` history sizes |
+ * | `<base>f:<path>`                 | hash   | file: `v` version, `m` header, `hs` history sizes      |
+ * | `<base>b:<path>`                 | string | file body: the version padded to 40 bytes, then the content |
  * | `<base>h:<path>`                 | list   | history: older versions (deltas or headers), newest   |
- * | `<base>x:<version>`              | hash   | an older version kept whole (`c`), named in its file's `hs` |
- * | `<base>w`                        | hash   | write stage: `c` of the write in flight (inside one MULTI) |
+ * | `<base>x:<version>`              | string | an older version kept whole (a body), named in its file's `hs` |
+ * | `<base>w:<id>`                   | string | a write's staged body, renamed to `b:` by the write script; expires |
  *
- * Lua scripts receive the `c:`, `f:`, `h:` and `x:` prefixes as their first four ARGV entries
- * and only append store paths (or versions) to them, so this module stays the one place that
- * spells keys.
+ * Lua scripts receive the `c:`, `f:`, `h:`, `x:` and `b:` prefixes as their first five ARGV
+ * entries and only append store paths (or versions) to them; the stage is a key of the write
+ * script. So this module stays the one place that spells keys.
  */
 
 /** Key builder for one namespace. */
@@ -38,11 +39,8 @@ export interface NamespaceKeys {
   readonly historyPrefix: string;
   /** Prefix of older versions kept whole in a key of their own; append the version. */
   readonly keptPrefix: string;
-  /**
-   * The write stage: the client sets its field `c` to the new content and runs the write script
-   * in the same MULTI, so the content never passes through Lua. Empty between transactions.
-   */
-  readonly writeStage: string;
+  /** Prefix of file bodies; append a file's store path. */
+  readonly bodyPrefix: string;
   /** Directory index of `directory`. */
   children(directory: string): string;
   /** File hash of `path`. */
@@ -51,7 +49,17 @@ export interface NamespaceKeys {
   history(path: string): string;
   /** An older version kept whole, by its version id. */
   kept(version: string): string;
+  /** Body of `path`: its version padded to `BODY_HEADER_BYTES`, then its content. */
+  body(path: string): string;
+  /**
+   * A write's stage: the client SETs the new body there (with an expiry) and the write script,
+   * sent right behind it, renames it to the file's body or deletes it. `id` is unique per write.
+   */
+  writeStage(id: string): string;
 }
+
+/** Bytes before the content in a body: the version, padded with spaces (see lib.lua's HEADER). */
+export const BODY_HEADER_BYTES = 40;
 
 /** Default key prefix. */
 export const DEFAULT_KEY_PREFIX = 'baton';
@@ -76,6 +84,7 @@ export function createNamespaceKeys(
   const filePrefix = `${base}f:`;
   const historyPrefix = `${base}h:`;
   const keptPrefix = `${base}x:`;
+  const bodyPrefix = `${base}b:`;
   return {
     base,
     meta: `${base}meta`,
@@ -85,10 +94,12 @@ export function createNamespaceKeys(
     filePrefix,
     historyPrefix,
     keptPrefix,
-    writeStage: `${base}w`,
+    bodyPrefix,
     children: (directory) => childrenPrefix + directory,
     file: (path) => filePrefix + path,
     history: (path) => historyPrefix + path,
     kept: (version) => keptPrefix + version,
+    body: (path) => bodyPrefix + path,
+    writeStage: (id) => `${base}w:${id}`,
   };
 }

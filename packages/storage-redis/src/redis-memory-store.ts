@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import {
   StoreError,
@@ -14,7 +15,12 @@ import {
 // assertStorePath also refuses NUL, which separates entries in the list script's reply.
 import { assertStorePath, DIRECTORY_SIZE, isHiddenName } from '@baton/core/store-kit';
 import { Redis, type RedisOptions } from 'ioredis';
-import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
+import {
+  BODY_HEADER_BYTES,
+  createNamespaceKeys,
+  DEFAULT_KEY_PREFIX,
+  type NamespaceKeys,
+} from './keys.js';
 import { AccessRecords } from './internal/access-records.js';
 import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import type { RedisClient } from './lua-scripts.js';
@@ -153,6 +159,18 @@ const UNLIMITED = '-1';
  */
 const MAX_DELTA_SENT = 4_096;
 
+/** The blank header a write stages before its content; the script writes the version there. */
+const BLANK_HEADER = ' '.repeat(BODY_HEADER_BYTES);
+
+/** Content from which a write stages its body in a key of its own (see `sendWrite`). */
+const STAGED_FROM_CHARS = 32 * 1024;
+
+/**
+ * Expiry of a write's stage key. The write script runs right after the SETEX and renames or
+ * deletes it; the expiry only cleans up after a client that died between the two.
+ */
+const STAGE_TTL_SECONDS = 60;
+
 /**
  * `MemoryStore` on Redis: one namespace per store, every mutation one atomic Lua script.
  * See docs/operations.md for the key schema and the Redis settings it needs.
@@ -169,7 +187,10 @@ export class RedisMemoryStore implements MemoryStore {
   private readonly historyMaxBytes: number;
   private readonly feedMaxLength: number;
   private readonly maxEditAttempts: number;
-  private readonly prefixes: readonly [string, string, string, string];
+  private readonly prefixes: readonly [string, string, string, string, string];
+  /** Makes this store's write stage keys unique: `<stageId>:<writes>`. */
+  private readonly stageId = randomBytes(6).toString('hex');
+  private writes = 0;
   private readonly editCacheEntries: number;
   private readonly editCacheChars: number;
   private cachedChars = 0;
@@ -217,6 +238,7 @@ export class RedisMemoryStore implements MemoryStore {
       this.keys.filePrefix,
       this.keys.historyPrefix,
       this.keys.keptPrefix,
+      this.keys.bodyPrefix,
     ];
     if (options.redis !== undefined) {
       this.ownsClient = false;
@@ -242,21 +264,21 @@ export class RedisMemoryStore implements MemoryStore {
 
   async read(path: string): Promise<string | null> {
     // The steady state of a file read again within the access-time granularity, inline: one
-    // HMGET and no further async layers (a view is one GET-sized round trip plus this).
+    // GET of the body and no further async layers (a view is one GET round trip plus this).
     const recordedVersion = path === '' ? undefined : this.accessRecords.recentVersion(path);
     if (recordedVersion !== undefined) {
       assertStorePath(path);
       this.ensureOpen();
-      let reply: Array<string | null>;
+      let body: string | null;
       try {
-        reply = await this.client.hmget(this.keys.file(path), 'c', 'v');
+        body = await this.client.get(this.keys.body(path));
       } catch (error) {
         throw toStoreError(error, `read ${path}`);
       }
-      const [content, version] = reply;
-      if (typeof content === 'string' && version === recordedVersion) {
-        this.remember(path, { content, version });
-        return content;
+      const read = body === null ? undefined : parseBody(body);
+      if (read !== undefined && read.version === recordedVersion) {
+        this.remember(path, read);
+        return read.content;
       }
       // Gone or rewritten elsewhere: the script reads it and records the access.
       this.accessRecords.drop(path);
@@ -364,7 +386,7 @@ export class RedisMemoryStore implements MemoryStore {
         this.uncache(path);
         throw statusError(status, path, undefined, Number(reply[1]));
       }
-      current = { version: String(reply[1]), content: String(reply[2]) };
+      current = parseBody(String(reply[2]));
       fromCache = false;
       if (attempt >= this.maxEditAttempts) {
         this.uncache(path);
@@ -590,12 +612,7 @@ export class RedisMemoryStore implements MemoryStore {
       await this.delete(entry.path, { command: 'clear' });
     }
     try {
-      await this.client.del(
-        this.keys.meta,
-        this.keys.accessTimes,
-        this.keys.feed,
-        this.keys.writeStage,
-      );
+      await this.client.del(this.keys.meta, this.keys.accessTimes, this.keys.feed);
     } catch (error) {
       throw toStoreError(error, 'clear the namespace');
     }
@@ -620,7 +637,7 @@ export class RedisMemoryStore implements MemoryStore {
     );
     const status = Number(reply[0]);
     if (status === ScriptStatus.ok) {
-      const versioned = { content: String(reply[1]), version: String(reply[2]) };
+      const versioned = parseBody(String(reply[1]));
       this.remember(path, versioned);
       this.accessRecords.record(path, versioned.version, sentAt);
       return versioned;
@@ -634,25 +651,24 @@ export class RedisMemoryStore implements MemoryStore {
 
   /**
    * The read of a path whose access this store recorded less than the granularity ago: one plain
-   * `HMGET` of the file hash (no script, no access-time write). Returns `'record'` when the file
-   * is not there (the script then answers not found or is_directory from the index) or has
-   * another version than the recorded one (written, or moved here with an older access time, by
-   * another store), so the caller reads it with the script. Only `HMGET`, not also the parent's
-   * index entry: two commands sent back-to-back cost about two round trips on a fast loopback.
+   * `GET` of the body, which starts with its version (no script, no access-time write). Returns
+   * `'record'` when the file is not there (the script then answers not found or is_directory from
+   * the index, or moves a file written before bodies existed) or has another version than the
+   * recorded one (written, or moved here with an older access time, by another store), so the
+   * caller reads it with the script. Only `GET`, not also the parent's index entry: two commands
+   * sent back-to-back cost about two round trips on a fast loopback.
    */
   private async readWithoutRecording(
     path: string,
     action: string,
     recordedVersion: string,
   ): Promise<Versioned | 'record'> {
-    const [content, version] = await this.run(action, path, () =>
-      this.client.hmget(this.keys.file(path), 'c', 'v'),
-    );
-    if (typeof content !== 'string' || version !== recordedVersion) {
+    const body = await this.run(action, path, () => this.client.get(this.keys.body(path)));
+    const versioned = body === null ? undefined : parseBody(body);
+    if (versioned === undefined || versioned.version !== recordedVersion) {
       this.accessRecords.drop(path);
       return 'record';
     }
-    const versioned = { content, version };
     this.remember(path, versioned);
     return versioned;
   }
@@ -677,7 +693,9 @@ export class RedisMemoryStore implements MemoryStore {
         delta = candidate;
       }
     }
-    const keys = [this.keys.meta, this.keys.accessTimes, this.keys.feed, this.keys.writeStage];
+    this.writes += 1;
+    const stage = this.keys.writeStage(`${this.stageId}:${this.writes}`);
+    const keys = [this.keys.meta, this.keys.accessTimes, this.keys.feed, stage];
     const args = [
       ...this.prefixes,
       path,
@@ -692,7 +710,7 @@ export class RedisMemoryStore implements MemoryStore {
       delta,
       String(this.historyMaxBytes),
     ];
-    const reply = await this.run(command, path, () => this.stageAndWrite(content, keys, args));
+    const reply = await this.run(command, path, () => this.sendWrite(content, keys, args));
     if (reply[0] === ScriptStatus.ok) {
       // The write script sets the access time too.
       this.accessRecords.record(path, String(reply[1]), sentAt);
@@ -701,38 +719,38 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /**
-   * One round trip: MULTI, HSET of the content into the write stage, the write script (which
-   * renames the stage into place or deletes it), EXEC. The content goes to Redis as a plain
-   * command argument, never as a script argument. The script is sent by its SHA; if Redis does
-   * not know it (SCRIPT FLUSH, a new node) nothing was written, and the transaction is sent once
-   * more with the script's source.
+   * Sends a write. Content below `STAGED_FROM_CHARS` is the script's last argument: one round
+   * trip. Larger content is first SETEX'd, behind a blank header, into this write's own stage
+   * key (a round trip of its own), and the script then writes the version into the header and
+   * renames the stage to the body. Measured on this machine (docs/benchmarks/redis.md): a Lua
+   * argument costs Redis about 1.2 us per KB, 120 us at 100 KB, more than the write itself; and
+   * Redis keeps a bulk argument of 32 KB or more without copying it only when nothing follows it
+   * in what it reads, so sending the stage and the script together costs more than the second
+   * round trip.
+   *
+   * The script is sent by its SHA. If Redis does not know it (SCRIPT FLUSH, a new node) it did not
+   * run (a stage is still there), so it is sent again, once, with its source.
    */
-  private async stageAndWrite(content: string, keys: string[], args: string[]): Promise<unknown[]> {
+  private async sendWrite(content: string, keys: string[], args: string[]): Promise<unknown[]> {
     const script = defineScripts.script('batonMemoryWrite');
-    for (const bySource of [false, true]) {
-      const transaction = this.client.multi().hset(this.keys.writeStage, 'c', content);
-      if (bySource) {
-        transaction.eval(script.lua, keys.length, ...keys, ...args);
-      } else {
-        transaction.evalsha(script.sha, keys.length, ...keys, ...args);
-      }
-      const replies = await transaction.exec();
-      const [staged, written] = replies ?? [];
-      if (staged === undefined || written === undefined) {
-        throw new StoreError('unavailable', 'Redis discarded the write transaction.');
-      }
-      if (staged[0]) {
-        throw staged[0];
-      }
-      const [error, reply] = written;
-      if (!error) {
-        return reply as unknown[];
-      }
-      if (bySource || !error.message.includes('NOSCRIPT')) {
+    const staged = content.length >= STAGED_FROM_CHARS;
+    if (staged) {
+      await this.client.setex(keys[3] ?? '', STAGE_TTL_SECONDS, stagedBody(content));
+    }
+    const scriptArgs = staged ? args : [...args, content];
+    try {
+      return (await this.client.evalsha(
+        script.sha,
+        keys.length,
+        ...keys,
+        ...scriptArgs,
+      )) as unknown[];
+    } catch (error) {
+      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) {
         throw error;
       }
     }
-    throw new StoreError('unavailable', 'Redis did not run the write script.');
+    return (await this.client.eval(script.lua, keys.length, ...keys, ...scriptArgs)) as unknown[];
   }
 
   private async run<Reply>(
@@ -755,29 +773,40 @@ export class RedisMemoryStore implements MemoryStore {
     if (path === '' || this.historyDepth === 0) {
       return [];
     }
+    let body: string | null;
     let file: Array<string | null>;
     let entries: string[];
     try {
+      // A file written before bodies had keys of their own still has 'c' and 'v' in its hash.
       const replies = await this.client
         .multi()
-        .hmget(this.keys.file(path), 'c', 'v', 'm')
+        .get(this.keys.body(path))
+        .hmget(this.keys.file(path), 'm', 'c', 'v')
         .lrange(this.keys.history(path), 0, Math.max(0, this.historyDepth - 2))
         .exec();
-      const [fileReply, listReply] = replies ?? [];
-      if (fileReply?.[0] || listReply?.[0]) {
-        throw fileReply?.[0] ?? listReply?.[0];
+      const [bodyReply, fileReply, listReply] = replies ?? [];
+      const error = bodyReply?.[0] ?? fileReply?.[0] ?? listReply?.[0];
+      if (error) {
+        throw error;
       }
+      body = bodyReply?.[1] as string | null;
       file = fileReply?.[1] as Array<string | null>;
       entries = listReply?.[1] as string[];
     } catch (error) {
       throw toStoreError(error, `read the history of ${path}`);
     }
-    const [content, version, header] = file;
-    if (typeof content !== 'string' || typeof version !== 'string' || typeof header !== 'string') {
+    const [header, legacyContent, legacyVersion] = file;
+    const current =
+      body !== null
+        ? parseBody(body)
+        : typeof legacyContent === 'string' && typeof legacyVersion === 'string'
+          ? { content: legacyContent, version: legacyVersion }
+          : undefined;
+    if (current === undefined || typeof header !== 'string') {
       return [];
     }
     const history = [
-      parseHistoryEntry(`${version}\n${header}\nf\n${content}`),
+      parseHistoryEntry(`${current.version}\n${header}\nf\n${current.content}`),
       ...entries.map(parseHistoryEntry),
     ];
     return this.withKeptContent(path, history, withContent);
@@ -803,7 +832,7 @@ export class RedisMemoryStore implements MemoryStore {
       const pipeline = this.client.pipeline();
       for (const entry of kept) {
         if (withContent) {
-          pipeline.hget(this.keys.kept(entry.version), 'c');
+          pipeline.get(this.keys.kept(entry.version));
         } else {
           pipeline.exists(this.keys.kept(entry.version));
         }
@@ -816,7 +845,7 @@ export class RedisMemoryStore implements MemoryStore {
         if (!withContent) {
           return value === 1 ? '' : null;
         }
-        return typeof value === 'string' ? value : null;
+        return typeof value === 'string' ? parseBody(value).content : null;
       });
     } catch (error) {
       throw toStoreError(error, `read the history of ${path}`);
@@ -928,6 +957,30 @@ function oneLine(value: string | undefined): string {
 interface HistoryEntry extends FileVersion {
   kind: 'f' | 'd' | 'k';
   payload: string;
+}
+
+/**
+ * The staged body of a large write: the blank header, then the content. Memory files are mostly
+ * ASCII, and for ASCII text Latin-1 gives the same bytes as UTF-8 with a plain copy, faster than
+ * encoding UTF-8 (tens of microseconds for 100 KB); anything else goes as a string (UTF-8).
+ */
+function stagedBody(content: string): Buffer | string {
+  if (Buffer.byteLength(content, 'utf8') !== content.length) {
+    return BLANK_HEADER + content;
+  }
+  const body = Buffer.allocUnsafe(BODY_HEADER_BYTES + content.length);
+  body.write(BLANK_HEADER, 0, 'latin1');
+  body.write(content, BODY_HEADER_BYTES, 'latin1');
+  return body;
+}
+
+/** A body (or a kept version): its version padded to `BODY_HEADER_BYTES`, then the content. */
+function parseBody(body: string): Versioned {
+  // The header is ASCII, so its bytes and its UTF-16 code units line up.
+  return {
+    version: body.slice(0, BODY_HEADER_BYTES).trimEnd(),
+    content: body.slice(BODY_HEADER_BYTES),
+  };
 }
 
 /** Parses `<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>` (see write-4.lua). */

@@ -42,17 +42,9 @@ export async function openCommandMonitor(url: string = REDIS_URL): Promise<Comma
         const endIndex = await waitFor(() =>
           seen.findIndex((sent) => sent.args[0] === `${marker}:end`),
         );
-        const window = seen.slice(startIndex + 1, endIndex);
-        const mentionsBase = (sent: SentCommand): boolean =>
-          sent.args.some((arg) => arg.startsWith(base));
-        // MULTI and EXEC name no key: keep those of the connections that sent the other commands.
-        const senders = new Set(
-          window.filter((sent) => sent.source !== 'lua' && mentionsBase(sent)).map((s) => s.source),
-        );
-        return window.filter(
-          (sent) =>
-            mentionsBase(sent) || (TRANSACTION.has(sent.command) && senders.has(sent.source)),
-        );
+        return seen
+          .slice(startIndex + 1, endIndex)
+          .filter((sent) => sent.args.some((arg) => arg.startsWith(base)));
       } finally {
         probe.disconnect();
       }
@@ -61,34 +53,6 @@ export async function openCommandMonitor(url: string = REDIS_URL): Promise<Comma
       monitor.disconnect();
     },
   };
-}
-
-const TRANSACTION = new Set(['multi', 'exec', 'discard']);
-
-/**
- * The client's commands (not a script's) grouped by round trip: a MULTI ... EXEC block is one
- * (its commands travel together), any other command one of its own.
- */
-export function roundTrips(sent: readonly SentCommand[]): string[][] {
-  const trips: string[][] = [];
-  let open: string[] | undefined;
-  for (const { command, source } of sent) {
-    if (source === 'lua') {
-      continue;
-    }
-    if (command === 'multi') {
-      open = [command];
-      trips.push(open);
-    } else if (open !== undefined) {
-      open.push(command);
-      if (command === 'exec' || command === 'discard') {
-        open = undefined;
-      }
-    } else {
-      trips.push([command]);
-    }
-  }
-  return trips;
 }
 
 async function waitFor(find: () => number, timeoutMs = 5_000): Promise<number> {

@@ -23,9 +23,4 @@ export {
   type WebhookReceiver,
   type WebhookReceiverOptions,
 } from './webhook-receiver.js';
-export {
-  openCommandMonitor,
-  roundTrips,
-  type CommandMonitor,
-  type SentCommand,
-} from './command-monitor.js';
+export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';

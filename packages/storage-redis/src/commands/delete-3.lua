@@ -1,21 +1,21 @@
 --[[
   Deletes a file, or a directory with everything below it (found through the directory index),
-  including history and access times, and adjusts usage. The entry leaves its parent's index.
+  including bodies, history and access times, and adjusts usage. The entry leaves its parent's index.
 
   KEYS[1] meta hash
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] store path (never the root)
-  ARGV[6] feed max length (0 = off)
-  ARGV[7] command recorded in the feed
-  ARGV[8] session ('' = none)
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] store path (never the root)
+  ARGV[7] feed max length (0 = off)
+  ARGV[8] command recorded in the feed
+  ARGV[9] session ('' = none)
 
   Returns { 0, filesRemoved, bytesRemoved } or { 1 } when nothing is there.
 ]]
 --- @include "lib"
 
-local path, command, session = ARGV[5], ARGV[7], ARGV[8]
+local path, command, session = ARGV[6], ARGV[8], ARGV[9]
 local kind, size = lookup(path)
 if kind == nil then
   return { NOT_FOUND }
@@ -47,5 +47,5 @@ if session ~= '' then
   fields[#fields + 1] = 'session'
   fields[#fields + 1] = session
 end
-appendFeed(KEYS[3], ARGV[6], fields)
+appendFeed(KEYS[3], ARGV[7], fields)
 return { OK, #files, bytes }

@@ -4,10 +4,10 @@
   returned as they are; the client filters, parses and sorts them.
 
   KEYS[1] meta hash (only routes the call to the namespace's slot)
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] directory store path ('' = root)
-  ARGV[6] depth (1 = direct children)
-  ARGV[7] '1' to skip names starting with '.' and 'node_modules': hidden directories are not
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] directory store path ('' = root)
+  ARGV[7] depth (1 = direct children)
+  ARGV[8] '1' to skip names starting with '.' and 'node_modules': hidden directories are not
           descended into (the client drops the hidden names themselves)
 
   Returns { 0, directory1, depth1, 'name\0value\0name\0value...', directory2, ... } where depth
@@ -16,7 +16,7 @@
 ]]
 --- @include "lib"
 
-local root, maxDepth, skipHidden = ARGV[5], tonumber(ARGV[6]), ARGV[7] == '1'
+local root, maxDepth, skipHidden = ARGV[6], tonumber(ARGV[7]), ARGV[8] == '1'
 if root ~= '' then
   local kind = lookup(root)
   if kind == nil then

@@ -2,19 +2,22 @@
   Reads a file and records the access for expiry, in one round trip.
 
   KEYS[1] access-time index (zset)
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] store path (never the root)
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] store path (never the root)
 
-  Returns { 0, content, version } for a file,
+  Returns { 0, body } for a file (its version padded to the header size, then its content),
           { 1 } when nothing is there, { 3 } for a directory.
 ]]
 --- @include "lib"
 
-local path = ARGV[5]
-local file = redis.call('HMGET', FILES .. path, 'c', 'v')
-if file[1] then
+local path = ARGV[6]
+local body = redis.call('GET', BODIES .. path)
+if not body and ensureBody(path) then
+  body = redis.call('GET', BODIES .. path)
+end
+if body then
   redis.call('ZADD', KEYS[1], nowMs(), path)
-  return { OK, file[1], file[2] }
+  return { OK, body }
 end
 if lookup(path) == 'd' then
   return { IS_DIRECTORY }

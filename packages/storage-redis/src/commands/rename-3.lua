@@ -1,17 +1,17 @@
 --[[
-  Moves a file or a directory (with every descendant, its history and access times) to a new
+  Moves a file or a directory (with every descendant, its body, history and access times) to a new
   path, creating missing parents of the destination. Never overwrites: the destination must be
   free when the script runs, so of concurrent renames onto one destination exactly one wins.
 
   KEYS[1] meta hash
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] source store path (never the root)
-  ARGV[6] destination store path (never the root)
-  ARGV[7] feed max length (0 = off)
-  ARGV[8] command recorded in the feed
-  ARGV[9] session ('' = none)
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] source store path (never the root)
+  ARGV[7] destination store path (never the root)
+  ARGV[8] feed max length (0 = off)
+  ARGV[9] command recorded in the feed
+  ARGV[10] session ('' = none)
 
   Returns { 0, bytes } (bytes: the file's size, 0 for a directory);
           { 1 } source missing, { 2 } destination taken,
@@ -19,7 +19,7 @@
 ]]
 --- @include "lib"
 
-local from, to, command, session = ARGV[5], ARGV[6], ARGV[8], ARGV[9]
+local from, to, command, session = ARGV[6], ARGV[7], ARGV[9], ARGV[10]
 local kind, size = lookup(from)
 if kind == nil then
   return { NOT_FOUND }
@@ -48,6 +48,9 @@ local toParent, toName = splitPath(to)
 local value = redis.call('HGET', CHILDREN .. fromParent, fromName)
 
 local function moveFile(oldPath, newPath)
+  if ensureBody(oldPath) then
+    redis.call('RENAME', BODIES .. oldPath, BODIES .. newPath)
+  end
   redis.call('RENAME', FILES .. oldPath, FILES .. newPath)
   if redis.call('EXISTS', HISTORY .. oldPath) == 1 then
     redis.call('RENAME', HISTORY .. oldPath, HISTORY .. newPath)
@@ -81,5 +84,5 @@ if session ~= '' then
   fields[#fields + 1] = 'session'
   fields[#fields + 1] = session
 end
-appendFeed(KEYS[3], ARGV[7], fields)
+appendFeed(KEYS[3], ARGV[8], fields)
 return { OK, size }

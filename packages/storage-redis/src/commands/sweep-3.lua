@@ -7,22 +7,22 @@
   KEYS[1] meta hash
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] idle time in ms: files last accessed before (server now - this) are removed
-  ARGV[6] batch size
-  ARGV[7] feed max length (0 = off)
-  ARGV[8] absolute cutoff in epoch ms ('' = use ARGV[5]); files accessed before it are removed
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] idle time in ms: files last accessed before (server now - this) are removed
+  ARGV[7] batch size
+  ARGV[8] feed max length (0 = off)
+  ARGV[9] absolute cutoff in epoch ms ('' = use ARGV[6]); files accessed before it are removed
 
   Returns { 0, path1, path2, ... } (the removed files).
 ]]
 --- @include "lib"
 
 local now = nowMs()
-local cutoff = now - tonumber(ARGV[5])
-if ARGV[8] ~= '' then
-  cutoff = tonumber(ARGV[8])
+local cutoff = now - tonumber(ARGV[6])
+if ARGV[9] ~= '' then
+  cutoff = tonumber(ARGV[9])
 end
-local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. cutoff, 'LIMIT', 0, tonumber(ARGV[6]))
+local expired = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', '(' .. cutoff, 'LIMIT', 0, tonumber(ARGV[7]))
 local result = { OK }
 local bytes, files = 0, 0
 for _, path in ipairs(expired) do
@@ -35,7 +35,7 @@ for _, path in ipairs(expired) do
     bytes = bytes + size
     files = files + 1
     result[#result + 1] = path
-    appendFeed(KEYS[3], ARGV[7], { 'at', now, 'command', 'expire', 'path', path, 'bytes', 0 })
+    appendFeed(KEYS[3], ARGV[8], { 'at', now, 'command', 'expire', 'path', path, 'bytes', 0 })
   end
 end
 if files > 0 then

@@ -3,55 +3,59 @@
   version (the commit step of `edit`). Checks parents and quotas before changing anything, then
   updates the file, the directory index, usage, the access time, the history and the feed.
 
-  The content never passes through the script: the client sends it in the same MULTI as this
-  script, as field 'c' of the namespace's write stage (KEYS[4]), and the script moves that hash
-  into place with RENAME (a Lua argument of 100 KB costs more server time than the whole write).
-  Every return removes the stage, so a refused write leaves nothing behind.
+  Small content (below 32 KB) is ARGV[19]. Larger content never passes through the script: the
+  client SETEXes it, behind a blank header of HEADER bytes, into a stage key of its own (KEYS[4],
+  with an expiry) just before, and this script writes the version into the header (SETRANGE, in
+  place) and renames the stage to the body, so Redis keeps the very bytes it read (a Lua argument
+  of 100 KB costs Redis more than the whole write). Every refusal deletes the stage.
 
-  History keeps the file's older versions only (the current one is the file hash itself), newest
-  first, each as a header and a payload. When the caller knows the content being replaced (ARGV[14]
-  names its version and that is still the current one) the payload is the caller's reverse delta
-  (ARGV[15], a few bytes for an edit); otherwise the old file hash itself is renamed to
-  KEPT .. <its version> and the entry's payload is empty. The list keeps at most depth - 1 entries
-  and at most ARGV[16] payload bytes, the newest first; the entries' sizes (and which versions are
-  kept in keys of their own) are in the file hash's 'hs' field, so trimming reads nothing.
+  History keeps the file's older versions only (the current one is the body), newest first, each
+  as a header and a payload. When the caller knows the content being replaced (ARGV[16] names its
+  version and that is still the current one) the payload is the caller's reverse delta (ARGV[17],
+  a few bytes for an edit); otherwise the old body itself is renamed to KEPT .. <its version> and
+  the entry's payload is empty. The list keeps at most depth - 1 entries and at most ARGV[18]
+  payload bytes, the newest first; the entries' sizes (and which versions are kept in keys of
+  their own) are in the file hash's 'hs' field (see eachHistoryEntry), so trimming reads nothing.
   Entry: '<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>', kind 'd' (delta
   against the next newer version), 'k' (content in KEPT .. version) or 'f' (full content inline,
-  written by earlier versions of this script). The file hash's 'm' field holds the current
-  version's '<at>\n<bytes>\n<command>\n<session>'.
+  written by earlier versions of this script). The file hash holds 'v' (the current version) and
+  'm' (its header: '<at>\n<bytes>\n<command>\n<session>').
 
   KEYS[1] meta hash (bytes, files, seq, epoch, rootm)
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  KEYS[4] write stage: a hash whose field 'c' holds the new content
-  ARGV[1..4] key prefixes (see includes/lib.lua)
-  ARGV[5] store path (never the root)
-  ARGV[6] mode: 'create' | 'overwrite' | 'cas'
-  ARGV[7] expected version for 'cas' (ignored otherwise); versions are strings '<epoch>:<seq>'
-  ARGV[8] max file bytes (-1 = unlimited)
-  ARGV[9] max total bytes (-1 = unlimited)
-  ARGV[10] max files (-1 = unlimited)
-  ARGV[11] history depth (0 = off)
-  ARGV[12] feed max length (0 = off)
-  ARGV[13] command recorded in the feed and history
-  ARGV[14] session ('' = none)
-  ARGV[15] version the delta was computed against ('' = no delta)
-  ARGV[16] reverse delta turning the new content back into that version
-  ARGV[17] history byte budget per file (payload bytes of the older versions kept)
+  KEYS[4] write stage: HEADER blank bytes and then the new content (unused with ARGV[19])
+  ARGV[1..5] key prefixes (see includes/lib.lua)
+  ARGV[6] store path (never the root)
+  ARGV[7] mode: 'create' | 'overwrite' | 'cas'
+  ARGV[8] expected version for 'cas' (ignored otherwise); versions are strings '<epoch>:<seq>'
+  ARGV[9] max file bytes (-1 = unlimited)
+  ARGV[10] max total bytes (-1 = unlimited)
+  ARGV[11] max files (-1 = unlimited)
+  ARGV[12] history depth (0 = off)
+  ARGV[13] feed max length (0 = off)
+  ARGV[14] command recorded in the feed and history
+  ARGV[15] session ('' = none)
+  ARGV[16] version the delta was computed against ('' = no delta)
+  ARGV[17] reverse delta turning the new content back into that version
+  ARGV[18] history byte budget per file (payload bytes of the older versions kept)
+  ARGV[19] the new content, if small; absent when it is staged in KEYS[4]
 
   Returns { 0, version, mtime } on success;
-          { 9, currentVersion, currentContent } when 'cas' saw another version;
+          { 9, currentVersion, currentBody } when 'cas' saw another version;
           { 6 | 7 | 8, limit } when a quota would be exceeded;
-          { 1 | 2 | 3 | 4 } for not_found, exists, is_directory, not_a_directory.
+          { 1 | 2 | 3 | 4 } for not_found, exists, is_directory, not_a_directory;
+          { 11 } when the stage is not there (it expired before the script ran).
 ]]
 --- @include "lib"
 
 local STAGE = KEYS[4]
-local path, mode = ARGV[5], ARGV[6]
-local maxFileBytes, maxTotalBytes, maxFiles = tonumber(ARGV[8]), tonumber(ARGV[9]), tonumber(ARGV[10])
-local historyDepth = tonumber(ARGV[11])
-local command, session = ARGV[13], ARGV[14]
-local deltaBase, delta, historyBytes = ARGV[15], ARGV[16], tonumber(ARGV[17])
+local path, mode = ARGV[6], ARGV[7]
+local maxFileBytes, maxTotalBytes, maxFiles = tonumber(ARGV[9]), tonumber(ARGV[10]), tonumber(ARGV[11])
+local historyDepth = tonumber(ARGV[12])
+local command, session = ARGV[14], ARGV[15]
+local deltaBase, delta, historyBytes = ARGV[16], ARGV[17], tonumber(ARGV[18])
+local inline = ARGV[19]
 
 local result = (function()
 local kind, oldSize = lookup(path)
@@ -69,8 +73,9 @@ if kind == 'f' then
     return { EXISTS }
   end
   previous = redis.call('HMGET', FILES .. path, 'v', 'm', 'hs')
-  if mode == 'cas' and previous[1] ~= ARGV[7] then
-    return { CONFLICT, previous[1], redis.call('HGET', FILES .. path, 'c') }
+  ensureBody(path)
+  if mode == 'cas' and previous[1] ~= ARGV[8] then
+    return { CONFLICT, previous[1], redis.call('GET', BODIES .. path) }
   end
 else
   if mode == 'cas' then
@@ -83,7 +88,16 @@ else
   end
 end
 
-local size = redis.call('HSTRLEN', STAGE, 'c')
+local size
+if inline then
+  size = string.len(inline)
+else
+  local staged = redis.call('STRLEN', STAGE)
+  if staged < HEADER then
+    return { STAGE_MISSING }
+  end
+  size = staged - HEADER
+end
 if maxFileBytes >= 0 and size > maxFileBytes then
   return { QUOTA_FILE_BYTES, maxFileBytes }
 end
@@ -128,9 +142,8 @@ if previous ~= nil and previous[2] and historyDepth > 1 then
   end
   if length <= historyBytes then
     if entryKind == 'k' then
-      -- The old file hash becomes the kept version; only its content is needed there.
-      redis.call('RENAME', FILES .. path, KEPT .. previous[1])
-      redis.call('HDEL', KEPT .. previous[1], 'v', 'm', 'hs')
+      -- The old body becomes the kept version, without a copy.
+      redis.call('RENAME', BODIES .. path, KEPT .. previous[1])
       entry = length .. ':' .. previous[1]
     else
       entry = tostring(length)
@@ -157,7 +170,13 @@ elseif previous ~= nil and (not previous[2] or (previous[3] or '') ~= '') then
   -- History turned off, or a file written before headers were kept: its list cannot be rebuilt.
   deleteHistory(path, previous[3])
 end
-redis.call('RENAME', STAGE, FILES .. path)
+if inline then
+  redis.call('SET', BODIES .. path, bodyHeader(version) .. inline)
+else
+  redis.call('SETRANGE', STAGE, 0, bodyHeader(version))
+  redis.call('PERSIST', STAGE)
+  redis.call('RENAME', STAGE, BODIES .. path)
+end
 redis.call('HSET', FILES .. path, 'v', version, 'm', now .. '\n' .. size .. '\n' .. command .. '\n' .. session, 'hs', sizes)
 redis.call('ZADD', KEYS[2], now, path)
 local fields = { 'at', now, 'command', command, 'path', path, 'bytes', size }
@@ -165,11 +184,11 @@ if session ~= '' then
   fields[#fields + 1] = 'session'
   fields[#fields + 1] = session
 end
-appendFeed(KEYS[3], ARGV[12], fields)
+appendFeed(KEYS[3], ARGV[13], fields)
 return { OK, version, now }
 end)()
--- A refused write leaves no stage behind (a successful one renamed it into place).
-if result[1] ~= OK then
+-- A refused write leaves no stage behind (a successful one renamed it to the body).
+if result[1] ~= OK and not inline then
   redis.call('DEL', STAGE)
 end
 return result

@@ -16,6 +16,7 @@ export const ScriptStatus = {
   quotaFiles: 8,
   conflict: 9,
   invalidPath: 10,
+  stageMissing: 11,
 } as const;
 
 /**
@@ -70,6 +71,11 @@ export function statusError(
       );
     case ScriptStatus.invalidPath:
       return new StoreError('invalid_path', `${shown} is not a valid path for this operation.`);
+    case ScriptStatus.stageMissing:
+      return new StoreError(
+        'unavailable',
+        `The content for ${shown} did not reach Redis in time; nothing was written. Try again.`,
+      );
     default:
       return new StoreError(
         'unavailable',

@@ -1,15 +1,19 @@
 --[[
   Shared helpers, pasted into a script where it says `--- @include "lib"`.
 
-  Every script that includes this file passes, as ARGV[1..4], the key prefixes of the
-  directory index (`c:`), the file hashes (`f:`), the history lists (`h:`) and the kept old
-  versions (`x:`) of one namespace (built in src/keys.ts). Keys are derived only by appending a
-  store path (or, for `x:`, a version) to those prefixes, so they share the namespace's
-  {hash tag} and live in the same Cluster slot as KEYS[1].
+  Every script that includes this file passes, as ARGV[1..5], the key prefixes of the
+  directory index (`c:`), the file hashes (`f:`), the history lists (`h:`), the older versions
+  kept whole (`x:`) and the file bodies (`b:`) of one namespace (built in src/keys.ts). Keys are
+  derived only by appending a store path (or, for `x:`, a version) to those prefixes, so they
+  share the namespace's {hash tag} and live in the same Cluster slot as KEYS[1].
+
+  A body (`b:<path>`, and a kept version `x:<version>`) is a string: the version it holds,
+  padded with spaces to HEADER bytes, then the content. So one GET answers a read with both.
 
   Status codes (mapped to StoreError codes in src/internal/status.ts):
     0 ok, 1 not_found, 2 exists, 3 is_directory, 4 not_a_directory, 5 into_itself,
-    6 max file size, 7 max total bytes, 8 max files, 9 version conflict, 10 invalid_path.
+    6 max file size, 7 max total bytes, 8 max files, 9 version conflict, 10 invalid_path,
+    11 the staged content of a write is missing.
 
   Index values (in the parent directory's hash): 'f,<size>,<mtime>' or 'd,<mtime>'.
 ]]
@@ -17,9 +21,12 @@ local CHILDREN = ARGV[1]
 local FILES = ARGV[2]
 local HISTORY = ARGV[3]
 local KEPT = ARGV[4]
+local BODIES = ARGV[5]
+local HEADER = 40
 
 local OK, NOT_FOUND, EXISTS, IS_DIRECTORY, NOT_A_DIRECTORY, INTO_ITSELF = 0, 1, 2, 3, 4, 5
 local QUOTA_FILE_BYTES, QUOTA_TOTAL_BYTES, QUOTA_FILES, CONFLICT, INVALID_PATH = 6, 7, 8, 9, 10
+local STAGE_MISSING = 11
 
 local function nowMs()
   local time = redis.call('TIME')
@@ -145,8 +152,29 @@ local function deleteHistory(path, sizes)
   redis.call('DEL', HISTORY .. path)
 end
 
--- Removes a file with its history (not its index entry, usage or access time).
+-- Removes a file with its body and history (not its index entry, usage or access time).
 local function deleteFileKeys(path)
   deleteHistory(path, redis.call('HGET', FILES .. path, 'hs'))
-  redis.call('DEL', FILES .. path)
+  redis.call('DEL', FILES .. path, BODIES .. path)
+end
+
+-- The body header of `version`.
+local function bodyHeader(version)
+  return version .. string.rep(' ', HEADER - string.len(version))
+end
+
+-- A file written before bodies had keys of their own keeps its content in the file hash's 'c'
+-- field: move it to its body key (once per file; this copies the content through Lua).
+-- Returns whether the file has a body now.
+local function ensureBody(path)
+  if redis.call('EXISTS', BODIES .. path) == 1 then
+    return true
+  end
+  local legacy = redis.call('HMGET', FILES .. path, 'c', 'v')
+  if not legacy[1] then
+    return false
+  end
+  redis.call('SET', BODIES .. path, bodyHeader(legacy[2]) .. legacy[1])
+  redis.call('HDEL', FILES .. path, 'c')
+  return true
 end
