@@ -735,7 +735,7 @@ export class RedisMemoryStore implements MemoryStore {
     const script = defineScripts.script('batonMemoryWrite');
     const staged = content.length >= STAGED_FROM_CHARS;
     if (staged) {
-      await this.client.setex(keys[3] ?? '', STAGE_TTL_SECONDS, stagedBody(content));
+      await this.client.setex(keys[3] ?? '', STAGE_TTL_SECONDS, BLANK_HEADER + content);
     }
     const scriptArgs = staged ? args : [...args, content];
     try {
@@ -957,21 +957,6 @@ function oneLine(value: string | undefined): string {
 interface HistoryEntry extends FileVersion {
   kind: 'f' | 'd' | 'k';
   payload: string;
-}
-
-/**
- * The staged body of a large write: the blank header, then the content. Memory files are mostly
- * ASCII, and for ASCII text Latin-1 gives the same bytes as UTF-8 with a plain copy, faster than
- * encoding UTF-8 (tens of microseconds for 100 KB); anything else goes as a string (UTF-8).
- */
-function stagedBody(content: string): Buffer | string {
-  if (Buffer.byteLength(content, 'utf8') !== content.length) {
-    return BLANK_HEADER + content;
-  }
-  const body = Buffer.allocUnsafe(BODY_HEADER_BYTES + content.length);
-  body.write(BLANK_HEADER, 0, 'latin1');
-  body.write(content, BODY_HEADER_BYTES, 'latin1');
-  return body;
 }
 
 /** A body (or a kept version): its version padded to `BODY_HEADER_BYTES`, then the content. */

@@ -188,6 +188,19 @@ describe('writes: small content in one script call, large content staged so it n
     expect(await stagesLeft(store)).toEqual([]);
   });
 
+  it('large non-ASCII content goes through the stage unchanged, with its UTF-8 size', async () => {
+    const store = openTestStore();
+    const content = 'é ✓ 😀 line\n'.repeat(4_000);
+    expect(content.length).toBeGreaterThan(32 * 1024);
+    const sent = await commandsSentBy(store.keys.base, () =>
+      store.write('u.md', content, { mode: 'create' }),
+    );
+    expect(fromClient(sent)).toEqual(['setex', SCRIPT]);
+    expect(await fresh(store).read('u.md')).toBe(content);
+    expect((await store.stat('u.md'))?.size).toBe(Buffer.byteLength(content));
+    expect(await store.usage()).toEqual({ bytes: Buffer.byteLength(content), files: 1 });
+  });
+
   it('refused writes, small and large, leave no stage behind and change nothing', async () => {
     const store = openTestStore({ limits: { maxFileBytes: 50_000 } });
     await store.write('a.md', 'small', { mode: 'create' });
