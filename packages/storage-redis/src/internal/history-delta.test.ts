@@ -30,8 +30,46 @@ describe('reverse deltas rebuild the older version exactly', () => {
     expect(applyReverseDelta(newer, delta)).toBe(older);
   });
 
+  it('finds the same prefix and suffix as a character-by-character scan, across chunk sizes', () => {
+    // Deterministic pseudo-random edits of texts from 0 to ~9,000 characters, so the first
+    // difference falls on, before and after every chunk boundary (4096, 256, 16).
+    let seed = 42;
+    const random = (below: number): number => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+      return seed % below;
+    };
+    const alphabet = ['a', 'b', '\n', 'é', '\u{1F600}'];
+    const text = (length: number): string =>
+      Array.from({ length }, () => alphabet[random(alphabet.length)]).join('');
+    for (let round = 0; round < 400; round += 1) {
+      const older = text(random(round < 200 ? 300 : 9_000));
+      const at = random(older.length + 1);
+      const cut = random(Math.min(20, older.length - at) + 1);
+      const newer = older.slice(0, at) + text(random(5)) + older.slice(at + cut);
+      expect(createReverseDelta(older, newer)).toBe(naiveReverseDelta(older, newer));
+      expect(applyReverseDelta(newer, createReverseDelta(older, newer))).toBe(older);
+    }
+  });
+
   it('refuses a delta that does not fit', () => {
     expect(() => applyReverseDelta('short', '10,10\nx')).toThrow(/does not fit/u);
     expect(() => applyReverseDelta('short', 'garbage')).toThrow(/malformed/u);
   });
 });
+
+/** The delta by definition: compare one character at a time. */
+function naiveReverseDelta(older: string, newer: string): string {
+  const limit = Math.min(older.length, newer.length);
+  let prefix = 0;
+  while (prefix < limit && older[prefix] === newer[prefix]) prefix += 1;
+  if (prefix > 0 && /[\uD800-\uDBFF]/u.test(older[prefix - 1] ?? '')) prefix -= 1;
+  let suffix = 0;
+  while (
+    suffix < limit - prefix &&
+    older[older.length - 1 - suffix] === newer[newer.length - 1 - suffix]
+  ) {
+    suffix += 1;
+  }
+  if (suffix > 0 && /[\uDC00-\uDFFF]/u.test(older[older.length - suffix] ?? '')) suffix -= 1;
+  return `${prefix},${suffix}\n${older.slice(prefix, older.length - suffix)}`;
+}

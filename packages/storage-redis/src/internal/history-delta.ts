@@ -8,8 +8,13 @@
  * never split a surrogate pair, so `middle` is always well-formed text (Redis stores UTF-8).
  */
 
-/** Characters compared per step while looking for the first difference (slices compare with memcmp). */
-const CHUNK = 4096;
+/**
+ * Characters compared per step while looking for the first difference, largest first: slices
+ * compare with memcmp, while a character-by-character loop costs ~10 ns a character (more on a
+ * string that is not flat yet), so the scan narrows down in steps and compares single
+ * characters only for the last few.
+ */
+const CHUNKS = [4096, 256, 16, 1];
 
 /** The reverse delta that rebuilds `older` from `newer`. */
 export function createReverseDelta(older: string, newer: string): string {
@@ -42,32 +47,27 @@ export function applyReverseDelta(newer: string, delta: string): string {
 
 function commonPrefixLength(left: string, right: string, limit: number): number {
   let index = 0;
-  while (
-    index + CHUNK <= limit &&
-    left.slice(index, index + CHUNK) === right.slice(index, index + CHUNK)
-  ) {
-    index += CHUNK;
-  }
-  while (index < limit && left.charCodeAt(index) === right.charCodeAt(index)) {
-    index += 1;
+  for (const chunk of CHUNKS) {
+    while (
+      index + chunk <= limit &&
+      left.slice(index, index + chunk) === right.slice(index, index + chunk)
+    ) {
+      index += chunk;
+    }
   }
   return index;
 }
 
 function commonSuffixLength(left: string, right: string, limit: number): number {
   let count = 0;
-  while (
-    count + CHUNK <= limit &&
-    left.slice(left.length - count - CHUNK, left.length - count) ===
-      right.slice(right.length - count - CHUNK, right.length - count)
-  ) {
-    count += CHUNK;
-  }
-  while (
-    count < limit &&
-    left.charCodeAt(left.length - 1 - count) === right.charCodeAt(right.length - 1 - count)
-  ) {
-    count += 1;
+  for (const chunk of CHUNKS) {
+    while (
+      count + chunk <= limit &&
+      left.slice(left.length - count - chunk, left.length - count) ===
+        right.slice(right.length - count - chunk, right.length - count)
+    ) {
+      count += chunk;
+    }
   }
   return count;
 }
