@@ -261,8 +261,7 @@ describe('writes: small content in one script call, large content staged so it n
     expect(longestScriptArgument(sent)).toBeLessThan(200);
     expect(lua(sent)).toEqual([
       'hget',
-      'hmget',
-      'exists', // the body (a file from before bodies would be moved to one here)
+      'hmget', // version, header, history sizes (and 'c' of a file from before bodies)
       'strlen',
       'hmget',
       'hset',

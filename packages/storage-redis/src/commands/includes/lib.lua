@@ -164,8 +164,15 @@ local function bodyHeader(version)
 end
 
 -- A file written before bodies had keys of their own keeps its content in the file hash's 'c'
--- field: move it to its body key (once per file; this copies the content through Lua).
--- Returns whether the file has a body now.
+-- field (and its version in 'v'): moveToBody puts them in a body, once per file (this copies the
+-- content through Lua).
+local function moveToBody(path, content, version)
+  redis.call('SET', BODIES .. path, bodyHeader(version) .. content)
+  redis.call('HDEL', FILES .. path, 'c')
+end
+
+-- Moves the content of a file from before bodies to its body. Returns whether the file has a
+-- body now.
 local function ensureBody(path)
   if redis.call('EXISTS', BODIES .. path) == 1 then
     return true
@@ -174,7 +181,6 @@ local function ensureBody(path)
   if not legacy[1] then
     return false
   end
-  redis.call('SET', BODIES .. path, bodyHeader(legacy[2]) .. legacy[1])
-  redis.call('HDEL', FILES .. path, 'c')
+  moveToBody(path, legacy[1], legacy[2])
   return true
 end
