@@ -33,6 +33,9 @@ describeMemoryStoreConformance('RedisMemoryStore on Redis Cluster', async ({ lim
   };
 });
 
+/** About 100 KB: staged in a key of its own before the write script runs. */
+const big = 'cluster line\n'.repeat(8_000);
+
 describe('Redis Cluster', () => {
   it('spreads namespaces over the masters and keeps each in one slot (no CROSSSLOT)', async () => {
     const namespaces = Array.from({ length: 12 }, () => randomNamespace());
@@ -42,8 +45,16 @@ describe('Redis Cluster', () => {
     for (const store of stores) {
       await store.write('a/b/c.md', 'x', { mode: 'create' });
       await store.edit('a/b/c.md', (current) => `${current}y`);
-      // Within the access-time granularity: HMGET + HGET without a script, on the namespace's slot.
+      // Within the access-time granularity: a GET of the body without a script, on the namespace's slot.
       expect(await store.read('a/b/c.md')).toBe('xy');
+      // A large write: the staged body (SETEX) and the script land on the same node.
+      await store.write('a/big.md', big, { mode: 'create' });
+      expect(
+        await createRedisMemoryStore({ redis: client, namespace: store.namespace }).read(
+          'a/big.md',
+        ),
+      ).toBe(big);
+      await store.delete('a/big.md');
       await store.rename('a', 'z');
       expect(await store.list('', { depth: 3 })).toHaveLength(3);
       expect(await store.listHistory('z/b/c.md')).toHaveLength(2);
@@ -52,10 +63,17 @@ describe('Redis Cluster', () => {
     const slots = await Promise.all(
       stores.map((store) => client.call('CLUSTER', 'KEYSLOT', store.keys.meta)),
     );
-    const keySlots = await Promise.all(
-      stores.map((store) => client.call('CLUSTER', 'KEYSLOT', store.keys.file('z/b/c.md'))),
-    );
-    expect(keySlots).toEqual(slots);
+    for (const key of [
+      (store: (typeof stores)[number]) => store.keys.file('z/b/c.md'),
+      (store: (typeof stores)[number]) => store.keys.body('z/b/c.md'),
+      (store: (typeof stores)[number]) => store.keys.writeStage('any'),
+      (store: (typeof stores)[number]) => store.keys.kept('1:1'),
+    ]) {
+      const keySlots = await Promise.all(
+        stores.map((store) => client.call('CLUSTER', 'KEYSLOT', key(store))),
+      );
+      expect(keySlots).toEqual(slots);
+    }
     const owners = new Set(
       slots.map((slot) =>
         client.nodes('master').findIndex((node) => node.options.port === ownerPort(Number(slot))),
