@@ -166,8 +166,9 @@ const BLANK_HEADER = ' '.repeat(BODY_HEADER_BYTES);
 const STAGED_FROM_CHARS = 32 * 1024;
 
 /**
- * Expiry of a write's stage key. The write script runs right after the SETEX and renames or
- * deletes it; the expiry only cleans up after a client that died between the two.
+ * Expiry of a write's stage key. The write script runs right behind the SETEX and renames or
+ * deletes it; the expiry only cleans up if the script never ran (a connection lost between the
+ * two, a script error).
  */
 const STAGE_TTL_SECONDS = 60;
 
@@ -719,36 +720,46 @@ export class RedisMemoryStore implements MemoryStore {
   }
 
   /**
-   * Sends a write. Content below `STAGED_FROM_CHARS` is the script's last argument: one round
-   * trip. Larger content is first SETEX'd, behind a blank header, into this write's own stage
-   * key (a round trip of its own), and the script then writes the version into the header and
-   * renames the stage to the body. Measured on this machine (docs/benchmarks/redis.md): a Lua
-   * argument costs Redis about 1.2 us per KB, 120 us at 100 KB, more than the write itself; and
-   * Redis keeps a bulk argument of 32 KB or more without copying it only when nothing follows it
-   * in what it reads, so sending the stage and the script together costs more than the second
-   * round trip.
+   * Sends a write in one round trip. Content below `STAGED_FROM_CHARS` is the script's last
+   * argument. Larger content is SETEX'd, behind a blank header, into this write's own stage key,
+   * pipelined with the script, which writes the version into the header and renames the stage to
+   * the body: a Lua argument costs Redis about 1.2 us per KB (120 us at 100 KB, more than the
+   * write itself), a plain command argument next to nothing (docs/benchmarks/redis.md).
    *
    * The script is sent by its SHA. If Redis does not know it (SCRIPT FLUSH, a new node) it did not
    * run (a stage is still there), so it is sent again, once, with its source.
    */
   private async sendWrite(content: string, keys: string[], args: string[]): Promise<unknown[]> {
     const script = defineScripts.script('batonMemoryWrite');
-    const staged = content.length >= STAGED_FROM_CHARS;
-    if (staged) {
-      await this.client.setex(keys[3] ?? '', STAGE_TTL_SECONDS, BLANK_HEADER + content);
-    }
-    const scriptArgs = staged ? args : [...args, content];
-    try {
-      return (await this.client.evalsha(
-        script.sha,
-        keys.length,
-        ...keys,
-        ...scriptArgs,
-      )) as unknown[];
-    } catch (error) {
-      if (!(error instanceof Error) || !error.message.startsWith('NOSCRIPT')) {
-        throw error;
+    let written: [Error | null, unknown] | undefined;
+    let scriptArgs = args;
+    if (content.length >= STAGED_FROM_CHARS) {
+      const replies = await this.client
+        .pipeline()
+        .setex(keys[3] ?? '', STAGE_TTL_SECONDS, BLANK_HEADER + content)
+        .evalsha(script.sha, keys.length, ...keys, ...scriptArgs)
+        .exec();
+      const staged = replies?.[0];
+      if (staged?.[0]) {
+        throw staged[0];
       }
+      written = replies?.[1];
+    } else {
+      scriptArgs = [...args, content];
+      written = await this.client.evalsha(script.sha, keys.length, ...keys, ...scriptArgs).then(
+        (reply): [null, unknown] => [null, reply],
+        (error: Error): [Error, undefined] => [error, undefined],
+      );
+    }
+    if (written === undefined) {
+      throw new StoreError('unavailable', 'Redis did not answer the write.');
+    }
+    const [error, reply] = written;
+    if (!error) {
+      return reply as unknown[];
+    }
+    if (!error.message.startsWith('NOSCRIPT')) {
+      throw error;
     }
     return (await this.client.eval(script.lua, keys.length, ...keys, ...scriptArgs)) as unknown[];
   }

@@ -156,7 +156,7 @@ describe('writes: small content in one script call, large content staged so it n
     expect(await store.read('notes/b.md')).toBe(content);
   });
 
-  it('a 100 KB create stages the body with SETEX first; the script renames it in place, the content is no script argument', async () => {
+  it('a 100 KB create stages the body with a SETEX pipelined before the script, which renames it in place; the content is no script argument', async () => {
     const store = openTestStore();
     await store.write('notes/first.md', 'x', { mode: 'create' });
     const sent = await commandsSentBy(store.keys.base, () =>

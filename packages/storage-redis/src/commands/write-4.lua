@@ -5,9 +5,9 @@
 
   Small content (below 32 KB) is ARGV[19]. Larger content never passes through the script: the
   client SETEXes it, behind a blank header of HEADER bytes, into a stage key of its own (KEYS[4],
-  with an expiry) just before, and this script writes the version into the header (SETRANGE, in
-  place) and renames the stage to the body, so Redis keeps the very bytes it read (a Lua argument
-  of 100 KB costs Redis more than the whole write). Every refusal deletes the stage.
+  with an expiry) in the same round trip, just before this script, which writes the version into
+  the header (SETRANGE, in place) and renames the stage to the body (a Lua argument of 100 KB
+  costs Redis more than the whole write). Every refusal deletes the stage.
 
   History keeps the file's older versions only (the current one is the body), newest first, each
   as a header and a payload. When the caller knows the content being replaced (ARGV[16] names its
