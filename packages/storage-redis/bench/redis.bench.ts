@@ -146,6 +146,8 @@ const FILE_TEXT = fileText(900);
 /** The sequential memory workload, written once for every implementation. */
 interface Workload {
   create(index: number): Promise<unknown>;
+  /** A whole-file write over an existing file (the store only: the memory tool has no such command). */
+  overwrite?(index: number): Promise<unknown>;
   view(index: number): Promise<unknown>;
   strReplace(index: number): Promise<unknown>;
   insert(index: number): Promise<unknown>;
@@ -159,6 +161,15 @@ async function runWorkload(
   const steps: Array<[string, (index: number) => Promise<unknown>, Floor]> = [
     ['create', (index) => workload.create(index), floors.setNewKey],
     ['view (file)', (index) => workload.view(index), floors.get],
+    ...(workload.overwrite === undefined
+      ? []
+      : [
+          ['overwrite', workload.overwrite, floors.set] as [
+            string,
+            (index: number) => Promise<unknown>,
+            Floor,
+          ],
+        ]),
     ['str_replace', (index) => workload.strReplace(index), floors.set],
     ['insert', (index) => workload.insert(index), floors.set],
   ];
@@ -177,6 +188,14 @@ function storeWorkload(store: RedisMemoryStore, text: string): Workload {
   return {
     create: (index) =>
       store.write(`bench/f${index}.md`, text, { mode: 'create', command: 'create' }),
+    // A whole-file write over the file just created, alternating two contents. The old version
+    // goes to history as a delta when the edit cache still holds it (2 KB), or is kept whole by
+    // renaming its body when it does not (100 KB: the cache holds ~160 such files of the 2,000).
+    overwrite: (index) =>
+      store.write(`bench/f${index}.md`, index % 2 === 0 ? `${text} ` : text, {
+        mode: 'overwrite',
+        command: 'write',
+      }),
     view: async (index) =>
       ensure((await store.read(`bench/f${index}.md`)) !== null, 'read returned null'),
     strReplace: (index) =>
