@@ -115,6 +115,17 @@ describe.skipIf(!chromiumAvailable)('the session page in a real browser', () => 
     expect(await hits.count()).toBe(2);
     expect(await hits.nth(0).textContent()).toContain('/memories/notes.md:1');
     expect(await hits.nth(0).textContent()).toContain('<img src=x onerror=');
+    // A refusal clears the hits and shows one error line; the button works again afterwards.
+    await page.fill('[data-testid=search-text]', '   ');
+    await page.press('[data-testid=search-text]', 'Enter');
+    await page.waitForSelector('.search-box + .action-message.error');
+    expect(await page.textContent('.search-box + .action-message')).toContain('must not be empty');
+    expect(await hits.count()).toBe(0);
+    expect(await page.isEnabled('.search-box button[type=submit]')).toBe(true);
+    await page.fill('[data-testid=search-text]', 'needle-in');
+    await page.click('.search-box button[type=submit]');
+    await page.waitForSelector('[data-testid=search-hits] li[data-source=transcript]');
+    expect(await page.$('.search-box + .action-message.error')).toBeNull();
     const link = hits.nth(1).locator('a');
     expect(await link.textContent()).toBe('session 1 · turn 2 · assistant model');
     await link.click();

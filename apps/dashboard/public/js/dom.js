@@ -60,6 +60,29 @@ export function replace(element, ...children) {
   append(element, children);
 }
 
+/**
+ * The submit handler of a small form with one button and one status line: it keeps the page
+ * from reloading, disables the button while `action` runs and re-enables it after, and shows
+ * what `action` throws in the status line, marked as an error (after `onError`, if given). What
+ * a success shows is up to `action`.
+ */
+export function submitHandler({ button, message, onError }, action) {
+  return async (event) => {
+    event.preventDefault();
+    message.classList.remove('error');
+    button.disabled = true;
+    try {
+      await action();
+    } catch (error) {
+      onError?.();
+      replace(message, error.message);
+      message.classList.add('error');
+    } finally {
+      button.disabled = false;
+    }
+  };
+}
+
 /** Inserts HTML the server rendered from Markdown and sanitised (see src/internal/markdown.ts). */
 export function setSanitizedHtml(element, html) {
   element.innerHTML = html;

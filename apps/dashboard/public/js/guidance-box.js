@@ -1,7 +1,7 @@
 // The operator's guidance box on a project page: the text goes to the running session at its
 // next model turn (or to the next session), through the same control call as `baton say`.
 import { postJson, projectPath } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, submitHandler } from './dom.js';
 
 /** Longest text the control API accepts (GUIDANCE_MAX_CHARACTERS in @baton/projects). */
 const MAX_CHARACTERS = 4000;
@@ -25,21 +25,11 @@ export function guidanceBox(projectId) {
     {
       class: 'guidance-box',
       on: {
-        submit: async (event) => {
-          event.preventDefault();
-          message.classList.remove('error');
-          button.disabled = true;
-          try {
-            const result = await postJson(`${projectPath(projectId)}/say`, { text: input.value });
-            replace(message, `sent ${result.guidance.id}`);
-            input.value = '';
-          } catch (error) {
-            replace(message, error.message);
-            message.classList.add('error');
-          } finally {
-            button.disabled = false;
-          }
-        },
+        submit: submitHandler({ button, message }, async () => {
+          const result = await postJson(`${projectPath(projectId)}/say`, { text: input.value });
+          replace(message, `sent ${result.guidance.id}`);
+          input.value = '';
+        }),
       },
     },
     input,

@@ -1,7 +1,7 @@
 // The search box on a project page: text across the project's memory files and session
 // transcripts, through the same control call as `baton search`. Every hit is shown as text.
 import { getJson, projectPath } from './api.js';
-import { h, replace } from './dom.js';
+import { h, replace, submitHandler } from './dom.js';
 import { sessionHref } from './session-page.js';
 
 /** Longest text the search accepts (SEARCH_MAX_CHARACTERS in @baton/session). */
@@ -54,27 +54,16 @@ export function searchBox(projectId) {
         class: 'search-box',
         role: 'search',
         on: {
-          submit: async (event) => {
-            event.preventDefault();
-            message.classList.remove('error');
-            button.disabled = true;
-            try {
-              const result = await getJson(`${projectPath(projectId)}/search`, { q: input.value });
-              replace(results, ...result.hits.map((hit) => describeHit(projectId, hit)));
-              replace(
-                message,
-                result.hits.length === 0
-                  ? `Nothing matches “${result.query}”.`
-                  : `${result.hits.length} hit${result.hits.length === 1 ? '' : 's'}${result.truncated ? ' (more not shown)' : ''}.`,
-              );
-            } catch (error) {
-              replace(results);
-              replace(message, error.message);
-              message.classList.add('error');
-            } finally {
-              button.disabled = false;
-            }
-          },
+          submit: submitHandler({ button, message, onError: () => replace(results) }, async () => {
+            const result = await getJson(`${projectPath(projectId)}/search`, { q: input.value });
+            replace(results, ...result.hits.map((hit) => describeHit(projectId, hit)));
+            replace(
+              message,
+              result.hits.length === 0
+                ? `Nothing matches “${result.query}”.`
+                : `${result.hits.length} hit${result.hits.length === 1 ? '' : 's'}${result.truncated ? ' (more not shown)' : ''}.`,
+            );
+          }),
         },
       },
       input,
