@@ -151,6 +151,8 @@ interface Workload {
   view(index: number): Promise<unknown>;
   strReplace(index: number): Promise<unknown>;
   insert(index: number): Promise<unknown>;
+  /** `str_replace` of line 4's label in file `index`, one way or back (`forward`). */
+  relabel(index: number, forward: boolean): Promise<unknown>;
 }
 
 async function runWorkload(
@@ -172,6 +174,13 @@ async function runWorkload(
         ]),
     ['str_replace', (index) => workload.strReplace(index), floors.set],
     ['insert', (index) => workload.insert(index), floors.set],
+    // The same 20 files edited over and over, as an agent edits its progress log: they stay in
+    // the store's edit cache, so each commit is one round trip (the rows above miss it at 100 KB).
+    [
+      'str_replace, 20 files',
+      (index) => workload.relabel(index % 20, Math.floor(index / 20) % 2 === 0),
+      floors.set,
+    ],
   ];
   for (const [name, operation, floor] of steps) {
     const { result, floor: measured } = await interleaved(
@@ -212,6 +221,15 @@ function storeWorkload(store: RedisMemoryStore, text: string): Workload {
         },
         { command: 'insert' },
       ),
+    relabel: (index, forward) =>
+      store.edit(
+        `bench/f${index}.md`,
+        (current) =>
+          forward
+            ? current.replace('line 4:', 'line four:')
+            : current.replace('line four:', 'line 4:'),
+        { command: 'str_replace' },
+      ),
   };
 }
 
@@ -240,6 +258,13 @@ function handlerWorkload(
         path: `/memories/bench/f${index}.md`,
         insert_line: 5,
         insert_text: 'inserted line\n',
+      }),
+    relabel: (index, forward) =>
+      run({
+        command: 'str_replace',
+        path: `/memories/bench/f${index}.md`,
+        old_str: forward ? 'line 4:' : 'line four:',
+        new_str: forward ? 'line four:' : 'line 4:',
       }),
   };
 }
