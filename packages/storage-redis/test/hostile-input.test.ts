@@ -56,3 +56,31 @@ describe('hostile input through the memory tool on Redis', () => {
     ]);
   });
 });
+
+describe('file content cannot pose as the version a body starts with', () => {
+  // A body is the version padded to 40 bytes, then the content. Content that looks like a header
+  // (a forged version, padding, NUL, newlines) must come back byte for byte and never change
+  // which version a store thinks it read, small (a script argument) or large (staged).
+  const forgedVersion = '9999999999999999:1';
+  const forged = `${forgedVersion.padEnd(40, ' ')}owned\0\r\n`;
+  for (const [size, content] of [
+    ['small', forged],
+    ['large', forged + 'x'.repeat(40_000)],
+  ] as const) {
+    it(`${size}: reads back verbatim, history lists the real version, and an edit commits on it`, async () => {
+      const writer = openTestStore();
+      await writer.write('canary.md', content, { mode: 'create' });
+      const reader = openTestStore({ namespace: writer.namespace });
+      expect(await reader.read('canary.md')).toBe(content);
+      expect(await writer.read('canary.md')).toBe(content);
+      const versions = await reader.listHistory('canary.md');
+      expect(versions.map((entry) => entry.version)).not.toContain(forgedVersion);
+      expect(versions[0]?.bytes).toBe(Buffer.byteLength(content));
+      // An edit from a store that read it commits on the real version: the content is intact.
+      await reader.edit('canary.md', (current) => `${current}!`);
+      expect(await openTestStore({ namespace: writer.namespace }).read('canary.md')).toBe(
+        `${content}!`,
+      );
+    });
+  }
+});
