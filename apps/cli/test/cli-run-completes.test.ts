@@ -54,14 +54,19 @@ describe('baton run on the built-in simulator', () => {
     expect(git('ls-tree', '-r', '--name-only', 'baton/todo').split('\n')).toEqual(
       expect.arrayContaining(['init.sh', 'features/f1.sh', 'features/f4.sh']),
     );
+    // project.json holds the same ProjectRecord a worker keeps in Redis.
     expect(JSON.parse(await readFile(path.join(project, 'project.json'), 'utf8'))).toMatchObject({
-      id: 'todo',
-      sessions: 5,
-      running: false,
-      lastOutcome: 'completed',
-      repo: null,
-      branch: 'baton/todo',
-      lastCheckpoint: git('rev-parse', 'baton/todo'),
+      v: 2,
+      project: {
+        id: 'todo',
+        status: 'completed',
+        statusReason: 'all 4 features pass',
+        counters: { sessions: 5, sessionsStarted: 5, featuresPassing: 4, featuresTotal: 4 },
+        activeSession: null,
+        repo: null,
+        branch: 'baton/todo',
+        lastCheckpoint: git('rev-parse', 'baton/todo'),
+      },
     });
 
     const logs = await runCli(['logs', 'todo', '--local', '--json'], {
@@ -134,7 +139,9 @@ describe('baton run on the built-in simulator', () => {
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; v?: number; exitCode?: number });
-    expect(events[0]).toMatchObject({ type: 'session-start', v: 1 });
+    // The same events a worker publishes, starting with the claim's status change.
+    expect(events[0]).toMatchObject({ type: 'project-status', v: 1, from: 'queued', to: 'running' });
+    expect(events.find((event) => event.type === 'session-start')).toMatchObject({ v: 1 });
     expect(events[events.length - 1]).toMatchObject({
       type: 'run-end',
       exitCode: 0,
@@ -193,7 +200,14 @@ describe('baton run on the built-in simulator', () => {
       expect(progress).toContain('Session 1 end');
       expect(
         JSON.parse(await readFile(path.join(home(), 'projects', 'stop', 'project.json'), 'utf8')),
-      ).toMatchObject({ sessions: 1, running: false, lastOutcome: 'cancelled' });
+      ).toMatchObject({
+        project: {
+          status: 'cancelled',
+          statusReason: 'cancelled by user (Ctrl-C)',
+          counters: { sessions: 1 },
+          activeSession: null,
+        },
+      });
     } finally {
       await sim.close();
     }

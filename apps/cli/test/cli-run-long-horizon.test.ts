@@ -31,7 +31,9 @@ describe('baton run on a long project', () => {
       .map((line) => JSON.parse(line) as Record<string, unknown>);
     const ends = lines.filter((line) => line['type'] === 'session-end');
     expect(ends).toHaveLength(3); // init + 2 resumes without progress
-    const status = lines.find((line) => line['type'] === 'project-status');
+    const status = lines.find(
+      (line) => line['type'] === 'project-status' && line['to'] === 'paused',
+    );
     expect(status).toMatchObject({ from: 'running', to: 'paused' });
     expect(String(status?.['reason'])).toMatch(
       /^no_progress: 2 sessions in a row without a newly passing feature \(0 of 2 pass\)/,

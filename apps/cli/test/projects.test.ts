@@ -78,7 +78,7 @@ describe('baton projects', () => {
     expect(result.stdout).toContain('No projects yet');
   });
 
-  it('--local lists `baton run` projects with features read from their memory (no totals in an older record: null)', async () => {
+  it('--local lists `baton run` projects; an older project.json is upgraded once (features from its memory, no totals: 0)', async () => {
     const project = path.join(dir, 'projects', 'local-one');
     await mkdir(path.join(project, 'memories'), { recursive: true });
     await writeFile(
@@ -112,7 +112,7 @@ describe('baton projects', () => {
         featuresPassing: 1,
         featuresTotal: 2,
         sessions: 2,
-        costUsd: null,
+        costUsd: 0,
       }),
     ]);
   });

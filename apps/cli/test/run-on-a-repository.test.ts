@@ -33,9 +33,9 @@ describe('baton run --repo', () => {
     expect(result.stdout).toContain(`repo ${repo} · base feature · branch baton/greet`);
 
     expect(await checkoutFingerprint(repo)).toEqual(before);
-    const record = JSON.parse(
+    const { project: record } = JSON.parse(
       await readFile(path.join(home(), 'projects', 'greet', 'project.json'), 'utf8'),
-    ) as Record<string, unknown>;
+    ) as { project: Record<string, unknown> };
     expect(record).toMatchObject({
       repo,
       base: 'feature',
@@ -131,6 +131,6 @@ describe('baton run --repo', () => {
     expect(git(repo, 'log', '--format=%B', 'baton/skipped')).not.toContain('Baton-Hooks');
     expect(
       JSON.parse(await readFile(path.join(home(), 'projects', 'skipped', 'project.json'), 'utf8')),
-    ).toMatchObject({ skipHooks: true });
+    ).toMatchObject({ project: { skipHooks: true } });
   });
 });

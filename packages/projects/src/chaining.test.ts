@@ -24,6 +24,7 @@ describe('decideAfterSession', () => {
   it('queues the next resume after the chain delay while features fail', () => {
     expect(decideAfterSession(input())).toEqual({
       kind: 'next',
+      cause: 'chain',
       delayMs: 1000,
       jobReason: 'chain',
       reason: '2 of 3 features still failing',
@@ -36,6 +37,7 @@ describe('decideAfterSession', () => {
     );
     expect(decision).toEqual({
       kind: 'finish',
+      cause: 'completed',
       status: 'completed',
       reason: 'all 3 features pass',
     });
@@ -50,6 +52,7 @@ describe('decideAfterSession', () => {
     ]) {
       expect(decideAfterSession(input({ ...overrides, workspaceProblem: problem }))).toEqual({
         kind: 'finish',
+        cause: 'workspace',
         status: 'paused',
         reason: problem,
       });
@@ -96,6 +99,7 @@ describe('decideAfterSession', () => {
     expect(decideAfterSession(failed(2))).toMatchObject({ kind: 'next', delayMs: 200 });
     expect(decideAfterSession(failed(3))).toEqual({
       kind: 'finish',
+      cause: 'failed',
       status: 'failed',
       reason: '3 failed sessions in a row; last error: HTTP 500 from the API',
     });
@@ -109,7 +113,7 @@ describe('decideAfterSession', () => {
   });
 
   it('stops after a session an operator paused, whatever the session did', () => {
-    const stop = { kind: 'stop', reason: 'paused by operator' };
+    const stop = { kind: 'stop', cause: 'operator_pause', reason: 'paused by operator' };
     expect(decideAfterSession(input({ status: 'paused', abortReason: 'paused' }))).toEqual(stop);
     // Paused between the session's end and the decision: no next session either.
     expect(decideAfterSession(input({ status: 'paused' }))).toEqual(stop);
@@ -128,10 +132,12 @@ describe('decideAfterSession', () => {
   it('respects a cancel that arrived during the session', () => {
     expect(decideAfterSession(input({ status: 'cancelled' }))).toEqual({
       kind: 'stop',
+      cause: 'cancelled',
       reason: 'cancelled',
     });
     expect(decideAfterSession(input({ abortReason: 'cancelled' }))).toEqual({
       kind: 'stop',
+      cause: 'cancelled',
       reason: 'cancelled',
     });
   });

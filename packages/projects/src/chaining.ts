@@ -25,7 +25,7 @@ export interface ChainInput {
   outcome: string;
   /** Readable reason the session stopped. */
   reason: string;
-  error?: string;
+  error?: string | undefined;
   allFeaturesPass: boolean;
   featuresAfter: { passing: number; total: number };
   abortReason: AbortReason | undefined;
@@ -41,27 +41,53 @@ export interface ChainInput {
    * this reason, whatever else happened, until a user resumes it. Nothing is lost: the commits
    * stay in the worker's clone.
    */
-  workspaceProblem?: string;
+  workspaceProblem?: string | undefined;
   chainDelayMs: number;
   retryDelayMs: number;
   maxConsecutiveFailures: number;
 }
 
+/**
+ * Which rule of `decideAfterSession` decided, as a code: `baton run`'s exit code and the worker's
+ * log read it from one table instead of parsing the reason.
+ */
+export type ChainCause =
+  | 'lease_lost'
+  | 'cancelled'
+  | 'operator_pause'
+  | 'not_runnable'
+  | 'workspace'
+  | 'completed'
+  | 'failed'
+  | 'refused'
+  | 'budget'
+  | 'no_progress'
+  | 'retry'
+  | 'shutdown'
+  | 'chain';
+
 export type ChainDecision =
   /** Someone else owns what happens next (lost lease or lock: the job is re-run elsewhere). */
-  | { kind: 'abandon'; reason: string }
-  /** The project stays as it is (cancelled by a user). */
-  | { kind: 'stop'; reason: string }
+  | { kind: 'abandon'; cause: 'lease_lost'; reason: string }
+  /** The project stays as it is (cancelled by a user, paused by an operator, moved meanwhile). */
+  | { kind: 'stop'; cause: 'cancelled' | 'operator_pause' | 'not_runnable'; reason: string }
   /** The project moves to a final or waiting status. */
   | {
       kind: 'finish';
+      cause: 'workspace' | 'completed' | 'failed' | 'refused' | 'budget' | 'no_progress';
       status: Extract<ProjectStatus, 'completed' | 'paused' | 'failed'>;
       reason: string;
       /** The pause is because a project budget was used up. */
-      budgetReached?: true;
+      budgetReached?: true | undefined;
     }
   /** Another session is queued. */
-  | { kind: 'next'; delayMs: number; jobReason: SessionJobReason; reason: string };
+  | {
+      kind: 'next';
+      cause: 'retry' | 'shutdown' | 'chain';
+      delayMs: number;
+      jobReason: SessionJobReason;
+      reason: string;
+    };
 
 /** A session failed (API errors, internal errors, a refusal, or an init that left no checklist). */
 export function isFailedSession(
@@ -141,24 +167,38 @@ export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounte
  */
 export function decideAfterSession(input: ChainInput): ChainDecision {
   if (input.abortReason === 'lease_lost' || input.abortReason === 'lock_lost') {
-    return { kind: 'abandon', reason: `session aborted: ${input.abortReason.replace('_', ' ')}` };
+    return {
+      kind: 'abandon',
+      cause: 'lease_lost',
+      reason: `session aborted: ${input.abortReason.replace('_', ' ')}`,
+    };
   }
   if (input.status === 'cancelled' || input.abortReason === 'cancelled') {
-    return { kind: 'stop', reason: 'cancelled' };
+    return { kind: 'stop', cause: 'cancelled', reason: 'cancelled' };
   }
   if (input.abortReason === 'paused' || input.status === 'paused') {
     // The pause already moved the status; the project waits for `resume`.
-    return { kind: 'stop', reason: OPERATOR_PAUSE_REASON };
+    return { kind: 'stop', cause: 'operator_pause', reason: OPERATOR_PAUSE_REASON };
   }
   if (input.status !== 'running' && input.status !== 'queued') {
-    return { kind: 'stop', reason: `project is ${input.status}` };
+    return { kind: 'stop', cause: 'not_runnable', reason: `project is ${input.status}` };
   }
   if (input.workspaceProblem !== undefined) {
-    return { kind: 'finish', status: 'paused', reason: input.workspaceProblem };
+    return {
+      kind: 'finish',
+      cause: 'workspace',
+      status: 'paused',
+      reason: input.workspaceProblem,
+    };
   }
   const { passing, total } = input.featuresAfter;
   if (input.allFeaturesPass || (total > 0 && passing === total)) {
-    return { kind: 'finish', status: 'completed', reason: `all ${total} features pass` };
+    return {
+      kind: 'finish',
+      cause: 'completed',
+      status: 'completed',
+      reason: `all ${total} features pass`,
+    };
   }
   if (isFailedSession(input)) {
     const failures = input.counters.consecutiveFailures;
@@ -166,26 +206,29 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
     if (failures >= input.maxConsecutiveFailures) {
       return {
         kind: 'finish',
+        cause: input.outcome === 'refused' ? 'refused' : 'failed',
         status: 'failed',
         reason: `${failures} failed sessions in a row; last error: ${detail}`,
       };
     }
     const budget = exhaustedBudget(input.budgets, input.counters);
-    if (budget) return { kind: 'finish', status: 'paused', reason: budget, budgetReached: true };
+    if (budget) return budgetPause(budget);
     return {
       kind: 'next',
+      cause: 'retry',
       delayMs: input.retryDelayMs * 2 ** Math.max(0, failures - 1),
       jobReason: 'retry',
       reason: `retrying after a failed session (${failures} of ${input.maxConsecutiveFailures}): ${detail}`,
     };
   }
   const budget = exhaustedBudget(input.budgets, input.counters);
-  if (budget) return { kind: 'finish', status: 'paused', reason: budget, budgetReached: true };
+  if (budget) return budgetPause(budget);
   const stalled = noProgressReason(input.budgets, input.counters);
-  if (stalled) return { kind: 'finish', status: 'paused', reason: stalled };
+  if (stalled) return { kind: 'finish', cause: 'no_progress', status: 'paused', reason: stalled };
   if (input.abortReason === 'shutdown') {
     return {
       kind: 'next',
+      cause: 'shutdown',
       delayMs: 0,
       jobReason: 'shutdown',
       reason: 'worker shut down; continuing elsewhere',
@@ -193,8 +236,13 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   }
   return {
     kind: 'next',
+    cause: 'chain',
     delayMs: input.chainDelayMs,
     jobReason: 'chain',
     reason: `${total - passing} of ${total} features still failing`,
   };
+}
+
+function budgetPause(reason: string): ChainDecision {
+  return { kind: 'finish', cause: 'budget', status: 'paused', reason, budgetReached: true };
 }

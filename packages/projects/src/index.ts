@@ -9,8 +9,37 @@ export {
   noProgressReason,
   sessionProgress,
 } from './chaining.js';
-export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
+export type {
+  AbortReason,
+  ChainCause,
+  ChainDecision,
+  ChainInput,
+  NextSessionKind,
+} from './chaining.js';
 export { createBatonControl } from './control.js';
+export { FileProjectLog, createFileProjectLog, openFileProjectLog } from './file-project-log.js';
+export type { FileProjectLogOptions } from './file-project-log.js';
+export { FILE_PROJECT_RECORD_VERSION, fileProjectPaths } from './file-project-paths.js';
+export type { FileProjectPaths } from './file-project-paths.js';
+export { migrateFileProjects } from './file-migrations.js';
+export type {
+  LoggedEvent,
+  NewProjectRecord,
+  ProjectLog,
+  TransitionOptions,
+} from './project-log.js';
+export { SessionChain, createSessionChain } from './chain/session-chain.js';
+export type {
+  ChainControl,
+  ChainEvent,
+  ChainedSessionOutcome,
+  ChainedSessionRequest,
+  SessionChainOptions,
+} from './chain/session-chain.js';
+export { SessionControl } from './chain/session-control.js';
+export type { ChainLogger } from './chain/chain-logger.js';
+export { sessionBudgets } from './chain/session-results.js';
+export type { SessionRunner } from './chain/session-results.js';
 export type {
   BatonControl,
   BatonControlOptions,

@@ -53,6 +53,7 @@ describe('a project without progress pauses with reason no_progress', () => {
       else {
         expect(decision).toEqual({
           kind: 'finish',
+          cause: 'no_progress',
           status: 'paused',
           reason: `no_progress: ${streak} sessions in a row without a newly passing feature (4 of 60 pass); look at the progress log, then resume`,
         });

@@ -1,13 +1,29 @@
 import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import { decodeProjectEventJson } from './event-decoder.js';
-import type { EventEntry, WorkerEvent } from './events.js';
+import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
 import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
 import type { BatonKeys, ProjectSort } from './keys.js';
 import { deleteTranscripts } from './transcripts.js';
 import type { WebhookDeliveryRecord } from './webhooks/webhook-delivery.js';
+import type {
+  LoggedEvent,
+  NewProjectRecord,
+  ProjectLog,
+  SessionProgress,
+  SessionSummary,
+  TransitionOptions,
+  TransitionResult,
+} from './project-log.js';
+
+export type {
+  SessionCheckpointSummary,
+  SessionProgress,
+  SessionSummary,
+  TransitionResult,
+} from './project-log.js';
 import {
   emptyCounters,
   type ActiveSessionInfo,
@@ -17,55 +33,6 @@ import {
   type ProjectStatus,
   type StatusTransition,
 } from './project.js';
-
-/** What the worker stores about each finished session. */
-export interface SessionSummary {
-  sessionId: string;
-  sessionNumber: number;
-  kind: string;
-  outcome: string;
-  reason: string;
-  interrupted: boolean;
-  turns: number;
-  /** Uncached input tokens (the API's `input_tokens`). */
-  inputTokens: number;
-  /** Input tokens read from the prompt cache (absent in summaries stored before caching). */
-  cacheReadInputTokens?: number;
-  /** Input tokens written to the prompt cache, 5-minute and 1-hour writes together. */
-  cacheCreationInputTokens?: number;
-  outputTokens: number;
-  clearedInputTokens: number;
-  costUsd: number;
-  featuresBefore: { passing: number; total: number };
-  featuresAfter: { passing: number; total: number };
-  flippedFeatures: string[];
-  startedAt: number;
-  endedAt: number;
-  jobId: string;
-  workerId: string;
-  error?: string;
-  /** Every commit the session's checkpoints made, oldest first. */
-  commits?: string[];
-  /** The end-of-session checkpoint; absent when the session saved none. */
-  checkpoint?: SessionCheckpointSummary;
-  /** The model the session started on (absent in summaries stored before fallback models). */
-  model?: string;
-  /** Set when the session moved to its fallback model because `from` stayed overloaded. */
-  fallback?: { from: string; to: string; turn: number; at: number };
-}
-
-/** What a session summary keeps of its end-of-session checkpoint. */
-export interface SessionCheckpointSummary {
-  /** The branch tip after it. */
-  head: string | null;
-  /** True when `head` reached the project's remote. */
-  pushed: boolean;
-  hooks: 'passed' | 'refused' | 'skipped' | 'none';
-  /** Files left out as secrets. */
-  skipped: string[];
-  /** Why it was not pushed. */
-  error?: string;
-}
 
 export interface ProjectRepositoryOptions {
   redis: RedisClient;
@@ -182,7 +149,6 @@ export interface SessionWindow {
   total: number;
 }
 
-/** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
 /** The latest session that flipped a feature to passing. */
 export interface FeatureFlip {
   sessionNumber: number;
@@ -194,11 +160,6 @@ export interface FeatureFlip {
  * session summary (summaries stored before that hash existed are folded in on first read).
  */
 const FLIPS_INDEXED_FIELD = 'featureFlipsIndexed';
-
-export type SessionProgress = 'progressed' | 'none' | 'neutral';
-
-export type TransitionResult =
-  { ok: true; from: ProjectStatus } | { ok: false; current: ProjectStatus | null };
 
 const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'sessions',
@@ -221,7 +182,7 @@ const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
  * transitions, a list of session summaries and a capped event stream. Counters are separate hash
  * fields updated with HINCRBY so a control call (cancel) and a worker never overwrite each other.
  */
-export class ProjectRepository {
+export class ProjectRepository implements ProjectLog {
   readonly redis: RedisClient;
   readonly keys: BatonKeys;
   private readonly maxEvents: number;
@@ -241,18 +202,7 @@ export class ProjectRepository {
   }
 
   /** Stores a new project in status `queued`; throws `conflict` if the id is taken. */
-  async create(
-    record: Omit<
-      ProjectRecord,
-      | 'status'
-      | 'statusReason'
-      | 'statusAt'
-      | 'counters'
-      | 'activeSession'
-      | 'lastError'
-      | 'sessionSandbox'
-    > & { lastCheckpoint?: string | null },
-  ): Promise<ProjectRecord> {
+  async create(record: NewProjectRecord): Promise<ProjectRecord> {
     const now = record.createdAt;
     const config = {
       goal: record.goal,
@@ -348,12 +298,7 @@ export class ProjectRepository {
   async transition(
     projectId: string,
     to: ProjectStatus,
-    options: {
-      from?: readonly ProjectStatus[];
-      reason?: string | null;
-      /** The move is a pause because a project budget was used up (webhooks tell it apart). */
-      budgetReached?: boolean;
-    } = {},
+    options: TransitionOptions = {},
   ): Promise<TransitionResult> {
     const now = Date.now();
     const reason = options.reason ?? '';
@@ -427,7 +372,7 @@ export class ProjectRepository {
   async recordSessionEnd(
     projectId: string,
     summary: SessionSummary,
-    options: { failed: boolean; progress?: SessionProgress },
+    options: { failed: boolean; progress?: SessionProgress | undefined },
   ): Promise<void> {
     const key = this.keys.project(projectId);
     const pipeline = this.pipeline();
@@ -587,10 +532,7 @@ export class ProjectRepository {
   }
 
   /** Appends an event to the project's capped stream; returns its stream id. */
-  async appendEvent(
-    projectId: string,
-    event: WorkerEvent | { v: number; type: string; at: number; projectId: string },
-  ): Promise<string> {
+  async appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string> {
     const id = await this.redis.xadd(
       this.keys.events(projectId),
       'MAXLEN',

@@ -78,18 +78,18 @@ export interface SessionBudgetsInput {
 /** Limits of a whole project, checked between sessions. Exhausting one pauses the project. */
 export interface ProjectBudgets {
   /** Total spend in USD over every session. */
-  maxUsd?: number;
+  maxUsd?: number | undefined;
   /** Number of sessions (init included). */
-  maxSessions?: number;
+  maxSessions?: number | undefined;
   /** Input + output tokens over every session. */
-  maxTokens?: number;
+  maxTokens?: number | undefined;
   /**
    * Resume sessions in a row that may end without a newly passing feature; the next one pauses
    * the project with reason `no_progress`. Default `DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS` (3).
    */
-  maxSessionsWithoutProgress?: number;
+  maxSessionsWithoutProgress?: number | undefined;
   /** Limits applied to each session. */
-  session?: SessionBudgetsInput;
+  session?: SessionBudgetsInput | undefined;
 }
 
 /** What a user supplies to create a project. */

@@ -163,7 +163,7 @@ export interface SessionCheckpoints {
    * Least time between two checkpoints after turns that changed the workspace (ms); a memory
    * write after workspace changes and the end of the session always checkpoint. Default 5000.
    */
-  intervalMs?: number;
+  intervalMs?: number | undefined;
 }
 
 /** Summary of one session. */

@@ -1,11 +1,11 @@
 import type { Command } from 'commander';
+import type { ProjectRecord } from '@baton/projects';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { CommandFailure, projectNotFound } from '../internal/command-failure.js';
+import { CommandFailure } from '../internal/command-failure.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { requireLocalProject } from '../internal/local-projects.js';
 import { batonHome } from '../internal/project-home.js';
-import { withControl } from '../internal/remote-control.js';
+import { requireProjectRecord } from '../internal/project-record.js';
 import { contentForOutput, outputJson } from '../internal/terminal-text.js';
 
 interface DiffOptions {
@@ -14,14 +14,7 @@ interface DiffOptions {
   json?: boolean;
 }
 
-/** The source fields `baton diff` needs, from a Redis or a local project record. */
-interface DiffSource {
-  id: string;
-  repo: string | null;
-  baseCommit: string | null;
-}
-
-async function printDiff(source: DiffSource, options: DiffOptions): Promise<void> {
+async function printDiff(source: ProjectRecord, options: DiffOptions): Promise<void> {
   const home = batonHome();
   const paths = workspaceGitPaths(home, source.id);
   let diff;
@@ -68,28 +61,7 @@ export function registerDiffCommand(program: Command): void {
       '\nReads REDIS_CLUSTER_NODES or REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.',
     )
     .action(async (id: string, options: DiffOptions) => {
-      if (options.local === true) {
-        const project = await requireLocalProject(id);
-        await printDiff(
-          {
-            id,
-            repo: project.record.repo ?? null,
-            baseCommit: project.record.baseCommit ?? null,
-          },
-          options,
-        );
-        return;
-      }
-      const project = await withControl((control) => control.getProject(id));
-      if (project === null)
-        throw projectNotFound(
-          id,
-          'on Redis (see `baton status`; --local for `baton run` projects)',
-        );
-      const fields = project as typeof project & Partial<Omit<DiffSource, 'id'>>;
-      await printDiff(
-        { id, repo: fields.repo ?? null, baseCommit: fields.baseCommit ?? null },
-        options,
-      );
+      const project = await requireProjectRecord(id, { local: options.local === true });
+      await printDiff(project, options);
     });
 }

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import { countFeatures, readFeatures } from '@baton/session';
-import type { BatonControl } from '@baton/projects';
+import type { BatonControl, ProjectRecord } from '@baton/projects';
 import { PROJECT_STATUSES, type ProjectStatus } from '@baton/projects/schema';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatHitRate, formatTokens, formatUsd } from '../internal/format.js';
-import { listLocalProjects, openLocalMemory } from '../internal/local-projects.js';
+import { openLocalProjectLog } from '../internal/local-projects.js';
 import { withControl } from '../internal/remote-control.js';
 import { formatTable } from '../internal/table.js';
 import { outputJson, terminalSafe } from '../internal/terminal-text.js';
@@ -40,12 +39,8 @@ export interface ProjectRow {
   sandbox: 'on' | 'off' | null;
 }
 
-/** Every Redis project as a row (`baton projects` and `baton status` without an id). */
-export async function remoteRows(
-  control: BatonControl,
-  status: ProjectStatus | undefined,
-): Promise<ProjectRow[]> {
-  const projects = await control.listProjects(status === undefined ? {} : { status });
+/** Projects as rows, the same for Redis and `BATON_HOME` (both keep a `ProjectRecord`). */
+export function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
   return projects.map((project) => ({
     id: project.id,
     status: project.status,
@@ -64,54 +59,18 @@ export async function remoteRows(
   }));
 }
 
-/**
- * Local projects: features from their memory, token and cost totals from project.json (summed by
- * `baton run` after each session; `null` for records written before it kept them).
- */
+/** Every Redis project as a row (`baton projects` and `baton status` without an id). */
+export async function remoteRows(
+  control: BatonControl,
+  status: ProjectStatus | undefined,
+): Promise<ProjectRow[]> {
+  return projectRows(await control.listProjects(status === undefined ? {} : { status }));
+}
+
+/** Every `baton run` project under `BATON_HOME` as a row. */
 async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
-  const rows: ProjectRow[] = [];
-  for (const project of await listLocalProjects()) {
-    const store = await openLocalMemory(project);
-    let features;
-    try {
-      features = await readFeatures(store);
-    } finally {
-      await store.close();
-    }
-    const counts = features === null ? { passing: 0, total: 0 } : countFeatures(features);
-    const derived: ProjectStatus = project.record.running
-      ? 'running'
-      : counts.total > 0 && counts.passing === counts.total
-        ? 'completed'
-        : project.record.lastOutcome === 'failed'
-          ? 'failed'
-          : project.record.lastOutcome === 'cancelled'
-            ? 'cancelled'
-            : 'paused';
-    if (status !== undefined && derived !== status) continue;
-    rows.push({
-      id: project.record.id,
-      status: derived,
-      featuresPassing: counts.passing,
-      featuresTotal: counts.total,
-      sessions: project.record.sessions,
-      inputTokens: project.record.totals?.inputTokens ?? null,
-      cacheReadInputTokens:
-        project.record.totals === undefined
-          ? null
-          : (project.record.totals.cacheReadInputTokens ?? 0),
-      cacheCreationInputTokens:
-        project.record.totals === undefined
-          ? null
-          : (project.record.totals.cacheCreationInputTokens ?? 0),
-      outputTokens: project.record.totals?.outputTokens ?? null,
-      costUsd: project.record.totals?.costUsd ?? null,
-      createdAt: project.record.createdAt,
-      statusReason: derived === 'paused' ? (project.record.statusReason ?? null) : null,
-      sandbox: null,
-    });
-  }
-  return rows;
+  const projects = await (await openLocalProjectLog()).list();
+  return projectRows(projects.filter((project) => status === undefined || project.status === status));
 }
 
 /** The table of `baton projects` and `baton status` without an id. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { featureBar, formatTokens, formatUsd } from './format.js';
-import { batonHome, deriveProjectId, projectPaths } from './project-home.js';
+import { fileProjectPaths } from '@baton/projects';
+import { batonHome, deriveProjectId } from './project-home.js';
 
 describe('numbers in live output stay short and readable', () => {
   it('formats tokens, cost and the features bar', () => {
@@ -19,12 +20,14 @@ describe('projects live under BATON_HOME', () => {
   it('defaults to .baton in the current directory and honours BATON_HOME', () => {
     expect(batonHome({}, '/work')).toBe('/work/.baton');
     expect(batonHome({ BATON_HOME: 'state' }, '/work')).toBe('/work/state');
-    expect(projectPaths('/h', 'p1')).toEqual({
+    expect(fileProjectPaths('/h', 'p1')).toEqual({
       dir: '/h/projects/p1',
       record: '/h/projects/p1/project.json',
       memories: '/h/projects/p1/memories',
       workspace: '/h/projects/p1/workspace',
       events: '/h/projects/p1/events.jsonl',
+      sessions: '/h/projects/p1/sessions.jsonl',
+      transitions: '/h/projects/p1/transitions.jsonl',
       transcripts: '/h/projects/p1/transcripts',
     });
   });

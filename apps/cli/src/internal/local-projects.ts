@@ -1,8 +1,8 @@
-import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { createFileSystemStore, memoryStoreLimits, type FileSystemStore } from '@baton/core';
+import { openFileProjectLog, type FileProjectLog, type ProjectRecord } from '@baton/projects';
 import { projectNotFound } from './command-failure.js';
-import { batonHome, projectPaths, readProject, type ProjectRecord } from './project-home.js';
+import { batonHome } from './project-home.js';
 
 /** A `baton run` project on this machine: its record and where it lives. */
 export interface LocalProject {
@@ -10,20 +10,21 @@ export interface LocalProject {
   record: ProjectRecord;
   dir: string;
   memories: string;
-  /** Where `baton run` appends the project's events as JSON lines (if it records them). */
+  /** Where `baton run` appends the project's events as JSON lines. */
   eventsFile: string;
   /** Where `baton run` keeps the project's session transcripts. */
   transcriptsDir: string;
 }
 
-/** The local project `id` under `BATON_HOME`, or an `unknown project` failure. */
-export async function requireLocalProject(id: string): Promise<LocalProject> {
-  const home = batonHome();
-  const paths = projectPaths(home, id);
-  const record = await readProject(paths);
-  if (record === null) throw projectNotFound(id, `under ${path.join(home, 'projects')}`);
+/** The `ProjectLog` of `baton run` projects under `BATON_HOME` (upgraded once if older). */
+export function openLocalProjectLog(): Promise<FileProjectLog> {
+  return openFileProjectLog({ home: batonHome() });
+}
+
+function localProject(log: FileProjectLog, record: ProjectRecord): LocalProject {
+  const paths = log.paths(record.id);
   return {
-    home,
+    home: log.home,
     record,
     dir: paths.dir,
     memories: paths.memories,
@@ -32,31 +33,18 @@ export async function requireLocalProject(id: string): Promise<LocalProject> {
   };
 }
 
+/** The local project `id` under `BATON_HOME`, or an `unknown project` failure. */
+export async function requireLocalProject(id: string): Promise<LocalProject> {
+  const log = await openLocalProjectLog();
+  const record = await log.get(id);
+  if (record === null) throw projectNotFound(id, `under ${path.join(log.home, 'projects')}`);
+  return localProject(log, record);
+}
+
 /** Every local project under `BATON_HOME/projects`, oldest first. */
 export async function listLocalProjects(): Promise<LocalProject[]> {
-  const home = batonHome();
-  let names: string[];
-  try {
-    names = await readdir(path.join(home, 'projects'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
-  }
-  const projects: LocalProject[] = [];
-  for (const name of names.sort()) {
-    const paths = projectPaths(home, name);
-    const record = await readProject(paths).catch(() => null);
-    if (record === null) continue;
-    projects.push({
-      home,
-      record,
-      dir: paths.dir,
-      memories: paths.memories,
-      eventsFile: paths.events,
-      transcriptsDir: paths.transcripts,
-    });
-  }
-  return projects.sort((a, b) => a.record.createdAt.localeCompare(b.record.createdAt));
+  const log = await openLocalProjectLog();
+  return (await log.list()).map((record) => localProject(log, record));
 }
 
 /** The local project's memory: the same `FileSystemStore` layout `baton run` uses. */

@@ -1,4 +1,3 @@
-import { appendFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
@@ -10,13 +9,22 @@ import {
 } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import {
+  PROJECT_TRANSITIONS,
+  SessionControl,
+  createSessionChain,
+  openFileProjectLog,
+  type ChainCause,
+  type ChainDecision,
+  type FileProjectLog,
+  type ProjectBudgets,
+  type ProjectRecord,
+} from '@baton/projects';
+import {
   SessionError,
-  allFeaturesPass,
   createFileTranscriptStore,
   readFeatures,
   runSession,
   startOtlpTracing,
-  type SessionResult,
 } from '@baton/session';
 import {
   type SandboxSetting,
@@ -24,29 +32,18 @@ import {
   checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
-  openProjectWorkspace,
   parseSandboxSetting,
   sessionSandboxSetup,
   projectBranch,
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
 import { connectModel } from './model.js';
-import {
-  batonHome,
-  deriveProjectId,
-  projectPaths,
-  readProject,
-  writeProject,
-  writeProjectSync,
-  addSessionUsage,
-  type ProjectRecord,
-} from './project-home.js';
+import { batonHome, deriveProjectId } from './project-home.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 import { outputJson } from './terminal-text.js';
 
@@ -95,7 +92,7 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
     throw new CliError('usage', `project ${existing.id} already uses ${what} ${current}.`);
   };
   if (options.workspace !== undefined && path.resolve(options.workspace) !== existing.workspace) {
-    differs('the workspace', existing.workspace);
+    differs('the workspace', existing.workspace ?? '(default)');
   }
   if (options.repo !== undefined && options.repo !== (existing.repo ?? undefined)) {
     const current = existing.repo ?? 'no --repo';
@@ -104,7 +101,7 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
   if (options.base !== undefined && options.base !== existing.base) {
     differs('the base', existing.base ?? '(none)');
   }
-  if (options.skipHooks === true && existing.skipHooks !== true) {
+  if (options.skipHooks === true && !existing.skipHooks) {
     throw new CliError(
       'usage',
       `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
@@ -130,22 +127,18 @@ async function resolveSource(options: RunOptions, id: string): Promise<ProjectSo
     return null;
   }
   try {
-    return await resolveProjectSource({
-      repo: options.repo,
-      ...(options.base === undefined ? {} : { base: options.base }),
-      projectId: id,
-    });
+    return await resolveProjectSource({ repo: options.repo, base: options.base, projectId: id });
   } catch (error) {
     if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
     throw error;
   }
 }
 
-/** Find or create the project record for this run. */
-async function openProject(options: RunOptions, home: string): Promise<ProjectRecord> {
+/** Find or create the project this run continues. */
+async function openProject(options: RunOptions, log: FileProjectLog): Promise<ProjectRecord> {
   const goal = await readGoal(options);
   if (options.project !== undefined) {
-    const existing = await readProject(projectPaths(home, options.project));
+    const existing = await log.get(options.project);
     if (existing !== null) {
       if (goal !== undefined && goal.trim() !== existing.goal.trim()) {
         throw new CliError(
@@ -159,7 +152,7 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
     if (goal === undefined) {
       throw new CliError(
         'usage',
-        `no project ${options.project} under ${home}; give --goal or --goal-file to start it.`,
+        `no project ${options.project} under ${log.home}; give --goal or --goal-file to start it.`,
       );
     }
   }
@@ -177,23 +170,26 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
     );
   await checkWorkspaceOption(options.workspace);
   const source = await resolveSource(options, id);
-  const paths = projectPaths(home, id);
-  const record: ProjectRecord = {
+  return log.create({
     id,
     goal,
-    workspace: options.workspace !== undefined ? path.resolve(options.workspace) : paths.workspace,
-    createdAt: new Date().toISOString(),
-    sessions: 0,
-    running: false,
+    // The working tree stays where `baton run` always put it: beside the project's memory.
+    workspace:
+      options.workspace !== undefined ? path.resolve(options.workspace) : log.paths(id).workspace,
+    model: null,
+    fallbackModel: null,
+    budgets: {},
+    contextPreset: 'coding',
+    context: {},
+    sandbox: null,
+    createdAt: Date.now(),
     repo: source?.repo ?? null,
     base: source?.base ?? null,
     baseCommit: source?.baseCommit ?? null,
     branch: projectBranch(id),
-    lastCheckpoint: source?.existingHead ?? null,
     skipHooks: options.skipHooks === true,
-  };
-  await writeProject(paths, record);
-  return record;
+    lastCheckpoint: source?.existingHead ?? null,
+  });
 }
 
 /** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
@@ -241,58 +237,65 @@ function checkpointIntervalMs(env: NodeJS.ProcessEnv = process.env): number | un
   return parsed;
 }
 
-function exitCodeFor(result: SessionResult, budgetLeft: number | undefined): number | undefined {
-  switch (result.outcome) {
-    case 'cancelled':
-      return EXIT_CODES.cancelled;
-    case 'refused':
-      return EXIT_CODES.refused;
-    case 'failed':
-      return EXIT_CODES.sessionFailed;
-    default:
-      if (result.stopReason === 'max_usd' || (budgetLeft !== undefined && budgetLeft <= 0))
-        return EXIT_CODES.budgetExhausted;
-      return undefined;
-  }
-}
+/**
+ * `baton run`'s exit code for what the chain decided last, one row per rule of
+ * `decideAfterSession` (`next` rows: the `--sessions` limit was reached first).
+ */
+const EXIT_CODE_BY_CAUSE: Record<ChainCause, number> = {
+  completed: EXIT_CODES.ok,
+  budget: EXIT_CODES.budgetExhausted,
+  no_progress: EXIT_CODES.noProgress,
+  failed: EXIT_CODES.sessionFailed,
+  refused: EXIT_CODES.refused,
+  cancelled: EXIT_CODES.cancelled,
+  // The remote could not take the work: nothing is lost, the next run pushes it first.
+  workspace: EXIT_CODES.featuresRemaining,
+  operator_pause: EXIT_CODES.featuresRemaining,
+  not_runnable: EXIT_CODES.featuresRemaining,
+  lease_lost: EXIT_CODES.sessionFailed,
+  chain: EXIT_CODES.featuresRemaining,
+  retry: EXIT_CODES.featuresRemaining,
+  shutdown: EXIT_CODES.featuresRemaining,
+};
 
-/** Run sessions of one project until every feature passes; returns the exit code. */
+/** `baton run`'s chain rules: the worker's defaults, without its queue delays. */
+const LOCAL_CHAIN_POLICY = {
+  chainDelayMs: 0,
+  /** Backs off like the worker (doubling with each failure in a row), from one second. */
+  retryDelayMs: 1000,
+  maxConsecutiveFailures: 3,
+} as const;
+
+/** Run sessions of one project until the chain stops it; returns the exit code. */
 export async function runProject(options: RunOptions): Promise<number> {
   const home = batonHome();
   // Read before anything starts, so a bad value stops the run with nothing to clean up.
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
-  const project = await openProject(options, home);
-  const paths = projectPaths(home, project.id);
-  // Baton's own clone of the project's repository (or of a bare repository it owns), on
-  // baton/<id>; the user's checkout is never written.
-  const workspace = openProjectWorkspace({
+  const json = options.json === true;
+  const log = await openFileProjectLog({
     home,
-    projectId: project.id,
-    repo: project.repo ?? null,
-    baseCommit: project.baseCommit ?? null,
-    skipHooks: project.skipHooks === true,
-    dir: project.workspace,
+    // Every event the project's log gets, as `baton logs --local --json` shows it later.
+    onAppend: json ? (event) => process.stdout.write(`${outputJson(event)}\n`) : undefined,
   });
+  let project = await openProject(options, log);
+  const paths = log.paths(project.id);
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
     root: paths.memories,
     limits: memoryStoreLimits(),
   });
   const transcripts = createFileTranscriptStore({ dir: paths.transcripts });
-  const json = options.json === true;
   const output = createLiveView({
     write: (text) => process.stdout.write(text),
     color: !json && shouldUseColor(process.stdout),
     statusLine: !json && process.stdout.isTTY === true,
     timestamps: false,
-    ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
+    columns: process.stdout.columns,
   });
   const say = (text: string) => (json ? process.stderr.write(`${text}\n`) : output.line(text));
-  const connection = await connectModel({
-    ...(options.model === undefined ? {} : { model: options.model }),
-  });
+  const connection = await connectModel({ model: options.model });
   say(connection.notice);
   const traces = await startTraces(connection);
   if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);
@@ -318,7 +321,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   say(`Context: ${summarizeContextConfig(context)}.`);
   const sandboxSetup = sessionSandboxSetup(sandbox, null);
 
-  const controller = new AbortController();
+  const control = new SessionControl(undefined);
   let interrupts = 0;
   const onSigint = () => {
     interrupts += 1;
@@ -326,7 +329,14 @@ export async function runProject(options: RunOptions): Promise<number> {
       say(
         'Ctrl-C: ending the session cleanly (end-of-session turn). Press Ctrl-C again to quit at once.',
       );
-      controller.abort();
+      // What `baton cancel` does to a worker's project: the status says so, a later run resumes.
+      void log
+        .transition(project.id, PROJECT_TRANSITIONS.cancel.to, {
+          from: PROJECT_TRANSITIONS.cancel.from,
+          reason: 'cancelled by user (Ctrl-C)',
+        })
+        .catch(() => undefined);
+      control.abort('cancelled');
     } else {
       process.exit(EXIT_CODES.cancelled);
     }
@@ -334,181 +344,128 @@ export async function runProject(options: RunOptions): Promise<number> {
   process.on('SIGINT', onSigint);
   const continueHint = `Continue with: baton run --project ${project.id}${process.env.BATON_HOME ? ` (BATON_HOME=${process.env.BATON_HOME})` : ''}`;
 
-  // Continuing a project is a user's resume: the no-progress streak starts again.
-  if (options.stallAfter !== undefined) project.maxSessionsWithoutProgress = options.stallAfter;
-  project.sessionsWithoutProgress = 0;
-  project.statusReason = null;
-  await writeProject(paths, project);
-  const recordEvent = (event: object) => {
-    const line = outputJson(event);
-    appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
-    if (json) process.stdout.write(`${line}\n`);
-  };
+  // Continuing a project is a user's resume: a stopped one is queued again and the failure and
+  // no-progress streaks start again.
+  if (options.stallAfter !== undefined) {
+    await log.setBudgets(project.id, {
+      ...project.budgets,
+      maxSessionsWithoutProgress: options.stallAfter,
+    });
+  }
+  if (project.status === 'paused' || project.status === 'cancelled' || project.status === 'failed') {
+    await log.transition(project.id, PROJECT_TRANSITIONS.resume.to, {
+      from: PROJECT_TRANSITIONS.resume.from,
+      reason: 'resumed',
+    });
+  }
+  await log.resetFailures(project.id);
+  project = await log.require(project.id);
 
-  let exitCode: number = EXIT_CODES.featuresRemaining;
-  let budgetLeft = options.budgetUsd;
-  let totalUsd = 0;
+  const chain = createSessionChain({
+    log,
+    runSession,
+    client: connection.client,
+    workerId: 'local',
+    home,
+    ...LOCAL_CHAIN_POLICY,
+    defaultModel: connection.model,
+    defaultFallbackModel: fallbackModel,
+    checkpointIntervalMs: intervalMs,
+    observeSessionEvent: (event) => {
+      traces?.tracing.record(event);
+      // A session's own events are decoded events as they are (what `baton logs` reads back).
+      if (!json) output.onEvent(event);
+    },
+  });
+  // `--budget-usd` is a budget of this run, laid over the project's own and never stored.
+  const costAtStart = project.counters.costUsd;
+  const budgets = (current: ProjectRecord): ProjectBudgets => ({
+    ...current.budgets,
+    maxUsd:
+      options.budgetUsd === undefined ? current.budgets.maxUsd : costAtStart + options.budgetUsd,
+    session:
+      options.maxTurns === undefined
+        ? current.budgets.session
+        : { ...current.budgets.session, maxTurns: options.maxTurns },
+  });
+
+  let decision: ChainDecision | undefined;
   try {
     say(
       `Project ${project.id} · ${project.repo ? `repo ${project.repo} · base ${project.base} · ` : ''}branch ${projectBranch(project.id)} · workspace ${project.workspace} · memory ${paths.memories}`,
     );
-    let pushProblem: string | undefined;
-    for (let index = 0; index < options.sessions; index += 1) {
-      const features = await readFeatures(store);
-      if (features !== null && allFeaturesPass(features)) break;
-      const kind = nextSessionKind(features);
-      const interrupted =
-        project.running || project.lastOutcome === 'cancelled' || project.lastOutcome === 'failed';
-      try {
-        await workspace.prepare(project.lastCheckpoint ?? null);
-      } catch (error) {
-        if (!(error instanceof WorkspaceError)) throw error;
-        say(`The workspace could not be prepared: ${error.message}`);
-        exitCode =
-          error.code === 'repo_unreachable'
-            ? EXIT_CODES.featuresRemaining
-            : EXIT_CODES.sessionFailed;
-        pushProblem = error.message;
-        break;
-      }
-      project.sessions += 1;
-      project.running = true;
-      await writeProject(paths, project);
-      const result = await runSession({
-        project: { id: project.id, goal: project.goal },
-        kind,
-        store,
-        workspace: workspace.dir,
-        checkpoints: {
-          target: workspace,
-          ...(intervalMs === undefined ? {} : { intervalMs }),
-        },
-        client: connection.client,
-        model: connection.model,
-        ...(fallbackModel === undefined ? {} : { fallbackModel }),
-        context,
-        sessionNumber: project.sessions,
-        interrupted,
-        memoryQuotaEnforcement: 'store',
-        tools: { sandbox: sandboxSetup },
-        lastCheckpoint: project.lastCheckpoint ?? null,
-        transcript: transcripts,
-        signal: controller.signal,
-        budgets: {
-          ...(budgetLeft === undefined ? {} : { maxUsd: budgetLeft }),
-          ...(options.maxTurns === undefined ? {} : { maxTurns: options.maxTurns }),
-        },
-        onEvent: (event) => {
-          traces?.tracing.record(event);
-          if (event.type === 'checkpoint' && event.pushed && event.head !== null) {
-            // Acknowledged: the next session (on any machine) starts from here.
-            project.lastCheckpoint = event.head;
-            writeProjectSync(paths, project);
-          }
-          // Synchronous so lines stay in event order; `baton logs --local -f` follows this file.
-          const line = outputJson(event);
-          appendFileSync(paths.events, `${line}\n`, { mode: 0o600 });
-          if (json) process.stdout.write(`${line}\n`);
-          // A session's own events are decoded events as they are (what `baton logs` reads back).
-          else output.onEvent(event);
-        },
+    for (let index = 0; index < options.sessions && !control.signal.aborted; index += 1) {
+      const current = await log.require(project.id);
+      const outcome = await chain.runOne({
+        projectId: project.id,
+        sessionNumber: current.counters.sessions + 1,
+        jobId: `local-${current.counters.sessions + 1}`,
+        control,
+        memory: () => store,
+        sessionOptions: () => ({ context, tools: { sandbox: sandboxSetup }, transcript: transcripts }),
+        budgets,
       });
-      project.running = false;
-      project.lastOutcome = result.outcome;
-      project.totals = addSessionUsage(project.totals, result.usage);
-      const progress = sessionProgress({
-        ...result,
-        kind,
-        abortReason: controller.signal.aborted ? 'cancelled' : undefined,
-      });
-      if (progress === 'progressed') project.sessionsWithoutProgress = 0;
-      if (progress === 'none')
-        project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
-      const stalled = result.allFeaturesPass
-        ? null
-        : noProgressReason(
-            project.maxSessionsWithoutProgress === undefined
-              ? {}
-              : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
-            {
-              sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0,
-              featuresPassing: result.featuresAfter.passing,
-              featuresTotal: result.featuresAfter.total,
-            },
-          );
-      if (stalled !== null) project.statusReason = stalled;
-      await writeProject(paths, project);
-      totalUsd += result.usage.costUsd;
-      if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
-      const stop = controller.signal.aborted
-        ? EXIT_CODES.cancelled
-        : exitCodeFor(result, budgetLeft);
-      const checkpoint = result.checkpoint;
-      if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
-        // Nothing is lost (the commits stay in this clone and the next run pushes them first),
-        // but the run stops until the remote takes them.
-        pushProblem = `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
-        say(pushProblem);
-        exitCode =
-          checkpoint.pushError?.code === 'push_rejected'
-            ? EXIT_CODES.sessionFailed
-            : (stop ?? EXIT_CODES.featuresRemaining);
-        break;
-      }
-      if (stop !== undefined) {
-        exitCode = stop;
-        break;
-      }
-      if (stalled !== null) {
-        // The same event the worker publishes when its chaining policy pauses a project.
-        recordEvent({
-          v: 1,
-          type: 'project-status',
-          at: Date.now(),
-          projectId: project.id,
-          from: 'running',
-          to: 'paused',
-          reason: stalled,
-        });
-        say(`Paused: ${stalled}.`);
-        exitCode = EXIT_CODES.noProgress;
-        break;
-      }
-      if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
-        say('The init session wrote no valid /memories/features.json; stopping.');
-        exitCode = EXIT_CODES.sessionFailed;
-        break;
-      }
+      if (!outcome.ran) break;
+      decision = outcome.decision;
+      if (outcome.result.stopReason === 'workspace_unavailable') say(outcome.result.reason);
+      if (decision.kind !== 'next') break;
+      if (decision.cause === 'retry') say(`Retrying: ${decision.reason}.`);
+      if (decision.delayMs > 0) await delay(decision.delayMs, control.signal);
+    }
+    project = await log.require(project.id);
+    const exitCode = control.signal.aborted
+      ? EXIT_CODES.cancelled
+      : project.status === 'completed'
+        ? EXIT_CODES.ok
+        : decision === undefined
+          ? EXIT_CODES.featuresRemaining
+          : EXIT_CODE_BY_CAUSE[decision.cause];
+    if (decision?.kind === 'finish' && decision.status !== 'completed') {
+      say(`${decision.status === 'paused' ? 'Paused' : 'Failed'}: ${decision.reason}.`);
     }
     const finalFeatures = await readFeatures(store);
-    if (allFeaturesPass(finalFeatures) && pushProblem === undefined) exitCode = EXIT_CODES.ok;
     const counts = {
       passing: finalFeatures?.filter((feature) => feature.passes).length ?? 0,
       total: finalFeatures?.length ?? 0,
     };
+    const runUsd = project.counters.costUsd - costAtStart;
     const summary = {
       type: 'run-end',
       projectId: project.id,
       exitCode,
       features: counts,
-      sessions: project.sessions,
-      costUsd: Number(totalUsd.toFixed(6)),
+      sessions: project.counters.sessionsStarted,
+      costUsd: Number(runUsd.toFixed(6)),
       branch: projectBranch(project.id),
-      lastCheckpoint: project.lastCheckpoint ?? null,
+      lastCheckpoint: project.lastCheckpoint,
     };
     if (json) process.stdout.write(`${outputJson(summary)}\n`);
-    else say(`Features ${featureBar(counts)} · ${formatUsd(totalUsd)} this run · exit ${exitCode}`);
+    else say(`Features ${featureBar(counts)} · ${formatUsd(runUsd)} this run · exit ${exitCode}`);
     if (exitCode !== EXIT_CODES.ok)
       say(exitCode === EXIT_CODES.cancelled ? `Stopped. ${continueHint}` : continueHint);
     return exitCode;
   } finally {
     output.close();
     process.off('SIGINT', onSigint);
+    control.dispose();
     await store.close();
     await connection.sim?.close();
     // Spans are batched: the run's last ones are sent before the process exits.
     await traces?.shutdown().catch(() => undefined);
   }
+}
+
+/** Waits `ms`, or less when `signal` aborts (Ctrl-C during a retry's back-off). */
+function delay(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
 }
 
 /** OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (a bad one is a usage error). */

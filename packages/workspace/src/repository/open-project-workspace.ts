@@ -18,8 +18,8 @@ export interface OpenProjectWorkspaceOptions {
   /** `--skip-hooks`. Default false. */
   skipHooks?: boolean;
   /** The working tree. Default `<home>/workspaces/<project-id>`. */
-  dir?: string;
-  push?: PushRetryOptions;
+  dir?: string | undefined;
+  push?: PushRetryOptions | undefined;
 }
 
 /** The project's clone on this machine, laid out under `home` the same way by every entry point. */

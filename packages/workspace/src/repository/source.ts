@@ -51,7 +51,7 @@ export interface ResolveProjectSourceOptions {
   /** `--repo`: a local path or a git URL. */
   repo: string;
   /** `--base`: a branch name. Default: the repository's current branch (path) or default branch (URL). */
-  base?: string;
+  base?: string | undefined;
   projectId: string;
   /** Relative paths are resolved against this directory. Default `process.cwd()`. */
   cwd?: string;

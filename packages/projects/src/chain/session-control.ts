@@ -1,4 +1,4 @@
-import type { AbortReason } from '@baton/projects';
+import type { AbortReason } from '../chaining.js';
 
 /**
  * How a running session is stopped: an abort ends it at once (cancel, shutdown, lost lease or

@@ -1,8 +1,8 @@
 import type { MemoryStore } from '@baton/core';
-import type { ActiveSessionInfo } from '@baton/projects';
+import type { SessionResult } from '@baton/session';
 import { WorkspaceError, type PreparedWorkspace, type ProjectWorkspace } from '@baton/workspace';
-import type { Logger } from 'pino';
-import type { WorkerSessionResult } from './session-runner.js';
+import type { ActiveSessionInfo } from '../project.js';
+import type { ChainLogger } from './chain-logger.js';
 
 /** What preparing the workspace gave: a workspace ready at the last checkpoint, or why not. */
 export type PrepareOutcome =
@@ -44,7 +44,7 @@ export async function prepareWorkspace(
 }
 
 /** Why the session's last checkpoint is not on the remote (a rejection fails the session instead). */
-export function unpushedCheckpoint(result: WorkerSessionResult): string | undefined {
+export function unpushedCheckpoint(result: SessionResult): string | undefined {
   const checkpoint = result.checkpoint;
   if (checkpoint === undefined || checkpoint.pushed || checkpoint.head === null) return undefined;
   if (checkpoint.pushError?.code === 'push_rejected') return undefined;
@@ -64,7 +64,7 @@ export async function recordInterruption(
     sessionId: string;
     branch: string;
     checkpoint: string | null;
-    log: Logger;
+    log: ChainLogger;
   },
 ): Promise<void> {
   const from =

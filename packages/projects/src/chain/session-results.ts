@@ -1,25 +1,26 @@
 import { emptyUsageTotals } from '@baton/context-config';
 import {
-  describeError,
-  isFailedSession,
-  type AbortReason,
-  type ProjectRecord,
-  type SessionBudgetsInput,
-  type SessionCheckpointSummary,
-  type SessionSummary,
-} from '@baton/projects';
-import { countFeatures, type readFeatures } from '@baton/session';
-import type {
-  SessionRunner,
-  WorkerRunSessionOptions,
-  WorkerSessionResult,
-} from './session-runner.js';
+  countFeatures,
+  type RunSessionOptions,
+  type SessionResult,
+  type readFeatures,
+} from '@baton/session';
+import { isFailedSession, type AbortReason } from '../chaining.js';
+import { describeError } from '../errors.js';
+import type { ProjectRecord, SessionBudgetsInput } from '../project.js';
+import type { SessionCheckpointSummary, SessionSummary } from '../project-log.js';
+
+/**
+ * Runs one session. The chain takes any function of this shape (tests and benchmarks inject
+ * their own); the default is `runSession` from `@baton/session`.
+ */
+export type SessionRunner = (options: RunSessionOptions) => Promise<SessionResult>;
 
 /** A runner that throws still produces a result, so the project's record stays truthful. */
 export async function runGuarded(
   runSession: SessionRunner,
-  sessionOptions: WorkerRunSessionOptions,
-): Promise<WorkerSessionResult> {
+  sessionOptions: RunSessionOptions,
+): Promise<SessionResult> {
   const startedAt = Date.now();
   try {
     return await runSession(sessionOptions);
@@ -49,10 +50,10 @@ export async function runGuarded(
 /** The result of a session that never started because its workspace could not be prepared. */
 export function notStarted(
   sessionId: string,
-  kind: WorkerSessionResult['kind'],
+  kind: SessionResult['kind'],
   features: Awaited<ReturnType<typeof readFeatures>>,
   error: string,
-): WorkerSessionResult {
+): SessionResult {
   const counts = countFeatures(features);
   const now = Date.now();
   return {
@@ -79,7 +80,7 @@ export function notStarted(
 export interface SessionIdentity {
   sessionId: string;
   sessionNumber: number;
-  kind: WorkerSessionResult['kind'];
+  kind: SessionResult['kind'];
   interrupted: boolean;
   jobId: string;
   workerId: string;
@@ -93,7 +94,7 @@ export interface SessionIdentity {
  */
 export function summarizeSession(
   identity: SessionIdentity,
-  result: WorkerSessionResult,
+  result: SessionResult,
   abortReason: AbortReason | undefined,
 ): { summary: SessionSummary; failed: boolean } {
   const failed = isFailedSession({
@@ -156,7 +157,7 @@ export function fallbackModelOption(
 }
 
 function checkpointSummary(
-  checkpoint: NonNullable<WorkerSessionResult['checkpoint']>,
+  checkpoint: NonNullable<SessionResult['checkpoint']>,
 ): SessionCheckpointSummary {
   return {
     head: checkpoint.head,

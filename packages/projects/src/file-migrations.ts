@@ -1,0 +1,190 @@
+import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { FILE_PROJECT_RECORD_VERSION, fileProjectPaths } from './file-project-paths.js';
+import { emptyCounters, type ProjectRecord, type ProjectStatus } from './project.js';
+
+/**
+ * Run-once upgrades of what `baton run` keeps under `BATON_HOME`, in order; the ids applied are
+ * kept in `<home>/migrations.json`. Readers assume the current shape: an old file is upgraded
+ * here once, never interpreted on every read.
+ */
+interface FileMigration {
+  /** Never renamed once released: it is what `migrations.json` remembers. */
+  id: string;
+  description: string;
+  run(home: string): Promise<void>;
+}
+
+const FILE_MIGRATIONS: readonly FileMigration[] = [
+  {
+    id: '2026-12-03-local-project-record-v2',
+    description:
+      'project.json holds the ProjectRecord the workers use ({ v: 2, project }) instead of baton run’s own 17 fields',
+    run: upgradeLocalRecords,
+  },
+];
+
+/** Applies every migration `home` has not had yet; returns the ids it applied. */
+export async function migrateFileProjects(home: string): Promise<string[]> {
+  const file = path.join(home, 'migrations.json');
+  const applied = await readApplied(file);
+  const ran: string[] = [];
+  for (const migration of FILE_MIGRATIONS) {
+    if (applied.includes(migration.id)) continue;
+    await migration.run(home);
+    applied.push(migration.id);
+    ran.push(migration.id);
+    await mkdir(home, { recursive: true });
+    const temporary = `${file}.${process.pid}.tmp`;
+    await writeFile(temporary, `${JSON.stringify({ applied }, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, file);
+  }
+  return ran;
+}
+
+async function readApplied(file: string): Promise<string[]> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as { applied?: unknown };
+    return Array.isArray(parsed.applied) ? parsed.applied.map(String) : [];
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
+}
+
+/** What `baton run` wrote to project.json before version 2. */
+interface LocalRecordV1 {
+  id: string;
+  goal: string;
+  workspace: string;
+  createdAt: string;
+  sessions: number;
+  running: boolean;
+  lastOutcome?: string;
+  totals?: {
+    inputTokens: number;
+    cacheReadInputTokens?: number;
+    cacheCreationInputTokens?: number;
+    outputTokens: number;
+    costUsd: number;
+  };
+  repo?: string | null;
+  base?: string | null;
+  baseCommit?: string | null;
+  branch?: string;
+  lastCheckpoint?: string | null;
+  skipHooks?: boolean;
+  maxSessionsWithoutProgress?: number;
+  sessionsWithoutProgress?: number;
+  statusReason?: string | null;
+}
+
+async function upgradeLocalRecords(home: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(path.join(home, 'projects'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) {
+    const paths = fileProjectPaths(home, name);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(await readFile(paths.record, 'utf8'));
+    } catch {
+      continue; // Not a project directory (or an unreadable record, reported when it is opened).
+    }
+    if (typeof parsed !== 'object' || parsed === null || 'v' in parsed) continue;
+    const project = upgradeRecord(parsed as LocalRecordV1, await readChecklist(paths.memories));
+    const temporary = `${paths.record}.${process.pid}.tmp`;
+    const body = { v: FILE_PROJECT_RECORD_VERSION, project };
+    await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, paths.record);
+  }
+}
+
+/** Passing and total features of the checklist in a local project's memory (0 of 0 without one). */
+async function readChecklist(memories: string): Promise<{ passing: number; total: number }> {
+  try {
+    const features = JSON.parse(await readFile(path.join(memories, 'features.json'), 'utf8'));
+    if (!Array.isArray(features)) return { passing: 0, total: 0 };
+    const passing = features.filter(
+      (feature: unknown) =>
+        typeof feature === 'object' && feature !== null && (feature as { passes?: unknown }).passes === true,
+    ).length;
+    return { passing, total: features.length };
+  } catch {
+    return { passing: 0, total: 0 };
+  }
+}
+
+/**
+ * A version 1 record as the `ProjectRecord` both adapters keep. Version 1 had no status: it is
+ * derived as `baton projects --local` did (running, every feature passing, the last outcome).
+ */
+export function upgradeRecord(
+  old: LocalRecordV1,
+  features: { passing: number; total: number },
+): ProjectRecord {
+  const createdAt = Date.parse(old.createdAt) || Date.now();
+  // v1 counted sessions when they started; a crashed one (`running`) never finished.
+  const finished = old.running ? Math.max(0, old.sessions - 1) : old.sessions;
+  const status: ProjectStatus = old.running
+    ? 'running'
+    : features.total > 0 && features.passing === features.total
+      ? 'completed'
+      : old.lastOutcome === 'failed'
+        ? 'failed'
+        : old.lastOutcome === 'cancelled'
+          ? 'cancelled'
+          : 'paused';
+  return {
+    id: old.id,
+    goal: old.goal,
+    workspace: old.workspace,
+    model: null,
+    fallbackModel: null,
+    budgets:
+      old.maxSessionsWithoutProgress === undefined
+        ? {}
+        : { maxSessionsWithoutProgress: old.maxSessionsWithoutProgress },
+    contextPreset: 'coding',
+    context: {},
+    sandbox: null,
+    sessionSandbox: null,
+    createdAt,
+    status,
+    statusReason: status === 'paused' ? (old.statusReason ?? null) : null,
+    statusAt: createdAt,
+    counters: {
+      ...emptyCounters(),
+      sessions: finished,
+      sessionsStarted: old.sessions,
+      featuresPassing: features.passing,
+      featuresTotal: features.total,
+      inputTokens: old.totals?.inputTokens ?? 0,
+      cacheReadInputTokens: old.totals?.cacheReadInputTokens ?? 0,
+      cacheCreationInputTokens: old.totals?.cacheCreationInputTokens ?? 0,
+      outputTokens: old.totals?.outputTokens ?? 0,
+      costUsd: old.totals?.costUsd ?? 0,
+      sessionsWithoutProgress: old.sessionsWithoutProgress ?? 0,
+    },
+    activeSession: old.running
+      ? {
+          sessionId: 'unknown',
+          sessionNumber: old.sessions,
+          jobId: `local-${old.sessions}`,
+          workerId: 'local',
+          startedAt: createdAt,
+        }
+      : null,
+    lastError: null,
+    repo: old.repo ?? null,
+    base: old.base ?? null,
+    baseCommit: old.baseCommit ?? null,
+    branch: old.branch ?? `baton/${old.id}`,
+    skipHooks: old.skipHooks === true,
+    lastCheckpoint: old.lastCheckpoint ?? null,
+  };
+}

@@ -1,0 +1,373 @@
+import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { SandboxDescription } from '@baton/workspace';
+import { ProjectError } from './errors.js';
+import { decodeProjectEventJson } from './event-decoder.js';
+import { migrateFileProjects } from './file-migrations.js';
+import {
+  FILE_PROJECT_RECORD_VERSION,
+  fileProjectPaths,
+  type FileProjectPaths,
+} from './file-project-paths.js';
+import type { EventEntry, WorkerEvent } from './events.js';
+import {
+  emptyCounters,
+  type ActiveSessionInfo,
+  type ProjectRecord,
+  type ProjectStatus,
+  type StatusTransition,
+} from './project.js';
+import type {
+  LoggedEvent,
+  NewProjectRecord,
+  ProjectLog,
+  SessionProgress,
+  SessionSummary,
+  TransitionOptions,
+  TransitionResult,
+} from './project-log.js';
+
+export interface FileProjectLogOptions {
+  /** `BATON_HOME`, absolute: projects live in `<home>/projects/<id>/`. */
+  home: string;
+  /** Sees every event once it is appended (`baton run --json` prints them). Default: none. */
+  onAppend?: ((event: WorkerEvent | LoggedEvent) => void) | undefined;
+}
+
+/**
+ * `ProjectLog` on plain files under `BATON_HOME`, for `baton run` and the CLI's `--local` verbs:
+ * one process at a time owns a project here (the one running `baton run`), so writes are
+ * serialized in this process and each record write is atomic (temporary file, then rename).
+ */
+export class FileProjectLog implements ProjectLog {
+  readonly home: string;
+  readonly #onAppend: FileProjectLogOptions['onAppend'];
+  /** Lines of each project's events file this log has seen, so an append need not count them. */
+  readonly #eventLines = new Map<string, number>();
+  /** Every write of this log runs after the previous one, so read-modify-write cannot interleave. */
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(options: FileProjectLogOptions) {
+    this.home = options.home;
+    this.#onAppend = options.onAppend;
+  }
+
+  paths(projectId: string): FileProjectPaths {
+    return fileProjectPaths(this.home, projectId);
+  }
+
+  async create(record: NewProjectRecord): Promise<ProjectRecord> {
+    return this.#serialized(async () => {
+      if ((await this.#read(record.id)) !== null) {
+        throw new ProjectError('conflict', `project ${record.id} already exists`);
+      }
+      const now = record.createdAt;
+      const stored: ProjectRecord = {
+        ...record,
+        status: 'queued',
+        statusReason: 'created',
+        statusAt: now,
+        counters: emptyCounters(),
+        activeSession: null,
+        lastError: null,
+        sessionSandbox: null,
+        lastCheckpoint: record.lastCheckpoint ?? null,
+      };
+      await mkdir(this.paths(record.id).dir, { recursive: true, mode: 0o700 });
+      await this.#write(stored);
+      await this.#appendLine(this.paths(record.id).transitions, {
+        at: now,
+        from: null,
+        to: 'queued',
+        reason: 'created',
+      } satisfies StatusTransition);
+      return stored;
+    });
+  }
+
+  async get(projectId: string): Promise<ProjectRecord | null> {
+    return this.#read(projectId);
+  }
+
+  async require(projectId: string): Promise<ProjectRecord> {
+    const project = await this.get(projectId);
+    if (!project) throw new ProjectError('not_found', `no project with id ${projectId}`);
+    return project;
+  }
+
+  /** Every project under `home`, oldest first. */
+  async list(): Promise<ProjectRecord[]> {
+    let names: string[];
+    try {
+      names = await readdir(path.join(this.home, 'projects'));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    const projects: ProjectRecord[] = [];
+    for (const name of names.sort()) {
+      const record = await this.#read(name).catch(() => null);
+      if (record !== null) projects.push(record);
+    }
+    return projects.sort((a, b) => a.createdAt - b.createdAt);
+  }
+
+  async transition(
+    projectId: string,
+    to: ProjectStatus,
+    options: TransitionOptions = {},
+  ): Promise<TransitionResult> {
+    const now = Date.now();
+    const reason = options.reason === undefined || options.reason === '' ? null : options.reason;
+    const moved = await this.#update(projectId, (project) => {
+      if (options.from !== undefined && !options.from.includes(project.status)) return null;
+      const from = project.status;
+      project.status = to;
+      project.statusReason = reason;
+      project.statusAt = now;
+      return from;
+    });
+    if (moved === undefined) return { ok: false, current: null };
+    if (moved.result === null) return { ok: false, current: moved.project.status };
+    const from = moved.result;
+    await this.#appendLine(this.paths(projectId).transitions, {
+      at: now,
+      from,
+      to,
+      reason,
+    } satisfies StatusTransition);
+    await this.appendEvent(projectId, {
+      v: 1,
+      type: 'project-status',
+      at: now,
+      projectId,
+      from,
+      to,
+      reason,
+      ...(options.budgetReached === true ? { budgetReached: true } : {}),
+    });
+    return { ok: true, from };
+  }
+
+  async transitions(projectId: string): Promise<StatusTransition[]> {
+    return this.#readLines<StatusTransition>(this.paths(projectId).transitions);
+  }
+
+  async markSessionStart(
+    projectId: string,
+    active: ActiveSessionInfo,
+    interrupted: boolean,
+    sandbox?: SandboxDescription,
+  ): Promise<void> {
+    await this.#require(
+      await this.#update(projectId, (project) => {
+        project.activeSession = active;
+        if (sandbox !== undefined) project.sessionSandbox = sandbox;
+        if (interrupted) project.counters.interruptions += 1;
+        project.counters.sessionsStarted = Math.max(
+          project.counters.sessionsStarted,
+          active.sessionNumber,
+        );
+      }),
+      projectId,
+    );
+  }
+
+  async recordSessionEnd(
+    projectId: string,
+    summary: SessionSummary,
+    options: { failed: boolean; progress?: SessionProgress | undefined },
+  ): Promise<void> {
+    await this.#require(
+      await this.#update(projectId, (project) => {
+        const counters = project.counters;
+        counters.sessions += 1;
+        counters.inputTokens += summary.inputTokens;
+        counters.cacheReadInputTokens += summary.cacheReadInputTokens ?? 0;
+        counters.cacheCreationInputTokens += summary.cacheCreationInputTokens ?? 0;
+        counters.outputTokens += summary.outputTokens;
+        counters.clearedInputTokens += summary.clearedInputTokens;
+        counters.costUsd = Number((counters.costUsd + summary.costUsd).toFixed(6));
+        counters.featuresPassing = summary.featuresAfter.passing;
+        counters.featuresTotal = summary.featuresAfter.total;
+        if (options.failed) {
+          counters.consecutiveFailures += 1;
+          project.lastError = summary.error ?? summary.reason;
+        } else {
+          counters.consecutiveFailures = 0;
+        }
+        if (options.progress === 'progressed') counters.sessionsWithoutProgress = 0;
+        if (options.progress === 'none') counters.sessionsWithoutProgress += 1;
+        project.activeSession = null;
+      }),
+      projectId,
+    );
+    await this.#appendLine(this.paths(projectId).sessions, summary);
+  }
+
+  async listSessions(projectId: string): Promise<SessionSummary[]> {
+    return this.#readLines<SessionSummary>(this.paths(projectId).sessions);
+  }
+
+  async setLastCheckpoint(projectId: string, commit: string): Promise<void> {
+    await this.#require(
+      await this.#update(projectId, (project) => {
+        project.lastCheckpoint = commit;
+      }),
+      projectId,
+    );
+  }
+
+  async resetFailures(projectId: string): Promise<void> {
+    await this.#require(
+      await this.#update(projectId, (project) => {
+        project.counters.consecutiveFailures = 0;
+        project.counters.sessionsWithoutProgress = 0;
+      }),
+      projectId,
+    );
+  }
+
+  /** Changes what the project may spend (`baton run --stall-after` keeps its limit this way). */
+  async setBudgets(projectId: string, budgets: ProjectRecord['budgets']): Promise<void> {
+    await this.#require(
+      await this.#update(projectId, (project) => {
+        project.budgets = budgets;
+      }),
+      projectId,
+    );
+  }
+
+  async appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string> {
+    // Appends are serialized with the record writes, so events keep the order they were made in.
+    return this.#serialized(async () => {
+      const file = this.paths(projectId).events;
+      await mkdir(path.dirname(file), { recursive: true, mode: 0o700 });
+      // An entry's id is its line number (what `readEvents` pages by).
+      const lines = this.#eventLines.get(projectId) ?? (await countLines(file));
+      await appendFile(file, `${JSON.stringify(event)}\n`, { mode: 0o600 });
+      this.#eventLines.set(projectId, lines + 1);
+      this.#onAppend?.(event);
+      return String(lines + 1);
+    });
+  }
+
+  async readEvents(
+    projectId: string,
+    options: { fromId?: string; count?: number } = {},
+  ): Promise<EventEntry[]> {
+    let text: string;
+    try {
+      text = await readFile(this.paths(projectId).events, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+    // An entry's id is its line number: the file only grows, so a cursor holds.
+    const start = options.fromId === undefined ? 0 : Number(options.fromId);
+    const lines = text.split('\n').slice(0, -1);
+    return lines
+      .slice(start, start + (options.count ?? 100))
+      .map((line, index) => ({ id: String(start + index + 1), event: decodeProjectEventJson(line) }));
+  }
+
+  async delete(projectId: string): Promise<void> {
+    await this.#serialized(async () => {
+      this.#eventLines.delete(projectId);
+      await rm(this.paths(projectId).dir, { recursive: true, force: true });
+    });
+  }
+
+  #serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.#queue.then(work, work);
+    this.#queue = next.catch(() => undefined);
+    return next;
+  }
+
+  async #require<T>(value: T | undefined, projectId: string): Promise<T> {
+    if (value === undefined) throw new ProjectError('not_found', `no project with id ${projectId}`);
+    return value;
+  }
+
+  /**
+   * Reads, changes and writes the record as one step of the queue; `undefined` when there is no
+   * such project. `change` returns what the caller needs back.
+   */
+  async #update<T>(
+    projectId: string,
+    change: (project: ProjectRecord) => T,
+  ): Promise<{ project: ProjectRecord; result: T } | undefined> {
+    return this.#serialized(async () => {
+      const project = await this.#read(projectId);
+      if (project === null) return undefined;
+      const result = change(project);
+      if (result !== null) await this.#write(project);
+      return { project, result };
+    });
+  }
+
+  async #read(projectId: string): Promise<ProjectRecord | null> {
+    let text: string;
+    try {
+      text = await readFile(this.paths(projectId).record, 'utf8');
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return null;
+      throw error;
+    }
+    const parsed = JSON.parse(text) as { v?: unknown; project?: ProjectRecord };
+    if (parsed.v !== FILE_PROJECT_RECORD_VERSION || parsed.project === undefined) {
+      throw new ProjectError(
+        'invalid_input',
+        `${this.paths(projectId).record} is not a version ${FILE_PROJECT_RECORD_VERSION} project record; it was written by another version of baton`,
+      );
+    }
+    return parsed.project;
+  }
+
+  async #write(project: ProjectRecord): Promise<void> {
+    const file = this.paths(project.id).record;
+    const temporary = `${file}.${process.pid}.tmp`;
+    const body = { v: FILE_PROJECT_RECORD_VERSION, project };
+    await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, file);
+  }
+
+  async #appendLine(file: string, value: unknown): Promise<void> {
+    await appendFile(file, `${JSON.stringify(value)}\n`, { mode: 0o600 });
+  }
+
+  async #readLines<T>(file: string): Promise<T[]> {
+    try {
+      const text = await readFile(file, 'utf8');
+      return text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as T);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+      throw error;
+    }
+  }
+}
+
+async function countLines(file: string): Promise<number> {
+  try {
+    const text = await readFile(file, 'utf8');
+    return text.split('\n').length - 1;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 0;
+    throw error;
+  }
+}
+
+/** A `ProjectLog` on files under `home` (`BATON_HOME`). */
+export function createFileProjectLog(options: FileProjectLogOptions): FileProjectLog {
+  return new FileProjectLog(options);
+}
+
+/** `createFileProjectLog` after the run-once upgrades of `home` (`migrateFileProjects`). */
+export async function openFileProjectLog(options: FileProjectLogOptions): Promise<FileProjectLog> {
+  await migrateFileProjects(options.home);
+  return new FileProjectLog(options);
+}

@@ -1,0 +1,37 @@
+import path from 'node:path';
+
+/** Version of `project.json` this code writes; a run-once migration upgrades older files. */
+export const FILE_PROJECT_RECORD_VERSION = 2;
+
+/** Where one project's files live under `BATON_HOME`. */
+export interface FileProjectPaths {
+  dir: string;
+  /** The `ProjectRecord`, as JSON with a `v` field. */
+  record: string;
+  memories: string;
+  /** The default working tree of a `baton run` project. */
+  workspace: string;
+  /** Every event of the project as JSON lines (`baton logs --local` follows it). */
+  events: string;
+  /** One summary per finished session, as JSON lines. */
+  sessions: string;
+  /** One status change per line. */
+  transitions: string;
+  /** One JSON-lines transcript per session. */
+  transcripts: string;
+}
+
+/** The files of project `id` under `home`. */
+export function fileProjectPaths(home: string, id: string): FileProjectPaths {
+  const dir = path.join(home, 'projects', id);
+  return {
+    dir,
+    record: path.join(dir, 'project.json'),
+    memories: path.join(dir, 'memories'),
+    workspace: path.join(dir, 'workspace'),
+    events: path.join(dir, 'events.jsonl'),
+    sessions: path.join(dir, 'sessions.jsonl'),
+    transitions: path.join(dir, 'transitions.jsonl'),
+    transcripts: path.join(dir, 'transcripts'),
+  };
+}

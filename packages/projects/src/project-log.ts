@@ -1,0 +1,158 @@
+import type { SandboxDescription } from '@baton/workspace';
+import type { EventEntry, WorkerEvent } from './events.js';
+import type {
+  ActiveSessionInfo,
+  ProjectRecord,
+  ProjectStatus,
+  StatusTransition,
+} from './project.js';
+
+/**
+ * The contract between the session chain and where projects are kept: read a project, record a
+ * session's start and end, append events, move the status. Two adapters implement it, each in
+ * its own file: `ProjectRepository` (Redis, used by workers, the dashboard and the CLI's Redis
+ * verbs) and `FileProjectLog` (files under `BATON_HOME`, used by `baton run` and `--local`). Both
+ * pass one behavioural suite (`describeProjectLogConformance` from `@baton/projects/testing`): an
+ * adapter is done when the suite passes.
+ */
+export interface ProjectLog {
+  /** Stores a new project in status `queued`; throws `ProjectError('conflict')` if the id is taken. */
+  create(record: NewProjectRecord): Promise<ProjectRecord>;
+  /** The project, or `null` when there is none with this id. */
+  get(projectId: string): Promise<ProjectRecord | null>;
+  /** The project, or `ProjectError('not_found')`. */
+  require(projectId: string): Promise<ProjectRecord>;
+  /**
+   * Moves the project to `to` if its status is in `from` (any status when omitted), records the
+   * timestamped transition and appends a `project-status` event. Never partly applied.
+   */
+  transition(
+    projectId: string,
+    to: ProjectStatus,
+    options?: TransitionOptions,
+  ): Promise<TransitionResult>;
+  /** The status changes of the project, oldest first. */
+  transitions(projectId: string): Promise<StatusTransition[]>;
+  /**
+   * Records the session now holding the project (`activeSession`, `sessionsStarted`), counts an
+   * interruption when the previous one never ended, and notes where its commands run.
+   */
+  markSessionStart(
+    projectId: string,
+    active: ActiveSessionInfo,
+    interrupted: boolean,
+    sandbox?: SandboxDescription,
+  ): Promise<void>;
+  /**
+   * Stores a finished session's summary, adds it to the counters, clears `activeSession`, and
+   * moves the failure and no-progress streaks as `options` say.
+   */
+  recordSessionEnd(
+    projectId: string,
+    summary: SessionSummary,
+    options: { failed: boolean; progress?: SessionProgress | undefined },
+  ): Promise<void>;
+  /** The finished sessions' summaries, oldest first. */
+  listSessions(projectId: string): Promise<SessionSummary[]>;
+  /** A checkpoint the project's remote acknowledged: the next session starts from it. */
+  setLastCheckpoint(projectId: string, commit: string): Promise<void>;
+  /** A user's resume: the failure and no-progress streaks start again from zero. */
+  resetFailures(projectId: string): Promise<void>;
+  /** Appends one event to the project's log; returns its id in that log. */
+  appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string>;
+  /** Events after `fromId` (default: from the first), at most `count` (default 100), oldest first. */
+  readEvents(projectId: string, options?: { fromId?: string; count?: number }): Promise<EventEntry[]>;
+  /** Removes the project and everything recorded about it. */
+  delete(projectId: string): Promise<void>;
+}
+
+/**
+ * Any event the log takes: every event is JSON, versioned with `v`, and carries `type`, `at` and
+ * `projectId` (the session's `SessionEvent`s, the chain's and control's `WorkerEvent`s).
+ */
+export interface LoggedEvent {
+  v: number;
+  type: string;
+  at: number;
+  projectId: string;
+}
+
+/** What `create` takes: the project's configuration and source, without any state. */
+export type NewProjectRecord = Omit<
+  ProjectRecord,
+  | 'status'
+  | 'statusReason'
+  | 'statusAt'
+  | 'counters'
+  | 'activeSession'
+  | 'lastError'
+  | 'sessionSandbox'
+  | 'lastCheckpoint'
+> & {
+  /** A re-created project continues from the branch Baton already pushed for it. */
+  lastCheckpoint?: string | null | undefined;
+};
+
+export interface TransitionOptions {
+  /** Statuses the project may move from. Default: any. */
+  from?: readonly ProjectStatus[] | undefined;
+  reason?: string | null | undefined;
+  /** The move is a pause because a project budget was used up (webhooks tell it apart). */
+  budgetReached?: boolean | undefined;
+}
+
+export type TransitionResult =
+  | { ok: true; from: ProjectStatus }
+  | { ok: false; current: ProjectStatus | null };
+
+/** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
+export type SessionProgress = 'progressed' | 'none' | 'neutral';
+
+/** What is stored about each finished session. */
+export interface SessionSummary {
+  sessionId: string;
+  sessionNumber: number;
+  kind: string;
+  outcome: string;
+  reason: string;
+  interrupted: boolean;
+  turns: number;
+  /** Uncached input tokens (the API's `input_tokens`). */
+  inputTokens: number;
+  /** Input tokens read from the prompt cache (absent in summaries stored before caching). */
+  cacheReadInputTokens?: number;
+  /** Input tokens written to the prompt cache, 5-minute and 1-hour writes together. */
+  cacheCreationInputTokens?: number;
+  outputTokens: number;
+  clearedInputTokens: number;
+  costUsd: number;
+  featuresBefore: { passing: number; total: number };
+  featuresAfter: { passing: number; total: number };
+  flippedFeatures: string[];
+  startedAt: number;
+  endedAt: number;
+  jobId: string;
+  workerId: string;
+  error?: string;
+  /** Every commit the session's checkpoints made, oldest first. */
+  commits?: string[];
+  /** The end-of-session checkpoint; absent when the session saved none. */
+  checkpoint?: SessionCheckpointSummary;
+  /** The model the session started on (absent in summaries stored before fallback models). */
+  model?: string;
+  /** Set when the session moved to its fallback model because `from` stayed overloaded. */
+  fallback?: { from: string; to: string; turn: number; at: number };
+}
+
+/** What a session summary keeps of its end-of-session checkpoint. */
+export interface SessionCheckpointSummary {
+  /** The branch tip after it. */
+  head: string | null;
+  /** True when `head` reached the project's remote. */
+  pushed: boolean;
+  hooks: 'passed' | 'refused' | 'skipped' | 'none';
+  /** Files left out as secrets. */
+  skipped: string[];
+  /** Why it was not pushed. */
+  error?: string;
+}
