@@ -80,7 +80,9 @@ export function createBashTool(options: BashToolOptions): SessionTool {
   let sandbox: Promise<CommandSandbox> | undefined;
 
   async function run(command: string, signal?: AbortSignal): Promise<ToolOutcome> {
-    const refusal = checkCommand(command, options.root, options.commands);
+    const refusal = checkCommand(command, options.root, options.commands, {
+      sandboxed: setup.mode === 'bubblewrap',
+    });
     if (refusal !== null) return { content: refusal, isError: true };
     if (signal?.aborted) return { content: 'Not run: the session is ending.', isError: true };
     sandbox ??= openCommandSandbox({
