@@ -126,6 +126,8 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     name: 'bash',
     definition: { type: 'bash_20250124', name: 'bash' },
     lane: 'workspace',
+    // The command's own timeout stops it first; the toolbox's limit is the backstop.
+    timeLimitMs: timeoutMs + 30_000,
     async execute(input, signal) {
       if (
         typeof input === 'object' &&
