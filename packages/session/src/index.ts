@@ -127,3 +127,4 @@ export type { SessionMemoryToolOptions } from './tools/memory.js';
 export type { SessionTool, ToolOutcome, WorkspaceToolsOptions } from './tools/types.js';
 export { DEFAULT_ALLOWED_PATHS, DEFAULT_DENIED_COMMANDS } from './internal/command-policy.js';
 export type { CommandPolicy } from './internal/command-policy.js';
+export { buildUserTurn, noteBlock } from './user-turn.js';
