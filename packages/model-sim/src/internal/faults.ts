@@ -86,7 +86,8 @@ export function faultBefore(
     return { kind: 'error', status: 529, name: 'overloaded-model' };
   if (faults.unauthorizedOn?.includes(number))
     return { kind: 'error', status: 401, name: 'unauthorized' };
-  if (faults.forbiddenOn?.includes(number)) return { kind: 'error', status: 403, name: 'forbidden' };
+  if (faults.forbiddenOn?.includes(number))
+    return { kind: 'error', status: 403, name: 'forbidden' };
   if (faults.stallOn?.includes(number)) return { kind: 'stall' };
   if (faults.rateLimitOn?.includes(number))
     return { kind: 'error', status: 429, name: 'rate-limit' };
