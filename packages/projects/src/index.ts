@@ -139,6 +139,19 @@ export {
   type RedisClusterNode,
   type RedisTarget,
 } from './redis-connection.js';
+export {
+  REQUIRED_EVICTION_POLICY,
+  checkDeploymentMarker,
+  describeLostDeployment,
+  ensureDeploymentMarker,
+  evictionProblem,
+  readDeploymentMarker,
+  readEvictionPolicies,
+  type DeploymentCheck,
+  type DeploymentMarker,
+  type DeploymentMarkerResult,
+  type EvictionPolicy,
+} from './redis-safety.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
