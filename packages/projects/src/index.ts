@@ -166,8 +166,13 @@ export {
 } from './webhooks/payload.js';
 export {
   WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_HEADERS,
+  WEBHOOK_SECRET_PREFIX,
+  createWebhookSigner,
   signWebhookBody,
   verifyWebhookSignature,
+  webhookMessageId,
+  webhookSigningKey,
 } from './webhooks/signature.js';
 export {
   WEBHOOK_QUEUE_NAME,
