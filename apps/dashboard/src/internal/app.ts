@@ -3,7 +3,6 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Asset } from './assets.js';
-import type { DashboardTelemetry } from './telemetry.js';
 import { createApiRoutes, controlErrorToApi, ApiError, type ApiOptions } from './api.js';
 import {
   SESSION_COOKIE,
@@ -11,6 +10,7 @@ import {
   sessionCookieValue,
   type AuthPolicy,
 } from './auth.js';
+import { ORIGIN_REFUSAL_MESSAGES, crossOriginRefusal } from './request-origin.js';
 
 export interface AppOptions extends ApiOptions {
   auth: AuthPolicy;
@@ -21,8 +21,6 @@ export interface AppOptions extends ApiOptions {
   secureCookie: boolean;
   /** Called with unexpected errors (logged by the caller). */
   onError: (error: unknown) => void;
-  /** Request metrics, the access log and `/metrics`. */
-  telemetry: DashboardTelemetry;
   /** Whether Redis answers (`/readyz`). */
   redisReady: () => Promise<boolean>;
 }
@@ -72,6 +70,13 @@ function serveAsset(context: Context, asset: Asset | undefined): Response {
   });
 }
 
+/** The HTML pages: the UI shell's routes and the login form. */
+function isPagePath(path: string): boolean {
+  return (
+    path === '/' || path === '/new' || path === '/login' || /^\/projects\/[^/]+(\/.*)?$/.test(path)
+  );
+}
+
 function wantsHtml(context: Context): boolean {
   return (context.req.header('accept') ?? '').includes('text/html');
 }
@@ -98,6 +103,22 @@ export function createApp(options: AppOptions): Hono {
   app.use('*', async (context, next) => {
     await next();
     setSecurityHeaders(context);
+  });
+
+  // Before anything else, probes included: a page on another origin makes the dashboard do
+  // nothing at all (see request-origin.ts).
+  app.use('*', async (context, next) => {
+    const refusal = crossOriginRefusal(
+      context,
+      context.req.method === 'GET' && isPagePath(context.req.path),
+    );
+    if (refusal !== null) {
+      return context.json(
+        { error: { code: 'forbidden', message: ORIGIN_REFUSAL_MESSAGES[refusal] } },
+        403,
+      );
+    }
+    await next();
   });
 
   // No request of ours needs more; this also caps the unauthenticated login form.
