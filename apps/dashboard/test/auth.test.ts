@@ -20,9 +20,7 @@ function rawGet(url: string, headers: Record<string, string>): Promise<number> {
 }
 
 /** A browser's top-level navigation (fetch() always says `Sec-Fetch-Mode: cors`). */
-function navigate(
-  url: string,
-): Promise<{
+function navigate(url: string): Promise<{
   status: number;
   headers: Record<string, string | string[] | undefined>;
   body: string;
