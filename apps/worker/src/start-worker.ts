@@ -31,6 +31,9 @@ import { createLogger } from './logger.js';
 import type { SessionRunner } from './session-runner.js';
 import { createBatonWorker, type BatonWorker } from './worker.js';
 
+/** How long closing queues and connections may take after the shutdown grace (ms). */
+export const SHUTDOWN_CLOSE_MS = 3_000;
+
 export interface StartWorkerOptions {
   /** Session runner; default `runSession` from `@baton/session`. */
   runSession?: SessionRunner;
@@ -156,6 +159,7 @@ export async function startWorkerFromConfig(
     stalledIntervalMs: config.stalledIntervalMs,
     maxStalledCount: config.maxStalledCount,
     leaseTtlMs: config.leaseTtlMs,
+    closeTimeoutMs: SHUTDOWN_CLOSE_MS,
     chainDelayMs: config.chainDelayMs,
     retryDelayMs: config.retryDelayMs,
     maxConsecutiveFailures: config.maxConsecutiveFailures,
