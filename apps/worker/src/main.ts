@@ -28,7 +28,7 @@ try {
   process.exit(
     isWorkerError(error) && error.code === 'redis_unreachable'
       ? EXIT.redisUnreachable
-      : isWorkerError(error) && error.code === 'invalid_config'
+      : isWorkerError(error) && (error.code === 'invalid_config' || error.code === 'unsafe_redis')
         ? EXIT.usage
         : EXIT.internal,
   );

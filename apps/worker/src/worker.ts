@@ -91,7 +91,7 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
 export interface WebhookOptions {
   /** Receivers; each gets every notification. */
   urls: readonly string[];
-  /** HMAC key of `x-baton-signature`. */
+  /** The webhook signing secret (Standard Webhooks; see docs/workers.md#webhooks). */
   secret: string;
   /** Attempts per delivery. Default 6. */
   attempts?: number;

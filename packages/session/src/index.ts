@@ -132,3 +132,4 @@ export {
   SANDBOXED_DENIED_COMMANDS,
 } from './internal/command-policy.js';
 export type { CommandContext, CommandPolicy } from './internal/command-policy.js';
+export { buildUserTurn, noteBlock } from './user-turn.js';

@@ -24,6 +24,8 @@ export interface GitRunOptions {
   timeoutMs?: number;
   /** Extra environment entries (added to the filtered worker environment). */
   env?: Record<string, string>;
+  /** Written to the command's stdin (paths for `--pathspec-from-file=-`, `--stdin`). */
+  input?: string | undefined;
 }
 
 /**
@@ -112,7 +114,7 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
   if (options.gitDir !== undefined) location.push(`--git-dir=${options.gitDir}`);
   if (options.workTree !== undefined) location.push(`--work-tree=${options.workTree}`);
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       'git',
       [...location, ...HOST_GIT_SETTINGS, ...args],
       {
@@ -134,12 +136,16 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
         });
       },
     );
+    // A command that exits before reading all of it closes stdin: its exit code tells.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
   });
 }
 
 /** `user:password@` in URLs replaced, so a message never carries a credential. */
 export function redactUrlCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@');
+  // Anchored and bounded like the `url_credentials` rule of @baton/core: linear in `text`.
+  return text.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^/\s@]{1,512}@/gi, '$1***@');
 }
 
 /** The first meaningful line of git's stderr (without `fatal: ` / `error: `), credentials redacted. */

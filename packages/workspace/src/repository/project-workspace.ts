@@ -1,6 +1,6 @@
 import { access, constants, lstat, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { redactSecrets } from '@baton/core';
 import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
 import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-sandbox.js';
@@ -507,13 +507,27 @@ class GitProjectWorkspace implements ProjectWorkspace {
     const skipped: string[] = [];
     for (const file of staged) {
       if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+      // One file's scan at a time on the main thread: heartbeats and other sessions run between.
+      await yieldToEventLoop();
     }
     if (skipped.length > 0) {
+      // Paths on stdin, not as arguments: 30,000 skipped files must not fail with E2BIG.
       const unstage =
         this.#head !== null
-          ? ['reset', '-q', '--', ...skipped]
-          : ['rm', '--cached', '-q', '--', ...skipped];
-      await this.#gitOk(unstage, 'git could not unstage secret files');
+          ? ['reset', '-q', '--pathspec-from-file=-', '--pathspec-file-nul']
+          : ['rm', '--cached', '-q', '--pathspec-from-file=-', '--pathspec-file-nul'];
+      const output = await runGit(['--literal-pathspecs', ...unstage], {
+        gitDir: this.gitDir,
+        workTree: this.dir,
+        cwd: this.dir,
+        input: `${skipped.join('\0')}\0`,
+      });
+      if (output.code !== 0) {
+        throw new WorkspaceError(
+          'git',
+          `git could not unstage secret files: ${gitMessage(output)}`,
+        );
+      }
     }
     return { skipped, changed: staged.length > skipped.length };
   }
