@@ -58,9 +58,11 @@ export type {
 
 // secret patterns shared by memory redaction and the workspace's commit filter
 export {
+  MAX_REDACTED_TEXT_BYTES,
   SECRET_PATTERNS,
   containsSecret,
   redactSecrets,
+  redactThenCut,
   redactValue,
   serializeError,
 } from './redaction.js';

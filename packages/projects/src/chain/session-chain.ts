@@ -287,7 +287,7 @@ class ChainStep {
   }
 
   /** Opens the project's memory, brings the workspace to the last checkpoint, picks the session kind. */
-  async #setUp({ project, previous }: Claim): Promise<Setup> {
+  async #setUp({ project, previous, extraOptions }: Claim): Promise<Setup> {
     const { projectId, sessionNumber, jobId } = this.#request;
     const sessionId = this.#sessionId;
     const store = await this.#request.memory(project);
@@ -299,6 +299,8 @@ class ChainStep {
       skipHooks: project.skipHooks,
       dir: project.workspace ?? undefined,
       push: this.#options.push,
+      // Commit hooks run in the same sandbox as the session's commands.
+      hookSandbox: extraOptions.tools?.sandbox,
     });
     const prepared = await prepareWorkspace(workspace, project.lastCheckpoint);
     if (prepared.ok) {

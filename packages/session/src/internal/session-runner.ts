@@ -3,6 +3,7 @@ import type {
   BetaToolUseBlock,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { redactThenCut } from '@baton/core';
 import {
   type TurnAccounting,
   type UsageAccumulator,
@@ -90,6 +91,7 @@ type StopReasonStep = (
 const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
   tool_use: async (runner, toolUses, phase) => {
     runner.conversation.add(...(await runner.toolbox.run(toolUses, runner.turns, phase.signal)));
+    runner.addCheckpointNotes();
     return undefined;
   },
   // The server paused a long turn (or compacted): send the conversation back to continue.
@@ -106,7 +108,7 @@ const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
       });
     }
     if (phase.maxTokensInARow >= runner.maxConsecutiveMaxTokens) return { kind: 'max_tokens' };
-    runner.conversation.addText(CONTINUE_AFTER_CUT);
+    runner.conversation.addText(CONTINUE_AFTER_CUT, { source: 'note' });
     return undefined;
   },
   refusal: () => ({ kind: 'refusal' }),
@@ -243,12 +245,16 @@ export class SessionRunner {
         ? {}
         : {
             beforeCall: (block) => checkpointer.beforeToolCall(block).then(() => undefined),
-            afterCalls: async (blocks) => {
-              await checkpointer.afterToolCalls(blocks);
-              for (const note of checkpointer.takeNotes()) this.conversation.addText(note);
-            },
+            afterCalls: (blocks) => checkpointer.afterToolCalls(blocks),
           },
     );
+  }
+
+  /** What the checkpoints of the last tool calls have to tell the model (hook refusals). */
+  addCheckpointNotes(): void {
+    for (const note of this.#checkpointer?.takeNotes() ?? []) {
+      this.conversation.addText(note, { source: 'note' });
+    }
   }
 
   async run(): Promise<SessionResult> {
@@ -604,7 +610,7 @@ export class SessionRunner {
         from: this.#model,
         to: fallback,
         turn: this.turns + 1,
-        message: errorMessage(error).slice(0, 200),
+        message: redactThenCut(errorMessage(error), 200),
         ...(status === undefined ? {} : { status }),
       });
       this.#model = fallback;
@@ -630,7 +636,7 @@ export class SessionRunner {
             type: 'api-retry',
             attempt: notice.attempt,
             delayMs: notice.delayMs,
-            message: errorMessage(notice.error).slice(0, 200),
+            message: redactThenCut(errorMessage(notice.error), 200),
             ...(notice.status === undefined ? {} : { status: notice.status }),
           }),
       },

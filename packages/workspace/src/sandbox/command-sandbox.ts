@@ -11,7 +11,7 @@ import {
   sandboxedCommand,
 } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
-import type { CgroupLimiter, CommandCgroup } from './limits.js';
+import type { CgroupLimiter, CommandCgroup, LimitsEnforcement } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
@@ -45,7 +45,12 @@ export interface CommandResult {
 
 /** What a session's commands run in, as shown in events, `baton status` and the dashboard. */
 export type SandboxDescription =
-  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'bubblewrap';
+      policy: SandboxPolicy;
+      /** How memory and process limits are enforced; `rlimit`: no cgroup, per process only. */
+      limits?: LimitsEnforcement | undefined;
+    }
   | {
       mode: 'off';
       /** `opted-out`: `BATON_SANDBOX=off` / `--no-sandbox`; `simulator`: the simulator's own commands on a host without a usable sandbox. */
@@ -64,7 +69,12 @@ export interface CommandSandbox {
 
 /** How a session's commands are to be run: in the sandbox with a policy, or not at all sandboxed. */
 export type SandboxSetup =
-  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'bubblewrap';
+      policy: SandboxPolicy;
+      /** How this machine enforces the limits (from the probe), shown in events and status. */
+      limits?: LimitsEnforcement | undefined;
+    }
   | {
       mode: 'off';
       reason: 'opted-out' | 'simulator';
@@ -101,9 +111,12 @@ export function unsandboxedNotice(reason: 'opted-out' | 'simulator'): string {
 
 /** What a setup means for people and events, without opening anything. */
 export function describeSandbox(setup: SandboxSetup): SandboxDescription {
-  return setup.mode === 'bubblewrap'
+  if (setup.mode === 'off') {
+    return { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+  }
+  return setup.limits === undefined
     ? { mode: 'bubblewrap', policy: setup.policy }
-    : { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+    : { mode: 'bubblewrap', policy: setup.policy, limits: setup.limits };
 }
 
 /** One line for `baton status`, the dashboard and logs: where a session's commands ran. */
@@ -114,6 +127,9 @@ export function summarizeSandbox(description: SandboxDescription): string {
     network.allowedHosts.length === 0
       ? 'no network'
       : `network only to ${network.allowedHosts.join(', ')}`;
+  if (description.limits === 'rlimit') {
+    return `sandboxed (bubblewrap): ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB per process, processes not limited (no cgroup)`;
+  }
   return `sandboxed (bubblewrap): ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes`;
 }
 
@@ -239,6 +255,9 @@ interface Launcher {
  */
 const LAUNCHER_SCRIPT = [
   'for file in "$@"; do echo $$ > "$file" || exit 125; done',
+  // Without cgroups: a hard per-process memory limit nothing inside can raise.
+  'if [ -n "${BATON_DATA_LIMIT_KB:-}" ]; then ulimit -S -H -d "$BATON_DATA_LIMIT_KB" || exit 125; fi',
+  'unset BATON_DATA_LIMIT_KB',
   // No arguments: the worker went away before sending a command (its end of stdin closed).
   "mapfile -d '' -t command && [ ${#command[@]} -gt 0 ] || exit 125",
   'exec "${command[@]}" </dev/null',
@@ -253,6 +272,7 @@ class BubblewrapSandbox extends TrackedCommands {
   readonly #tmp: string;
   readonly #etc: string;
   readonly #git: SandboxGit | undefined;
+  readonly #hooks: string | undefined;
   readonly #proxy: FilteringProxy | undefined;
   readonly #leftovers: CommandCgroup[] = [];
   /**
@@ -273,6 +293,7 @@ class BubblewrapSandbox extends TrackedCommands {
     tmp: string;
     etc: string;
     git: SandboxGit | undefined;
+    hooks: string | undefined;
     proxy: FilteringProxy | undefined;
   }) {
     super();
@@ -283,8 +304,13 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#tmp = options.tmp;
     this.#etc = options.etc;
     this.#git = options.git;
+    this.#hooks = options.hooks;
     this.#proxy = options.proxy;
-    this.description = { mode: 'bubblewrap', policy: options.policy };
+    this.description = {
+      mode: 'bubblewrap',
+      policy: options.policy,
+      limits: options.limiter.enforcement,
+    };
   }
 
   protected defaultTimeoutMs(): number {
@@ -311,6 +337,7 @@ class BubblewrapSandbox extends TrackedCommands {
         etc: this.#etc,
         ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
         ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
+        ...(this.#hooks === undefined ? {} : { hooks: this.#hooks }),
       },
       this.#policy,
       env,
@@ -366,7 +393,12 @@ class BubblewrapSandbox extends TrackedCommands {
         ['--norc', '--noprofile', '-c', LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
         {
           cwd: '/',
-          env: { PATH: '/usr/bin:/bin' },
+          env: {
+            PATH: '/usr/bin:/bin',
+            ...(cgroup.dataLimitKb === undefined
+              ? {}
+              : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
+          },
           detached: true,
           stdio: ['pipe', 'pipe', 'pipe'],
         },
@@ -489,7 +521,31 @@ class HostCommands extends TrackedCommands {
 export async function openCommandSandbox(
   options: OpenCommandSandboxOptions,
 ): Promise<CommandSandbox> {
-  const { workspace, setup, gitDir } = options;
+  const { gitDir } = options;
+  return openSandbox({
+    workspace: options.workspace,
+    setup: options.setup,
+    // A git directory not made yet (no HEAD) is left out rather than failing every command.
+    prepareGit:
+      gitDir !== undefined && existsSync(path.join(gitDir, 'HEAD'))
+        ? (into) => prepareSandboxGit(gitDir, into)
+        : undefined,
+  });
+}
+
+/** What `openSandbox` mounts besides what every session's commands get. */
+export interface OpenSandboxOptions {
+  workspace: string;
+  setup: SandboxSetup;
+  /** Writes, under the session's private directory, the git git inside is shown. */
+  prepareGit?: ((into: string) => Promise<SandboxGit>) | undefined;
+  /** A host directory shown read-only at `SANDBOX_HOOKS_DIR` (a checkpoint's hooks). */
+  hooks?: string | undefined;
+}
+
+/** `openCommandSandbox` with the mounts of a checkpoint's hooks (`hook-runner.ts`). */
+export async function openSandbox(options: OpenSandboxOptions): Promise<CommandSandbox> {
+  const { workspace, setup } = options;
   if (setup.mode === 'off') {
     const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
     return new HostCommands(workspace, setup.reason, timeoutMs);
@@ -504,10 +560,7 @@ export async function openCommandSandbox(
     // The sandbox's /tmp; the socket and git's files sit beside it, out of the commands' reach.
     mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
     etc = etcSnapshot();
-    // A git directory not made yet (no HEAD) is left out rather than failing every command.
-    if (gitDir !== undefined && existsSync(path.join(gitDir, 'HEAD'))) {
-      git = await prepareSandboxGit(gitDir, tmp);
-    }
+    if (options.prepareGit !== undefined) git = await options.prepareGit(tmp);
     if (setup.policy.network.allowedHosts.length > 0) {
       step = 'its network proxy could not start';
       proxy = await startFilteringProxy({
@@ -530,6 +583,7 @@ export async function openCommandSandbox(
     tmp,
     etc,
     git,
+    hooks: options.hooks,
     proxy,
   });
 }
