@@ -140,7 +140,12 @@ describe('baton run on the built-in simulator', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; v?: number; exitCode?: number });
     // The same events a worker publishes, starting with the claim's status change.
-    expect(events[0]).toMatchObject({ type: 'project-status', v: 1, from: 'queued', to: 'running' });
+    expect(events[0]).toMatchObject({
+      type: 'project-status',
+      v: 1,
+      from: 'queued',
+      to: 'running',
+    });
     expect(events.find((event) => event.type === 'session-start')).toMatchObject({ v: 1 });
     expect(events[events.length - 1]).toMatchObject({
       type: 'run-end',

@@ -78,16 +78,20 @@ async function throughWorker(scenario: Scenario, id: string): Promise<ProjectRec
 }
 
 describe('baton run and a worker stop a chain by the same rules', () => {
-  it.each(SCENARIOS)('$name: same status, reason and sessions through both', async (scenario) => {
-    const local = await throughBatonRun(scenario, world.projectId('run'));
-    const remote = await throughWorker(scenario, world.projectId('wk'));
-    for (const project of [local, remote]) {
-      expect(project.status).toBe(scenario.status);
-      expect(project.statusReason).toMatch(scenario.reason);
-      expect(project.activeSession).toBeNull();
-    }
-    expect(local.counters.sessions).toBe(remote.counters.sessions);
-    expect(local.counters.featuresPassing).toBe(remote.counters.featuresPassing);
-    expect(local.counters.consecutiveFailures).toBe(remote.counters.consecutiveFailures);
-  }, 240_000);
+  it.each(SCENARIOS)(
+    '$name: same status, reason and sessions through both',
+    async (scenario) => {
+      const local = await throughBatonRun(scenario, world.projectId('run'));
+      const remote = await throughWorker(scenario, world.projectId('wk'));
+      for (const project of [local, remote]) {
+        expect(project.status).toBe(scenario.status);
+        expect(project.statusReason).toMatch(scenario.reason);
+        expect(project.activeSession).toBeNull();
+      }
+      expect(local.counters.sessions).toBe(remote.counters.sessions);
+      expect(local.counters.featuresPassing).toBe(remote.counters.featuresPassing);
+      expect(local.counters.consecutiveFailures).toBe(remote.counters.consecutiveFailures);
+    },
+    240_000,
+  );
 });

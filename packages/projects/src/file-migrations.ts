@@ -111,7 +111,9 @@ async function readChecklist(memories: string): Promise<{ passing: number; total
     if (!Array.isArray(features)) return { passing: 0, total: 0 };
     const passing = features.filter(
       (feature: unknown) =>
-        typeof feature === 'object' && feature !== null && (feature as { passes?: unknown }).passes === true,
+        typeof feature === 'object' &&
+        feature !== null &&
+        (feature as { passes?: unknown }).passes === true,
     ).length;
     return { passing, total: features.length };
   } catch {

@@ -266,9 +266,10 @@ export class FileProjectLog implements ProjectLog {
     // An entry's id is its line number: the file only grows, so a cursor holds.
     const start = options.fromId === undefined ? 0 : Number(options.fromId);
     const lines = text.split('\n').slice(0, -1);
-    return lines
-      .slice(start, start + (options.count ?? 100))
-      .map((line, index) => ({ id: String(start + index + 1), event: decodeProjectEventJson(line) }));
+    return lines.slice(start, start + (options.count ?? 100)).map((line, index) => ({
+      id: String(start + index + 1),
+      event: decodeProjectEventJson(line),
+    }));
   }
 
   async delete(projectId: string): Promise<void> {

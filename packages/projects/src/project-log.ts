@@ -61,7 +61,10 @@ export interface ProjectLog {
   /** Appends one event to the project's log; returns its id in that log. */
   appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string>;
   /** Events after `fromId` (default: from the first), at most `count` (default 100), oldest first. */
-  readEvents(projectId: string, options?: { fromId?: string; count?: number }): Promise<EventEntry[]>;
+  readEvents(
+    projectId: string,
+    options?: { fromId?: string; count?: number },
+  ): Promise<EventEntry[]>;
   /** Removes the project and everything recorded about it. */
   delete(projectId: string): Promise<void>;
 }
@@ -102,8 +105,7 @@ export interface TransitionOptions {
 }
 
 export type TransitionResult =
-  | { ok: true; from: ProjectStatus }
-  | { ok: false; current: ProjectStatus | null };
+  { ok: true; from: ProjectStatus } | { ok: false; current: ProjectStatus | null };
 
 /** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
 export type SessionProgress = 'progressed' | 'none' | 'neutral';

@@ -1,7 +1,7 @@
 import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import { decodeProjectEventJson } from './event-decoder.js';
-import type { EventEntry, StreamEvent, WorkerEvent } from './events.js';
+import type { EventEntry, WorkerEvent } from './events.js';
 import { defineScripts, type ScriptCommands } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';

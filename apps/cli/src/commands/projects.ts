@@ -70,7 +70,9 @@ export async function remoteRows(
 /** Every `baton run` project under `BATON_HOME` as a row. */
 async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
   const projects = await (await openLocalProjectLog()).list();
-  return projectRows(projects.filter((project) => status === undefined || project.status === status));
+  return projectRows(
+    projects.filter((project) => status === undefined || project.status === status),
+  );
 }
 
 /** The table of `baton projects` and `baton status` without an id. */

@@ -352,7 +352,11 @@ export async function runProject(options: RunOptions): Promise<number> {
       maxSessionsWithoutProgress: options.stallAfter,
     });
   }
-  if (project.status === 'paused' || project.status === 'cancelled' || project.status === 'failed') {
+  if (
+    project.status === 'paused' ||
+    project.status === 'cancelled' ||
+    project.status === 'failed'
+  ) {
     await log.transition(project.id, PROJECT_TRANSITIONS.resume.to, {
       from: PROJECT_TRANSITIONS.resume.from,
       reason: 'resumed',
@@ -402,7 +406,11 @@ export async function runProject(options: RunOptions): Promise<number> {
         jobId: `local-${current.counters.sessions + 1}`,
         control,
         memory: () => store,
-        sessionOptions: () => ({ context, tools: { sandbox: sandboxSetup }, transcript: transcripts }),
+        sessionOptions: () => ({
+          context,
+          tools: { sandbox: sandboxSetup },
+          transcript: transcripts,
+        }),
         budgets,
       });
       if (!outcome.ran) break;

@@ -1,7 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { defineContextConfig } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
-import { readFeatures, type RunSessionOptions, type SessionEvent, type SessionResult } from '@baton/session';
+import {
+  readFeatures,
+  type RunSessionOptions,
+  type SessionEvent,
+  type SessionResult,
+} from '@baton/session';
 import {
   DEFAULT_SANDBOX_SETUP,
   describeSandbox,
@@ -116,7 +121,11 @@ export interface ChainedSessionRequest {
    * run` leaves it unset and runs the next one itself.
    */
   queueNext?:
-    | ((next: { sessionNumber: number; delayMs: number; reason: SessionJobReason }) => Promise<void>)
+    | ((next: {
+        sessionNumber: number;
+        delayMs: number;
+        reason: SessionJobReason;
+      }) => Promise<void>)
     | undefined;
 }
 
@@ -376,11 +385,7 @@ class ChainStep {
   }
 
   /** Records the session on the project and carries out what happens next. */
-  async #finish(
-    claim: Claim,
-    setup: Setup,
-    result: SessionResult,
-  ): Promise<ChainedSessionOutcome> {
+  async #finish(claim: Claim, setup: Setup, result: SessionResult): Promise<ChainedSessionOutcome> {
     const { log } = this.#options;
     const { control, projectId } = this.#request;
     const sessionId = this.#sessionId;

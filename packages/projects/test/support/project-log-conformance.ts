@@ -10,7 +10,10 @@ export interface ProjectLogFixture {
 }
 
 /** A new project's record, as `baton run` or the control API would create it. */
-export function newProjectRecord(id: string, overrides: Partial<NewProjectRecord> = {}): NewProjectRecord {
+export function newProjectRecord(
+  id: string,
+  overrides: Partial<NewProjectRecord> = {},
+): NewProjectRecord {
   return {
     id,
     goal: 'Two things\n- first\n- second',
@@ -102,7 +105,9 @@ export function describeProjectLogConformance(
 
     it('moves the status only from an allowed one, records the move and appends one event', async () => {
       await log.create(newProjectRecord(id));
-      expect(await log.transition(id, 'running', { from: ['queued'], reason: 'session 1' })).toEqual({
+      expect(
+        await log.transition(id, 'running', { from: ['queued'], reason: 'session 1' }),
+      ).toEqual({
         ok: true,
         from: 'queued',
       });
@@ -110,13 +115,15 @@ export function describeProjectLogConformance(
         ok: false,
         current: 'running',
       });
-      expect(await log.transition(id, 'paused', { reason: 'budget: x', budgetReached: true })).toEqual(
-        { ok: true, from: 'running' },
-      );
+      expect(
+        await log.transition(id, 'paused', { reason: 'budget: x', budgetReached: true }),
+      ).toEqual({ ok: true, from: 'running' });
       expect(await log.transition(`${id}-none`, 'running')).toEqual({ ok: false, current: null });
       const project = await log.require(id);
       expect(project).toMatchObject({ status: 'paused', statusReason: 'budget: x' });
-      expect((await log.transitions(id)).map(({ from, to, reason }) => ({ from, to, reason }))).toEqual([
+      expect(
+        (await log.transitions(id)).map(({ from, to, reason }) => ({ from, to, reason })),
+      ).toEqual([
         { from: null, to: 'queued', reason: 'created' },
         { from: 'queued', to: 'running', reason: 'session 1' },
         { from: 'running', to: 'paused', reason: 'budget: x' },
@@ -135,7 +142,13 @@ export function describeProjectLogConformance(
 
     it('marks a session start, and counts an interruption only when the last one never ended', async () => {
       await log.create(newProjectRecord(id));
-      const active = { sessionId: 's1', sessionNumber: 1, jobId: 'j1', workerId: 'w1', startedAt: 5 };
+      const active = {
+        sessionId: 's1',
+        sessionNumber: 1,
+        jobId: 'j1',
+        workerId: 'w1',
+        startedAt: 5,
+      };
       await log.markSessionStart(id, active, false, {
         kind: 'none',
         reason: 'tests',
@@ -154,7 +167,13 @@ export function describeProjectLogConformance(
 
     it('records a session end: counters add up, the streaks move, the summary is kept', async () => {
       await log.create(newProjectRecord(id));
-      const active = { sessionId: 's1', sessionNumber: 1, jobId: 'j1', workerId: 'w1', startedAt: 5 };
+      const active = {
+        sessionId: 's1',
+        sessionNumber: 1,
+        jobId: 'j1',
+        workerId: 'w1',
+        startedAt: 5,
+      };
       await log.markSessionStart(id, active, false);
       const first = sessionSummary({ sessionId: 's1', error: 'HTTP 500' });
       await log.recordSessionEnd(id, first, { failed: true, progress: 'none' });
@@ -182,13 +201,18 @@ export function describeProjectLogConformance(
         sessionsWithoutProgress: 0,
       });
       expect(project.counters.costUsd).toBeCloseTo(0.75, 9);
-      await log.recordSessionEnd(id, sessionSummary({ sessionNumber: 3 }), { failed: true, progress: 'none' });
+      await log.recordSessionEnd(id, sessionSummary({ sessionNumber: 3 }), {
+        failed: true,
+        progress: 'none',
+      });
       await log.resetFailures(id);
       expect((await log.require(id)).counters).toMatchObject({
         consecutiveFailures: 0,
         sessionsWithoutProgress: 0,
       });
-      expect((await log.listSessions(id)).map((summary) => summary.sessionNumber)).toEqual([1, 2, 3]);
+      expect((await log.listSessions(id)).map((summary) => summary.sessionNumber)).toEqual([
+        1, 2, 3,
+      ]);
       expect((await log.listSessions(id))[0]).toEqual(first);
     });
 
@@ -202,7 +226,9 @@ export function describeProjectLogConformance(
       await log.create(newProjectRecord(id));
       const ids: string[] = [];
       for (let index = 0; index < 5; index += 1) {
-        ids.push(await log.appendEvent(id, { v: 1, type: 'custom-test', at: index, projectId: id }));
+        ids.push(
+          await log.appendEvent(id, { v: 1, type: 'custom-test', at: index, projectId: id }),
+        );
       }
       const first = await log.readEvents(id, { count: 2 });
       expect(first.map(({ event }) => event.at)).toEqual([0, 1]);
