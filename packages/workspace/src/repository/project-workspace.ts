@@ -7,6 +7,7 @@ import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-san
 import { runCommitHooks } from '../sandbox/hook-runner.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
 import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
+import { isCommittablePath, listWorktreeFiles } from './worktree-files.js';
 import { isRemoteUrl, projectBranch } from './source.js';
 import { BATON_HOOKS_TRAILER, BATON_PROJECT_TRAILER, formatCommitMessage } from './trailers.js';
 
@@ -44,6 +45,12 @@ export interface ProjectWorkspaceOptions {
    * the sandbox with the default policy.
    */
   hookSandbox?: SandboxSetup | undefined;
+  /**
+   * Files larger than this (bytes) are left out of checkpoints, like secrets, and listed in
+   * `Checkpoint.tooLarge`: a model's 300 MB output must not land on the user's branch.
+   * Default 52_428_800 (50 MiB).
+   */
+  maxFileBytes?: number | undefined;
   /** Retries of pushes. */
   push?: PushRetryOptions;
   /** Longest wait for one fetch or push (ms). Default 120_000. */
@@ -91,6 +98,8 @@ export interface Checkpoint {
   message: string;
   /** Files left out because they look like secrets (`.env`, `*.pem`, key files, files containing keys). */
   skipped: string[];
+  /** Files left out because they are larger than `maxFileBytes`, with their size. */
+  tooLarge?: Array<{ path: string; bytes: number }>;
   /** `refused`: a hook failed, so the commit was made without hooks and says so in a trailer. */
   hooks: CheckpointHooks;
   /** The refusing hook's output (first lines, workspace paths made relative). */
@@ -126,6 +135,9 @@ const DEFAULT_PUSH: Required<PushRetryOptions> = {
   initialDelayMs: 500,
   maxDelayMs: 30_000,
 };
+
+/** Files larger than this are left out of checkpoints unless `maxFileBytes` says otherwise. */
+const DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 /** The largest hook output passed on (it reaches the model). */
 const HOOK_OUTPUT_LIMIT = 2_000;
@@ -251,7 +263,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     } else {
       start = await this.#baseCommit();
     }
-    await this.#checkout(start, remoteHead !== null || lastCheckpoint !== null || recovered);
+    await this.#checkout(start);
     this.#head = start;
     this.#pushedHead = remoteHead;
     this.#pushFailures = 0;
@@ -413,17 +425,17 @@ class GitProjectWorkspace implements ProjectWorkspace {
   }
 
   /**
-   * Points the branch at `start` and makes the working tree match it. `clean` also removes
-   * untracked files (what a crashed session left after its last checkpoint); ignored files such
-   * as build output stay.
+   * Points the branch at `start` and makes the tracked files of the working tree match it.
+   * Untracked files are never removed: Baton deletes no file it did not write (files left out of
+   * checkpoints as secrets, the user's files of an adopted directory); what a crashed session
+   * left after its last checkpoint stays and the next checkpoint commits it.
    */
-  async #checkout(start: string | null, clean: boolean): Promise<void> {
+  async #checkout(start: string | null): Promise<void> {
     if (start === null) {
       await this.#gitOk(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`], 'git symbolic-ref');
       return;
     }
     await this.#gitOk(['checkout', '-q', '-f', '-B', this.branch, start], 'git checkout');
-    if (clean) await this.#gitOk(['clean', '-q', '-f', '-d'], 'git clean');
   }
 
   async checkpoint(request: CheckpointRequest): Promise<Checkpoint> {
@@ -435,7 +447,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       [BATON_PROJECT_TRAILER, this.projectId],
     ];
     let message = formatCommitMessage(request.subject, trailers, request.body);
-    let { skipped, changed } = await this.#stage();
+    let { skipped, tooLarge, changed } = await this.#stage();
     let commit: string | null = null;
     let hooks: CheckpointHooks = 'none';
     let hookOutput: string | undefined;
@@ -470,7 +482,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
           message = ran.message;
         }
         // What a formatter in the hook changed is part of the commit, as with lint-staged.
-        ({ skipped, changed } = await this.#stage());
+        ({ skipped, tooLarge, changed } = await this.#stage());
       }
       // A hook may have undone every change (a formatter): then there is nothing to commit.
       const committed = changed ? await this.#commit(message) : undefined;
@@ -489,6 +501,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       head: this.#head,
       message,
       skipped,
+      ...(tooLarge.length === 0 ? {} : { tooLarge }),
       hooks,
       ...(hookOutput === undefined ? {} : { hookOutput }),
       pushed: push.pushed,
@@ -496,21 +509,62 @@ class GitProjectWorkspace implements ProjectWorkspace {
     };
   }
 
-  /** Stages every change except secret-looking files. */
-  async #stage(): Promise<{ skipped: string[]; changed: boolean }> {
-    await this.#gitOk(['add', '-A'], 'git add');
+  /**
+   * Stages every change except secret-looking files. Not `git add -A`: it would open every
+   * repository below the root (see `listWorktreeFiles`); files of nested repositories are
+   * committed as plain files and every `.git` is left out. Files over `maxFileBytes` are left
+   * out with the secrets.
+   */
+  async #stage(): Promise<{
+    skipped: string[];
+    tooLarge: Array<{ path: string; bytes: number }>;
+    changed: boolean;
+  }> {
+    const index = await this.#indexModes();
+    const gitlinks = new Set(
+      [...index].filter(([, mode]) => mode === '160000').map(([tracked]) => tracked),
+    );
+    const files = await listWorktreeFiles({
+      dir: this.dir,
+      ignored: (paths) => this.#ignoredPaths(paths),
+      skipDirectories: gitlinks,
+    });
+    const present = new Set(files);
+    for (const [tracked, mode] of index) {
+      if (mode === '160000' || present.has(tracked) || !isCommittablePath(tracked)) continue;
+      // Tracked files under an ignored directory stay tracked, as with `git add -A`.
+      const info = await lstat(path.join(this.dir, tracked)).catch(() => null);
+      if (info?.isFile() === true || info?.isSymbolicLink() === true) {
+        present.add(tracked);
+        files.push(tracked);
+      }
+    }
+    const removed = [...index.keys()].filter(
+      (tracked) => index.get(tracked) !== '160000' && !present.has(tracked),
+    );
+    await this.#gitStdin(['update-index', '-z', '--force-remove', '--stdin'], removed, 'git rm');
+    await this.#gitStdin(
+      ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'],
+      files.filter(isCommittablePath),
+      'git add',
+    );
     const staged = (
       await this.#gitOk(['diff', '--cached', '--name-only', '-z', '--no-renames'], 'git diff')
     )
       .split('\0')
       .filter(Boolean);
     const skipped: string[] = [];
+    const tooLarge: Array<{ path: string; bytes: number }> = [];
+    const maxFileBytes = this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     for (const file of staged) {
-      if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+      const bytes = (await lstat(path.join(this.dir, file)).catch(() => null))?.size ?? 0;
+      if (bytes > maxFileBytes) tooLarge.push({ path: file, bytes });
+      else if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
       // One file's scan at a time on the main thread: heartbeats and other sessions run between.
       await yieldToEventLoop();
     }
-    if (skipped.length > 0) {
+    const leftOut = [...skipped, ...tooLarge.map((file) => file.path)];
+    if (leftOut.length > 0) {
       // Paths on stdin, not as arguments: 30,000 skipped files must not fail with E2BIG.
       const unstage =
         this.#head !== null
@@ -520,16 +574,55 @@ class GitProjectWorkspace implements ProjectWorkspace {
         gitDir: this.gitDir,
         workTree: this.dir,
         cwd: this.dir,
-        input: `${skipped.join('\0')}\0`,
+        input: `${leftOut.join('\0')}\0`,
       });
       if (output.code !== 0) {
         throw new WorkspaceError(
           'git',
-          `git could not unstage secret files: ${gitMessage(output)}`,
+          `git could not unstage secret or large files: ${gitMessage(output)}`,
         );
       }
     }
-    return { skipped, changed: staged.length > skipped.length };
+    return { skipped, tooLarge, changed: staged.length > leftOut.length };
+  }
+
+  /** Path -> mode of every index entry. */
+  async #indexModes(): Promise<Map<string, string>> {
+    const listed = await this.#gitOk(['ls-files', '-z', '-s'], 'git ls-files');
+    const modes = new Map<string, string>();
+    for (const record of listed.split('\0')) {
+      const tab = record.indexOf('\t');
+      if (tab === -1) continue;
+      modes.set(record.slice(tab + 1), record.slice(0, record.indexOf(' ')));
+    }
+    return modes;
+  }
+
+  /** Which of `paths` git's ignore rules exclude (tracked files never are). */
+  async #ignoredPaths(paths: readonly string[]): Promise<ReadonlySet<string>> {
+    if (paths.length === 0) return new Set();
+    const output = await runGit(['check-ignore', '-z', '--stdin'], {
+      gitDir: this.gitDir,
+      workTree: this.dir,
+      cwd: this.dir,
+      input: `${paths.join('\0')}\0`,
+    });
+    if (output.code !== 0 && output.code !== 1) {
+      throw new WorkspaceError('git', `git check-ignore failed: ${gitMessage(output)}`);
+    }
+    return new Set(output.stdout.split('\0').filter(Boolean));
+  }
+
+  /** A git command reading NUL-separated `paths` on stdin (no E2BIG, whatever their number). */
+  async #gitStdin(args: readonly string[], paths: readonly string[], what: string): Promise<void> {
+    if (paths.length === 0) return;
+    const output = await runGit(args, {
+      gitDir: this.gitDir,
+      workTree: this.dir,
+      cwd: this.dir,
+      input: `${paths.join('\0')}\0`,
+    });
+    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${gitMessage(output)}`);
   }
 
   #commit(message: string): Promise<GitOutput> {
