@@ -57,6 +57,12 @@ export interface DashboardServerOptions {
   redis?: SessionRedis | undefined;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
   queue?: Queue | readonly Queue[];
+  /**
+   * What Bull Board may do: `read-only` (default; no job or queue can be changed, no Redis or
+   * kernel details), `full` (retry, clean, empty, pause... and the Redis stats), `off` (no board).
+   * Default `process.env.BATON_QUEUE_UI`, else `read-only`.
+   */
+  queueUi?: QueueUiMode | undefined;
   /** How often the one event reader re-lists the projects (events arrive in between). Default 500 ms. */
   pollIntervalMs?: number;
   /** SSE ping interval. Default 15 000 ms. */
@@ -108,12 +114,28 @@ export function isLoopbackHost(host: string): boolean {
   );
 }
 
-function createQueueBoard(queues: readonly Queue[]): Hono {
+/** What Bull Board may do (`BATON_QUEUE_UI`). */
+export type QueueUiMode = 'read-only' | 'full' | 'off';
+export const QUEUE_UI_MODES: readonly QueueUiMode[] = ['read-only', 'full', 'off'];
+
+function parseQueueUi(value: string | undefined): QueueUiMode {
+  const mode = value?.trim() || 'read-only';
+  if ((QUEUE_UI_MODES as readonly string[]).includes(mode)) return mode as QueueUiMode;
+  throw new DashboardError(
+    'invalid_config',
+    `BATON_QUEUE_UI must be one of ${QUEUE_UI_MODES.join(', ')}, not "${mode}"`,
+  );
+}
+
+function createQueueBoard(queues: readonly Queue[], mode: 'read-only' | 'full'): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
+  const readOnly = mode === 'read-only';
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    // Read-only: Bull Board answers 405 to every job and queue action, and hides its buttons.
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: readOnly })),
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'Baton queues' } },
+    // Redis and kernel versions, memory and uptime only for an operator who asked for `full`.
+    options: { uiConfig: { boardTitle: 'Baton queues', hideRedisDetails: readOnly } },
   });
   serverAdapter.setBasePath('/queues');
   return serverAdapter.registerPlugin();
@@ -140,6 +162,8 @@ export const DASHBOARD_ENV_VARIABLES = {
   token: 'BATON_DASHBOARD_TOKEN',
   /** Where branches are fetched to for diffs. */
   home: 'BATON_HOME',
+  /** What Bull Board may do: read-only (default), full or off. */
+  queueUi: 'BATON_QUEUE_UI',
 } as const;
 
 export async function createDashboardServer(
@@ -175,6 +199,7 @@ export async function createDashboardServer(
       'a dashboard with a token needs a Redis connection (the `redis` option) for its login sessions',
     );
   }
+  const queueUi = options.queueUi ?? parseQueueUi(process.env[DASHBOARD_ENV_VARIABLES.queueUi]);
   const logger = options.logger ?? createDashboardLogger({ level: process.env.LOG_LEVEL });
   const onError =
     options.onError ?? ((error: unknown) => logger.error({ err: error }, 'unexpected error'));
@@ -230,7 +255,9 @@ export async function createDashboardServer(
       logger,
     }),
     assets,
-    queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,
+    queueBoard:
+      queues.length > 0 && queueUi !== 'off' ? createQueueBoard(queues, queueUi) : undefined,
+    queueUi,
     secureCookie: options.secureCookie ?? false,
     onError,
     telemetry,
