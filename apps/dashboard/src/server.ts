@@ -13,6 +13,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
+import { sourcePolicyFromEnvironment, type SourcePolicy } from '@baton/projects';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -87,6 +88,12 @@ export interface DashboardServerOptions {
    * `process.env.BATON_HOME`, else `.baton` in the current directory.
    */
   home?: string;
+  /**
+   * Which `repo` and `workspace` a project created here may name. Default: `BATON_REPO_HOSTS`,
+   * `BATON_REPO_ROOTS` and `BATON_WORKSPACE_ROOT`, closed where unset (no remote host, no local
+   * repository, workspaces only under `home`): the dashboard acts for network clients.
+   */
+  sourcePolicy?: SourcePolicy | undefined;
 }
 
 export interface DashboardServer {
@@ -215,6 +222,9 @@ export async function createDashboardServer(
       : Array.isArray(options.queue)
         ? options.queue
         : [options.queue as Queue];
+  const home = path.resolve(
+    options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
+  );
   const hub: EventHub = createEventHub({
     control: options.control,
     pollIntervalMs: options.pollIntervalMs ?? 500,
@@ -237,9 +247,9 @@ export async function createDashboardServer(
       onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
-    home: path.resolve(
-      options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
-    ),
+    home,
+    sourcePolicy:
+      options.sourcePolicy ?? sourcePolicyFromEnvironment(process.env, { served: true, home }),
     auth: createAuthPolicy({
       token,
       loopbackHosts,

@@ -16,8 +16,6 @@ export interface AppOptions extends ApiOptions {
   queueUi: 'read-only' | 'full' | 'off';
   /** Whether the login cookie gets the `Secure` flag (set when served over https). */
   secureCookie: boolean;
-  /** Called with unexpected errors (logged by the caller). */
-  onError: (error: unknown) => void;
   /** Whether Redis answers (`/readyz`). */
   redisReady: () => Promise<boolean>;
 }
