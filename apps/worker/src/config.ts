@@ -9,8 +9,10 @@ import {
   MODEL_ID_PATTERN,
   MODEL_ID_RULE,
   RedisTargetError,
+  describeError,
   isValidPrefix,
   readRedisTarget,
+  webhookSigningKey,
   type RedisTarget,
 } from '@baton/projects';
 
@@ -52,6 +54,11 @@ export interface WorkerConfig {
   leaseTtlMs: number;
   /** `BATON_SHUTDOWN_GRACE_MS`: time running sessions get to finish on SIGTERM. Default 30000. */
   shutdownGraceMs: number;
+  /**
+   * `BATON_ALLOW_EVICTION=1`: start (with a warning) on a Redis whose `maxmemory-policy` is not
+   * `noeviction`. Default false: such a worker refuses to start.
+   */
+  allowEviction: boolean;
   /** `BATON_CHAIN_DELAY_MS`: delay before the next session of a project. Default 1000. */
   chainDelayMs: number;
   /** `BATON_RETRY_DELAY_MS`: delay before retrying after a failed session. Default 5000. */
@@ -88,7 +95,7 @@ export interface WorkerConfig {
   sandbox: SandboxSetting;
   /** `BATON_WEBHOOK_URL`: receivers of project notifications (comma- or space-separated). */
   webhookUrls: string[];
-  /** `BATON_WEBHOOK_SECRET`: HMAC key of `x-baton-signature`; required with `BATON_WEBHOOK_URL`. */
+  /** `BATON_WEBHOOK_SECRET`: the signing secret (`whsec_...` or plain); required with `BATON_WEBHOOK_URL`. */
   webhookSecret: string;
   /** `BATON_WEBHOOK_ATTEMPTS`: attempts per delivery. Default 6. */
   webhookAttempts: number;
@@ -146,6 +153,13 @@ const envSchema = z.object({
       `BATON_FALLBACK_MODEL ${MODEL_ID_RULE}`,
     ),
   BATON_SIMULATOR: z.string().optional(),
+  BATON_ALLOW_EVICTION: z
+    .string()
+    .optional()
+    .refine(
+      (value) => value === undefined || /^(|0|1|true|false|yes|no)$/iu.test(value),
+      'BATON_ALLOW_EVICTION must be 1 or 0',
+    ),
   BATON_CONCURRENCY: integer('BATON_CONCURRENCY', 4, 1, 1000),
   BATON_HTTP_PORT: integer('BATON_HTTP_PORT', 9464, -1, 65535),
   BATON_HTTP_HOST: z.string().optional(),
@@ -266,6 +280,12 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     problems.push(
       'BATON_WEBHOOK_SECRET is not set: webhooks are signed, so BATON_WEBHOOK_URL needs a secret',
     );
+  } else if (webhookSecret !== '') {
+    try {
+      webhookSigningKey(webhookSecret);
+    } catch (error) {
+      problems.push(`BATON_WEBHOOK_SECRET: ${describeError(error)}`);
+    }
   }
   let sandbox: SandboxSetting | undefined;
   try {
@@ -307,6 +327,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     maxStalledCount: values.BATON_MAX_STALLED_COUNT,
     leaseTtlMs: values.BATON_LEASE_TTL_MS,
     shutdownGraceMs: values.BATON_SHUTDOWN_GRACE_MS,
+    allowEviction: /^(1|true|yes)$/iu.test(values.BATON_ALLOW_EVICTION ?? ''),
     chainDelayMs: values.BATON_CHAIN_DELAY_MS,
     retryDelayMs: values.BATON_RETRY_DELAY_MS,
     maxConsecutiveFailures: values.BATON_MAX_FAILURES,

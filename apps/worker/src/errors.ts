@@ -4,6 +4,8 @@ export type WorkerErrorCode =
   | 'redis_unreachable'
   /** Commands cannot be sandboxed here and the operator did not opt out: no session may start. */
   | 'sandbox_unavailable'
+  /** Redis may evict keys (`maxmemory-policy` is not `noeviction`) and BATON_ALLOW_EVICTION is off. */
+  | 'unsafe_redis'
   | 'internal';
 
 export interface WorkerErrorOptions {

@@ -6,6 +6,8 @@ export interface WorkerHttpServerOptions {
   registry: Registry;
   /** True while the worker takes jobs and Redis answers (`/readyz`). */
   healthy: () => boolean;
+  /** Why the worker is not ready, shown in `/readyz`'s body (e.g. Redis may evict keys). */
+  notReadyReason?: (() => string | undefined) | undefined;
   port: number;
   host: string;
 }
@@ -40,9 +42,16 @@ export async function startWorkerHttpServer(
     }
     if (url === '/readyz' || url === '/healthz') {
       const ok = options.healthy();
+      const reason = ok ? undefined : options.notReadyReason?.();
       response
         .writeHead(ok ? 200 : 503, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ status: ok ? 'ok' : 'unhealthy' }));
+        .end(
+          JSON.stringify(
+            reason === undefined
+              ? { status: ok ? 'ok' : 'unhealthy' }
+              : { status: 'unhealthy', reason },
+          ),
+        );
       return;
     }
     if (url === '/metrics') {

@@ -3,7 +3,7 @@
 import { EXIT_CODES as EXIT } from '@baton/core';
 import { contextVariablesNotice, loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
-import { startWorkerFromConfig } from './start-worker.js';
+import { SHUTDOWN_CLOSE_MS, startWorkerFromConfig } from './start-worker.js';
 
 let config;
 try {
@@ -28,7 +28,7 @@ try {
   process.exit(
     isWorkerError(error) && error.code === 'redis_unreachable'
       ? EXIT.redisUnreachable
-      : isWorkerError(error) && error.code === 'invalid_config'
+      : isWorkerError(error) && (error.code === 'invalid_config' || error.code === 'unsafe_redis')
         ? EXIT.usage
         : EXIT.internal,
   );
@@ -43,6 +43,15 @@ const onSignal = (signal: NodeJS.Signals) => {
     process.exit(EXIT.cancelled);
   }
   logger.info({ signal }, 'signal received; draining');
+  // The last resort if something still hangs after the bounded close: the process ends anyway,
+  // leaving its jobs to be resumed elsewhere once their locks expire.
+  setTimeout(
+    () => {
+      logger.error({ signal }, 'shutdown did not finish in time: exiting');
+      process.exit(EXIT.internal);
+    },
+    config.shutdownGraceMs + SHUTDOWN_CLOSE_MS + 2_000,
+  ).unref();
   running
     .shutdown()
     .then(({ drained }) => process.exit(drained ? EXIT.ok : EXIT.internal))

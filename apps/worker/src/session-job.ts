@@ -328,6 +328,8 @@ export class SessionJob {
       repo: project.repo,
       baseCommit: project.baseCommit,
       skipHooks: project.skipHooks,
+      // Commit hooks run in the same sandbox as the session's commands.
+      hookSandbox: this.options.sessionOptions?.(project).tools?.sandbox,
       ...(project.workspace === null ? {} : { dir: project.workspace }),
       ...(this.options.push === undefined ? {} : { push: this.options.push }),
     });

@@ -28,8 +28,12 @@ import { describeWorkerConfig, type WorkerConfig } from './config.js';
 import { WorkerError } from './errors.js';
 import { startWorkerHttpServer, type WorkerHttpServer } from './http-server.js';
 import { createLogger } from './logger.js';
+import { createRedisWatch } from './redis-watch.js';
 import type { SessionRunner } from './session-runner.js';
 import { createBatonWorker, type BatonWorker } from './worker.js';
+
+/** How long closing queues and connections may take after the shutdown grace (ms). */
+export const SHUTDOWN_CLOSE_MS = 3_000;
 
 export interface StartWorkerOptions {
   /** Session runner; default `runSession` from `@baton/session`. */
@@ -40,6 +44,8 @@ export interface StartWorkerOptions {
   connectTimeoutMs?: number;
   /** Probes the machine's sandbox. Default `probeSandbox` from `@baton/workspace`. */
   probeSandbox?: () => SandboxProbe;
+  /** How often the running worker re-checks Redis's eviction policy and deployment marker (ms). Default 5000. */
+  redisCheckEveryMs?: number | undefined;
 }
 
 export interface RunningWorker {
@@ -100,10 +106,31 @@ export async function startWorkerFromConfig(
       { cause: error },
     );
   }
+  const keys = createKeys(config.prefix);
+  // Before any job is taken: an evicting Redis is refused, a wiped one is reported.
+  const redisWatch = createRedisWatch({
+    redis: commandConnection,
+    keys,
+    allowEviction: config.allowEviction,
+    home: config.home,
+    logger,
+    everyMs: options.redisCheckEveryMs,
+    onLost: () => {
+      // Nothing more is taken here, and sessions stop before their next write to the empty
+      // Redis makes a fragment of a project it no longer knows.
+      void worker.worker.pause(true);
+      for (const session of worker.running.values()) session.abort('lease_lost');
+    },
+  });
+  try {
+    await redisWatch.start();
+  } catch (error) {
+    disconnectAll();
+    throw error;
+  }
   const workerConnection = open(workerConnectionOptions());
   const subscriberConnection = open(workerConnectionOptions());
   const memoryConnection = open(memoryConnectionOptions());
-  const keys = createKeys(config.prefix);
 
   let simulator: { url: string; close(): Promise<void> } | null = null;
   let baseUrl = config.baseUrl;
@@ -156,6 +183,7 @@ export async function startWorkerFromConfig(
     stalledIntervalMs: config.stalledIntervalMs,
     maxStalledCount: config.maxStalledCount,
     leaseTtlMs: config.leaseTtlMs,
+    closeTimeoutMs: SHUTDOWN_CLOSE_MS,
     chainDelayMs: config.chainDelayMs,
     retryDelayMs: config.retryDelayMs,
     maxConsecutiveFailures: config.maxConsecutiveFailures,
@@ -202,12 +230,14 @@ export async function startWorkerFromConfig(
     if (config.httpPort >= 0) {
       http = await startWorkerHttpServer({
         registry: worker.metrics.registry,
-        healthy: worker.healthy,
+        healthy: () => worker.healthy() && redisWatch.problem() === undefined,
+        notReadyReason: redisWatch.problem,
         port: config.httpPort,
         host: config.httpHost,
       });
     }
   } catch (error) {
+    redisWatch.stop();
     await worker.close(0).catch(() => undefined);
     await simulator?.close();
     disconnectAll();
@@ -237,6 +267,7 @@ export async function startWorkerFromConfig(
     sandbox,
     shutdown(graceMs = config.shutdownGraceMs) {
       shuttingDown ??= (async () => {
+        redisWatch.stop();
         const result = await worker.close(graceMs);
         await http?.close();
         await simulator?.close();

@@ -75,6 +75,11 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
   leaseTtlMs: number;
   maintenance?: MaintenanceOptions;
   /**
+   * How long closing the queues and workers may take after the grace period (ms): past it the
+   * worker stops waiting for Redis and disconnects. Default 3000.
+   */
+  closeTimeoutMs?: number | undefined;
+  /**
    * Where project notifications go. Every worker delivers notifications queued by any of them
    * (and by `baton cancel`), so give every worker the same settings. Default: no receivers
    * (notifications are consumed and dropped).
@@ -86,7 +91,7 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
 export interface WebhookOptions {
   /** Receivers; each gets every notification. */
   urls: readonly string[];
-  /** HMAC key of `x-baton-signature`. */
+  /** The webhook signing secret (Standard Webhooks; see docs/workers.md#webhooks). */
   secret: string;
   /** Attempts per delivery. Default 6. */
   attempts?: number;
@@ -367,18 +372,62 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
           'grace period over; closing with sessions still running (their jobs will be resumed elsewhere)',
         );
       }
-      await worker.close(!drained);
-      await maintenanceWorker?.close(true);
-      await maintenanceQueue?.close();
-      // Deliveries in flight get their own short timeout; an unfinished one is retried elsewhere.
-      await webhookWorker.close(true);
-      await webhookQueue.close();
-      await queue.close();
-      await subscriber.unsubscribe().catch(() => undefined);
+      // Every step below talks to Redis, and an ioredis command waits through an outage without
+      // end (maxRetriesPerRequest: null): each gets what is left of one close budget, and whatever
+      // still hangs then is cut by the caller disconnecting the connections.
+      const closeBy = Date.now() + (options.closeTimeoutMs ?? 3_000);
+      const steps: [string, () => Promise<unknown>][] = [
+        ['session worker', () => worker.close(!drained)],
+        ['maintenance worker', async () => maintenanceWorker?.close(true)],
+        ['maintenance queue', async () => maintenanceQueue?.close()],
+        // Deliveries in flight get their own short timeout; an unfinished one is retried elsewhere.
+        ['webhook worker', () => webhookWorker.close(true)],
+        ['webhook queue', () => webhookQueue.close()],
+        ['session queue', () => queue.close()],
+        ['cancel subscription', () => subscriber.unsubscribe()],
+      ];
+      const unfinished: string[] = [];
+      for (const [name, step] of steps) {
+        const outcome = await settleWithin(step(), closeBy - Date.now());
+        if (outcome === 'timed_out') unfinished.push(name);
+      }
+      if (unfinished.length > 0) {
+        // BullMQ's own duplicated connections (blocking fetches) are not ours to disconnect.
+        for (const closable of [worker, maintenanceWorker, webhookWorker]) {
+          void closable?.disconnect().catch(() => undefined);
+        }
+        logger.warn(
+          { unfinished, closeTimeoutMs: options.closeTimeoutMs ?? 3_000 },
+          'Redis did not answer while closing; disconnecting (work in flight is resumed elsewhere)',
+        );
+      }
       logger.info({ drained }, 'worker closed');
       return { drained };
     })();
     return closing;
+  }
+
+  /** Resolves when `step` settles (either way) or after `ms`, whichever comes first. */
+  async function settleWithin(
+    step: Promise<unknown>,
+    ms: number,
+  ): Promise<'settled' | 'timed_out'> {
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed_out'>((resolve) => {
+      timer = setTimeout(() => resolve('timed_out'), Math.max(0, ms));
+    });
+    const settled = step.then(
+      () => 'settled' as const,
+      (error: unknown) => {
+        logger.debug({ err: error }, 'close step failed');
+        return 'settled' as const;
+      },
+    );
+    try {
+      return await Promise.race([settled, timedOut]);
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   function waitIdle(timeoutMs: number): Promise<boolean> {

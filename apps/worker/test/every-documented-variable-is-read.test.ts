@@ -33,6 +33,7 @@ const COVERED_ELSEWHERE: Record<string, string> = {
   ANTHROPIC_BASE_URL: 'apps/worker/test/support/worker-process.ts',
   OTEL_EXPORTER_OTLP_ENDPOINT: 'apps/cli/test/traces-over-otlp.test.ts',
   OTEL_SERVICE_NAME: 'apps/cli/test/traces-over-otlp.test.ts',
+  BATON_ALLOW_EVICTION: 'apps/worker/test/redis-that-loses-data-is-refused-or-reported.test.ts',
 };
 
 describe('every variable in docs/workers.md changes the worker process', () => {

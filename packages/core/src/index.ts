@@ -58,6 +58,7 @@ export type {
 
 // secret patterns shared by memory redaction and the workspace's commit filter
 export {
+  MAX_REDACTED_TEXT_BYTES,
   SECRET_PATTERNS,
   containsSecret,
   redactSecrets,

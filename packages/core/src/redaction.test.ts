@@ -179,6 +179,11 @@ const SAMPLES: Record<string, { secret: string; positive: string; negative: stri
     positive: 'Authorization: Bearer abc.def.ghi-jkl_mno123',
     negative: 'the Bearer of bad news',
   },
+  http_basic_credentials: {
+    secret: 'dXNlcjpodW50ZXIy',
+    positive: 'curl -H "Authorization: Basic dXNlcjpodW50ZXIy" https://api.example.com',
+    negative: 'Basic authentication sends the Authorization header',
+  },
   url_credentials: {
     secret: 'hunter2',
     positive: 'postgres://app:hunter2@db:5432/x',

@@ -1,3 +1,6 @@
+/** The largest text the rules are proven linear on (and the most a file scan reads). */
+export const MAX_REDACTED_TEXT_BYTES = 1_048_576;
+
 /** One secret rule: what it finds and what the match is replaced with. */
 export interface SecretPattern {
   /** Short name, used in the replacement marker `[REDACTED:<name>]`. */
@@ -18,6 +21,11 @@ export interface SecretPattern {
  * checkpoint commits. Order matters: vendor formats run before the generic rules so their marker
  * names the kind. Markers start with `[REDACTED` and no rule matches a marker, so redaction is
  * idempotent.
+ *
+ * Every rule runs in time linear in its input (the worker runs them on the main thread, on text
+ * the agent wrote): each has a literal or anchored start (a lookbehind where a start could repeat
+ * inside one run of characters), and every quantifier that can fail after a long run is bounded.
+ * `redaction-is-linear.test.ts` proves it with adversarial inputs of `MAX_REDACTED_TEXT_BYTES`.
  */
 export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
@@ -25,7 +33,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     kind: 'format',
     // Also a Google service-account key's `private_key`, whose newlines are JSON `\n` escapes.
     pattern:
-      /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
+      /-----BEGIN (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]{1,16} ){0,4}PRIVATE KEY-----|$)/g,
   },
   { name: 'anthropic_key', kind: 'format', pattern: /\bsk-ant-[A-Za-z0-9_-]{16,}/g },
   {
@@ -47,7 +55,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
     name: 'aws_secret_access_key',
     kind: 'context',
     pattern:
-      /\baws_?secret_?access_?key["']?\s*[:=]\s*["']?(?<secret>(?!\[REDACTED)[A-Za-z0-9/+=]{30,})/gi,
+      /\baws_?secret_?access_?key["']?\s{0,16}[:=]\s{0,16}["']?(?<secret>(?!\[REDACTED)[A-Za-z0-9/+=]{30,256})/gi,
   },
   {
     name: 'github_fine_grained_token',
@@ -78,7 +86,7 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'twilio_auth_token',
     kind: 'context',
-    pattern: /\btwilio[_-]?auth[_-]?token["']?\s*[:=]\s*["']?(?<secret>[0-9a-f]{32})\b/gi,
+    pattern: /\btwilio[_-]?auth[_-]?token["']?\s{0,16}[:=]\s{0,16}["']?(?<secret>[0-9a-f]{32})\b/gi,
   },
   {
     name: 'azure_storage_key',
@@ -94,29 +102,42 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   {
     name: 'google_service_account_key_id',
     kind: 'format',
-    pattern: /"private_key_id"\s*:\s*"(?<secret>[0-9a-f]{40})"/g,
+    pattern: /"private_key_id"\s{0,16}:\s{0,16}"(?<secret>[0-9a-f]{40})"/g,
   },
   {
     name: 'jwt',
     kind: 'format',
-    pattern: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g,
+    // Anchored at the start of a run of token characters: a run of `eyJ-eyJ-...` has one
+    // candidate start, not one per `eyJ` (each scanning the rest of the run: quadratic).
+    pattern:
+      /(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,8192}\.eyJ[A-Za-z0-9_-]{8,65536}\.[A-Za-z0-9_-]{8,8192}/g,
   },
   {
     name: 'bearer_token',
     kind: 'context',
-    pattern: /\b(?:Bearer|Token)\s+(?<secret>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{16,})/g,
+    pattern: /\b(?:Bearer|Token)\s{1,16}(?<secret>(?!\[REDACTED)[A-Za-z0-9._~+/=-]{16,8192})/g,
+  },
+  {
+    name: 'http_basic_credentials',
+    kind: 'context',
+    // `Authorization: Basic <base64 of user:password>`, in a header, a curl -H or a JSON map.
+    pattern:
+      /\b(?:Proxy-)?Authorization\b[^\n]{0,40}?\bBasic\s{1,16}(?<secret>(?!\[REDACTED)[A-Za-z0-9+/]{4,4096}={0,2})/gi,
   },
   {
     name: 'url_credentials',
     kind: 'context',
     // The user part may itself be a marker left by a vendor rule (`https://[REDACTED:…]@host`).
-    pattern: /\b[a-z][a-z0-9+.-]*:\/\/(?!\[REDACTED)[^/\s:@]+:(?<secret>(?!\[REDACTED)[^@\s/]+)@/gi,
+    // Anchored at the start of the scheme (`a.a.a.` has one start, not one per letter) and
+    // bounded: at most 32 + 256 + 256 characters are looked at from any start.
+    pattern:
+      /(?<![a-z0-9+.-])[a-z][a-z0-9+.-]{0,31}:\/\/(?!\[REDACTED)[^/\s:@]{1,256}:(?<secret>(?!\[REDACTED)[^@\s/]{1,256})@/gi,
   },
   {
     name: 'assigned_secret',
     kind: 'context',
     pattern:
-      /\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)["']?\s*[:=]\s*(?<secret>"(?!\[REDACTED)[^"\n]+"|'(?!\[REDACTED)[^'\n]+'|(?!\[REDACTED)[^\s"',;]+)/gi,
+      /\b(?:password|passwd|pwd|secret|client_secret|api[_-]?key|apikey|access[_-]?token|auth[_-]?token|private[_-]?key)["']?\s{0,16}[:=]\s{0,16}(?<secret>"(?!\[REDACTED)[^"\n]{1,1024}"|'(?!\[REDACTED)[^'\n]{1,1024}'|(?!\[REDACTED)[^\s"',;]{1,1024})/gi,
   },
 ];
 

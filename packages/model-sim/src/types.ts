@@ -25,8 +25,24 @@ export interface SimFaults {
    * overloaded, for testing a fallback model.
    */
   overloadedModels?: string[];
-  /** Every `/v1/messages` request fails with this status. */
-  alwaysFail?: 500 | 529 | 429;
+  /** Every `/v1/messages` request fails with this status (401/403: a bad key, a key without access). */
+  alwaysFail?: 500 | 529 | 429 | 401 | 403;
+  /** Requests answered `401 authentication_error` (a key the API does not accept). */
+  unauthorizedOn?: number[];
+  /** Requests answered `403 permission_error` (a key without access to the model). */
+  forbiddenOn?: number[];
+  /**
+   * Model ids the API does not know: every request naming one is answered
+   * `404 not_found_error` with the message `model: <id>`, as the API does.
+   */
+  unknownModels?: string[];
+  /** Requests answered with an empty reply: `content: []`, `end_turn`, 2 output tokens. */
+  emptyReplyOn?: number[];
+  /**
+   * The error type of the `event: error` that `streamErrorOn` sends after the 200
+   * (`overloaded_error`, `api_error`, `rate_limit_error`, ...). Default `overloaded_error`.
+   */
+  streamErrorType?: string;
   /** Requests whose connection is destroyed mid-stream (streaming) or mid-body (non-streaming). */
   cutStreamOn?: number[];
   /** Streaming: an `event: error` (overloaded_error) right after message_start; non-streaming: a 529. */
@@ -103,10 +119,19 @@ export interface ModelSimOptions {
   /** Most threads kept; the oldest is forgotten first (a continue then gets `thread_not_found`). Default 1000. */
   maxThreads?: number;
   /**
-   * Reject `context_management` sent without a `context-management-*` beta header, as the API
-   * does for beta fields. Default true.
+   * Reject `context_management` sent without the `context-management-2025-06-27` beta header, as
+   * the API does for beta fields. Default true; turn it off only in a test about this rule.
    */
-  requireBetaHeaders?: boolean;
+  requireBetaHeaders?: boolean | undefined;
+  /**
+   * The context window in tokens: one number for every model, or per model id (ids not listed get
+   * `DEFAULT_CONTEXT_WINDOW`). A prompt over it is `400 prompt is too long: N tokens > M
+   * maximum`; a reply that would take the prompt past it stops with
+   * `model_context_window_exceeded`. Default 200 000 for every model.
+   */
+  contextWindow?: number | Readonly<Record<string, number>> | undefined;
+  /** Largest request body in bytes; a larger one is `413 request_too_large`. Default 32 MiB (the API's). */
+  maxRequestBytes?: number | undefined;
   /** Let the agent issue several tool calls in one turn where it reads files. Default true. */
   parallelToolCalls?: boolean;
   /** How many request records `received` keeps (oldest dropped first). Default 500. */

@@ -139,6 +139,19 @@ export {
   type RedisClusterNode,
   type RedisTarget,
 } from './redis-connection.js';
+export {
+  REQUIRED_EVICTION_POLICY,
+  checkDeploymentMarker,
+  describeLostDeployment,
+  ensureDeploymentMarker,
+  evictionProblem,
+  readDeploymentMarker,
+  readEvictionPolicies,
+  type DeploymentCheck,
+  type DeploymentMarker,
+  type DeploymentMarkerResult,
+  type EvictionPolicy,
+} from './redis-safety.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
@@ -152,8 +165,13 @@ export {
 } from './webhooks/payload.js';
 export {
   WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_HEADERS,
+  WEBHOOK_SECRET_PREFIX,
+  createWebhookSigner,
   signWebhookBody,
   verifyWebhookSignature,
+  webhookMessageId,
+  webhookSigningKey,
 } from './webhooks/signature.js';
 export {
   WEBHOOK_QUEUE_NAME,

@@ -64,6 +64,11 @@ export interface BatonKeys {
   webhookDeliveries(projectId: string): string;
   /** Token bucket shared by every worker for model requests. */
   modelRateLimit: string;
+  /**
+   * The deployment marker (JSON `{ id, createdAt }`), written once: its absence on a Redis that
+   * held projects means Redis lost its data (redis-safety.ts).
+   */
+  deployment: string;
   /** Pub/sub channel telling workers to abort a project's running session. */
   cancelChannel: string;
   /** Pub/sub channel telling workers to pause a project's running session (end-of-session turn, then stop). */
@@ -103,6 +108,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     guidanceAcks: (projectId) => `${base}${projectId}:guidance-acks`,
     webhookDeliveries: (projectId) => `${base}${projectId}:webhooks`,
     modelRateLimit: `${prefix}:rate:model`,
+    deployment: `${prefix}:deployment`,
     cancelChannel: `${prefix}:cancel`,
     pauseChannel: `${prefix}:pause`,
   };

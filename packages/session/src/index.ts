@@ -146,5 +146,11 @@ export type { TextEditorToolOptions } from './tools/text-editor.js';
 export { createSessionMemoryTool } from './tools/memory.js';
 export type { SessionMemoryToolOptions } from './tools/memory.js';
 export type { SessionTool, ToolOutcome, WorkspaceToolsOptions } from './tools/types.js';
-export { DEFAULT_ALLOWED_PATHS, DEFAULT_DENIED_COMMANDS } from './internal/command-policy.js';
-export type { CommandPolicy } from './internal/command-policy.js';
+export {
+  BATON_COMMITS_REFUSAL,
+  DEFAULT_ALLOWED_PATHS,
+  DEFAULT_DENIED_COMMANDS,
+  SANDBOXED_DENIED_COMMANDS,
+} from './internal/command-policy.js';
+export type { CommandContext, CommandPolicy } from './internal/command-policy.js';
+export { buildUserTurn, noteBlock } from './user-turn.js';

@@ -1,7 +1,12 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createProjectWorkspace, resolveProjectSource, workspaceGitPaths } from '../src/index.js';
+import {
+  type ProjectWorkspaceOptions,
+  createProjectWorkspace,
+  resolveProjectSource,
+  workspaceGitPaths,
+} from '../src/index.js';
 import { createUserRepo, git, useTempDirs, writeFiles } from './support/git-fixtures.js';
 
 async function writeHook(repo: string, name: string, body: string): Promise<void> {
@@ -10,7 +15,10 @@ async function writeHook(repo: string, name: string, body: string): Promise<void
   await chmod(file, 0o755);
 }
 
-async function setup(root: string, options: { skipHooks?: boolean } = {}) {
+async function setup(
+  root: string,
+  options: Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox'> = {},
+) {
   const repo = await createUserRepo(root);
   const source = await resolveProjectSource({ repo, projectId: 'p' });
   const home = path.join(root, 'home');
@@ -28,14 +36,13 @@ async function setup(root: string, options: { skipHooks?: boolean } = {}) {
 describe("the repository's commit hooks", () => {
   const tempDir = useTempDirs();
 
-  it('run on every checkpoint, with none of the worker environment beyond git setup', async () => {
+  it('run on every checkpoint, in the sandbox, with none of the worker environment', async () => {
     const root = await tempDir();
     const { repo, workspace } = await setup(root);
-    const log = path.join(root, 'hook.log');
     await writeHook(
       repo,
       'pre-commit',
-      `echo "ran key=[$ANTHROPIC_API_KEY] redis=[$REDIS_URL]" >> ${log}`,
+      'echo "ran key=[$ANTHROPIC_API_KEY] redis=[$REDIS_URL] host=$(hostname)" > hook.log',
     );
     process.env.ANTHROPIC_API_KEY = 'sk-ant-canary-hook-must-not-see';
     try {
@@ -46,7 +53,26 @@ describe("the repository's commit hooks", () => {
     } finally {
       delete process.env.ANTHROPIC_API_KEY;
     }
-    expect(await readFile(log, 'utf8')).toBe('ran key=[] redis=[]\n');
+    // What the hook wrote in the working tree is part of the checkpoint, as with a formatter.
+    expect(git(repo, 'show', 'baton/p:hook.log')).toBe('ran key=[] redis=[] host=sandbox');
+  });
+
+  it('run on the host, with the same clean environment, only when the sandbox is off', async () => {
+    const root = await tempDir();
+    const { repo, workspace } = await setup(root, {
+      hookSandbox: { mode: 'off', reason: 'opted-out' },
+    });
+    const log = path.join(root, 'hook.log');
+    await writeHook(repo, 'pre-commit', `echo "ran key=[$ANTHROPIC_API_KEY]" >> ${log}`);
+    process.env.ANTHROPIC_API_KEY = 'sk-ant-canary-hook-must-not-see';
+    try {
+      await workspace.prepare(null);
+      await writeFiles(workspace.dir, { 'a.txt': 'a\n' });
+      expect(await workspace.checkpoint({ subject: 'a' })).toMatchObject({ hooks: 'passed' });
+    } finally {
+      delete process.env.ANTHROPIC_API_KEY;
+    }
+    expect(await readFile(log, 'utf8')).toBe('ran key=[]\n');
   });
 
   it('that refuse still get the work saved, marked in a trailer, with their output and no host paths', async () => {

@@ -265,16 +265,6 @@ export async function runProject(options: RunOptions): Promise<number> {
   const context = await readContextConfig(options);
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
-  // Baton's own clone of the project's repository (or of a bare repository it owns), on
-  // baton/<id>; the user's checkout is never written.
-  const workspace = openProjectWorkspace({
-    home,
-    projectId: project.id,
-    repo: project.repo ?? null,
-    baseCommit: project.baseCommit ?? null,
-    skipHooks: project.skipHooks === true,
-    dir: project.workspace,
-  });
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
     root: paths.memories,
@@ -317,6 +307,17 @@ export async function runProject(options: RunOptions): Promise<number> {
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
   say(`Context: ${summarizeContextConfig(context)}.`);
   const sandboxSetup = sessionSandboxSetup(sandbox, null);
+  // Baton's own clone of the project's repository (or of a bare repository it owns), on
+  // baton/<id>; the user's checkout is never written. Its commit hooks run in the sandbox.
+  const workspace = openProjectWorkspace({
+    home,
+    projectId: project.id,
+    repo: project.repo ?? null,
+    baseCommit: project.baseCommit ?? null,
+    skipHooks: project.skipHooks === true,
+    dir: project.workspace,
+    hookSandbox: sandboxSetup,
+  });
 
   const controller = new AbortController();
   let interrupts = 0;

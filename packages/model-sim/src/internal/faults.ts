@@ -13,7 +13,23 @@ export const simFaultsSchema = z
     overloadedOn: requestNumbers.optional(),
     serverErrorOn: requestNumbers.optional(),
     overloadedModels: z.array(z.string().min(1).max(200)).optional(),
-    alwaysFail: z.union([z.literal(500), z.literal(529), z.literal(429)]).optional(),
+    alwaysFail: z
+      .union([z.literal(500), z.literal(529), z.literal(429), z.literal(401), z.literal(403)])
+      .optional(),
+    unauthorizedOn: requestNumbers.optional(),
+    forbiddenOn: requestNumbers.optional(),
+    unknownModels: z.array(z.string().min(1).max(200)).optional(),
+    emptyReplyOn: requestNumbers.optional(),
+    streamErrorType: z
+      .enum([
+        'overloaded_error',
+        'api_error',
+        'rate_limit_error',
+        'invalid_request_error',
+        'authentication_error',
+        'permission_error',
+      ])
+      .optional(),
     cutStreamOn: requestNumbers.optional(),
     streamErrorOn: requestNumbers.optional(),
     stallOn: requestNumbers.optional(),
@@ -42,14 +58,18 @@ export function parseFaults(input: unknown): SimFaults {
 
 /** What happens to request `number`, in order of precedence. */
 export type PlannedFault =
-  | { kind: 'error'; status: 429 | 500 | 529; name: string }
+  | { kind: 'error'; status: FaultStatus; name: string; message?: string }
   | { kind: 'stall' }
   | { kind: 'cut' }
   | { kind: 'stream_error' }
   | { kind: 'max_tokens' }
   | { kind: 'refusal' }
   | { kind: 'pause_turn' }
-  | { kind: 'context_window' };
+  | { kind: 'context_window' }
+  | { kind: 'empty_reply' };
+
+/** The statuses a fault can answer with. */
+export type FaultStatus = 401 | 403 | 404 | 429 | 500 | 529;
 
 /** Faults that decide the answer before the request is processed (errors and stalls). */
 export function faultBefore(
@@ -60,8 +80,14 @@ export function faultBefore(
   if (faults.alwaysFail !== undefined) {
     return { kind: 'error', status: faults.alwaysFail, name: `always-${faults.alwaysFail}` };
   }
+  if (typeof model === 'string' && faults.unknownModels?.includes(model))
+    return { kind: 'error', status: 404, name: 'unknown-model', message: `model: ${model}` };
   if (typeof model === 'string' && faults.overloadedModels?.includes(model))
     return { kind: 'error', status: 529, name: 'overloaded-model' };
+  if (faults.unauthorizedOn?.includes(number))
+    return { kind: 'error', status: 401, name: 'unauthorized' };
+  if (faults.forbiddenOn?.includes(number))
+    return { kind: 'error', status: 403, name: 'forbidden' };
   if (faults.stallOn?.includes(number)) return { kind: 'stall' };
   if (faults.rateLimitOn?.includes(number))
     return { kind: 'error', status: 429, name: 'rate-limit' };
@@ -80,10 +106,18 @@ export function faultAfter(faults: SimFaults, number: number): PlannedFault | un
   if (faults.refusalOn?.includes(number)) return { kind: 'refusal' };
   if (faults.pauseTurnOn?.includes(number)) return { kind: 'pause_turn' };
   if (faults.contextWindowExceededOn?.includes(number)) return { kind: 'context_window' };
+  if (faults.emptyReplyOn?.includes(number)) return { kind: 'empty_reply' };
   return undefined;
 }
 
-export const FAULT_MESSAGES: Record<429 | 500 | 529, { type: string; message: string }> = {
+/** The API's error type and message for each status a fault answers with (docs.claude.com/en/api/errors). */
+export const FAULT_MESSAGES: Record<FaultStatus, { type: string; message: string }> = {
+  401: { type: 'authentication_error', message: 'invalid x-api-key' },
+  403: {
+    type: 'permission_error',
+    message: 'Your API key does not have permission to use the specified resource.',
+  },
+  404: { type: 'not_found_error', message: 'The requested resource was not found.' },
   429: {
     type: 'rate_limit_error',
     message: 'Rate limited by the simulator (injected fault). Retry after the retry-after delay.',

@@ -4,22 +4,22 @@ import { ApiError, errorBody, shouldRetry } from './api-errors.js';
 import { FAULT_MESSAGES } from './faults.js';
 import { formatSse, streamEvents } from './message.js';
 
-const MAX_BODY_BYTES = 32 * 1024 * 1024;
+/** The Messages API's request size limit (32 MB). */
+export const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
-export function readBody(request: IncomingMessage): Promise<string> {
+export function readBody(request: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     request.on('data', (chunk: Buffer) => {
       size += chunk.length;
-      if (size > MAX_BODY_BYTES) {
+      if (size > maxBytes) {
         reject(
-          new ApiError(
-            'request_too_large',
-            `Request exceeds the maximum allowed number of bytes (${MAX_BODY_BYTES}).`,
-          ),
+          new ApiError('request_too_large', 'Request exceeds the maximum allowed number of bytes.'),
         );
-        request.destroy();
+        // Stop storing, but read the rest so the client gets the 413 instead of a reset.
+        request.removeAllListeners('data');
+        request.resume();
         return;
       }
       chunks.push(chunk);
@@ -83,6 +83,7 @@ export function sendStream(
   message: BetaMessage,
   requestId: string,
   mode: StreamMode,
+  errorType = 'overloaded_error',
 ): void {
   if (response.destroyed) return;
   response.writeHead(200, sseHeaders(requestId));
@@ -92,10 +93,15 @@ export function sendStream(
     return;
   }
   if (mode === 'error') {
-    // The API reports an overload that happens after the 200 as an SSE error event.
-    const { type, message: text } = FAULT_MESSAGES[529];
-    const body = errorBody(new ApiError(type, text, { status: 529 }), requestId);
-    response.end(`${formatSse(events[0]!)}event: error\ndata: ${JSON.stringify(body)}\n\n`);
+    // The API reports an error that happens after the 200 (an overload, mostly) as an SSE
+    // error event, after the first content has already arrived.
+    const text =
+      Object.values(FAULT_MESSAGES).find((entry) => entry.type === errorType)?.message ??
+      `${errorType} (injected fault).`;
+    const body = errorBody(new ApiError(errorType, text), requestId);
+    const firstDelta = events.findIndex((event) => event.type === 'content_block_delta');
+    const sent = events.slice(0, firstDelta < 0 ? 1 : firstDelta + 1);
+    response.end(`${sent.map(formatSse).join('')}event: error\ndata: ${JSON.stringify(body)}\n\n`);
     return;
   }
   // Up to the first delta: the client has a message_start and a started block, then nothing.

@@ -12,7 +12,15 @@ import type { CacheBill } from './prompt-cache.js';
 
 /** Blocks the simulator produces: plain text and client tool calls. */
 export type SimBlock =
-  { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown };
+  | { type: 'text'; text: string }
+  | {
+      type: 'tool_use';
+      id: string;
+      name: string;
+      input: unknown;
+      /** Input JSON cut off by a limit: streamed as is (the SDK parses it partially). */
+      partialJson?: string;
+    };
 
 export interface BuildMessageOptions {
   id: string;
@@ -63,7 +71,21 @@ function toContentBlock(block: SimBlock): BetaContentBlock {
   return { type: 'tool_use', id: block.id, name: block.name, input: block.input };
 }
 
+/** Where a tool call's input was cut, by tool_use id, so the stream sends the cut JSON. */
+const partialInputs = new WeakMap<BetaMessage, Map<string, string>>();
+
 export function buildMessage(options: BuildMessageOptions): BetaMessage {
+  const message = buildFullMessage(options);
+  const cut = new Map<string, string>();
+  for (const block of options.blocks) {
+    if (block.type === 'tool_use' && block.partialJson !== undefined)
+      cut.set(block.id, block.partialJson);
+  }
+  if (cut.size > 0) partialInputs.set(message, cut);
+  return message;
+}
+
+function buildFullMessage(options: BuildMessageOptions): BetaMessage {
   return {
     id: options.id,
     type: 'message',
@@ -135,7 +157,8 @@ export function streamEvents(message: BetaMessage): StreamEvent[] {
         index,
         delta: { type: 'input_json_delta', partial_json: '' },
       });
-      for (const partial of chunks(JSON.stringify(block.input ?? {}), 64)) {
+      const json = partialInputs.get(message)?.get(block.id) ?? JSON.stringify(block.input ?? {});
+      for (const partial of chunks(json, 64)) {
         events.push({
           type: 'content_block_delta',
           index,

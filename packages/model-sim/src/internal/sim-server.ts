@@ -31,7 +31,11 @@ import {
 } from './validate.js';
 import { Waiters } from './waiters.js';
 
-const CONTEXT_MANAGEMENT_BETA = 'context-management-';
+/** The beta `context_management` needs (api-rules.md; the context-editing documentation). */
+export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
+
+/** The context window of a model the `contextWindow` option does not name. */
+export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
 const ENDPOINTS = [
   '/v1/messages',
@@ -158,7 +162,7 @@ export class SimServer {
     };
     let body: Record<string, unknown>;
     try {
-      body = parseJsonBody(await readBody(exchange.request));
+      body = parseJsonBody(await readBody(exchange.request, this.#options.maxRequestBytes));
     } catch (error) {
       return this.#fail(exchange, asApiError(error));
     }
@@ -198,13 +202,12 @@ export class SimServer {
     if (before?.kind === 'error') {
       exchange.entry.fault = before.name;
       const { type, message } = FAULT_MESSAGES[before.status];
+      const retryAfter = before.status === 429 || before.status === 529;
       this.#fail(
         exchange,
-        new ApiError(type, message, {
+        new ApiError(type, before.message ?? message, {
           status: before.status,
-          ...(before.status === 500
-            ? {}
-            : { retryAfterSeconds: this.faults.retryAfterSeconds ?? 0 }),
+          ...(retryAfter ? { retryAfterSeconds: this.faults.retryAfterSeconds ?? 0 } : {}),
         }),
       );
       return false;
@@ -224,9 +227,14 @@ export class SimServer {
       tools: unmarked.tools,
       messages: history,
     } as MessageCreateParamsBase;
+    const window = this.#contextWindow(body['model'] as string);
+    const promptTokens = edited.inputTokensAfter;
+    if (promptTokens > window) {
+      throw invalidRequest(`prompt is too long: ${promptTokens} tokens > ${window} maximum`);
+    }
     const reply = await this.#reply(exchange, params, edited.messages, turn);
     const after = faultAfter(this.faults, number);
-    const shaped = shapeReply(reply, after, body['max_tokens'] as number);
+    const shaped = shapeReply(reply, after, body['max_tokens'] as number, window - promptTokens);
     if (shaped.fault !== undefined) entry.fault = shaped.fault;
     const message = buildMessage({
       id: randomId('msg_sim_'),
@@ -249,6 +257,13 @@ export class SimServer {
       this.#threads.record(resolved, message.id, toMessageParam(message));
     }
     return { message, after };
+  }
+
+  /** The context window of `model` (the `contextWindow` option, else the default). */
+  #contextWindow(model: string): number {
+    const option = this.#options.contextWindow;
+    if (typeof option === 'number') return option;
+    return option?.[model] ?? DEFAULT_CONTEXT_WINDOW;
   }
 
   /**
@@ -360,7 +375,7 @@ export class SimServer {
         () => this.closed,
       );
     }
-    sendStream(response, message, requestId, mode);
+    sendStream(response, message, requestId, mode, this.faults.streamErrorType);
   }
 
   async #handleCountTokens({ request, response, requestId }: Exchange): Promise<void> {
@@ -372,7 +387,7 @@ export class SimServer {
       status: 200,
     };
     try {
-      const body = parseJsonBody(await readBody(request));
+      const body = parseJsonBody(await readBody(request, this.#options.maxRequestBytes));
       validateCountTokensBody(body);
       checkBetas(body, request, this.#options.requireBetaHeaders ?? true);
       const unmarked = unmarkRequest({
@@ -444,7 +459,7 @@ function checkBetas(
   const betas = (Array.isArray(header) ? header.join(',') : (header ?? ''))
     .split(',')
     .map((beta) => beta.trim());
-  if (!betas.some((beta) => beta.startsWith(CONTEXT_MANAGEMENT_BETA))) {
+  if (!betas.includes(CONTEXT_MANAGEMENT_BETA)) {
     throw invalidRequest(
       'context_management: this field is in beta; send the `anthropic-beta: context-management-2025-06-27` header (the SDK sends it when `betas` lists it).',
     );

@@ -106,14 +106,16 @@ export function validateCountTokensBody(body: Record<string, unknown>): void {
 }
 
 /**
- * Checks roles, block shapes and tool_use/tool_result pairing over the full history (after a
- * thread was resolved). Consecutive turns of one role are allowed: the API merges them.
+ * Checks roles, block shapes, non-empty content and tool_use/tool_result pairing over the full
+ * history (after a thread was resolved), with the API's messages (docs/model-sim.md lists each
+ * rule and where it comes from). Consecutive turns of one role are allowed: the API merges them.
  */
 export function validateMessages(messages: unknown[]): asserts messages is BetaMessageParam[] {
   if (messages.length === 0) throw invalidRequest('messages: at least one message is required.');
   let pendingToolUses: string[] = [];
   let pendingAt = -1;
   let seenTurn = false;
+  const last = messages.length - 1;
   messages.forEach((message, index) => {
     if (!isRecord(message)) throw invalidRequest(`messages.${index}: Input should be an object.`);
     const role = message['role'];
@@ -133,9 +135,16 @@ export function validateMessages(messages: unknown[]): asserts messages is BetaM
         `messages.${index}.content: Input should be a string or a list of blocks.`,
       );
     }
+    const empty = typeof content === 'string' ? content.length === 0 : content.length === 0;
+    if (empty && !(role === 'assistant' && index === last)) {
+      throw invalidRequest(
+        `messages.${index}: all messages must have non-empty content except for the optional final assistant message`,
+      );
+    }
+    if (typeof content === 'string') checkText(content);
     const blocks: unknown[] = typeof content === 'string' ? [] : content;
     const toolUseIds: string[] = [];
-    const toolResultIds: string[] = [];
+    const toolResults: Array<{ id: string; at: number }> = [];
     blocks.forEach((block, blockIndex) => {
       const where = `messages.${index}.content.${blockIndex}`;
       if (!isRecord(block) || typeof block['type'] !== 'string') {
@@ -145,6 +154,7 @@ export function validateMessages(messages: unknown[]): asserts messages is BetaM
         case 'text':
           if (typeof block['text'] !== 'string')
             throw invalidRequest(`${where}.text: Field required.`);
+          checkText(block['text']);
           break;
         case 'tool_use':
           if (role !== 'assistant') {
@@ -164,24 +174,23 @@ export function validateMessages(messages: unknown[]): asserts messages is BetaM
           if (typeof block['tool_use_id'] !== 'string') {
             throw invalidRequest(`${where}.tool_use_id: Field required.`);
           }
-          toolResultIds.push(block['tool_use_id']);
+          checkToolResultContent(block['content']);
+          toolResults.push({ id: block['tool_use_id'], at: blockIndex });
           break;
         default:
           break;
       }
     });
     if (pendingToolUses.length > 0) {
-      const missing = pendingToolUses.filter((id) => !toolResultIds.includes(id));
-      if (role !== 'user' || missing.length > 0) {
-        throw missingToolResults(pendingAt, role !== 'user' ? pendingToolUses : missing);
-      }
+      if (role !== 'user') throw missingToolResults(pendingAt, pendingToolUses);
+      checkLeadingToolResults(index, blocks, pendingToolUses, pendingAt);
     }
     if (role === 'user') {
       const expected = pendingToolUses;
-      const unexpected = toolResultIds.filter((id) => !expected.includes(id));
-      if (unexpected.length > 0) {
+      const unexpected = toolResults.find((result) => !expected.includes(result.id));
+      if (unexpected !== undefined) {
         throw invalidRequest(
-          `messages.${index}.content: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.join(', ')}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
+          `messages.${index}.content.${unexpected.at}: unexpected \`tool_use_id\` found in \`tool_result\` blocks: ${unexpected.id}. Each \`tool_result\` block must have a corresponding \`tool_use\` block in the previous message.`,
         );
       }
       pendingToolUses = [];
@@ -193,8 +202,62 @@ export function validateMessages(messages: unknown[]): asserts messages is BetaM
   if (pendingToolUses.length > 0) throw missingToolResults(pendingAt, pendingToolUses);
 }
 
+/** Text blocks must say something: the API refuses empty and whitespace-only text. */
+function checkText(text: string): void {
+  if (text.length === 0) throw invalidRequest('messages: text content blocks must be non-empty');
+  if (text.trim() === '') {
+    throw invalidRequest('messages: text content blocks must contain non-whitespace text');
+  }
+}
+
+/** Text blocks inside a tool_result's content follow the same rule (a string may be empty). */
+function checkToolResultContent(content: unknown): void {
+  if (!Array.isArray(content)) return;
+  for (const inner of content) {
+    if (isRecord(inner) && inner['type'] === 'text' && typeof inner['text'] === 'string') {
+      checkText(inner['text']);
+    }
+  }
+}
+
+/**
+ * The user message after `tool_use` blocks must BEGIN with one tool_result per id: text (a note,
+ * guidance) may only follow them. A result that is there but not at the front is the API's
+ * "Did not find N tool_result block(s) at the beginning"; one that is missing altogether is its
+ * "ids were found without tool_result blocks immediately after".
+ */
+function checkLeadingToolResults(
+  index: number,
+  blocks: unknown[],
+  expected: string[],
+  toolUseAt: number,
+): void {
+  const leading: string[] = [];
+  for (const block of blocks) {
+    if (!isRecord(block) || block['type'] !== 'tool_result') break;
+    leading.push(String(block['tool_use_id']));
+  }
+  const notLeading = expected.filter((id) => !leading.includes(id));
+  if (notLeading.length === 0) return;
+  const presentLater = blocks.some(
+    (block) =>
+      isRecord(block) &&
+      block['type'] === 'tool_result' &&
+      notLeading.includes(String(block['tool_use_id'])),
+  );
+  if (presentLater || leading.length === 0) {
+    const anyResult = blocks.some((block) => isRecord(block) && block['type'] === 'tool_result');
+    if (presentLater || anyResult) {
+      throw invalidRequest(
+        `messages.${index}: Did not find ${expected.length} \`tool_result\` block(s) at the beginning of this message. Messages following \`tool_use\` blocks must begin with a matching number of \`tool_result\` blocks.`,
+      );
+    }
+  }
+  throw missingToolResults(toolUseAt, notLeading);
+}
+
 function missingToolResults(at: number, ids: string[]): Error {
   return invalidRequest(
-    `messages.${at + 1}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
+    `messages.${at}: \`tool_use\` ids were found without \`tool_result\` blocks immediately after: ${ids.join(', ')}. Each \`tool_use\` block must have a corresponding \`tool_result\` block in the next message.`,
   );
 }

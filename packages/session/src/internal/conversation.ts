@@ -3,6 +3,7 @@ import type {
   BetaContentBlockParam,
   BetaMessageParam,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { buildUserTurn, noteBlock } from '../user-turn.js';
 import type { TextLabel } from './transcript-recorder.js';
 
 /** Told about every block queued, with the label of a text block (for the transcript). */
@@ -26,39 +27,46 @@ export class Conversation {
     return this.#messages;
   }
 
-  /** Queues user blocks for the next request. */
+  /** Queues user blocks for the next request (tool results go first whenever they are queued). */
   add(...blocks: BetaContentBlockParam[]): void {
     this.#queue(blocks);
   }
 
-  /** Queues a text block for the next request; `label` says where it came from. */
+  /**
+   * Queues one of Baton's notes for the next request; `label` says where it came from. A note
+   * that says nothing is dropped (the API refuses empty text blocks).
+   */
   addText(text: string, label?: TextLabel): void {
-    this.#queue([{ type: 'text', text }], label);
+    this.#queue(noteBlock(text), label);
   }
 
   #queue(blocks: BetaContentBlockParam[], label?: TextLabel): void {
+    if (blocks.length === 0) return;
     this.#pending.push(...blocks);
     this.#onQueued?.(blocks, label);
   }
 
-  /** Moves the queued blocks into the history as one user message. */
+  /** True when something waits to be sent with the next request. */
+  get hasPending(): boolean {
+    return buildUserTurn(this.#pending).length > 0;
+  }
+
+  /** Moves the queued blocks into the history as one user message, built by `buildUserTurn`. */
   flush(): void {
-    if (this.#pending.length === 0) return;
     const last = this.#messages[this.#messages.length - 1];
-    if (last?.role === 'user') {
-      // Two user messages in a row are invalid: an aborted request leaves one behind.
-      const existing: BetaContentBlockParam[] =
-        typeof last.content === 'string'
-          ? [{ type: 'text', text: last.content }]
-          : [...last.content];
-      this.#messages[this.#messages.length - 1] = {
-        role: 'user',
-        content: [...existing, ...this.#pending],
-      };
-    } else {
-      this.#messages.push({ role: 'user', content: this.#pending });
-    }
+    // Two user messages in a row are merged (the API would): an aborted request, or an empty
+    // reply that was not kept, leaves one behind.
+    const merging = last?.role === 'user';
+    const existing: BetaContentBlockParam[] = !merging
+      ? []
+      : typeof last.content === 'string'
+        ? noteBlock(last.content)
+        : [...last.content];
+    const content = buildUserTurn([...existing, ...this.#pending]);
     this.#pending = [];
+    if (content.length === 0) return;
+    if (merging) this.#messages[this.#messages.length - 1] = { role: 'user', content };
+    else this.#messages.push({ role: 'user', content });
   }
 
   /** Appends a response's content; the API accepts its own output blocks as input. */

@@ -92,6 +92,7 @@ type StopReasonStep = (
 const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
   tool_use: async (runner, toolUses, phase) => {
     runner.conversation.add(...(await runner.toolbox.run(toolUses, runner.turns, phase.signal)));
+    runner.addCheckpointNotes();
     return undefined;
   },
   // The server paused a long turn (or compacted): send the conversation back to continue.
@@ -108,7 +109,7 @@ const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
       });
     }
     if (phase.maxTokensInARow >= runner.maxConsecutiveMaxTokens) return { kind: 'max_tokens' };
-    runner.conversation.addText(CONTINUE_AFTER_CUT);
+    runner.conversation.addText(CONTINUE_AFTER_CUT, { source: 'note' });
     return undefined;
   },
   refusal: () => ({ kind: 'refusal' }),
@@ -272,12 +273,16 @@ export class SessionRunner {
         ? {}
         : {
             beforeCall: (block) => checkpointer.beforeToolCall(block).then(() => undefined),
-            afterCalls: async (blocks) => {
-              await checkpointer.afterToolCalls(blocks);
-              for (const note of checkpointer.takeNotes()) this.conversation.addText(note);
-            },
+            afterCalls: (blocks) => checkpointer.afterToolCalls(blocks),
           },
     );
+  }
+
+  /** What the checkpoints of the last tool calls have to tell the model (hook refusals). */
+  addCheckpointNotes(): void {
+    for (const note of this.#checkpointer?.takeNotes() ?? []) {
+      this.conversation.addText(note, { source: 'note' });
+    }
   }
 
   async run(): Promise<SessionResult> {

@@ -28,6 +28,18 @@ export interface ToolboxHooks {
   afterCalls?(blocks: readonly BetaToolUseBlock[]): Promise<void>;
 }
 
+/**
+ * Longest one tool call may take unless the tool says otherwise (bash: its command timeout plus
+ * time to stop the processes). A call that hangs (a read the kernel never answers, a store that
+ * stopped responding) must not hang the session: the model is told and the session goes on.
+ */
+export const DEFAULT_TOOL_TIME_LIMIT_MS = 120_000;
+
+/** What the model reads when a call ran out of time. */
+export function toolTimeLimitMessage(limitMs: number): string {
+  return `Error: the tool call did not finish within ${limitMs < 1000 ? `${limitMs} ms` : `${Math.round(limitMs / 1000)} s`} and was stopped; nothing more of it will happen. The session goes on: try a smaller step.`;
+}
+
 export function createToolbox(
   tools: readonly SessionTool[],
   emit: (body: EventBody) => Promise<void>,
@@ -47,10 +59,24 @@ export function createToolbox(
         isError: true,
       };
     }
+    const limitMs = tool.timeLimitMs ?? DEFAULT_TOOL_TIME_LIMIT_MS;
+    const stop = new AbortController();
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<ToolOutcome>((resolve) => {
+      timer = setTimeout(() => {
+        stop.abort(new Error('tool time limit'));
+        resolve({ content: toolTimeLimitMessage(limitMs), isError: true });
+      }, limitMs);
+    });
     try {
-      return await tool.execute(block.input, signal);
+      return await Promise.race([
+        tool.execute(block.input, AbortSignal.any([signal, stop.signal])),
+        expired,
+      ]);
     } catch {
       return { content: 'Error: the tool failed unexpectedly.', isError: true };
+    } finally {
+      clearTimeout(timer);
     }
   }
 

@@ -80,7 +80,9 @@ export function createBashTool(options: BashToolOptions): SessionTool {
   let sandbox: Promise<CommandSandbox> | undefined;
 
   async function run(command: string, signal?: AbortSignal): Promise<ToolOutcome> {
-    const refusal = checkCommand(command, options.root, options.commands);
+    const refusal = checkCommand(command, options.root, options.commands, {
+      sandboxed: setup.mode === 'bubblewrap',
+    });
     if (refusal !== null) return { content: refusal, isError: true };
     if (signal?.aborted) return { content: 'Not run: the session is ending.', isError: true };
     sandbox ??= openCommandSandbox({
@@ -124,6 +126,8 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     name: 'bash',
     definition: { type: 'bash_20250124', name: 'bash' },
     lane: 'workspace',
+    // The command's own timeout stops it first; the toolbox's limit is the backstop.
+    timeLimitMs: timeoutMs + 30_000,
     async execute(input, signal) {
       if (
         typeof input === 'object' &&

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { READ_ONLY_GIT_NOTE, openProjectWorkspace } from '@baton/workspace';
+import { BATON_COMMITS_REFUSAL } from '../internal/command-policy.js';
 import { createBashTool } from './bash.js';
 import type { SessionTool } from './types.js';
 
@@ -30,9 +31,14 @@ describe('git in the bash tool', () => {
   });
 
   it('tells the model that Baton commits, without host paths', async () => {
-    const result = await bash.execute({ command: 'git commit -qam "my work"' });
+    const result = await bash.execute({ command: 'git add a.txt' });
     expect(result.content).toContain(READ_ONLY_GIT_NOTE);
     expect(result.content).toContain('[exit code 128]');
     expect(result.content).not.toContain(home);
+  });
+
+  it('refuses `git commit` before it runs, saying that Baton commits', async () => {
+    const result = await bash.execute({ command: 'git commit -qam "my work"' });
+    expect(result).toEqual({ content: BATON_COMMITS_REFUSAL, isError: true });
   });
 });

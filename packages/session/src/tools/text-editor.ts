@@ -1,6 +1,9 @@
-import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises';
-import path from 'node:path';
-import { resolveWorkspacePath } from '../internal/workspace-path.js';
+import {
+  createWorkspaceFiles,
+  parseWorkspacePath,
+  WorkspacePathError,
+  type WorkspacePath,
+} from '../internal/workspace-path.js';
 import {
   shorten,
   stringField,
@@ -11,6 +14,8 @@ import {
 
 const DEFAULT_MAX_VIEW_CHARS = 16_000;
 const DEFAULT_MAX_FILE_BYTES = 1_048_576;
+const DEFAULT_MAX_LIST_ENTRIES = 1_000;
+const LIST_DEPTH = 2;
 const SNIPPET_LINES = 4;
 
 /** Options of `createTextEditorTool`. */
@@ -46,34 +51,40 @@ const error = (content: string): ToolOutcome => ({ content, isError: true });
 export function createTextEditorTool(options: TextEditorToolOptions): SessionTool {
   const maxViewChars = options.maxViewChars ?? DEFAULT_MAX_VIEW_CHARS;
   const maxFileBytes = options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+  const maxListEntries = options.maxListEntries ?? DEFAULT_MAX_LIST_ENTRIES;
 
-  async function listDirectory(absolute: string, shown: string): Promise<string> {
-    const lines: string[] = [];
-    const walk = async (directory: string, relative: string, depth: number): Promise<void> => {
-      const entries = (await readdir(directory, { withFileTypes: true }))
-        .filter((entry) => !entry.name.startsWith('.') && entry.name !== 'node_modules')
-        .sort((left, right) => left.name.localeCompare(right.name));
-      for (const entry of entries) {
-        const childAbsolute = path.join(directory, entry.name);
-        const childRelative = relative === '' ? entry.name : `${relative}/${entry.name}`;
-        const info = await stat(childAbsolute).catch(() => null);
-        lines.push(
-          `${humanSize(info?.size ?? 0)}\t${childRelative}${entry.isDirectory() ? '/' : ''}`,
-        );
-        if (entry.isDirectory() && depth < 2) await walk(childAbsolute, childRelative, depth + 1);
-      }
-    };
-    await walk(absolute, shown === '.' ? '' : shown.replace(/\/$/, ''), 1);
-    return `Here're the files and directories up to 2 levels deep in ${shown}, excluding hidden items and node_modules:\n${lines.join('\n')}`;
+  const files = createWorkspaceFiles({ root: options.root });
+
+  function cut(body: string, what: string): string {
+    if (body.length <= maxViewChars) return body;
+    return `${body.slice(0, maxViewChars)}\n[... output cut at ${maxViewChars} characters: ${what} ...]`;
   }
 
-  async function view(input: unknown, shown: string, absolute: string): Promise<ToolOutcome> {
-    const info = await stat(absolute).catch(() => null);
+  async function listDirectory(target: WorkspacePath, shown: string): Promise<string> {
+    const { entries, truncated } = await files.list(target, LIST_DEPTH, maxListEntries);
+    const prefix = target.relative === '.' ? '' : `${target.relative}/`;
+    const lines = entries.map(
+      (entry) =>
+        `${humanSize(entry.size)}\t${prefix}${entry.relative}${entry.kind === 'directory' ? '/' : entry.kind === 'symlink' ? '@' : ''}`,
+    );
+    if (truncated) {
+      lines.push(
+        `[... listing stopped at ${maxListEntries} entries: view a subdirectory, or use bash (\`find ${shown} -maxdepth 1 | head\`) ...]`,
+      );
+    }
+    return cut(
+      `Here're the files and directories up to ${LIST_DEPTH} levels deep in ${shown}, excluding hidden items and node_modules:\n${lines.join('\n')}`,
+      'view a subdirectory to see the rest',
+    );
+  }
+
+  async function view(input: unknown, shown: string, target: WorkspacePath): Promise<ToolOutcome> {
+    const info = await files.inspect(target);
     if (info === null)
       return error(`The path ${shown} does not exist. Please provide a valid path.`);
-    if (info.isDirectory())
-      return { content: await listDirectory(absolute, shown), isError: false };
-    const content = await readFile(absolute, 'utf8');
+    if (info.kind === 'directory')
+      return { content: await listDirectory(target, shown), isError: false };
+    const content = await files.readText(target, maxFileBytes);
     const lines = content.split('\n');
     let first = 1;
     let last = lines.length;
@@ -97,53 +108,50 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
       first = start;
       last = end === -1 ? lines.length : end;
     }
-    let body = numbered(lines.slice(first - 1, last), first);
-    if (body.length > maxViewChars) {
-      body = `${body.slice(0, maxViewChars)}\n[... output cut at ${maxViewChars} characters: use view_range to read the rest ...]`;
-    }
+    const body = cut(
+      numbered(lines.slice(first - 1, last), first),
+      'use view_range to read the rest',
+    );
     return {
       content: `Here's the content of ${shown} with line numbers:\n${body}`,
       isError: false,
     };
   }
 
-  async function write(absolute: string, content: string): Promise<ToolOutcome | null> {
+  async function write(target: WorkspacePath, content: string): Promise<ToolOutcome | null> {
     if (Buffer.byteLength(content, 'utf8') > maxFileBytes) {
       return error(
         `Error: the file would be larger than ${maxFileBytes} bytes, the limit of the workspace editor.`,
       );
     }
-    await mkdir(path.dirname(absolute), { recursive: true });
-    await writeFile(absolute, content, 'utf8');
+    await files.writeText(target, content);
     return null;
   }
 
-  async function readExisting(shown: string, absolute: string): Promise<string | ToolOutcome> {
-    const info = await stat(absolute).catch(() => null);
-    if (info === null || info.isDirectory()) {
+  async function readExisting(shown: string, target: WorkspacePath): Promise<string | ToolOutcome> {
+    const info = await files.inspect(target);
+    if (info === null || info.kind === 'directory') {
       return error(`Error: The path ${shown} does not exist. Please provide a valid path.`);
     }
-    return readFile(absolute, 'utf8');
+    return files.readText(target, maxFileBytes);
   }
 
   async function execute(input: unknown): Promise<ToolOutcome> {
     const command = stringField(input, 'command');
     const shown = stringField(input, 'path');
     if (shown === undefined) return error('Error: the text editor needs a "path".');
-    const resolved = await resolveWorkspacePath(options.root, shown);
-    if (!resolved.ok) return error(resolved.message);
-    const { absolute } = resolved.path;
+    const target = parseWorkspacePath(options.root, shown);
     const record = input as Record<string, unknown>;
     switch (command) {
       case 'view':
-        return view(input, shown, absolute);
+        return view(input, shown, target);
       case 'create': {
         const text = stringField(input, 'file_text');
         if (text === undefined) return error('Error: `create` needs a "file_text" string.');
-        const info = await stat(absolute).catch(() => null);
-        if (info?.isDirectory()) return error(`Error: ${shown} is a directory.`);
+        const info = await files.inspect(target);
+        if (info?.kind === 'directory') return error(`Error: ${shown} is a directory.`);
         return (
-          (await write(absolute, text)) ?? {
+          (await write(target, text)) ?? {
             content: `File created successfully at: ${shown}`,
             isError: false,
           }
@@ -154,7 +162,7 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
         if (oldText === undefined || oldText === '')
           return error('Error: `str_replace` needs a non-empty "old_str".');
         const newText = stringField(input, 'new_str') ?? '';
-        const current = await readExisting(shown, absolute);
+        const current = await readExisting(shown, target);
         if (typeof current !== 'string') return current;
         const occurrences: number[] = [];
         for (let at = current.indexOf(oldText); at !== -1; at = current.indexOf(oldText, at + 1)) {
@@ -171,7 +179,7 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
           );
         }
         const next = current.replace(oldText, () => newText);
-        const failed = await write(absolute, next);
+        const failed = await write(target, next);
         if (failed) return failed;
         const line = (occurrences[0] ?? 1) - 1;
         return {
@@ -183,7 +191,7 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
         const text = stringField(input, 'insert_text') ?? stringField(input, 'new_str');
         const line = record.insert_line;
         if (text === undefined) return error('Error: `insert` needs an "insert_text" string.');
-        const current = await readExisting(shown, absolute);
+        const current = await readExisting(shown, target);
         if (typeof current !== 'string') return current;
         const lines = current.split('\n');
         if (
@@ -198,7 +206,7 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
         }
         const inserted = text.split('\n');
         const next = [...lines.slice(0, line), ...inserted, ...lines.slice(line)].join('\n');
-        const failed = await write(absolute, next);
+        const failed = await write(target, next);
         if (failed) return failed;
         return {
           content: `The file ${shown} has been edited. Here's the result of running \`cat -n\` on a snippet of the edited file:\n${snippet(next, line, inserted.length)}\nReview the changes (correct indentation, no duplicate lines, etc). Edit the file again if necessary.`,
@@ -224,6 +232,8 @@ export function createTextEditorTool(options: TextEditorToolOptions): SessionToo
       try {
         return await execute(input);
       } catch (caught) {
+        // Refusals are written for the model; anything else says only which error it was.
+        if (caught instanceof WorkspacePathError) return error(caught.message);
         const code = (caught as NodeJS.ErrnoException | undefined)?.code;
         return error(
           `Error: the text editor could not complete the command${code ? ` (${code})` : ''}.`,

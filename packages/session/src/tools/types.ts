@@ -18,6 +18,11 @@ export interface SessionTool {
   lane: string;
   /** Run one call. Never throws: failures are `isError` outcomes. */
   execute(input: unknown, signal?: AbortSignal): Promise<ToolOutcome>;
+  /**
+   * Longest one call may take before the toolbox stops waiting, tells the model and goes on
+   * (the call's signal is aborted). Default: the toolbox's `DEFAULT_TOOL_TIME_LIMIT_MS`.
+   */
+  timeLimitMs?: number;
   /** A short one-line summary of a call's input, for events and logs. */
   summarize(input: unknown): string;
   /** Ends what the tool keeps running (the bash tool's processes) when the session ends. */
@@ -40,8 +45,13 @@ export interface WorkspaceToolsOptions {
   env?: Record<string, string>;
   /** Most characters one text-editor view returns. Default 16_000. */
   maxViewChars?: number;
-  /** Largest file the text editor writes, in bytes. Default 1_048_576. */
+  /**
+   * Largest file the text editor reads or writes, in bytes (a larger file is refused with its size
+   * and a hint to read a part of it with bash). Default 1_048_576.
+   */
   maxFileBytes?: number;
+  /** Most entries one text-editor directory view lists (reading stops there). Default 1_000. */
+  maxListEntries?: number;
 }
 
 /** Cut a string to `max` characters for one-line summaries. */

@@ -158,8 +158,8 @@ describe('bash runs confined commands', () => {
     ['echo hi > /tmp/baton-escape.txt'],
     ['sudo ls'],
     ['rm -rf /'],
-  ])('refuses `%s`', async (command) => {
-    const bash = createBashTool({ root });
+  ])('without the sandbox (--no-sandbox) refuses `%s`', async (command) => {
+    const bash = createBashTool({ root, sandbox: { mode: 'off', reason: 'opted-out' } });
     const result = await bash.execute({ command });
     expect(result.isError).toBe(true);
     expect(result.content).toMatch(/^Refused: /);

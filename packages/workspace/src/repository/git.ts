@@ -24,6 +24,8 @@ export interface GitRunOptions {
   timeoutMs?: number;
   /** Extra environment entries (added to the filtered worker environment). */
   env?: Record<string, string>;
+  /** Written to the command's stdin (paths for `--pathspec-from-file=-`, `--stdin`). */
+  input?: string | undefined;
 }
 
 /**
@@ -47,8 +49,6 @@ const PASSED_ENV = new Set([
   'GIT_ASKPASS',
   'SSH_ASKPASS',
   'GIT_CONFIG_GLOBAL',
-  'GIT_CONFIG_SYSTEM',
-  'GIT_CONFIG_NOSYSTEM',
   'GIT_AUTHOR_NAME',
   'GIT_AUTHOR_EMAIL',
   'GIT_COMMITTER_NAME',
@@ -68,7 +68,28 @@ const PASSED_ENV = new Set([
   'all_proxy',
 ]);
 
-/** The worker environment git runs with: the allow-list above plus `GIT_CONFIG_*` entries. */
+/**
+ * Settings given to every git Baton runs on the host, after every configuration file: nothing that
+ * runs a program or reads a helper on the agent's files. `core.fsmonitor` runs a command on every
+ * `add`/`diff`/`status`; the untracked cache trusts stat data the agent controls; `ext::` remotes
+ * run commands. (Hooks are chosen per command by the checkpoint code.)
+ */
+export const HOST_GIT_SETTINGS: readonly string[] = [
+  '-c',
+  'core.fsmonitor=false',
+  '-c',
+  'core.untrackedCache=false',
+  '-c',
+  'protocol.ext.allow=never',
+];
+
+/**
+ * The worker environment git runs with: the allow-list above plus `GIT_CONFIG_COUNT`/`KEY`/`VALUE`
+ * entries (the operator's settings, credential helpers included). No system configuration is read
+ * (`GIT_CONFIG_NOSYSTEM=1`), and the global one is the operator's `GIT_CONFIG_GLOBAL` file when
+ * set, else none (`/dev/null`): `~/.gitconfig` and `$XDG_CONFIG_HOME/git/config` are files a
+ * process on the host could have written, and git runs what they name (fsmonitor, filters).
+ */
 export function gitEnvironment(source: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(source)) {
@@ -76,6 +97,10 @@ export function gitEnvironment(source: NodeJS.ProcessEnv = process.env): Record<
     if (PASSED_ENV.has(key) || /^GIT_CONFIG_(?:COUNT|KEY_\d+|VALUE_\d+)$/.test(key)) {
       env[key] = value;
     }
+  }
+  env.GIT_CONFIG_NOSYSTEM = '1';
+  if (env.GIT_CONFIG_GLOBAL === undefined || env.GIT_CONFIG_GLOBAL === '') {
+    env.GIT_CONFIG_GLOBAL = '/dev/null';
   }
   // Never wait for a password on a terminal nobody watches; messages in one language to parse.
   env.GIT_TERMINAL_PROMPT = '0';
@@ -89,9 +114,9 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
   if (options.gitDir !== undefined) location.push(`--git-dir=${options.gitDir}`);
   if (options.workTree !== undefined) location.push(`--work-tree=${options.workTree}`);
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       'git',
-      [...location, ...args],
+      [...location, ...HOST_GIT_SETTINGS, ...args],
       {
         ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
         maxBuffer: 64 * 1024 * 1024,
@@ -111,12 +136,16 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
         });
       },
     );
+    // A command that exits before reading all of it closes stdin: its exit code tells.
+    child.stdin?.on('error', () => undefined);
+    child.stdin?.end(options.input ?? '');
   });
 }
 
 /** `user:password@` in URLs replaced, so a message never carries a credential. */
 export function redactUrlCredentials(text: string): string {
-  return text.replace(/\b([a-z][a-z0-9+.-]*:\/\/)[^/\s@]+@/gi, '$1***@');
+  // Anchored and bounded like the `url_credentials` rule of @baton/core: linear in `text`.
+  return text.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^/\s@]{1,512}@/gi, '$1***@');
 }
 
 /** The first meaningful line of git's stderr (without `fatal: ` / `error: `), credentials redacted. */

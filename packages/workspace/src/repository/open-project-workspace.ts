@@ -1,4 +1,5 @@
 import path from 'node:path';
+import type { SandboxSetup } from '../sandbox/command-sandbox.js';
 import { workspaceGitPaths } from './layout.js';
 import {
   createProjectWorkspace,
@@ -20,6 +21,8 @@ export interface OpenProjectWorkspaceOptions {
   /** The working tree. Default `<home>/workspaces/<project-id>`. */
   dir?: string;
   push?: PushRetryOptions;
+  /** Where commit hooks run: the session's sandbox setup. Default: the default sandbox. */
+  hookSandbox?: SandboxSetup | undefined;
 }
 
 /** The project's clone on this machine, laid out under `home` the same way by every entry point. */
@@ -34,5 +37,6 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     baseCommit: options.baseCommit,
     ...(options.skipHooks === undefined ? {} : { skipHooks: options.skipHooks }),
     ...(options.push === undefined ? {} : { push: options.push }),
+    hookSandbox: options.hookSandbox,
   });
 }

@@ -1,8 +1,10 @@
 import { access, constants, lstat, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { redactSecrets } from '@baton/core';
 import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
+import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-sandbox.js';
+import { runCommitHooks } from '../sandbox/hook-runner.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
 import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
 import { isRemoteUrl, projectBranch } from './source.js';
@@ -36,6 +38,12 @@ export interface ProjectWorkspaceOptions {
   baseCommit: string | null;
   /** Commit without running hooks (`--skip-hooks`). Default false. */
   skipHooks?: boolean;
+  /**
+   * Where the repository's commit hooks run: the session's sandbox, as the agent's commands
+   * (`sandbox/hook-runner.ts`); never on the host unless it is `{ mode: 'off' }`. Default:
+   * the sandbox with the default policy.
+   */
+  hookSandbox?: SandboxSetup | undefined;
   /** Retries of pushes. */
   push?: PushRetryOptions;
   /** Longest wait for one fetch or push (ms). Default 120_000. */
@@ -134,9 +142,10 @@ class GitProjectWorkspace implements ProjectWorkspace {
   readonly #options: ProjectWorkspaceOptions;
   readonly #push: Required<PushRetryOptions>;
   readonly #networkTimeoutMs: number;
-  /** `-c` arguments of every commit: identity when none is configured, the hooks to run. */
+  /** `-c` arguments of every commit: identity when none is configured, no hooks. */
   #commitConfig: string[] = [];
-  #hooksAvailable = false;
+  /** The repository's hooks directory when it has commit hooks (run in the sandbox). */
+  #hooksDir: string | null = null;
   #head: string | null = null;
   #pushedHead: string | null = null;
   #pushFailures = 0;
@@ -331,8 +340,9 @@ class GitProjectWorkspace implements ProjectWorkspace {
     });
     if (email.code !== 0) config.push('-c', 'user.name=Baton', '-c', 'user.email=baton@localhost');
     const hooks = await this.#commitHooksPath();
-    this.#hooksAvailable = hooks !== null && (await hasCommitHook(hooks));
-    if (hooks !== null) config.push('-c', `core.hooksPath=${hooks}`);
+    this.#hooksDir = hooks !== null && (await hasCommitHook(hooks)) ? hooks : null;
+    // Host git runs no hook at all: the hooks ran in the sandbox before (runCommitHooks).
+    config.push('-c', `core.hooksPath=${path.join(this.gitDir, 'no-hooks')}`);
     this.#commitConfig = config;
   }
 
@@ -425,17 +435,26 @@ class GitProjectWorkspace implements ProjectWorkspace {
       [BATON_PROJECT_TRAILER, this.projectId],
     ];
     let message = formatCommitMessage(request.subject, trailers, request.body);
-    const { skipped, changed } = await this.#stage();
+    let { skipped, changed } = await this.#stage();
     let commit: string | null = null;
     let hooks: CheckpointHooks = 'none';
     let hookOutput: string | undefined;
     if (changed) {
-      const skip = this.#options.skipHooks === true;
-      hooks = skip ? 'skipped' : this.#hooksAvailable ? 'passed' : 'none';
-      let committed = await this.#commit(message, skip || !this.#hooksAvailable);
-      if (committed.code !== 0 && !skip && this.#hooksAvailable) {
+      const hooksDir = this.#options.skipHooks === true ? null : this.#hooksDir;
+      hooks = this.#options.skipHooks === true ? 'skipped' : hooksDir !== null ? 'passed' : 'none';
+      const ran =
+        hooksDir === null
+          ? undefined
+          : await runCommitHooks({
+              workspace: this.dir,
+              gitDir: this.gitDir,
+              hooksDir,
+              setup: this.#options.hookSandbox ?? DEFAULT_SANDBOX_SETUP,
+              message: redactSecrets(message).text,
+            });
+      if (ran?.outcome === 'refused') {
         // A hook refused: the work is saved anyway, without hooks, and the commit says so.
-        hookOutput = this.#hookOutput(committed);
+        hookOutput = this.#hookOutput({ code: 1, stdout: ran.output, stderr: '', timedOut: false });
         hooks = 'refused';
         message = formatCommitMessage(
           request.subject,
@@ -445,13 +464,24 @@ class GitProjectWorkspace implements ProjectWorkspace {
           ],
           request.body,
         );
-        committed = await this.#commit(message, true);
+      } else if (ran?.outcome === 'passed') {
+        // Kept only while it still names the project: the branch's ownership check reads it.
+        if (ran.message.includes(`${BATON_PROJECT_TRAILER}: ${this.projectId}`)) {
+          message = ran.message;
+        }
+        // What a formatter in the hook changed is part of the commit, as with lint-staged.
+        ({ skipped, changed } = await this.#stage());
       }
-      if (committed.code !== 0) {
+      // A hook may have undone every change (a formatter): then there is nothing to commit.
+      const committed = changed ? await this.#commit(message) : undefined;
+      await ran?.finish(committed?.code === 0 && ran.outcome === 'passed');
+      if (committed !== undefined && committed.code !== 0) {
         throw new WorkspaceError('git', `git commit failed: ${gitMessage(committed)}`);
       }
-      commit = await this.#branchTip();
-      this.#head = commit;
+      if (committed !== undefined) {
+        commit = await this.#branchTip();
+        this.#head = commit;
+      }
     }
     const push = await this.#pushHead(request.final === true);
     return {
@@ -477,24 +507,38 @@ class GitProjectWorkspace implements ProjectWorkspace {
     const skipped: string[] = [];
     for (const file of staged) {
       if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+      // One file's scan at a time on the main thread: heartbeats and other sessions run between.
+      await yieldToEventLoop();
     }
     if (skipped.length > 0) {
+      // Paths on stdin, not as arguments: 30,000 skipped files must not fail with E2BIG.
       const unstage =
         this.#head !== null
-          ? ['reset', '-q', '--', ...skipped]
-          : ['rm', '--cached', '-q', '--', ...skipped];
-      await this.#gitOk(unstage, 'git could not unstage secret files');
+          ? ['reset', '-q', '--pathspec-from-file=-', '--pathspec-file-nul']
+          : ['rm', '--cached', '-q', '--pathspec-from-file=-', '--pathspec-file-nul'];
+      const output = await runGit(['--literal-pathspecs', ...unstage], {
+        gitDir: this.gitDir,
+        workTree: this.dir,
+        cwd: this.dir,
+        input: `${skipped.join('\0')}\0`,
+      });
+      if (output.code !== 0) {
+        throw new WorkspaceError(
+          'git',
+          `git could not unstage secret files: ${gitMessage(output)}`,
+        );
+      }
     }
     return { skipped, changed: staged.length > skipped.length };
   }
 
-  #commit(message: string, noVerify: boolean): Promise<GitOutput> {
+  #commit(message: string): Promise<GitOutput> {
     // A subject or body can quote what the model wrote; a pushed commit message is public.
     return this.#git([
       ...this.#commitConfig,
       'commit',
       '-q',
-      ...(noVerify ? ['--no-verify'] : []),
+      '--no-verify',
       '-m',
       redactSecrets(message).text,
     ]);

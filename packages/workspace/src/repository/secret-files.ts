@@ -1,6 +1,16 @@
-import { appendFile, mkdir, readFile, stat } from 'node:fs/promises';
+import { constants, existsSync } from 'node:fs';
+import {
+  appendFile,
+  lstat,
+  mkdir,
+  open,
+  readFile,
+  readlink,
+  realpath,
+  type FileHandle,
+} from 'node:fs/promises';
 import path from 'node:path';
-import { SECRET_PATTERNS } from '@baton/core';
+import { MAX_REDACTED_TEXT_BYTES, SECRET_PATTERNS } from '@baton/core';
 
 /** File names never committed (matched against the base name). Documented in docs/workspaces.md. */
 export const SECRET_FILE_PATTERNS: readonly RegExp[] = [
@@ -31,19 +41,67 @@ const EXCLUDE_LINES = [
   '.netrc',
 ];
 
-/** True if `file` (relative to `root`) must stay out of commits. */
+/** The most of one file a scan reads: the prefix the content rules are proven linear on. */
+export const MAX_SCANNED_BYTES = MAX_REDACTED_TEXT_BYTES;
+
+const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
+
+/**
+ * True if `file` (relative to `root`) must stay out of commits: its name matches
+ * `SECRET_FILE_PATTERNS`, or the first `MAX_SCANNED_BYTES` of a regular file hold a vendor key.
+ * Symbolic links and anything but regular files are never opened (a link's target is the host's
+ * business, and whether it holds a key must not show in what is committed); a file is opened
+ * without following links and without blocking, and only if what was opened is inside `root`.
+ */
 export async function looksLikeSecretFile(root: string, file: string): Promise<boolean> {
   if (SECRET_FILE_PATTERNS.some((pattern) => pattern.test(path.basename(file)))) return true;
-  const absolute = path.join(root, file);
-  const info = await stat(absolute).catch(() => null);
-  if (info === null || !info.isFile() || info.size > 1_048_576) return false;
-  const content = await readFile(absolute, 'utf8').catch(() => '');
+  const content = await readScannablePrefix(root, file);
+  if (content === null) return false;
   return SECRET_CONTENT_PATTERNS.some(({ pattern }) => {
     pattern.lastIndex = 0;
     const found = pattern.test(content);
     pattern.lastIndex = 0;
     return found;
   });
+}
+
+/** The first `MAX_SCANNED_BYTES` of a regular file inside `root`; `null` for anything else. */
+export async function readScannablePrefix(root: string, file: string): Promise<string | null> {
+  const absolute = path.join(root, file);
+  const info = await lstat(absolute).catch(() => null);
+  if (info === null || !info.isFile()) return null;
+  let handle: FileHandle;
+  try {
+    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const opened = await handle.stat();
+    if (!opened.isFile()) return null;
+    if (PROC_FD !== null) {
+      // A directory on the way swapped for a link since the lstat: what was opened decides.
+      const [real, rootReal] = await Promise.all([
+        readlink(`${PROC_FD}/${handle.fd}`),
+        realpath(root),
+      ]);
+      if (!real.startsWith(rootReal.endsWith(path.sep) ? rootReal : rootReal + path.sep)) {
+        return null;
+      }
+    }
+    const buffer = Buffer.alloc(Math.min(opened.size, MAX_SCANNED_BYTES));
+    let length = 0;
+    while (length < buffer.length) {
+      const { bytesRead } = await handle.read(buffer, length, buffer.length - length, length);
+      if (bytesRead === 0) break;
+      length += bytesRead;
+    }
+    return buffer.subarray(0, length).toString('utf8');
+  } catch {
+    return null;
+  } finally {
+    await handle.close().catch(() => undefined);
+  }
 }
 
 /** Adds the secret file patterns to a git directory's `info/exclude` (once). */

@@ -8,6 +8,10 @@ export const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
 export const SANDBOX_PROXY_PORT = 3128;
 /** Where Baton's git directory of the workspace appears inside the sandbox, read-only. */
 export const SANDBOX_GIT_DIR = '/run/baton/git';
+/** Where a checkpoint's hooks see the repository's hooks directory, read-only. */
+export const SANDBOX_HOOKS_DIR = '/run/baton/hooks';
+/** Where hooks see Baton's object database, read-only, behind their scratch git directory. */
+export const SANDBOX_GIT_OBJECTS = '/run/baton/objects';
 /** PATH inside the sandbox: the system's directories only (the host's PATH names host homes). */
 export const SANDBOX_PATH = '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin';
 
@@ -26,6 +30,8 @@ export interface SandboxLayout {
   etc: string;
   /** Baton's git directory of the workspace, for read-only git inside (`SANDBOX_GIT_DIR`). */
   git?: SandboxGit;
+  /** The repository's hooks directory (a checkpoint's hooks only): read-only at `SANDBOX_HOOKS_DIR`. */
+  hooks?: string;
 }
 
 /** What read-only git inside the sandbox is made of, all on the host. */
@@ -36,6 +42,12 @@ export interface SandboxGit {
   config: string;
   /** A file reading `gitdir: SANDBOX_GIT_DIR`: bound over the workspace's `.git`. */
   dotGit: string;
+  /**
+   * Set for a checkpoint's hooks: `directory` is then a scratch copy of Baton's refs and index
+   * (bound read-write, discarded after the hooks) whose objects are Baton's, bound read-only
+   * at `SANDBOX_GIT_OBJECTS` and reached through its `objects/info/alternates`.
+   */
+  scratchObjects?: string;
 }
 
 function systemMounts(): string[] {
@@ -94,9 +106,15 @@ export function bubblewrapArguments(
     // Git finds the repository through the workspace's `.git` file as it always does, at a path
     // that says nothing about the host; the agent's own repositories elsewhere stay its own.
     args.push('--ro-bind', layout.git.dotGit, path.posix.join(layout.workspace, '.git'));
-    args.push('--ro-bind', layout.git.directory, SANDBOX_GIT_DIR);
+    if (layout.git.scratchObjects === undefined) {
+      args.push('--ro-bind', layout.git.directory, SANDBOX_GIT_DIR);
+    } else {
+      args.push('--bind', layout.git.directory, SANDBOX_GIT_DIR);
+      args.push('--ro-bind', layout.git.scratchObjects, SANDBOX_GIT_OBJECTS);
+    }
     args.push('--ro-bind', layout.git.config, path.posix.join(SANDBOX_GIT_DIR, 'config'));
   }
+  if (layout.hooks !== undefined) args.push('--ro-bind', layout.hooks, SANDBOX_HOOKS_DIR);
   if (layout.proxySocket !== undefined) {
     args.push('--dir', path.posix.dirname(SANDBOX_PROXY_SOCKET));
     args.push('--bind', layout.proxySocket, SANDBOX_PROXY_SOCKET);

@@ -253,6 +253,7 @@ class BubblewrapSandbox extends TrackedCommands {
   readonly #tmp: string;
   readonly #etc: string;
   readonly #git: SandboxGit | undefined;
+  readonly #hooks: string | undefined;
   readonly #proxy: FilteringProxy | undefined;
   readonly #leftovers: CommandCgroup[] = [];
   /**
@@ -273,6 +274,7 @@ class BubblewrapSandbox extends TrackedCommands {
     tmp: string;
     etc: string;
     git: SandboxGit | undefined;
+    hooks: string | undefined;
     proxy: FilteringProxy | undefined;
   }) {
     super();
@@ -283,6 +285,7 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#tmp = options.tmp;
     this.#etc = options.etc;
     this.#git = options.git;
+    this.#hooks = options.hooks;
     this.#proxy = options.proxy;
     this.description = { mode: 'bubblewrap', policy: options.policy };
   }
@@ -311,6 +314,7 @@ class BubblewrapSandbox extends TrackedCommands {
         etc: this.#etc,
         ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
         ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
+        ...(this.#hooks === undefined ? {} : { hooks: this.#hooks }),
       },
       this.#policy,
       env,
@@ -489,7 +493,31 @@ class HostCommands extends TrackedCommands {
 export async function openCommandSandbox(
   options: OpenCommandSandboxOptions,
 ): Promise<CommandSandbox> {
-  const { workspace, setup, gitDir } = options;
+  const { gitDir } = options;
+  return openSandbox({
+    workspace: options.workspace,
+    setup: options.setup,
+    // A git directory not made yet (no HEAD) is left out rather than failing every command.
+    prepareGit:
+      gitDir !== undefined && existsSync(path.join(gitDir, 'HEAD'))
+        ? (into) => prepareSandboxGit(gitDir, into)
+        : undefined,
+  });
+}
+
+/** What `openSandbox` mounts besides what every session's commands get. */
+export interface OpenSandboxOptions {
+  workspace: string;
+  setup: SandboxSetup;
+  /** Writes, under the session's private directory, the git git inside is shown. */
+  prepareGit?: ((into: string) => Promise<SandboxGit>) | undefined;
+  /** A host directory shown read-only at `SANDBOX_HOOKS_DIR` (a checkpoint's hooks). */
+  hooks?: string | undefined;
+}
+
+/** `openCommandSandbox` with the mounts of a checkpoint's hooks (`hook-runner.ts`). */
+export async function openSandbox(options: OpenSandboxOptions): Promise<CommandSandbox> {
+  const { workspace, setup } = options;
   if (setup.mode === 'off') {
     const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
     return new HostCommands(workspace, setup.reason, timeoutMs);
@@ -504,10 +532,7 @@ export async function openCommandSandbox(
     // The sandbox's /tmp; the socket and git's files sit beside it, out of the commands' reach.
     mkdirSync(path.join(tmp, 'tmp'), { mode: 0o700 });
     etc = etcSnapshot();
-    // A git directory not made yet (no HEAD) is left out rather than failing every command.
-    if (gitDir !== undefined && existsSync(path.join(gitDir, 'HEAD'))) {
-      git = await prepareSandboxGit(gitDir, tmp);
-    }
+    if (options.prepareGit !== undefined) git = await options.prepareGit(tmp);
     if (setup.policy.network.allowedHosts.length > 0) {
       step = 'its network proxy could not start';
       proxy = await startFilteringProxy({
@@ -530,6 +555,7 @@ export async function openCommandSandbox(
     tmp,
     etc,
     git,
+    hooks: options.hooks,
     proxy,
   });
 }

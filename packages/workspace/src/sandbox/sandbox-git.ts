@@ -1,4 +1,4 @@
-import { writeFile } from 'node:fs/promises';
+import { copyFile, cp, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { runGit } from '../repository/git.js';
 import { SANDBOX_GIT_DIR, type SandboxGit } from './bubblewrap.js';
@@ -50,6 +50,42 @@ export async function prepareSandboxGit(gitDir: string, into: string): Promise<S
   );
   await writeFile(dotGit, `gitdir: ${SANDBOX_GIT_DIR}\n`);
   return { directory: gitDir, config, dotGit };
+}
+
+/**
+ * A scratch git directory for a checkpoint's hooks, under `into`: copies of Baton's `HEAD`,
+ * refs, index and `info/` (cheap: no objects), its objects reached read-only through
+ * `objects/info/alternates` = `objects` (the path hooks see them at), and the configuration
+ * without host paths. Hooks may write anything in it (`git add`, a stash, lint-staged's backup)
+ * and it is thrown away after them: Baton's own git directory is never written by a hook, and
+ * Baton never reads back what one wrote there.
+ */
+export async function prepareHookGit(
+  gitDir: string,
+  into: string,
+  objects: string,
+): Promise<SandboxGit> {
+  const prepared = await prepareSandboxGit(gitDir, into);
+  const directory = path.join(into, 'git');
+  await mkdir(path.join(directory, 'objects', 'info'), { recursive: true });
+  await mkdir(path.join(directory, 'refs'), { recursive: true });
+  await copyFile(path.join(gitDir, 'HEAD'), path.join(directory, 'HEAD'));
+  const optional = (error: NodeJS.ErrnoException) => {
+    if (error.code !== 'ENOENT') throw error;
+  };
+  await Promise.all([
+    cp(path.join(gitDir, 'refs'), path.join(directory, 'refs'), { recursive: true }).catch(
+      optional,
+    ),
+    cp(path.join(gitDir, 'info'), path.join(directory, 'info'), { recursive: true }).catch(
+      optional,
+    ),
+    copyFile(path.join(gitDir, 'packed-refs'), path.join(directory, 'packed-refs')).catch(optional),
+    copyFile(path.join(gitDir, 'index'), path.join(directory, 'index')).catch(optional),
+    copyFile(prepared.config, path.join(directory, 'config')),
+    writeFile(path.join(directory, 'objects', 'info', 'alternates'), `${objects}\n`),
+  ]);
+  return { ...prepared, directory, scratchObjects: path.join(gitDir, 'objects') };
 }
 
 /** What the model is told when git inside refused to change Baton's repository. */
