@@ -152,6 +152,7 @@ export {
   type DeploymentMarkerResult,
   type EvictionPolicy,
 } from './redis-safety.js';
+export { reconcileProjects, type ReconcileAction, type ReconcileOptions } from './reconcile.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
