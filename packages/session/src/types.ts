@@ -337,6 +337,8 @@ export type SessionEvent =
       hooks: CheckpointHooks;
       /** Files left out as secrets. */
       skipped: string[];
+      /** Files left out because they are larger than the per-file limit (default 50 MiB). */
+      tooLarge?: Array<{ path: string; bytes: number }>;
       /** Why the commit or the push failed. */
       error?: string;
     })

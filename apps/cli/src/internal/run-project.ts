@@ -19,12 +19,14 @@ import {
   type SessionResult,
 } from '@baton/session';
 import {
+  type ProjectSandbox,
   type SandboxSetting,
   WorkspaceError,
   checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
   openProjectWorkspace,
+  parseProjectSandbox,
   parseSandboxSetting,
   sessionSandboxSetup,
   projectBranch,
@@ -69,6 +71,8 @@ export interface RunOptions {
   json?: boolean;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean;
+  /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
+  allowHost?: string[];
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -109,6 +113,25 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
       'usage',
       `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
     );
+  }
+  const hosts = existing.sandbox?.allowedHosts ?? [];
+  const asked = readProjectSandbox(options)?.allowedHosts;
+  if (asked !== undefined && asked.join(' ') !== hosts.join(' ')) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
+    );
+  }
+}
+
+/** `--allow-host` through the project schema `enqueue` and the dashboard use; one line when wrong. */
+function readProjectSandbox(options: RunOptions): ProjectSandbox | undefined {
+  if (options.allowHost === undefined) return undefined;
+  try {
+    return parseProjectSandbox({ allowedHosts: options.allowHost }, 'sandbox');
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
   }
 }
 
@@ -191,6 +214,7 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
     branch: projectBranch(id),
     lastCheckpoint: source?.existingHead ?? null,
     skipHooks: options.skipHooks === true,
+    sandbox: readProjectSandbox(options) ?? null,
   };
   await writeProject(paths, record);
   return record;
@@ -306,7 +330,11 @@ export async function runProject(options: RunOptions): Promise<number> {
   if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
   say(`Context: ${summarizeContextConfig(context)}.`);
-  const sandboxSetup = sessionSandboxSetup(sandbox, null);
+  const sandboxSetup = sessionSandboxSetup(sandbox, project.sandbox ?? null);
+  const allowedHosts = project.sandbox?.allowedHosts ?? [];
+  if (sandbox.kind === 'sandboxed' && allowedHosts.length > 0) {
+    say(`Allowed hosts: ${allowedHosts.join(', ')} (through the sandbox proxy).`);
+  }
   // Baton's own clone of the project's repository (or of a bare repository it owns), on
   // baton/<id>; the user's checkout is never written. Its commit hooks run in the sandbox.
   const workspace = openProjectWorkspace({

@@ -122,6 +122,12 @@ export class Checkpointer {
           `Your work is saved anyway (committed without hooks, marked in the commit). Fix what the hook reports:\n${checkpoint.hookOutput ?? ''}`,
       );
     }
+    if (checkpoint.tooLarge !== undefined && checkpoint.tooLarge.length > 0) {
+      this.#notes.push(
+        `These files were left out of the checkpoint commit because they are larger than the per-file limit: ${describeLarge(checkpoint.tooLarge)}. ` +
+          'They stay in the workspace but are not saved or pushed; keep large generated files out of the workspace, or list them in .gitignore.',
+      );
+    }
     if (checkpoint.pushError?.code === 'push_rejected' && !this.#rejected) {
       this.#rejected = true;
       this.#options.onRejected(checkpoint.pushError.message);
@@ -135,9 +141,21 @@ export class Checkpointer {
         pushed: checkpoint.pushed,
         hooks: checkpoint.hooks,
         skipped: checkpoint.skipped,
+        ...(checkpoint.tooLarge === undefined || checkpoint.tooLarge.length === 0
+          ? {}
+          : { tooLarge: checkpoint.tooLarge }),
         ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
       });
     }
     return checkpoint;
   }
+}
+
+/** `big.bin (300 MB), out.log (60 MB)`, at most ten names. */
+function describeLarge(files: ReadonlyArray<{ path: string; bytes: number }>): string {
+  const named = files
+    .slice(0, 10)
+    .map((file) => `${file.path} (${Math.round(file.bytes / 1024 / 1024)} MB)`)
+    .join(', ');
+  return files.length > 10 ? `${named} and ${files.length - 10} more` : named;
 }
