@@ -1,5 +1,6 @@
 // Public surface of @baton/projects.
 export {
+  CHECKPOINT_FAILED_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
   decideAfterSession,
