@@ -31,12 +31,17 @@ import {
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/projects/schema';
+import {
+  apiPauseReason,
+  nextSessionKind,
+  noProgressReason,
+  sessionProgress,
+} from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
-import { connectModel } from './model.js';
+import { connectModel, refuseModelWithoutKey } from './model.js';
 import {
   batonHome,
   deriveProjectId,
@@ -263,6 +268,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
+  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
@@ -425,9 +431,16 @@ export async function runProject(options: RunOptions): Promise<number> {
       if (progress === 'progressed') project.sessionsWithoutProgress = 0;
       if (progress === 'none')
         project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
+      const apiPause = result.allFeaturesPass
+        ? null
+        : apiPauseReason({
+            ...result,
+            counters: { sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0 },
+          });
       const stalled = result.allFeaturesPass
         ? null
-        : noProgressReason(
+        : (apiPause ??
+          noProgressReason(
             project.maxSessionsWithoutProgress === undefined
               ? {}
               : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
@@ -436,14 +449,17 @@ export async function runProject(options: RunOptions): Promise<number> {
               featuresPassing: result.featuresAfter.passing,
               featuresTotal: result.featuresAfter.total,
             },
-          );
+          ));
       if (stalled !== null) project.statusReason = stalled;
       await writeProject(paths, project);
       totalUsd += result.usage.costUsd;
       if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
+      // A pause after the API's answer (auth, context_full) is reported as a pause below.
       const stop = controller.signal.aborted
         ? EXIT_CODES.cancelled
-        : exitCodeFor(result, budgetLeft);
+        : apiPause !== null
+          ? undefined
+          : exitCodeFor(result, budgetLeft);
       const checkpoint = result.checkpoint;
       if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
         // Nothing is lost (the commits stay in this clone and the next run pushes them first),
@@ -472,7 +488,7 @@ export async function runProject(options: RunOptions): Promise<number> {
           reason: stalled,
         });
         say(`Paused: ${stalled}.`);
-        exitCode = EXIT_CODES.noProgress;
+        exitCode = result.stopReason === 'auth' ? EXIT_CODES.sessionFailed : EXIT_CODES.noProgress;
         break;
       }
       if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
