@@ -1,5 +1,7 @@
 #!/usr/bin/env node
 // The `baton` command: this file only registers commands (one file each under commands/).
+// First: a reader that goes away (`baton ... | head`) ends baton quietly with status 0.
+import './internal/exit-quietly-on-closed-pipe.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';

@@ -5,11 +5,13 @@ import {
   type ReceivedRequest,
   type WebhookReceiver,
 } from '@baton/test-support';
+import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliProcess } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
-const SECRET = 'whsec-cli-test';
+// Standard Webhooks' serialised form: whsec_ and the base64 of a 32-byte key.
+const SECRET = `whsec_${Buffer.alloc(32, 'baton-cli-webhooks').toString('base64')}`;
 
 let dir: string;
 let world: RedisWorld;
@@ -57,6 +59,12 @@ function deliveries(id: string, count: number): Promise<WebhookDeliveryRecord[]>
 }
 
 function expectSigned(request: ReceivedRequest): Record<string, unknown> {
+  // The stock Standard Webhooks verifier, used as a receiver would (it throws on a bad signature).
+  const headers = Object.fromEntries(
+    Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
+  );
+  expect(new Webhook(SECRET).verify(request.rawBody, headers)).toBeTruthy();
+  // The deprecated header, still sent for one release.
   expect(
     verifyWebhookSignature(
       request.rawBody,

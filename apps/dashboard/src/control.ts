@@ -18,6 +18,7 @@ import type {
 /** The part of `BatonControl` (from `createBatonControl`) the dashboard calls. */
 export type DashboardControl = Pick<
   BatonControl,
+  | 'keys'
   | 'createProject'
   | 'enqueue'
   | 'resume'

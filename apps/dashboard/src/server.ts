@@ -20,7 +20,15 @@ import type { DashboardControl } from './control.js';
 import { DashboardError } from './errors.js';
 import { createApp } from './internal/app.js';
 import { defaultAssetsDirectory, loadAssets } from './internal/assets.js';
-import { createAuthPolicy } from './internal/auth.js';
+import {
+  SESSION_MAX_AGE_SECONDS,
+  createAuthPolicy,
+  generateToken,
+  MIN_TOKEN_LENGTH,
+  tokenWeakness,
+} from './internal/auth.js';
+import { createLoginSessions, type SessionRedis } from './internal/login-sessions.js';
+import { createLoginThrottle } from './internal/login-throttle.js';
 import { createEventHub, type EventHub } from './internal/event-hub.js';
 import { createDashboardLogger } from './internal/logger.js';
 import { createDashboardTelemetry } from './internal/telemetry.js';
@@ -28,7 +36,7 @@ import { createDashboardTelemetry } from './internal/telemetry.js';
 export const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
 export const DEFAULT_DASHBOARD_PORT = 8787;
 /** Tokens shorter than this are refused: a short token on a network interface is guessable. */
-export const MIN_TOKEN_LENGTH = 16;
+export { MIN_TOKEN_LENGTH };
 
 export interface DashboardServerOptions {
   /** The control API from `@baton/projects` (`createBatonControl(...)`); the dashboard never closes it. */
@@ -37,8 +45,16 @@ export interface DashboardServerOptions {
   host?: string;
   /** Port; 0 picks a free one. Default 8787. */
   port?: number;
-  /** Shared secret for bearer auth and the login form. Default `process.env.BATON_DASHBOARD_TOKEN`. */
+  /**
+   * Shared secret for bearer auth and the login form. Default `process.env.BATON_DASHBOARD_TOKEN`.
+   * A weak one (short, few distinct characters, a run like `abcdef...`) is refused at start.
+   */
   token?: string;
+  /**
+   * Redis connection (ioredis, single node or Cluster) where login sessions are kept, under
+   * `control.keys.prefix`. Required when a token is set; the dashboard never closes it.
+   */
+  redis?: SessionRedis | undefined;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
   queue?: Queue | readonly Queue[];
   /** How often the one event reader re-lists the projects (events arrive in between). Default 500 ms. */
@@ -146,10 +162,17 @@ export async function createDashboardServer(
       `refusing to bind the dashboard to ${host}: set BATON_DASHBOARD_TOKEN (at least ${MIN_TOKEN_LENGTH} characters) to expose it beyond this machine`,
     );
   }
-  if (token !== undefined && token.length < MIN_TOKEN_LENGTH) {
+  const weakness = token === undefined ? null : tokenWeakness(token);
+  if (weakness !== null) {
     throw new DashboardError(
       'invalid_config',
-      `BATON_DASHBOARD_TOKEN is too short: use at least ${MIN_TOKEN_LENGTH} characters`,
+      `BATON_DASHBOARD_TOKEN is too weak (${weakness}): use a random one such as ${generateToken()}`,
+    );
+  }
+  if (token !== undefined && options.redis === undefined) {
+    throw new DashboardError(
+      'invalid_config',
+      'a dashboard with a token needs a Redis connection (the `redis` option) for its login sessions',
     );
   }
   const logger = options.logger ?? createDashboardLogger({ level: process.env.LOG_LEVEL });
@@ -192,7 +215,20 @@ export async function createDashboardServer(
     home: path.resolve(
       options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
     ),
-    auth: createAuthPolicy({ token, loopbackHosts }),
+    auth: createAuthPolicy({
+      token,
+      loopbackHosts,
+      sessions:
+        options.redis === undefined
+          ? undefined
+          : createLoginSessions({
+              redis: options.redis,
+              prefix: options.control.keys.prefix,
+              lifetimeMs: SESSION_MAX_AGE_SECONDS * 1000,
+            }),
+      throttle: createLoginThrottle(),
+      logger,
+    }),
     assets,
     queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,
     secureCookie: options.secureCookie ?? false,

@@ -19,6 +19,40 @@ function rawGet(url: string, headers: Record<string, string>): Promise<number> {
   });
 }
 
+/** A browser's top-level navigation (fetch() always says `Sec-Fetch-Mode: cors`). */
+function navigate(url: string): Promise<{
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}> {
+  return new Promise((resolve, reject) => {
+    const request = httpRequest(
+      url,
+      {
+        headers: {
+          accept: 'text/html',
+          'sec-fetch-mode': 'navigate',
+          'sec-fetch-dest': 'document',
+          'sec-fetch-site': 'none',
+        },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            headers: response.headers,
+            body: Buffer.concat(chunks).toString('utf8'),
+          }),
+        );
+      },
+    );
+    request.on('error', reject);
+    request.end();
+  });
+}
+
 /** POST with node:http, resolving with the status even if the server hangs up mid-upload. */
 function rawPost(url: string, body: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -92,9 +126,9 @@ describe('dashboard access control', () => {
         .status,
     ).toBe(200);
     // Pages redirect to the login form rather than showing a JSON error.
-    const page = await fetch(`${url}/`, { headers: { accept: 'text/html' }, redirect: 'manual' });
+    const page = await navigate(`${url}/`);
     expect(page.status).toBe(303);
-    expect(page.headers.get('location')).toBe('/login');
+    expect(page.headers.location).toBe('/login');
     expect((await fetch(`${url}/healthz`)).status).toBe(200);
   });
 
@@ -181,15 +215,15 @@ describe('dashboard access control', () => {
 
   it('sends security headers with a CSP that allows no inline script', async () => {
     dashboard = await startTestDashboard({ token: '' });
-    const response = await dashboard.request('/');
+    const response = await navigate(`${dashboard.server.url}/`);
     expect(response.status).toBe(200);
-    const csp = response.headers.get('content-security-policy') ?? '';
+    const csp = String(response.headers['content-security-policy'] ?? '');
     expect(csp).toContain("script-src 'self'");
     expect(csp).not.toContain('unsafe-inline');
     expect(csp).toContain("frame-ancestors 'none'");
-    expect(response.headers.get('x-content-type-options')).toBe('nosniff');
-    expect(response.headers.get('referrer-policy')).toBe('no-referrer');
-    const html = await response.text();
+    expect(response.headers['x-content-type-options']).toBe('nosniff');
+    expect(response.headers['referrer-policy']).toBe('no-referrer');
+    const html = response.body;
     expect(html).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
   });
 });

@@ -115,4 +115,14 @@ describe('loadWorkerConfig', () => {
       'BATON_WEBHOOK_SECRET is not set: webhooks are signed, so BATON_WEBHOOK_URL needs a secret',
     ]);
   });
+
+  it('a whsec_ webhook secret must be Standard Webhooks base64 of 24 to 64 bytes', () => {
+    const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+    expect(
+      loadWorkerConfig({ BATON_MODEL: 'sim', BATON_WEBHOOK_SECRET: secret }).webhookSecret,
+    ).toBe(secret);
+    expect(problems({ BATON_MODEL: 'sim', BATON_WEBHOOK_SECRET: 'whsec_c2hvcnQ=' })).toEqual([
+      `BATON_WEBHOOK_SECRET: the webhook secret's key is 5 bytes; Standard Webhooks asks for 24 to 64 (make one with: echo "whsec_$(openssl rand -base64 32)")`,
+    ]);
+  });
 });

@@ -9,8 +9,10 @@ import {
   MODEL_ID_PATTERN,
   MODEL_ID_RULE,
   RedisTargetError,
+  describeError,
   isValidPrefix,
   readRedisTarget,
+  webhookSigningKey,
   type RedisTarget,
 } from '@baton/projects';
 
@@ -93,7 +95,7 @@ export interface WorkerConfig {
   sandbox: SandboxSetting;
   /** `BATON_WEBHOOK_URL`: receivers of project notifications (comma- or space-separated). */
   webhookUrls: string[];
-  /** `BATON_WEBHOOK_SECRET`: HMAC key of `x-baton-signature`; required with `BATON_WEBHOOK_URL`. */
+  /** `BATON_WEBHOOK_SECRET`: the signing secret (`whsec_...` or plain); required with `BATON_WEBHOOK_URL`. */
   webhookSecret: string;
   /** `BATON_WEBHOOK_ATTEMPTS`: attempts per delivery. Default 6. */
   webhookAttempts: number;
@@ -278,6 +280,12 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     problems.push(
       'BATON_WEBHOOK_SECRET is not set: webhooks are signed, so BATON_WEBHOOK_URL needs a secret',
     );
+  } else if (webhookSecret !== '') {
+    try {
+      webhookSigningKey(webhookSecret);
+    } catch (error) {
+      problems.push(`BATON_WEBHOOK_SECRET: ${describeError(error)}`);
+    }
   }
   let sandbox: SandboxSetting | undefined;
   try {

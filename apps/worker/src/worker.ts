@@ -8,6 +8,7 @@ import {
   createWebhookQueue,
   createWebhookWorker,
   notifyStatusChange,
+  reconcileProjects,
   type BatonKeys,
   type RedisClient,
   type SessionJobData,
@@ -30,6 +31,13 @@ export interface MaintenanceOptions {
   jobRetentionMs: number;
   /** How often the retention job runs (ms). Default one hour. */
   retentionEveryMs?: number;
+  /**
+   * How often the reconciler looks for `queued`/`running` projects with no job and no lease and
+   * queues them again (ms). Default 30 000.
+   */
+  reconcileEveryMs?: number | undefined;
+  /** How old such a project's status must be before it counts as stuck (ms). Default 30 000. */
+  reconcileMinAgeMs?: number | undefined;
 }
 
 /** What the worker hands on to its session processor unchanged (documented there). */
@@ -91,7 +99,7 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
 export interface WebhookOptions {
   /** Receivers; each gets every notification. */
   urls: readonly string[];
-  /** HMAC key of `x-baton-signature`. */
+  /** The webhook signing secret (Standard Webhooks; see docs/workers.md#webhooks). */
   secret: string;
   /** Attempts per delivery. Default 6. */
   attempts?: number;
@@ -299,6 +307,20 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
           logger.info({ removed: result.removed }, 'memory expiry sweep done');
           return result;
         }
+        if (job.name === 'reconcile-projects') {
+          const actions = await reconcileProjects({
+            redis: options.commandConnection,
+            keys,
+            repository,
+            queue,
+            minAgeMs: maintenance.reconcileMinAgeMs,
+          });
+          for (const action of actions) {
+            const log = action.action === 'requeued' ? logger.warn : logger.error;
+            log.call(logger, { ...action }, `reconciler: project ${action.action}`);
+          }
+          return { actions: actions.length };
+        }
         if (job.name === 'job-retention') {
           const grace = maintenance.jobRetentionMs;
           const completed = await queue.clean(grace, 10_000, 'completed');
@@ -339,6 +361,11 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
         } else {
           await maintenanceQueue.removeJobScheduler('memory-expiry-sweep');
         }
+        await maintenanceQueue.upsertJobScheduler(
+          'reconcile-projects',
+          { every: maintenance.reconcileEveryMs ?? 30_000 },
+          { name: 'reconcile-projects' },
+        );
         await maintenanceQueue.upsertJobScheduler(
           'job-retention',
           { every: maintenance.retentionEveryMs ?? 3_600_000 },

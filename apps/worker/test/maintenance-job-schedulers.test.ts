@@ -18,7 +18,7 @@ describe('maintenance runs as BullMQ job schedulers', () => {
     await deletePrefix(prefix);
   });
 
-  it('upserts the memory sweep and job retention schedulers once, whatever the number of workers, and runs them', async () => {
+  it('upserts the memory sweep, job retention and reconciler schedulers once, whatever the number of workers, and runs them', async () => {
     let sweeps = 0;
     const maintenance = {
       memorySweepEveryMs: 300,
@@ -47,6 +47,7 @@ describe('maintenance runs as BullMQ job schedulers', () => {
     expect(schedulers.map((scheduler) => scheduler.key).sort()).toEqual([
       'job-retention',
       'memory-expiry-sweep',
+      'reconcile-projects',
     ]);
     await waitFor('two sweeps', () => sweeps >= 2, 10_000);
     await waitFor(

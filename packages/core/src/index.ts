@@ -62,6 +62,7 @@ export {
   SECRET_PATTERNS,
   containsSecret,
   redactSecrets,
+  redactThenCut,
   redactValue,
   serializeError,
 } from './redaction.js';

@@ -178,6 +178,19 @@ export function redactSecrets(
   return { text: current, found };
 }
 
+/**
+ * `text` redacted, then cut to `max` characters (`…` marks the cut). Always in this order: a
+ * key cut first loses the length its rule needs (`sk-proj-AbCd…`) and would come through.
+ */
+export function redactThenCut(
+  text: string,
+  max: number,
+  patterns: readonly SecretPattern[] = SECRET_PATTERNS,
+): string {
+  const redacted = redactSecrets(text, patterns).text;
+  return redacted.length > max ? `${redacted.slice(0, Math.max(0, max - 1))}…` : redacted;
+}
+
 /** True if `text` contains anything the patterns would redact. */
 export function containsSecret(
   text: string,

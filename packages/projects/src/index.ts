@@ -156,6 +156,7 @@ export {
   type DeploymentMarkerResult,
   type EvictionPolicy,
 } from './redis-safety.js';
+export { reconcileProjects, type ReconcileAction, type ReconcileOptions } from './reconcile.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
@@ -169,8 +170,13 @@ export {
 } from './webhooks/payload.js';
 export {
   WEBHOOK_SIGNATURE_HEADER,
+  STANDARD_WEBHOOK_HEADERS,
+  WEBHOOK_SECRET_PREFIX,
+  createWebhookSigner,
   signWebhookBody,
   verifyWebhookSignature,
+  webhookMessageId,
+  webhookSigningKey,
 } from './webhooks/signature.js';
 export {
   WEBHOOK_QUEUE_NAME,

@@ -40,4 +40,37 @@ describe('events leave a session redacted', () => {
     expect(JSON.stringify(toolCall)).toContain('[REDACTED:npm_token]');
     expect(JSON.stringify(toolCall)).toContain('[REDACTED:stripe_key]');
   });
+
+  it('a key cut at the summary boundary and HTTP Basic credentials never reach an event', async () => {
+    // The 80-character summary cut lands inside the key: cut first, it would be too short for
+    // its rule and its prefix would stay in events.jsonl.
+    const openai = `sk-proj-AbCd${'Xy7q'.repeat(8)}`;
+    const command = `echo ${'x'.repeat(62)} ${openai}`;
+    const basic = 'dXNlcjpodW50ZXIyLXZlcnktc2VjcmV0';
+    const h = await createHarness(
+      {
+        script: firstAnswerOnly({
+          content: [
+            { type: 'tool_use', id: 'toolu_cut', name: 'bash', input: { command } },
+            {
+              type: 'tool_use',
+              id: 'toolu_basic',
+              name: 'bash',
+              input: { command: `echo "Authorization: Basic ${basic}"` },
+            },
+          ],
+        }),
+      },
+      { initialised: true },
+    );
+    harness = h;
+    await runSession(h.options({ sessionNumber: 2 }));
+    const calls = h.events.filter((event) => event.type === 'tool-call' && event.turn === 1);
+    expect(calls).toHaveLength(2);
+    const everything = JSON.stringify(h.events);
+    expect(everything).not.toContain('sk-proj-AbC');
+    expect(everything).not.toContain(basic);
+    expect(everything).not.toContain(basic.slice(0, 12));
+    expect(JSON.stringify(calls[1])).toContain('[REDACTED:http_basic_credentials]');
+  });
 });

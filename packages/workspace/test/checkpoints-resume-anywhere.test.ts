@@ -1,4 +1,4 @@
-import { readFile, rename, stat, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createProjectWorkspace, workspaceGitPaths, type ProjectWorkspace } from '../src/index.js';
@@ -49,11 +49,13 @@ describe('checkpoints', () => {
     expect(two.pushed).toBe(true);
     expect(git(remote, 'rev-parse', 'baton/p^')).toBe(one.commit);
 
-    // The first worker comes back: its clone is reset to the new checkpoint, crash leftovers gone.
+    // The first worker comes back: its tracked files are reset to the new checkpoint; an
+    // untracked file is never deleted (Baton removes no file it did not write) and the next
+    // checkpoint commits it.
     const back = await first.prepare(two.commit);
     expect(back.head).toBe(two.commit);
     expect(await readFile(path.join(first.dir, 'features/f1.sh'), 'utf8')).toBe('echo F1 ok\n');
-    expect(await stat(path.join(first.dir, 'half.txt')).catch(() => null)).toBeNull();
+    expect(await readFile(path.join(first.dir, 'half.txt'), 'utf8')).toBe('half done\n');
     expect(await readFile(path.join(first.dir, 'features/f2.sh'), 'utf8')).toBe('echo F2 ok\n');
   });
 

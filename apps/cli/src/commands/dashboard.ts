@@ -48,6 +48,8 @@ async function serveDashboard(options: DashboardOptions): Promise<number> {
     const server = await createDashboardServer({
       control,
       queue,
+      // Login sessions (with BATON_DASHBOARD_TOKEN) live in Redis beside the projects.
+      redis: queueConnection,
       host: options.host,
       port: options.port,
     });

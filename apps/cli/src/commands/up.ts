@@ -144,6 +144,8 @@ async function up(options: UpOptions): Promise<number> {
     dashboard = await createDashboardServer({
       control,
       queue,
+      // Login sessions (with BATON_DASHBOARD_TOKEN) live in Redis beside the projects.
+      redis: queueConnection,
       host: options.host,
       port: options.port,
       // Like the worker's: quiet unless LOG_LEVEL asks for more (the terminal shows the live view).

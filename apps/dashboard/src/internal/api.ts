@@ -5,7 +5,7 @@ import {
   DEFAULT_CONTEXT_PRESET,
 } from '@baton/context-config';
 import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import {
   eventsQuerySchema,
@@ -27,6 +27,8 @@ import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
+import { createSingleFlight } from './single-flight.js';
+import type { DashboardTelemetry } from './telemetry.js';
 import { jsonBody, validJson, validProjectId, validQuery } from './validation.js';
 import { checklistView, projectView, tokenSeries } from './views.js';
 
@@ -38,6 +40,8 @@ export interface ApiOptions {
   maxFileBytes: number;
   /** `BATON_HOME`, absolute: a project's branch is fetched into `<home>/cache/<id>.git` to diff it. */
   home: string;
+  /** Request metrics, the access log and `/metrics`. */
+  telemetry: DashboardTelemetry;
 }
 
 /** Session summaries the project view starts with; older ones are paged on demand. */
@@ -92,6 +96,8 @@ function withRenderedText(transcript: Transcript) {
 export function createApiRoutes(options: ApiOptions): Hono {
   const { control, hub } = options;
   const api = new Hono();
+  // Branch diffs run `git fetch`: one per project at a time, whoever asks.
+  const diffs = createSingleFlight();
 
   async function requireProject(projectId: string) {
     const project = await control.getProject(projectId);
@@ -164,16 +170,28 @@ export function createApiRoutes(options: ApiOptions): Hono {
   // The project branch against its base, as the project's remote has it now (read only).
   api.get('/projects/:id/diff', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;
+    options.telemetry.diffRequest(1);
+    try {
+      return await branchDiff(context, projectId);
+    } finally {
+      options.telemetry.diffRequest(-1);
+    }
+  });
+
+  async function branchDiff(context: Context, projectId: string): Promise<Response> {
     const project = await requireProject(projectId);
     const paths = workspaceGitPaths(options.home, projectId);
     const stat = context.req.query('stat') === '1';
     try {
-      const diff = await diffProjectBranch({
-        projectId,
-        remote: project.repo ?? paths.localRemote,
-        baseCommit: project.baseCommit,
-        cacheDir: paths.diffCache,
-        stat,
+      const diff = await diffs.run(projectId, stat ? 'stat' : 'full', () => {
+        options.telemetry.diffFetch();
+        return diffProjectBranch({
+          projectId,
+          remote: project.repo ?? paths.localRemote,
+          baseCommit: project.baseCommit,
+          cacheDir: paths.diffCache,
+          stat,
+        });
       });
       const truncated = diff.text.length > MAX_DIFF_CHARS;
       return context.json({
@@ -187,7 +205,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       if (error instanceof WorkspaceError) throw new ApiError(503, error.code, error.message);
       throw error;
     }
-  });
+  }
 
   api.post('/projects/:id/resume', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;

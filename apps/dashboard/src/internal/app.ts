@@ -3,14 +3,9 @@ import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, setCookie } from 'hono/cookie';
 import type { Asset } from './assets.js';
-import type { DashboardTelemetry } from './telemetry.js';
 import { createApiRoutes, controlErrorToApi, ApiError, type ApiOptions } from './api.js';
-import {
-  SESSION_COOKIE,
-  SESSION_MAX_AGE_SECONDS,
-  sessionCookieValue,
-  type AuthPolicy,
-} from './auth.js';
+import { SESSION_COOKIE, SESSION_MAX_AGE_SECONDS, type AuthPolicy } from './auth.js';
+import { ORIGIN_REFUSAL_MESSAGES, crossOriginRefusal } from './request-origin.js';
 
 export interface AppOptions extends ApiOptions {
   auth: AuthPolicy;
@@ -21,8 +16,6 @@ export interface AppOptions extends ApiOptions {
   secureCookie: boolean;
   /** Called with unexpected errors (logged by the caller). */
   onError: (error: unknown) => void;
-  /** Request metrics, the access log and `/metrics`. */
-  telemetry: DashboardTelemetry;
   /** Whether Redis answers (`/readyz`). */
   redisReady: () => Promise<boolean>;
 }
@@ -72,6 +65,13 @@ function serveAsset(context: Context, asset: Asset | undefined): Response {
   });
 }
 
+/** The HTML pages: the UI shell's routes and the login form. */
+function isPagePath(path: string): boolean {
+  return (
+    path === '/' || path === '/new' || path === '/login' || /^\/projects\/[^/]+(\/.*)?$/.test(path)
+  );
+}
+
 function wantsHtml(context: Context): boolean {
   return (context.req.header('accept') ?? '').includes('text/html');
 }
@@ -98,6 +98,22 @@ export function createApp(options: AppOptions): Hono {
   app.use('*', async (context, next) => {
     await next();
     setSecurityHeaders(context);
+  });
+
+  // Before anything else, probes included: a page on another origin makes the dashboard do
+  // nothing at all (see request-origin.ts).
+  app.use('*', async (context, next) => {
+    const refusal = crossOriginRefusal(
+      context,
+      context.req.method === 'GET' && isPagePath(context.req.path),
+    );
+    if (refusal !== null) {
+      return context.json(
+        { error: { code: 'forbidden', message: ORIGIN_REFUSAL_MESSAGES[refusal] } },
+        403,
+      );
+    }
+    await next();
   });
 
   // No request of ours needs more; this also caps the unauthenticated login form.
@@ -151,14 +167,15 @@ export function createApp(options: AppOptions): Hono {
     } else if (type.startsWith('application/json')) {
       candidate = ((await context.req.json().catch(() => ({}))) as { token?: unknown }).token;
     }
-    if (
-      typeof candidate !== 'string' ||
-      candidate.length > 1_024 ||
-      !auth.tokenMatches(candidate)
-    ) {
+    const login = await auth.login(context, candidate);
+    if (!login.ok) {
+      if (login.status === 429) {
+        context.header('Retry-After', String(login.retryAfterSeconds));
+        return context.text(login.message, 429);
+      }
       return context.redirect('/login?failed=1', 303);
     }
-    setCookie(context, SESSION_COOKIE, sessionCookieValue(candidate), {
+    setCookie(context, SESSION_COOKIE, login.sessionId, {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
@@ -168,17 +185,23 @@ export function createApp(options: AppOptions): Hono {
     return context.redirect('/', 303);
   });
 
-  app.post('/logout', (context) => {
+  app.post('/logout', async (context) => {
     const sameOrigin = auth.checkSameOrigin(context, 'cookie');
     if (!sameOrigin.ok) return context.text(sameOrigin.message, sameOrigin.status);
+    // Revoked server-side: a copy of the cookie stops working too.
+    await auth.logout(context);
     deleteCookie(context, SESSION_COOKIE, { path: '/' });
     return context.redirect('/login', 303);
   });
 
   // Everything below needs a session; state changes also need our own origin.
   app.use('*', async (context, next) => {
-    const result = auth.authenticate(context);
+    const result = await auth.authenticate(context);
     if (!result.ok) {
+      if (result.status === 429) {
+        context.header('Retry-After', String(result.retryAfterSeconds));
+        return context.json({ error: { code: 'too_many_attempts', message: result.message } }, 429);
+      }
       if (result.status === 401 && context.req.method === 'GET' && wantsHtml(context)) {
         return context.redirect('/login', 303);
       }

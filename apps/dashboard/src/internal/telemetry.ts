@@ -16,6 +16,10 @@ export interface DashboardTelemetry {
   middleware: MiddlewareHandler;
   /** An SSE client connected (+1) or left (-1). */
   sseClient(change: 1 | -1, stream: SseStreamKind): void;
+  /** A branch diff started its `git fetch`. */
+  diffFetch(): void;
+  /** A branch diff request started (+1) or answered (-1). */
+  diffRequest(change: 1 | -1): void;
 }
 
 export function createDashboardTelemetry(options: {
@@ -41,6 +45,16 @@ export function createDashboardTelemetry(options: {
     name: 'baton_dashboard_sse_clients',
     help: 'Server-Sent Events clients connected now, by stream.',
     labelNames: ['stream'] as const,
+    registers: [registry],
+  });
+  const diffFetches = new Counter({
+    name: 'baton_dashboard_diff_fetches_total',
+    help: 'Branch diffs that ran a git fetch (concurrent requests for one project share one).',
+    registers: [registry],
+  });
+  const diffRequests = new Gauge({
+    name: 'baton_dashboard_diff_requests_in_progress',
+    help: 'Branch diff requests being answered now (waiting for their fetch included).',
     registers: [registry],
   });
   sseClients.set({ stream: 'projects' }, 0);
@@ -74,6 +88,12 @@ export function createDashboardTelemetry(options: {
     middleware,
     sseClient(change, stream) {
       sseClients.inc({ stream }, change);
+    },
+    diffFetch() {
+      diffFetches.inc();
+    },
+    diffRequest(change) {
+      diffRequests.inc(change);
     },
   };
 }

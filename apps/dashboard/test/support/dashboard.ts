@@ -52,6 +52,7 @@ export async function startTestDashboard(
     : undefined;
   const server = await createDashboardServer({
     control,
+    redis,
     port: 0,
     pollIntervalMs: 50,
     pingIntervalMs: 1_000,

@@ -8,7 +8,7 @@ import {
   type WebhookProjectSnapshot,
   type WebhookTrigger,
 } from './payload.js';
-import { WEBHOOK_SIGNATURE_HEADER, signWebhookBody } from './signature.js';
+import { createWebhookSigner } from './signature.js';
 
 /** The BullMQ queue of notifications and deliveries (under the same `{hash tag}` prefix as sessions). */
 export const WEBHOOK_QUEUE_NAME = 'baton-webhooks';
@@ -95,7 +95,10 @@ export interface WebhookWorkerOptions {
   prefix: string;
   /** Receivers (`BATON_WEBHOOK_URL`). With none, notifications are consumed and dropped. */
   urls: readonly string[];
-  /** HMAC key of `x-baton-signature` (`BATON_WEBHOOK_SECRET`). */
+  /**
+   * The signing secret (`BATON_WEBHOOK_SECRET`): `whsec_<base64>` as Standard Webhooks serialises
+   * it, or any other string used as its UTF-8 bytes. Checked here: a malformed one throws.
+   */
   secret: string;
   /** The project's figures for the body; null if it was deleted meanwhile (then nothing is sent). */
   loadProject(projectId: string): Promise<WebhookProjectSnapshot | null>;
@@ -131,6 +134,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): Worker<Webho
   const attempts = options.attempts ?? 6;
   const backoffMs = options.backoffMs ?? 5000;
   const timeoutMs = options.timeoutMs ?? 10_000;
+  // Without receivers there is nothing to sign (and no secret is required).
+  const sign = options.urls.length === 0 ? null : createWebhookSigner(options.secret);
   const queue = createWebhookQueue({ connection: options.connection, prefix: options.prefix });
   queue.on('error', () => undefined);
 
@@ -179,7 +184,8 @@ export function createWebhookWorker(options: WebhookWorkerOptions): Worker<Webho
           'user-agent': 'baton-webhooks',
           'x-baton-event': data.type,
           'x-baton-delivery': data.notificationId,
-          [WEBHOOK_SIGNATURE_HEADER]: signWebhookBody(data.body, options.secret),
+          // Signed per attempt: each retry carries its own webhook-timestamp.
+          ...sign?.(data.notificationId, data.body),
         },
         body: data.body,
       });

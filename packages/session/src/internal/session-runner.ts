@@ -3,6 +3,7 @@ import type {
   BetaToolUseBlock,
   MessageCreateParamsNonStreaming,
 } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import { redactThenCut } from '@baton/core';
 import {
   type TurnAccounting,
   type UsageAccumulator,
@@ -696,7 +697,7 @@ export class SessionRunner {
         from: this.#model,
         to: fallback,
         turn: this.turns + 1,
-        message: errorMessage(error).slice(0, 200),
+        message: redactThenCut(errorMessage(error), 200),
         ...(status === undefined ? {} : { status }),
       });
       this.#model = fallback;
@@ -722,7 +723,7 @@ export class SessionRunner {
             type: 'api-retry',
             attempt: notice.attempt,
             delayMs: notice.delayMs,
-            message: errorMessage(notice.error).slice(0, 200),
+            message: redactThenCut(errorMessage(notice.error), 200),
             ...(notice.status === undefined ? {} : { status: notice.status }),
           }),
       },

@@ -1,3 +1,4 @@
+import { redactSecrets, redactThenCut } from '@baton/core';
 import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { SandboxSetup } from '@baton/workspace';
 import type { CommandPolicy } from '../internal/command-policy.js';
@@ -54,10 +55,9 @@ export interface WorkspaceToolsOptions {
   maxListEntries?: number;
 }
 
-/** Cut a string to `max` characters for one-line summaries. */
+/** A one-line summary of `text`, redacted and then cut to `max` characters (never the reverse). */
 export function shorten(text: string, max = 80): string {
-  const oneLine = text.replace(/\s+/g, ' ').trim();
-  return oneLine.length > max ? `${oneLine.slice(0, max - 1)}…` : oneLine;
+  return redactThenCut(redactSecrets(text).text.replace(/\s+/g, ' ').trim(), max);
 }
 
 /** Read a string field of an unknown tool input. */

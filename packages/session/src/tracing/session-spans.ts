@@ -8,6 +8,7 @@ import {
   type Tracer,
   trace,
 } from '@opentelemetry/api';
+import { redactThenCut } from '@baton/core';
 import type { SessionEvent } from '../types.js';
 import { BATON, ERROR_TYPE, GEN_AI, GEN_AI_OPERATIONS } from './attributes.js';
 
@@ -183,7 +184,7 @@ export function createSessionTracing(options: SessionTracingOptions): SessionTra
       });
       if (result.outcome === 'failed') {
         span.setAttribute(ERROR_TYPE, result.stopReason ?? 'failed');
-        span.setStatus({ code: SpanStatusCode.ERROR, message: result.reason.slice(0, 200) });
+        span.setStatus({ code: SpanStatusCode.ERROR, message: redactThenCut(result.reason, 200) });
       }
     }
     span.end(new Date(result?.endedAt ?? at));

@@ -7,6 +7,7 @@ import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-san
 import { runCommitHooks } from '../sandbox/hook-runner.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
 import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
+import { isCommittablePath, listWorktreeFiles } from './worktree-files.js';
 import { isRemoteUrl, projectBranch } from './source.js';
 import { BATON_HOOKS_TRAILER, BATON_PROJECT_TRAILER, formatCommitMessage } from './trailers.js';
 
@@ -251,7 +252,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     } else {
       start = await this.#baseCommit();
     }
-    await this.#checkout(start, remoteHead !== null || lastCheckpoint !== null || recovered);
+    await this.#checkout(start);
     this.#head = start;
     this.#pushedHead = remoteHead;
     this.#pushFailures = 0;
@@ -413,17 +414,17 @@ class GitProjectWorkspace implements ProjectWorkspace {
   }
 
   /**
-   * Points the branch at `start` and makes the working tree match it. `clean` also removes
-   * untracked files (what a crashed session left after its last checkpoint); ignored files such
-   * as build output stay.
+   * Points the branch at `start` and makes the tracked files of the working tree match it.
+   * Untracked files are never removed: Baton deletes no file it did not write (files left out of
+   * checkpoints as secrets, the user's files of an adopted directory); what a crashed session
+   * left after its last checkpoint stays and the next checkpoint commits it.
    */
-  async #checkout(start: string | null, clean: boolean): Promise<void> {
+  async #checkout(start: string | null): Promise<void> {
     if (start === null) {
       await this.#gitOk(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`], 'git symbolic-ref');
       return;
     }
     await this.#gitOk(['checkout', '-q', '-f', '-B', this.branch, start], 'git checkout');
-    if (clean) await this.#gitOk(['clean', '-q', '-f', '-d'], 'git clean');
   }
 
   async checkpoint(request: CheckpointRequest): Promise<Checkpoint> {
@@ -496,9 +497,40 @@ class GitProjectWorkspace implements ProjectWorkspace {
     };
   }
 
-  /** Stages every change except secret-looking files. */
+  /**
+   * Stages every change except secret-looking files. Not `git add -A`: it would open every
+   * repository below the root (see `listWorktreeFiles`); files of nested repositories are
+   * committed as plain files and every `.git` is left out.
+   */
   async #stage(): Promise<{ skipped: string[]; changed: boolean }> {
-    await this.#gitOk(['add', '-A'], 'git add');
+    const index = await this.#indexModes();
+    const gitlinks = new Set(
+      [...index].filter(([, mode]) => mode === '160000').map(([tracked]) => tracked),
+    );
+    const files = await listWorktreeFiles({
+      dir: this.dir,
+      ignored: (paths) => this.#ignoredPaths(paths),
+      skipDirectories: gitlinks,
+    });
+    const present = new Set(files);
+    for (const [tracked, mode] of index) {
+      if (mode === '160000' || present.has(tracked) || !isCommittablePath(tracked)) continue;
+      // Tracked files under an ignored directory stay tracked, as with `git add -A`.
+      const info = await lstat(path.join(this.dir, tracked)).catch(() => null);
+      if (info?.isFile() === true || info?.isSymbolicLink() === true) {
+        present.add(tracked);
+        files.push(tracked);
+      }
+    }
+    const removed = [...index.keys()].filter(
+      (tracked) => index.get(tracked) !== '160000' && !present.has(tracked),
+    );
+    await this.#gitStdin(['update-index', '-z', '--force-remove', '--stdin'], removed, 'git rm');
+    await this.#gitStdin(
+      ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'],
+      files.filter(isCommittablePath),
+      'git add',
+    );
     const staged = (
       await this.#gitOk(['diff', '--cached', '--name-only', '-z', '--no-renames'], 'git diff')
     )
@@ -530,6 +562,45 @@ class GitProjectWorkspace implements ProjectWorkspace {
       }
     }
     return { skipped, changed: staged.length > skipped.length };
+  }
+
+  /** Path -> mode of every index entry. */
+  async #indexModes(): Promise<Map<string, string>> {
+    const listed = await this.#gitOk(['ls-files', '-z', '-s'], 'git ls-files');
+    const modes = new Map<string, string>();
+    for (const record of listed.split('\0')) {
+      const tab = record.indexOf('\t');
+      if (tab === -1) continue;
+      modes.set(record.slice(tab + 1), record.slice(0, record.indexOf(' ')));
+    }
+    return modes;
+  }
+
+  /** Which of `paths` git's ignore rules exclude (tracked files never are). */
+  async #ignoredPaths(paths: readonly string[]): Promise<ReadonlySet<string>> {
+    if (paths.length === 0) return new Set();
+    const output = await runGit(['check-ignore', '-z', '--stdin'], {
+      gitDir: this.gitDir,
+      workTree: this.dir,
+      cwd: this.dir,
+      input: `${paths.join('\0')}\0`,
+    });
+    if (output.code !== 0 && output.code !== 1) {
+      throw new WorkspaceError('git', `git check-ignore failed: ${gitMessage(output)}`);
+    }
+    return new Set(output.stdout.split('\0').filter(Boolean));
+  }
+
+  /** A git command reading NUL-separated `paths` on stdin (no E2BIG, whatever their number). */
+  async #gitStdin(args: readonly string[], paths: readonly string[], what: string): Promise<void> {
+    if (paths.length === 0) return;
+    const output = await runGit(args, {
+      gitDir: this.gitDir,
+      workTree: this.dir,
+      cwd: this.dir,
+      input: `${paths.join('\0')}\0`,
+    });
+    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${gitMessage(output)}`);
   }
 
   #commit(message: string): Promise<GitOutput> {

@@ -11,7 +11,7 @@ import {
   sandboxedCommand,
 } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
-import type { CgroupLimiter, CommandCgroup } from './limits.js';
+import type { CgroupLimiter, CommandCgroup, LimitsEnforcement } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
@@ -45,7 +45,12 @@ export interface CommandResult {
 
 /** What a session's commands run in, as shown in events, `baton status` and the dashboard. */
 export type SandboxDescription =
-  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'bubblewrap';
+      policy: SandboxPolicy;
+      /** How memory and process limits are enforced; `rlimit`: no cgroup, per process only. */
+      limits?: LimitsEnforcement | undefined;
+    }
   | {
       mode: 'off';
       /** `opted-out`: `BATON_SANDBOX=off` / `--no-sandbox`; `simulator`: the simulator's own commands on a host without a usable sandbox. */
@@ -64,7 +69,12 @@ export interface CommandSandbox {
 
 /** How a session's commands are to be run: in the sandbox with a policy, or not at all sandboxed. */
 export type SandboxSetup =
-  | { mode: 'bubblewrap'; policy: SandboxPolicy }
+  | {
+      mode: 'bubblewrap';
+      policy: SandboxPolicy;
+      /** How this machine enforces the limits (from the probe), shown in events and status. */
+      limits?: LimitsEnforcement | undefined;
+    }
   | {
       mode: 'off';
       reason: 'opted-out' | 'simulator';
@@ -101,9 +111,12 @@ export function unsandboxedNotice(reason: 'opted-out' | 'simulator'): string {
 
 /** What a setup means for people and events, without opening anything. */
 export function describeSandbox(setup: SandboxSetup): SandboxDescription {
-  return setup.mode === 'bubblewrap'
+  if (setup.mode === 'off') {
+    return { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+  }
+  return setup.limits === undefined
     ? { mode: 'bubblewrap', policy: setup.policy }
-    : { mode: 'off', reason: setup.reason, notice: unsandboxedNotice(setup.reason) };
+    : { mode: 'bubblewrap', policy: setup.policy, limits: setup.limits };
 }
 
 /** One line for `baton status`, the dashboard and logs: where a session's commands ran. */
@@ -114,6 +127,9 @@ export function summarizeSandbox(description: SandboxDescription): string {
     network.allowedHosts.length === 0
       ? 'no network'
       : `network only to ${network.allowedHosts.join(', ')}`;
+  if (description.limits === 'rlimit') {
+    return `sandboxed (bubblewrap): ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB per process, processes not limited (no cgroup)`;
+  }
   return `sandboxed (bubblewrap): ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes`;
 }
 
@@ -239,6 +255,9 @@ interface Launcher {
  */
 const LAUNCHER_SCRIPT = [
   'for file in "$@"; do echo $$ > "$file" || exit 125; done',
+  // Without cgroups: a hard per-process memory limit nothing inside can raise.
+  'if [ -n "${BATON_DATA_LIMIT_KB:-}" ]; then ulimit -S -H -d "$BATON_DATA_LIMIT_KB" || exit 125; fi',
+  'unset BATON_DATA_LIMIT_KB',
   // No arguments: the worker went away before sending a command (its end of stdin closed).
   "mapfile -d '' -t command && [ ${#command[@]} -gt 0 ] || exit 125",
   'exec "${command[@]}" </dev/null',
@@ -287,7 +306,11 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#git = options.git;
     this.#hooks = options.hooks;
     this.#proxy = options.proxy;
-    this.description = { mode: 'bubblewrap', policy: options.policy };
+    this.description = {
+      mode: 'bubblewrap',
+      policy: options.policy,
+      limits: options.limiter.enforcement,
+    };
   }
 
   protected defaultTimeoutMs(): number {
@@ -370,7 +393,12 @@ class BubblewrapSandbox extends TrackedCommands {
         ['--norc', '--noprofile', '-c', LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
         {
           cwd: '/',
-          env: { PATH: '/usr/bin:/bin' },
+          env: {
+            PATH: '/usr/bin:/bin',
+            ...(cgroup.dataLimitKb === undefined
+              ? {}
+              : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
+          },
           detached: true,
           stdio: ['pipe', 'pipe', 'pipe'],
         },

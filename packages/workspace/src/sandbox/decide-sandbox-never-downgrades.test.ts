@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { WorkspaceError } from '../errors.js';
-import { decideSandbox, sessionSandboxSetup } from './decide.js';
+import { describeSandbox, summarizeSandbox } from './command-sandbox.js';
+import { decideSandbox, describeSandboxDecision, sessionSandboxSetup } from './decide.js';
 import { DEFAULT_SANDBOX_POLICY, parseSandboxSetting, resolveSandboxPolicy } from './policy.js';
 import type { SandboxProbe } from './probe.js';
 
@@ -45,6 +46,32 @@ describe('decideSandbox: no silent downgrade', () => {
     const optedOut = decideSandbox(off, { simulator: false, probe: () => usable });
     if (optedOut.kind === 'refused') throw new Error('unexpected');
     expect(sessionSandboxSetup(optedOut, null)).toEqual({ mode: 'off', reason: 'opted-out' });
+  });
+});
+
+describe('without a usable cgroup', () => {
+  const noCgroup: SandboxProbe = {
+    ...usable,
+    limits: 'rlimit',
+    limitsProblem:
+      "cgroup v2: the memory and pids controllers are not delegated to the worker's cgroup",
+  };
+
+  it('a real model is still sandboxed, never refused, and the start line and sessions say so', () => {
+    const decision = decideSandbox(parseSandboxSetting(undefined), {
+      simulator: false,
+      probe: () => noCgroup,
+    });
+    expect(decision.kind).toBe('sandboxed');
+    if (decision.kind !== 'sandboxed') throw new Error('unexpected');
+    expect(describeSandboxDecision(decision)).toBe(
+      "commands sandboxed (bubblewrap 0.8.0, NO CGROUP: cgroup v2: the memory and pids controllers are not delegated to the worker's cgroup; isolated as always, but memory is limited per process only and processes are not limited; no network; per command 120 s, 2048 MiB per process)",
+    );
+    const setup = sessionSandboxSetup(decision, null);
+    expect(setup).toMatchObject({ mode: 'bubblewrap', limits: 'rlimit' });
+    expect(summarizeSandbox(describeSandbox(setup))).toBe(
+      'sandboxed (bubblewrap): no network; per command 120 s, 2048 MiB per process, processes not limited (no cgroup)',
+    );
   });
 });
 

@@ -53,6 +53,7 @@ export function sessionSandboxSetup(
   return {
     mode: 'bubblewrap',
     policy: resolveSandboxPolicy(decision.policy, project ?? undefined),
+    limits: decision.probe.limits,
   };
 }
 
@@ -65,5 +66,8 @@ export function describeSandboxDecision(decision: SandboxDecision): string {
     network.allowedHosts.length === 0
       ? 'no network'
       : `network: ${network.allowedHosts.join(', ')}`;
+  if (decision.probe.limits === 'rlimit') {
+    return `commands sandboxed (${decision.probe.version}, NO CGROUP: ${decision.probe.limitsProblem ?? 'none usable'}; isolated as always, but memory is limited per process only and processes are not limited; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB per process)`;
+  }
   return `commands sandboxed (${decision.probe.version}, ${decision.probe.limits}; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes)`;
 }

@@ -2,15 +2,25 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
-/** How memory and process limits are enforced: a cgroup per command (v1 or v2 hierarchy). */
-export type LimitsEnforcement = 'cgroup-v1' | 'cgroup-v2';
+/**
+ * How memory and process limits are enforced: a cgroup per command (v1 or v2 hierarchy), or,
+ * where no cgroup can be used, per-process resource limits only (`rlimit`: memory per process
+ * through RLIMIT_DATA, processes not limited; the wall clock and the sandbox's isolation as
+ * always).
+ */
+export type LimitsEnforcement = 'cgroup-v1' | 'cgroup-v2' | 'rlimit';
 
 const CGROUP_ROOT = '/sys/fs/cgroup';
+
+/** Why no cgroup limiter was found, for the start-up line. */
+let lastProblem = 'no writable cgroup with the memory and pids controllers';
 
 /** One command's cgroup(s): processes join them before bubblewrap starts. */
 export interface CommandCgroup {
   /** `cgroup.procs` files the command's first process writes its pid into. */
   procsFiles: string[];
+  /** Set without cgroups: the RLIMIT_DATA (KiB) of every process of the command. */
+  dataLimitKb?: number;
   /** SIGKILL every process still in the cgroup(s). */
   killAll(): void;
   /** True when no process is left in the cgroup(s). */
@@ -122,24 +132,108 @@ function v1Limiter(): CgroupLimiter | undefined {
   };
 }
 
+/** The outcome of `delegateCgroupV2`. */
+export type CgroupV2Delegation =
+  | {
+      ok: true;
+      /** The cgroup whose children get the controllers: the worker's own, now without processes. */
+      base: string;
+      /** Where this process (and every other process of `base`) now is; unset when nothing moved. */
+      leaf?: string;
+    }
+  | { ok: false; reason: string };
+
+function errorCode(error: unknown): string {
+  return (error as NodeJS.ErrnoException).code ?? 'error';
+}
+
+/**
+ * Makes `controllers` available to new child cgroups of this process's own cgroup `own` on the
+ * v2 hierarchy mounted at `root`, the standard way (what container entry points do for nested
+ * runtimes, and what systemd's `Delegate=yes` allows): a cgroup that holds processes cannot
+ * enable controllers for its children ("no internal processes", EBUSY), so every process of it
+ * (this one first) moves into a leaf child `baton-worker`, then the controllers are enabled in
+ * its `cgroup.subtree_control`. Command cgroups are then created beside the leaf.
+ */
+export function delegateCgroupV2(options: {
+  root: string;
+  own: string;
+  controllers: readonly string[];
+}): CgroupV2Delegation {
+  const base = path.join(options.root, options.own);
+  const wanted = options.controllers;
+  let available: string[];
+  try {
+    available = readFileSync(path.join(base, 'cgroup.controllers'), 'utf8').trim().split(/\s+/);
+  } catch (error) {
+    return { ok: false, reason: `cannot read cgroup.controllers (${errorCode(error)})` };
+  }
+  const missing = wanted.filter((controller) => !available.includes(controller));
+  if (missing.length > 0) {
+    return {
+      ok: false,
+      reason: `the ${missing.join(' and ')} controller${missing.length > 1 ? 's are' : ' is'} not delegated to the worker's cgroup`,
+    };
+  }
+  const subtree = path.join(base, 'cgroup.subtree_control');
+  const enabled = () => {
+    try {
+      const text = readFileSync(subtree, 'utf8').trim().split(/\s+/);
+      return wanted.every((controller) => text.includes(controller));
+    } catch {
+      return false;
+    }
+  };
+  if (enabled()) return { ok: true, base };
+  const enable = wanted.map((controller) => `+${controller}`).join(' ');
+  try {
+    writeFileSync(subtree, enable);
+    return { ok: true, base };
+  } catch (error) {
+    if (errorCode(error) !== 'EBUSY') {
+      return {
+        ok: false,
+        reason: `cgroup.subtree_control refused ${enable} (${errorCode(error)})`,
+      };
+    }
+  }
+  const leaf = path.join(base, 'baton-worker');
+  try {
+    mkdirSync(leaf, { recursive: true });
+    // This process first, then whatever else shares the cgroup (a container's init, helpers).
+    writeFileSync(path.join(leaf, 'cgroup.procs'), String(process.pid));
+    for (let round = 0; round < 5 && pidsOf(base).length > 0; round += 1) {
+      for (const pid of pidsOf(base)) {
+        try {
+          writeFileSync(path.join(leaf, 'cgroup.procs'), String(pid));
+        } catch {
+          // Exited meanwhile, or a kernel thread: the next round or the enable below says.
+        }
+      }
+    }
+    writeFileSync(subtree, enable);
+  } catch (error) {
+    return {
+      ok: false,
+      reason: `cannot delegate ${enable} from the worker's cgroup (${errorCode(error)}); run the worker with Delegate=yes or as a container's only process tree`,
+    };
+  }
+  return { ok: true, base, leaf };
+}
+
 function v2Limiter(): CgroupLimiter | undefined {
   const parent = ownCgroup('');
   if (parent === undefined) return undefined;
-  const base = path.join(CGROUP_ROOT, parent);
-  let enabled: string;
-  try {
-    enabled = readFileSync(path.join(base, 'cgroup.subtree_control'), 'utf8');
-  } catch {
+  const delegation = delegateCgroupV2({
+    root: CGROUP_ROOT,
+    own: parent,
+    controllers: ['memory', 'pids'],
+  });
+  if (!delegation.ok) {
+    lastProblem = `cgroup v2: ${delegation.reason}`;
     return undefined;
   }
-  if (!/\bmemory\b/.test(enabled) || !/\bpids\b/.test(enabled)) {
-    try {
-      writeFileSync(path.join(base, 'cgroup.subtree_control'), '+memory +pids');
-    } catch {
-      // A cgroup with processes of its own cannot delegate controllers (no internal processes).
-      return undefined;
-    }
-  }
+  const base = delegation.base;
   return {
     enforcement: 'cgroup-v2',
     create(limits) {
@@ -175,9 +269,35 @@ function v2Limiter(): CgroupLimiter | undefined {
 }
 
 /**
+ * Where no cgroup can be used: each process of a command gets RLIMIT_DATA = the memory limit
+ * (set by the launcher before it becomes bubblewrap, hard and soft, so nothing inside can raise
+ * it). Processes are not limited: RLIMIT_NPROC counts every process of the worker's user and
+ * binds nobody running as root. The pid namespace still ends every process with its command.
+ */
+export function rlimitLimiter(): CgroupLimiter {
+  return {
+    enforcement: 'rlimit',
+    create(limits) {
+      return {
+        procsFiles: [],
+        dataLimitKb: limits.memoryMb * 1024,
+        killAll: () => undefined,
+        empty: () => true,
+        remove: () => true,
+      };
+    },
+  };
+}
+
+/** Why `findCgroupLimiter` found none (after it returned `undefined`). */
+export function cgroupProblem(): string {
+  return lastProblem;
+}
+
+/**
  * The limiter of this machine, or `undefined` when no cgroup hierarchy with the memory and pids
- * controllers is writable by this process (then limits cannot be enforced: rlimits do not bound
- * the processes of root, and bound memory only per process).
+ * controllers is writable by this process (then `rlimitLimiter` is what is left). On a v2 host
+ * this moves the worker into a leaf cgroup of its own first (`delegateCgroupV2`).
  */
 export function findCgroupLimiter(): CgroupLimiter | undefined {
   const unified = existsSync(path.join(CGROUP_ROOT, 'cgroup.controllers'));
@@ -185,7 +305,8 @@ export function findCgroupLimiter(): CgroupLimiter | undefined {
   if (limiter === undefined) return undefined;
   try {
     limiter.create({ memoryMb: 64, processes: 8 }).remove();
-  } catch {
+  } catch (error) {
+    lastProblem = `a command cgroup could not be created (${errorCode(error)})`;
     return undefined;
   }
   return limiter;

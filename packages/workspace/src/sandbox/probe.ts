@@ -5,7 +5,13 @@ import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { bubblewrapArguments } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
-import { type CgroupLimiter, type LimitsEnforcement, findCgroupLimiter } from './limits.js';
+import {
+  type CgroupLimiter,
+  type LimitsEnforcement,
+  cgroupProblem,
+  findCgroupLimiter,
+  rlimitLimiter,
+} from './limits.js';
 import { DEFAULT_SANDBOX_POLICY } from './policy.js';
 
 /** What this machine offers for sandboxing commands. */
@@ -17,6 +23,8 @@ export type SandboxProbe =
       /** `bwrap --version`, e.g. `bubblewrap 0.8.0`. */
       version: string;
       limits: LimitsEnforcement;
+      /** With `limits: 'rlimit'`: why no cgroup could be used. */
+      limitsProblem?: string;
       /** Whether `socat` is installed (needed only by projects that allow network hosts). */
       socat: boolean;
     }
@@ -51,14 +59,10 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
       fix: 'install it (apt-get install bubblewrap, dnf install bubblewrap)',
     };
   }
-  const limiter = findCgroupLimiter();
-  if (limiter === undefined) {
-    return {
-      usable: false,
-      problem: 'no writable cgroup with the memory and pids controllers to limit commands',
-      fix: 'run the worker where it may create cgroups (as root, or in a delegated cgroup v2 subtree)',
-    };
-  }
+  // Without a cgroup the sandbox still isolates; only the limits are weaker, and that is said.
+  const cgroups = findCgroupLimiter();
+  const limiter = cgroups ?? rlimitLimiter();
+  const limitsProblem = cgroups === undefined ? cgroupProblem() : undefined;
   const scratch = mkdtempSync(path.join(os.tmpdir(), 'baton-sandbox-probe-'));
   try {
     const workspace = path.join(scratch, 'workspace');
@@ -89,6 +93,7 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
       bwrap,
       version,
       limits: limiter.enforcement,
+      ...(limitsProblem === undefined ? {} : { limitsProblem }),
       socat: findProgram('socat', searchPath) !== undefined,
       limiter,
     };

@@ -1,0 +1,102 @@
+import { createBatonControl, type BatonControl } from '@baton/projects';
+import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startInProcessWorker } from './support/in-process-worker.js';
+import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
+import { createScriptedRunner } from './support/scripted-runner.js';
+
+/** Reconciler settings small enough for a test: every pass looks at every project at once. */
+const MAINTENANCE = {
+  memorySweepEveryMs: 0,
+  jobRetentionMs: 60_000,
+  reconcileEveryMs: 300,
+  reconcileMinAgeMs: 0,
+};
+
+describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
+  let redis: RedisServer;
+  let admin: Redis;
+  let control: BatonControl;
+  const cleanups: (() => Promise<unknown>)[] = [];
+
+  beforeEach(async () => {
+    redis = await startRedisServer();
+    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
+  });
+
+  afterEach(async () => {
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await control.close();
+    admin.disconnect();
+    await redis.stop();
+  });
+
+  it('a project whose session job could not be added while Redis was full is queued again by the reconciler and completes', async () => {
+    const id = randomProjectId('oom');
+    await control.createProject({ id, goal: 'Build it\n- one\n- two' });
+    // Full: every write is refused with OOM, as with a real maxmemory under noeviction.
+    await admin.config('SET', 'maxmemory', '1');
+    await expect(control.enqueue(id)).rejects.toThrow(/OOM/u);
+    await admin.config('SET', 'maxmemory', '0');
+    // What the user saw before the reconciler: queued, with no job and no lease, for ever.
+    expect((await control.getProject(id))?.status).toBe('queued');
+    expect(await control.queueCounts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
+
+    const worker = await startInProcessWorker({
+      prefix: control.keys.prefix,
+      url: redis.url,
+      runSession: createScriptedRunner(),
+      maintenance: MAINTENANCE,
+    });
+    cleanups.push(() => worker.stop());
+    const done = await waitForCompleted(control, id);
+    expect(done.counters.featuresPassing).toBe(2);
+    const events = await control.readEvents(id, { count: 1000 });
+    const queued = events.filter((entry) => entry.event.type === 'session-queued');
+    expect(queued[0]?.event).toMatchObject({
+      type: 'session-queued',
+      reason: 'resume',
+      sessionNumber: 1,
+    });
+  });
+
+  it('Redis full at the end of a session: the project is resumed once memory is freed and completes', async () => {
+    const id = randomProjectId('oom');
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started = false;
+    const worker = await startInProcessWorker({
+      prefix: control.keys.prefix,
+      url: redis.url,
+      lockDurationMs: 2_000,
+      stalledIntervalMs: 1_000,
+      leaseTtlMs: 2_000,
+      runSession: createScriptedRunner({
+        onStart: async ({ sessionNumber }) => {
+          if (sessionNumber !== 2) return;
+          started = true;
+          await held;
+        },
+      }),
+      maintenance: MAINTENANCE,
+    });
+    cleanups.push(() => worker.stop());
+    await control.createProject({ id, goal: 'Build it\n- one\n- two' });
+    await control.enqueue(id);
+    await waitFor('session 2 to start', () => started);
+    await admin.config('SET', 'maxmemory', '1');
+    release();
+    // Everything the session and BullMQ write at its end is refused: Redis counts the refusals.
+    await waitFor('Redis to refuse writes with OOM', async () => {
+      const stats = await admin.info('errorstats');
+      return Number(/errorstat_OOM:count=(\d+)/u.exec(stats)?.[1] ?? 0) >= 5;
+    });
+    await admin.config('SET', 'maxmemory', '0');
+    const done = await waitForCompleted(control, id, 40_000);
+    expect(done.counters.featuresPassing).toBe(2);
+  });
+});
