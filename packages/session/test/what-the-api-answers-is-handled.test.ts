@@ -39,7 +39,7 @@ describe('what the API answers is handled', () => {
     const blocks = last.content as Array<{ type: string }>;
     expect(blocks[0]!.type).toBe('tool_result');
     expect(blocks[blocks.length - 1]).toMatchObject({ type: 'text' });
-    expect(after.some((message) => message.content.length === 0)).toBe(false);
+    expect(after.some((message) => (message.content ?? []).length === 0)).toBe(false);
   });
 
   it('a prompt over the context window (400 prompt is too long) is a full context: log closed from a fresh context, not a failure', async () => {
