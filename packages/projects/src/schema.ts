@@ -39,6 +39,7 @@ export type { ProjectSort } from './keys.js';
 export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
 export {
   AUTH_REASON,
+  CHECKPOINT_FAILED_REASON,
   CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,

@@ -197,6 +197,11 @@ export interface SessionResult {
    * whole session (`refused` if any checkpoint's hooks refused).
    */
   checkpoint?: Checkpoint;
+  /**
+   * Why the end-of-session checkpoint could not be committed (the session's work is then not on
+   * the project branch): the project must not be marked completed.
+   */
+  checkpointError?: string | undefined;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];
   /**
@@ -308,6 +313,8 @@ export type SessionEvent =
       hooks: CheckpointHooks;
       /** Files left out as secrets. */
       skipped: string[];
+      /** Files left out because they are larger than the per-file limit (default 50 MiB). */
+      tooLarge?: Array<{ path: string; bytes: number }>;
       /** Why the commit or the push failed. */
       error?: string;
     })
