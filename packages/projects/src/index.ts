@@ -16,6 +16,14 @@ export {
 } from './chaining.js';
 export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
 export { createBatonControl } from './control.js';
+export {
+  SOURCE_POLICY_ENV,
+  cannotRead,
+  createSourcePolicy,
+  isInternalHost,
+  sourcePolicyFromEnvironment,
+} from './source-policy.js';
+export type { SourcePolicy, SourcePolicyDefaults, SourcePolicyOptions } from './source-policy.js';
 export type {
   BatonControl,
   BatonControlOptions,
