@@ -2,6 +2,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach } from 'vitest';
+import {
+  type ProjectWorkspace,
+  type ProjectWorkspaceOptions,
+  createProjectWorkspace,
+  resolveProjectSource,
+  workspaceGitPaths,
+} from '../../src/index.js';
 
 export {
   checkoutFingerprint,
@@ -22,4 +29,27 @@ export function useTempDirs(): () => Promise<string> {
     dirs.push(dir);
     return dir;
   };
+}
+
+/**
+ * Project `p`'s workspace of the user repository `repo`, laid out under `<root>/home` as a
+ * worker lays it out (not prepared yet).
+ */
+export async function repoWorkspace(
+  root: string,
+  repo: string,
+  options: Partial<
+    Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox' | 'maxFileBytes'>
+  > = {},
+): Promise<ProjectWorkspace> {
+  const source = await resolveProjectSource({ repo, projectId: 'p' });
+  const home = path.join(root, 'home');
+  return createProjectWorkspace({
+    projectId: 'p',
+    dir: path.join(home, 'workspaces', 'p'),
+    gitDir: workspaceGitPaths(home, 'p').gitDir,
+    remote: source.repo,
+    baseCommit: source.baseCommit,
+    ...options,
+  });
 }
