@@ -75,6 +75,13 @@ export function isFailedSession(
 /** Resume sessions in a row without a newly passing feature before a project pauses. */
 export const DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS = 3;
 
+/**
+ * The reason (prefix) a project is paused with when its session's last checkpoint could not be
+ * committed: its work is not on the project branch, so it is never `completed` (a
+ * `workspaceProblem`, decided before `completed` below).
+ */
+export const CHECKPOINT_FAILED_REASON = 'checkpoint_failed';
+
 /** The machine-readable head of the status reason of a project paused for lack of progress. */
 export const NO_PROGRESS_REASON = 'no_progress';
 

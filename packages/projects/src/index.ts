@@ -1,5 +1,6 @@
 // Public surface of @baton/projects.
 export {
+  CHECKPOINT_FAILED_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
   decideAfterSession,
@@ -11,6 +12,14 @@ export {
 } from './chaining.js';
 export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
 export { createBatonControl } from './control.js';
+export {
+  SOURCE_POLICY_ENV,
+  cannotRead,
+  createSourcePolicy,
+  isInternalHost,
+  sourcePolicyFromEnvironment,
+} from './source-policy.js';
+export type { SourcePolicy, SourcePolicyDefaults, SourcePolicyOptions } from './source-policy.js';
 export type {
   BatonControl,
   BatonControlOptions,

@@ -38,6 +38,7 @@ export { PROJECT_SORTS } from './keys.js';
 export type { ProjectSort } from './keys.js';
 export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
 export {
+  CHECKPOINT_FAILED_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
   nextSessionKind,

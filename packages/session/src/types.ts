@@ -191,6 +191,11 @@ export interface SessionResult {
    * whole session (`refused` if any checkpoint's hooks refused).
    */
   checkpoint?: Checkpoint;
+  /**
+   * Why the end-of-session checkpoint could not be committed (the session's work is then not on
+   * the project branch): the project must not be marked completed.
+   */
+  checkpointError?: string | undefined;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];
   /**

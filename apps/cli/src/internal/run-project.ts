@@ -33,7 +33,12 @@ import {
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/projects/schema';
+import {
+  CHECKPOINT_FAILED_REASON,
+  nextSessionKind,
+  noProgressReason,
+  sessionProgress,
+} from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
@@ -472,6 +477,22 @@ export async function runProject(options: RunOptions): Promise<number> {
       const stop = controller.signal.aborted
         ? EXIT_CODES.cancelled
         : exitCodeFor(result, budgetLeft);
+      if (result.checkpointError !== undefined) {
+        // The session's work is not on the branch: never `completed`, paused with the reason.
+        pushProblem = `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
+        recordEvent({
+          v: 1,
+          type: 'project-status',
+          at: Date.now(),
+          projectId: project.id,
+          from: 'running',
+          to: 'paused',
+          reason: pushProblem,
+        });
+        say(`Paused: ${pushProblem}`);
+        exitCode = stop ?? EXIT_CODES.featuresRemaining;
+        break;
+      }
       const checkpoint = result.checkpoint;
       if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
         // Nothing is lost (the commits stay in this clone and the next run pushes them first),

@@ -38,6 +38,8 @@ export class Checkpointer {
    * `skipped` or `none` (no commit, or no hooks). The end checkpoint alone often commits nothing.
    */
   hooks: Checkpoint['hooks'] = 'none';
+  /** Why the latest checkpoint could not be committed; `undefined` once one succeeds again. */
+  failure: string | undefined;
   readonly #options: CheckpointerOptions;
   readonly #intervalMs: number;
   #dirty = false;
@@ -65,7 +67,10 @@ export class Checkpointer {
     if (this.#dirty && Date.now() - this.#lastAt >= this.#intervalMs) await this.save('turn');
   }
 
-  /** What the model should hear about refused hooks since the last time (then forgotten). */
+  /**
+   * What the model should hear since the last time (refused hooks, failed checkpoints), then
+   * forgotten; the session adds it after the tool results of the next user turn.
+   */
   takeNotes(): string[] {
     const notes = this.#notes;
     this.#notes = [];
@@ -99,6 +104,14 @@ export class Checkpointer {
         final: reason === 'end',
       });
     } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.failure = message;
+      // Retried at the next opportunity (the next turn's tools, a memory write, the end).
+      this.#dirty = true;
+      this.#notes.push(
+        `The checkpoint of your workspace failed, so your latest changes are not saved on the project branch yet: ${message}. ` +
+          'Baton retries at the next checkpoint; if the cause is in the workspace (a file git cannot store), fix or remove it.',
+      );
       await this.#options.emit({
         type: 'checkpoint',
         reason,
@@ -107,10 +120,11 @@ export class Checkpointer {
         pushed: false,
         hooks: 'none',
         skipped: [],
-        error: error instanceof Error ? error.message : String(error),
+        error: message,
       });
       return undefined;
     }
+    this.failure = undefined;
     this.last = checkpoint;
     if (checkpoint.commit !== null) {
       this.commits.push(checkpoint.commit);

@@ -739,6 +739,7 @@ export class SessionRunner {
     result.commits = [...checkpointer.commits];
     if (checkpoint === undefined) {
       result.reason += ' The workspace checkpoint failed.';
+      result.checkpointError = checkpointer.failure ?? 'the checkpoint failed';
       return;
     }
     // The summary's hooks are the session's: a refusal mid-session is not hidden by an end
