@@ -1,8 +1,12 @@
 // Public surface of @baton/projects.
 export {
+  AUTH_REASON,
   CHECKPOINT_FAILED_REASON,
+  CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  apiPauseReason,
+  contextFullReason,
   decideAfterSession,
   exhaustedBudget,
   isFailedSession,

@@ -173,7 +173,7 @@ export interface SessionResult {
   outcome: SessionOutcome;
   /** Readable reason it stopped. */
   reason: string;
-  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `paused`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `push_rejected`, `internal_error`. */
+  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `paused`, `cancelled`, `refusal`, `max_tokens`, `context_full` (the context window filled: a 400 "prompt is too long" or `model_context_window_exceeded`; the next session continues), `auth` (the API refused the key: 401/403), `model_not_found` (404 for the model), `api_error`, `push_rejected`, `internal_error`. */
   stopReason?: string;
   /** Model turns (requests answered), end-of-session phase included. */
   turns: number;
@@ -183,6 +183,12 @@ export interface SessionResult {
   allFeaturesPass: boolean;
   /** Ids flipped to `passes: true` in this session. */
   flippedFeatures: string[];
+  /**
+   * The context window filled (`stopReason: 'context_full'`): at which turn, and whether the
+   * session did anything useful before (flipped a feature or saved workspace changes). Two
+   * sessions in a row that filled it with nothing useful pause the project (`context_full`).
+   */
+  contextFull?: { turn: number; useful: boolean } | undefined;
   startedAt: number;
   endedAt: number;
   error?: string;

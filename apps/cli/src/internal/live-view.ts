@@ -207,14 +207,25 @@ export function describeEvent(
       return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
     }
     case 'checkpoint': {
+      if (event.error !== undefined && event.commit === null && event.head === null) {
+        // Nothing could be committed: the work is not on the branch (not "nothing new").
+        return paint(
+          'red',
+          `  checkpoint (${event.reason}) failed: ${event.error} · the work is not saved yet; retried at the next checkpoint`,
+        );
+      }
       const saved =
         event.commit === null ? 'nothing new to commit' : `committed ${event.commit.slice(0, 12)}`;
       const pushed = event.pushed
         ? `pushed ${event.head?.slice(0, 12) ?? ''}`.trimEnd()
         : `not pushed${event.error === undefined ? '' : `: ${event.error}`}`;
       const hooks = event.hooks === 'none' ? '' : ` · hooks ${event.hooks}`;
-      const skipped =
-        event.skipped.length === 0 ? '' : ` · left out as secrets: ${event.skipped.join(', ')}`;
+      // 30,000 skipped fixtures must not flood the terminal: the first few and a count.
+      const shownSkipped =
+        event.skipped.length > 5
+          ? `${event.skipped.slice(0, 5).join(', ')} and ${event.skipped.length - 5} more`
+          : event.skipped.join(', ');
+      const skipped = event.skipped.length === 0 ? '' : ` · left out as secrets: ${shownSkipped}`;
       return paint(
         event.pushed ? 'dim' : 'yellow',
         `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}`,

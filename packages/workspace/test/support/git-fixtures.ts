@@ -1,6 +1,7 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createUserRepo } from '@baton/test-support';
 import { afterEach } from 'vitest';
 import {
   type ProjectWorkspace,
@@ -32,7 +33,7 @@ export function useTempDirs(): () => Promise<string> {
 }
 
 /**
- * Project `p`'s workspace of the user repository `repo`, laid out under `<root>/home` as a
+ * Project `p`'s workspace of the user repository `repo`, laid out under `<root>/<home>` as a
  * worker lays it out (not prepared yet).
  */
 export async function repoWorkspace(
@@ -41,15 +42,29 @@ export async function repoWorkspace(
   options: Partial<
     Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox' | 'maxFileBytes'>
   > = {},
+  home = 'home',
 ): Promise<ProjectWorkspace> {
   const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'home');
+  const batonHome = path.join(root, home);
   return createProjectWorkspace({
     projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
+    dir: path.join(batonHome, 'workspaces', 'p'),
+    gitDir: workspaceGitPaths(batonHome, 'p').gitDir,
     remote: source.repo,
     baseCommit: source.baseCommit,
     ...options,
   });
+}
+
+/**
+ * A user repository under `root` and project `p`'s workspace on it (Baton's home in
+ * `root/baton`), prepared at the base commit.
+ */
+export async function preparedProjectWorkspace(
+  root: string,
+): Promise<{ repo: string; workspace: ProjectWorkspace }> {
+  const repo = await createUserRepo(root);
+  const workspace = await repoWorkspace(root, repo, {}, 'baton');
+  await workspace.prepare(null);
+  return { repo, workspace };
 }
