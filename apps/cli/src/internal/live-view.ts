@@ -1,5 +1,5 @@
 import type { ProjectEvent } from '@baton/projects/schema';
-import type { FeatureCounts } from '@baton/session';
+import { describeEvidence, type FeatureCounts } from '@baton/session';
 import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
 import { terminalSafe } from './terminal-text.js';
 
@@ -247,6 +247,20 @@ export function describeEvent(
       return paint(
         'magenta',
         `◆ paused by the operator${event.runningSessionId === null ? '' : ': the running session ends after its end-of-session turn'}`,
+      );
+    case 'check-passed':
+    case 'check-failed': {
+      const { evidence } = event;
+      const why = evidence.trigger === 'flip' ? 'before accepting the flip' : 're-run';
+      return paint(
+        evidence.passed ? 'green' : 'yellow',
+        `    ${evidence.passed ? '✓' : '✗'} check of ${evidence.featureId} (${why}) ${describeEvidence(evidence)}`,
+      );
+    }
+    case 'feature-regressed':
+      return paint(
+        'red',
+        `  ✗ ${event.featureId} regressed: its check ${describeEvidence(event.evidence)}; set back to failing`,
       );
     case 'webhook-delivery':
       return paint(

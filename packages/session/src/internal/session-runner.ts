@@ -42,6 +42,8 @@ import type {
   SessionResult,
 } from '../types.js';
 import { Checkpointer } from './checkpoints.js';
+import { FeatureVerifier } from './feature-verifier.js';
+import { countVerification, pendingChecks } from '../verification.js';
 import { Conversation } from './conversation.js';
 import { type EventBody, createEmitter } from './events.js';
 import {
@@ -173,6 +175,7 @@ export class SessionRunner {
   readonly #system: string;
   readonly #context: NonNullable<RunSessionOptions['context']>;
   readonly #checkpointer: Checkpointer | undefined;
+  readonly #verifier: FeatureVerifier | undefined;
   #work: WorkSignal | undefined;
   /** The model requests go to: `options.model`, or the fallback model once it stayed overloaded. */
   #model: string;
@@ -220,6 +223,7 @@ export class SessionRunner {
     };
     this.#system = renderSystemPrompt();
     this.#checkpointer = this.#createCheckpointer();
+    this.#verifier = this.#createVerifier(root);
     this.toolbox = this.#createToolbox(root);
   }
 
@@ -245,6 +249,25 @@ export class SessionRunner {
     });
   }
 
+  /** Runs features' checks in the sandbox (flips and the end-of-session re-run), unless off. */
+  #createVerifier(root: string): FeatureVerifier | undefined {
+    const options = this.#options;
+    if (options.verification === false) return undefined;
+    return new FeatureVerifier({
+      root,
+      sandbox: options.tools?.sandbox,
+      gitDir: options.checkpoints?.target.gitDir,
+      env: options.tools?.env,
+      verification: options.verification ?? {},
+      sessionId: this.#sessionId,
+      sessionNumber: this.#sessionNumber,
+      // A memory write after workspace changes is preceded by a checkpoint (Checkpointer), so
+      // the last checkpoint's head is the commit the check runs on.
+      commit: async () => this.#checkpointer?.last?.head ?? options.lastCheckpoint ?? null,
+      emit: this.#emit,
+    });
+  }
+
   /** The memory, bash and text-editor tools, with checkpoints around tool calls. */
   #createToolbox(root: string): Toolbox {
     const options = this.#options;
@@ -259,6 +282,12 @@ export class SessionRunner {
             ? {}
             : { quotaEnforcement: options.memoryQuotaEnforcement }),
           onChange: (change) => this.#emit({ type: 'memory-change', change }),
+          verifyFlips:
+            this.#verifier === undefined
+              ? undefined
+              : (ids, after) =>
+                  this.#verifier?.verifyFlips(ids, after) ??
+                  Promise.resolve({ accepted: false, message: 'Refused.' }),
         }),
         createBashTool({
           ...options.tools,
@@ -315,6 +344,7 @@ export class SessionRunner {
     const result = await this.#result(verdict, featuresBefore, startedAt);
     result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
     await this.#finalCheckpoint(result);
+    await this.#verifyAtEnd(result);
     result.endedAt = Date.now();
     await this.#transcript.end(this.turns + 1, this.#phase, {
       endedAt: result.endedAt,
@@ -468,9 +498,15 @@ export class SessionRunner {
       // The session still runs on the memory as it is; the next session tries again.
     }
     if (options.orientation === false) return;
+    const previous = options.verification === false ? undefined : options.verification?.previous;
+    const regressed = Object.values(previous ?? {})
+      .filter((state) => state.status === 'regressed' && state.evidence !== null)
+      .map((state) => state.evidence)
+      .filter((evidence) => evidence !== null);
     this.#orientation = await buildOrientation(store, {
       ...options.orientation,
       ...(options.lastCheckpoint === undefined ? {} : { lastCheckpoint: options.lastCheckpoint }),
+      regressed,
     }).catch(() => '');
   }
 
@@ -816,6 +852,44 @@ export class SessionRunner {
                 (this.#checkpointer?.commits.length ?? 0) > 0,
             },
     };
+  }
+
+  /**
+   * The end-of-session re-run of passing features' checks on the final commit: a failing one is
+   * flipped back (regressed). The result then carries the project's check record and counts.
+   */
+  async #verifyAtEnd(result: SessionResult): Promise<void> {
+    const verifier = this.#verifier;
+    if (verifier === undefined) return;
+    try {
+      const commit =
+        result.checkpoint?.head ??
+        this.#checkpointer?.last?.head ??
+        this.#options.lastCheckpoint ??
+        null;
+      const store = this.#options.store;
+      const pass =
+        this.#options.kind === 'end' || result.outcome === 'cancelled'
+          ? { ran: 0, regressed: [], durationMs: 0, changes: [] }
+          : await verifier.regressionPass(store, commit);
+      for (const change of pass.changes) await this.#emit({ type: 'memory-change', change });
+      const features = await readFeatures(store);
+      result.featuresAfter = countFeatures(features);
+      result.allFeaturesPass = allFeaturesPass(features);
+      result.checks = { ...verifier.checks };
+      result.verification = {
+        ...countVerification(features, verifier.checks),
+        pending: pendingChecks(features, verifier.checks, commit, verifier.defaultCheck).length,
+        regressedIds: pass.regressed,
+        rerun: pass.ran,
+        rerunMs: pass.durationMs,
+      };
+      if (pass.regressed.length > 0) {
+        result.reason += ` Regressed (check failed on re-run, set back to failing): ${pass.regressed.join(', ')}.`;
+      }
+    } finally {
+      await verifier.dispose();
+    }
   }
 
   /** The end-of-session checkpoint; a checkpoint that could not be saved is noted, not thrown. */
