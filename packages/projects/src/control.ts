@@ -17,6 +17,9 @@ import {
   resolveProjectSource,
 } from '@baton/workspace';
 import { ProjectError, describeError } from './errors.js';
+import { findStuck, type StuckProject } from './reconcile.js';
+import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
+import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import type { EventEntry } from './events.js';
 import {
   createEventWaiter,
@@ -106,6 +109,11 @@ export interface BatonControlOptions {
   env?: NodeJS.ProcessEnv;
   /** Longest wait for a project's repository to answer at creation (ms). Default 60_000. */
   repoTimeoutMs?: number;
+  /**
+   * Which `repo` and `workspace` a new project may name (source-policy.ts). Default:
+   * `BATON_REPO_HOSTS`, `BATON_REPO_ROOTS`, `BATON_WORKSPACE_ROOT` of `env`, open where unset.
+   */
+  sourcePolicy?: SourcePolicy | undefined;
   /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
   connectTimeoutMs?: number;
 }
@@ -159,11 +167,27 @@ export interface BatonControl {
    * `loadContextConfigInput` here (`baton.config.json` in `cwd` < `BATON_CONTEXT_*` of `env` <
    * the input's `context` < its `contextPreset`), stored with the project.
    */
-  createProject(input: unknown): Promise<ProjectRecord>;
+  createProject(
+    input: unknown,
+    createOptions?: { sourcePolicy?: SourcePolicy | undefined },
+  ): Promise<ProjectRecord>;
   /** Queues the project's next session (a freshly created or `queued` project). */
   enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
-  /** Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one). */
+  /**
+   * Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one, or
+   * a `running` one no worker holds).
+   */
   resume(projectId: string): Promise<{ project: ProjectRecord; jobId: string; added: boolean }>;
+  /**
+   * Why nothing runs a `queued` or `running` project (no live session job and no lease; with the
+   * failed job's reason when there is one) and the one command that fixes it; null otherwise.
+   */
+  findStuck(project: ProjectRecord): Promise<StuckProject | null>;
+  /**
+   * The deployment marker the workers wrote in this Redis, or null: no worker ever ran here, or
+   * Redis lost its data (redis-safety.ts).
+   */
+  readDeploymentMarker(): Promise<DeploymentMarker | null>;
   /** Marks the project `cancelled`, removes its queued job and aborts its running session. */
   cancel(projectId: string): Promise<CancelResult>;
   /**
@@ -357,9 +381,15 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   return {
     keys,
 
-    async createProject(input) {
+    async createProject(input, createOptions) {
       const parsed = parseProjectInput(input);
       const context = await projectContext(parsed, options);
+      // Before anything reads the file system or the network for `repo` or `workspace`.
+      const policy =
+        createOptions?.sourcePolicy ??
+        options.sourcePolicy ??
+        sourcePolicyFromEnvironment(options.env ?? process.env, { served: false, home: '' });
+      await policy.check(parsed, options.cwd ?? process.cwd());
       await ready();
       if ((await repository.get(parsed.id)) !== null) {
         throw new ProjectError('conflict', `project ${parsed.id} already exists`);
@@ -386,7 +416,13 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
           });
         } catch (error) {
           if (error instanceof WorkspaceError) {
-            throw new ProjectError('invalid_input', error.message, { cause: error });
+            throw new ProjectError(
+              'invalid_input',
+              policy.describeRepoFailure(parsed.repo, error),
+              {
+                cause: error,
+              },
+            );
           }
           throw error;
         }
@@ -426,13 +462,21 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       });
     },
 
+    findStuck: (project) => findStuck({ redis, keys, queue: sessionQueue() }, project),
+
+    readDeploymentMarker: () => readDeploymentMarker(redis, keys),
+
     async resume(projectId) {
       const project = await requireProject(projectId);
-      if (project.status === 'running' || project.status === 'completed') {
+      // A `running` project no worker holds (its job failed or vanished) is resumed like a paused one.
+      const stuck =
+        project.status === 'running' &&
+        (await findStuck({ redis, keys, queue: sessionQueue() }, project)) !== null;
+      if ((project.status === 'running' && !stuck) || project.status === 'completed') {
         throw new ProjectError('conflict', `project ${projectId} is ${project.status}`);
       }
       const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.resume.to, {
-        from: PROJECT_TRANSITIONS.resume.from,
+        from: stuck ? ['running'] : PROJECT_TRANSITIONS.resume.from,
         reason: 'resumed',
       });
       if (!moved.ok) {

@@ -1,7 +1,12 @@
 // Public surface of @baton/projects.
 export {
+  AUTH_REASON,
+  CHECKPOINT_FAILED_REASON,
+  CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  apiPauseReason,
+  contextFullReason,
   decideAfterSession,
   exhaustedBudget,
   isFailedSession,
@@ -40,6 +45,14 @@ export { SessionControl } from './chain/session-control.js';
 export type { ChainLogger } from './chain/chain-logger.js';
 export { sessionBudgets } from './chain/session-results.js';
 export type { SessionRunner } from './chain/session-results.js';
+export {
+  SOURCE_POLICY_ENV,
+  cannotRead,
+  createSourcePolicy,
+  isInternalHost,
+  sourcePolicyFromEnvironment,
+} from './source-policy.js';
+export type { SourcePolicy, SourcePolicyDefaults, SourcePolicyOptions } from './source-policy.js';
 export type {
   BatonControl,
   BatonControlOptions,
@@ -181,7 +194,13 @@ export {
   type DeploymentMarkerResult,
   type EvictionPolicy,
 } from './redis-safety.js';
-export { reconcileProjects, type ReconcileAction, type ReconcileOptions } from './reconcile.js';
+export {
+  findStuck,
+  reconcileProjects,
+  type ReconcileAction,
+  type ReconcileOptions,
+  type StuckProject,
+} from './reconcile.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {

@@ -27,23 +27,53 @@ import {
   startOtlpTracing,
 } from '@baton/session';
 import {
+  type ProjectSandbox,
   type SandboxSetting,
   WorkspaceError,
   checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
+<<<<<<< HEAD
+=======
+  openProjectWorkspace,
+  parseProjectSandbox,
+>>>>>>> main
   parseSandboxSetting,
   sessionSandboxSetup,
   projectBranch,
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
+<<<<<<< HEAD
+=======
+import {
+  CHECKPOINT_FAILED_REASON,
+  apiPauseReason,
+  nextSessionKind,
+  noProgressReason,
+  sessionProgress,
+} from '@baton/projects/schema';
+>>>>>>> main
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
+<<<<<<< HEAD
 import { connectModel } from './model.js';
 import { batonHome, deriveProjectId } from './project-home.js';
+=======
+import { connectModel, refuseModelWithoutKey } from './model.js';
+import {
+  batonHome,
+  deriveProjectId,
+  projectPaths,
+  readProject,
+  writeProject,
+  writeProjectSync,
+  addSessionUsage,
+  type ProjectRecord,
+} from './project-home.js';
+>>>>>>> main
 import { CLI_ENV_VARIABLES } from './environment.js';
 import { outputJson } from './terminal-text.js';
 
@@ -66,6 +96,8 @@ export interface RunOptions {
   json?: boolean;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean;
+  /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
+  allowHost?: string[];
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -106,6 +138,25 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
       'usage',
       `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
     );
+  }
+  const hosts = existing.sandbox?.allowedHosts ?? [];
+  const asked = readProjectSandbox(options)?.allowedHosts;
+  if (asked !== undefined && asked.join(' ') !== hosts.join(' ')) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
+    );
+  }
+}
+
+/** `--allow-host` through the project schema `enqueue` and the dashboard use; one line when wrong. */
+function readProjectSandbox(options: RunOptions): ProjectSandbox | undefined {
+  if (options.allowHost === undefined) return undefined;
+  try {
+    return parseProjectSandbox({ allowedHosts: options.allowHost }, 'sandbox');
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
   }
 }
 
@@ -188,8 +239,15 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     baseCommit: source?.baseCommit ?? null,
     branch: projectBranch(id),
     skipHooks: options.skipHooks === true,
+<<<<<<< HEAD
     lastCheckpoint: source?.existingHead ?? null,
   });
+=======
+    sandbox: readProjectSandbox(options) ?? null,
+  };
+  await writeProject(paths, record);
+  return record;
+>>>>>>> main
 }
 
 /** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
@@ -273,6 +331,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
+<<<<<<< HEAD
   const json = options.json === true;
   const log = await openFileProjectLog({
     home,
@@ -281,6 +340,11 @@ export async function runProject(options: RunOptions): Promise<number> {
   });
   let project = await openProject(options, log);
   const paths = log.paths(project.id);
+=======
+  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
+  const project = await openProject(options, home);
+  const paths = projectPaths(home, project.id);
+>>>>>>> main
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
     root: paths.memories,
@@ -319,7 +383,26 @@ export async function runProject(options: RunOptions): Promise<number> {
   if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
   say(`Context: ${summarizeContextConfig(context)}.`);
+<<<<<<< HEAD
   const sandboxSetup = sessionSandboxSetup(sandbox, null);
+=======
+  const sandboxSetup = sessionSandboxSetup(sandbox, project.sandbox ?? null);
+  const allowedHosts = project.sandbox?.allowedHosts ?? [];
+  if (sandbox.kind === 'sandboxed' && allowedHosts.length > 0) {
+    say(`Allowed hosts: ${allowedHosts.join(', ')} (through the sandbox proxy).`);
+  }
+  // Baton's own clone of the project's repository (or of a bare repository it owns), on
+  // baton/<id>; the user's checkout is never written. Its commit hooks run in the sandbox.
+  const workspace = openProjectWorkspace({
+    home,
+    projectId: project.id,
+    repo: project.repo ?? null,
+    baseCommit: project.baseCommit ?? null,
+    skipHooks: project.skipHooks === true,
+    dir: project.workspace,
+    hookSandbox: sandboxSetup,
+  });
+>>>>>>> main
 
   const control = new SessionControl(undefined);
   let interrupts = 0;
@@ -413,6 +496,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         }),
         budgets,
       });
+<<<<<<< HEAD
       if (!outcome.ran) break;
       decision = outcome.decision;
       if (outcome.result.stopReason === 'workspace_unavailable') say(outcome.result.reason);
@@ -430,6 +514,100 @@ export async function runProject(options: RunOptions): Promise<number> {
           : EXIT_CODE_BY_CAUSE[decision.cause];
     if (decision?.kind === 'finish' && decision.status !== 'completed') {
       say(`${decision.status === 'paused' ? 'Paused' : 'Failed'}: ${decision.reason}.`);
+=======
+      project.running = false;
+      project.lastOutcome = result.outcome;
+      project.totals = addSessionUsage(project.totals, result.usage);
+      const progress = sessionProgress({
+        ...result,
+        kind,
+        abortReason: controller.signal.aborted ? 'cancelled' : undefined,
+      });
+      if (progress === 'progressed') project.sessionsWithoutProgress = 0;
+      if (progress === 'none')
+        project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
+      const apiPause = result.allFeaturesPass
+        ? null
+        : apiPauseReason({
+            ...result,
+            counters: { sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0 },
+          });
+      const stalled = result.allFeaturesPass
+        ? null
+        : (apiPause ??
+          noProgressReason(
+            project.maxSessionsWithoutProgress === undefined
+              ? {}
+              : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
+            {
+              sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0,
+              featuresPassing: result.featuresAfter.passing,
+              featuresTotal: result.featuresAfter.total,
+            },
+          ));
+      if (stalled !== null) project.statusReason = stalled;
+      await writeProject(paths, project);
+      totalUsd += result.usage.costUsd;
+      if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
+      // A pause after the API's answer (auth, context_full) is reported as a pause below.
+      const stop = controller.signal.aborted
+        ? EXIT_CODES.cancelled
+        : apiPause !== null
+          ? undefined
+          : exitCodeFor(result, budgetLeft);
+      if (result.checkpointError !== undefined) {
+        // The session's work is not on the branch: never `completed`, paused with the reason.
+        pushProblem = `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
+        recordEvent({
+          v: 1,
+          type: 'project-status',
+          at: Date.now(),
+          projectId: project.id,
+          from: 'running',
+          to: 'paused',
+          reason: pushProblem,
+        });
+        say(`Paused: ${pushProblem}`);
+        exitCode = stop ?? EXIT_CODES.featuresRemaining;
+        break;
+      }
+      const checkpoint = result.checkpoint;
+      if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
+        // Nothing is lost (the commits stay in this clone and the next run pushes them first),
+        // but the run stops until the remote takes them.
+        pushProblem = `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
+        say(pushProblem);
+        exitCode =
+          checkpoint.pushError?.code === 'push_rejected'
+            ? EXIT_CODES.sessionFailed
+            : (stop ?? EXIT_CODES.featuresRemaining);
+        break;
+      }
+      if (stop !== undefined) {
+        exitCode = stop;
+        break;
+      }
+      if (stalled !== null) {
+        // The same event the worker publishes when its chaining policy pauses a project.
+        recordEvent({
+          v: 1,
+          type: 'project-status',
+          at: Date.now(),
+          projectId: project.id,
+          from: 'running',
+          to: 'paused',
+          reason: stalled,
+        });
+        say(`Paused: ${stalled}.`);
+        exitCode = result.stopReason === 'auth' ? EXIT_CODES.sessionFailed : EXIT_CODES.noProgress;
+        break;
+      }
+      if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
+        say('The init session wrote no valid /memories/features.json; stopping.');
+        exitCode = EXIT_CODES.sessionFailed;
+        break;
+      }
+>>>>>>> main
     }
     const finalFeatures = await readFeatures(store);
     const counts = {
