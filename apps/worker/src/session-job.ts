@@ -232,42 +232,8 @@ export class SessionJob {
       projectId: this.#job.data.projectId,
       jobId: this.#job.id ?? '',
       sessionId,
-<<<<<<< HEAD
       abort: control.abort,
       pause: control.pause,
-=======
-      outcome: result.outcome,
-      decision: decision.decision.kind,
-      status,
-    };
-  }
-
-  /** Asks the one policy, `decideAfterSession`, with the project as it is after the record. */
-  private async decide(
-    result: WorkerSessionResult,
-    summary: SessionSummary,
-    workspaceProblem: string | undefined,
-    control: SessionControl,
-  ): Promise<{ decision: ChainDecision; after: ProjectRecord }> {
-    const after = await this.options.repository.require(this.projectId);
-    const decision = decideAfterSession({
-      outcome: result.outcome,
-      reason: result.reason,
-      ...(summary.error !== undefined ? { error: summary.error } : {}),
-      stopReason: result.stopReason,
-      contextFull: result.contextFull,
-      allFeaturesPass: result.allFeaturesPass,
-      featuresAfter: result.featuresAfter,
-      abortReason: control.abortReason,
-      status: after.status,
-      counters: after.counters,
-      budgets: after.budgets,
-      lastError: after.lastError,
-      ...(workspaceProblem === undefined ? {} : { workspaceProblem }),
-      chainDelayMs: this.options.chainDelayMs,
-      retryDelayMs: this.options.retryDelayMs,
-      maxConsecutiveFailures: this.options.maxConsecutiveFailures,
->>>>>>> main
     });
     this.#options.metrics?.activeSessions.inc();
   }

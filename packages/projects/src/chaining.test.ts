@@ -199,6 +199,7 @@ describe('decideAfterSession: what the API answered', () => {
     );
     expect(decision).toEqual({
       kind: 'finish',
+      cause: 'auth',
       status: 'paused',
       reason: 'auth: The API refused the API key: 401 invalid x-api-key.',
     });

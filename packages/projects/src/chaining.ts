@@ -25,15 +25,11 @@ export interface ChainInput {
   outcome: string;
   /** Readable reason the session stopped. */
   reason: string;
-<<<<<<< HEAD
   error?: string | undefined;
-=======
-  error?: string;
   /** The session's machine stop reason (`auth`, `context_full`, ...), when it gave one. */
   stopReason?: string | undefined;
   /** The context window filled (`SessionResult.contextFull`): at which turn, and whether anything useful was done before. */
   contextFull?: { turn: number; useful: boolean } | undefined;
->>>>>>> main
   allFeaturesPass: boolean;
   featuresAfter: { passing: number; total: number };
   abortReason: AbortReason | undefined;
@@ -70,6 +66,8 @@ export type ChainCause =
   | 'refused'
   | 'budget'
   | 'no_progress'
+  | 'auth'
+  | 'context_full'
   | 'retry'
   | 'shutdown'
   | 'chain';
@@ -82,7 +80,15 @@ export type ChainDecision =
   /** The project moves to a final or waiting status. */
   | {
       kind: 'finish';
-      cause: 'workspace' | 'completed' | 'failed' | 'refused' | 'budget' | 'no_progress';
+      cause:
+        | 'workspace'
+        | 'completed'
+        | 'failed'
+        | 'refused'
+        | 'budget'
+        | 'no_progress'
+        | 'auth'
+        | 'context_full';
       status: Extract<ProjectStatus, 'completed' | 'paused' | 'failed'>;
       reason: string;
       /** The pause is because a project budget was used up. */
@@ -255,7 +261,10 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   // A refused key fails every session the same way, and so does a context that fills before
   // anything is done: wait for the user, burn nothing.
   const apiPause = apiPauseReason(input);
-  if (apiPause) return { kind: 'finish', status: 'paused', reason: apiPause };
+  if (apiPause) {
+    const cause = input.stopReason === AUTH_REASON ? 'auth' : 'context_full';
+    return { kind: 'finish', cause, status: 'paused', reason: apiPause };
+  }
   if (isFailedSession(input)) {
     const failures = input.counters.consecutiveFailures;
     const detail = input.error ?? input.reason;

@@ -26,7 +26,7 @@ export interface ModelConnection {
  * off: @baton/session retries itself and reports every retry as an event.
  */
 export async function connectModel(options: {
-  model?: string | undefined;
+  model?: string;
   env?: NodeJS.ProcessEnv;
 }): Promise<ModelConnection> {
   const env = options.env ?? process.env;

@@ -1,89 +1,9 @@
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import type { ProjectSandbox } from '@baton/workspace';
 import { CLI_ENV_VARIABLES } from './environment.js';
 
-<<<<<<< HEAD
 // A `baton run` project's files (`project.json`, `memories/`, `events.jsonl`, ...) are laid out by
 // `fileProjectPaths` of `@baton/projects`, the `FileProjectLog` that keeps them.
-=======
-/** What `baton run` keeps about a project in `<BATON_HOME>/projects/<id>/project.json`. */
-export interface ProjectRecord {
-  id: string;
-  goal: string;
-  /** Absolute workspace directory. */
-  workspace: string;
-  createdAt: string;
-  /** Sessions started so far (the next session's number is this plus one). */
-  sessions: number;
-  /** True while a session runs: still true at the next start means the last one crashed. */
-  running: boolean;
-  /** Outcome of the last finished session. */
-  lastOutcome?: string;
-  /** Sums over every finished session (absent in records written before totals were kept). */
-  totals?: ProjectTotals;
-  /** The repository (`--repo`, absolute path or URL); `null`: a bare repository Baton owns. Absent in older records. */
-  repo?: string | null;
-  /** The base branch (`--base`, resolved); `null` when the project started from nothing. */
-  base?: string | null;
-  /** The commit the branch started from. */
-  baseCommit?: string | null;
-  /** `baton/<id>`. */
-  branch?: string;
-  /** The last pushed checkpoint commit. */
-  lastCheckpoint?: string | null;
-  /** Commit checkpoints without running the repository's hooks. */
-  skipHooks?: boolean;
-  /** `--allow-host`: the project's sandbox settings (`projectSandboxSchema`), added to BATON_SANDBOX's. */
-  sandbox?: ProjectSandbox | null;
-  /** `--stall-after`: resume sessions in a row without a newly passing feature before the run pauses (default 3). */
-  maxSessionsWithoutProgress?: number;
-  /** The current streak of resume sessions without a newly passing feature. */
-  sessionsWithoutProgress?: number;
-  /** Why the last run stopped when the project did not finish (e.g. `no_progress: ...`); `null` once it runs again. */
-  statusReason?: string | null;
-}
-
-/**
- * Token and cost sums of a local project's finished sessions. `inputTokens` is the uncached
- * input (the API's `input_tokens`); the cache fields are absent in records written before Baton
- * cached prompts.
- */
-export interface ProjectTotals {
-  inputTokens: number;
-  cacheReadInputTokens?: number;
-  cacheCreationInputTokens?: number;
-  outputTokens: number;
-  costUsd: number;
-}
-
-/** `totals` plus one session's usage. */
-export function addSessionUsage(
-  totals: ProjectTotals | undefined,
-  usage: Required<ProjectTotals>,
-): Required<ProjectTotals> {
-  return {
-    inputTokens: (totals?.inputTokens ?? 0) + usage.inputTokens,
-    cacheReadInputTokens: (totals?.cacheReadInputTokens ?? 0) + usage.cacheReadInputTokens,
-    cacheCreationInputTokens:
-      (totals?.cacheCreationInputTokens ?? 0) + usage.cacheCreationInputTokens,
-    outputTokens: (totals?.outputTokens ?? 0) + usage.outputTokens,
-    costUsd: Number(((totals?.costUsd ?? 0) + usage.costUsd).toFixed(6)),
-  };
-}
-
-/** Paths of one project under BATON_HOME. */
-export interface ProjectPaths {
-  dir: string;
-  record: string;
-  memories: string;
-  workspace: string;
-  /** Every session event of the project as JSON lines, read by `baton logs --local`. */
-  events: string;
-  /** One JSON-lines transcript per session, read by `baton transcript --local` and `baton search --local`. */
-  transcripts: string;
-}
->>>>>>> main
 
 /** `BATON_HOME` (default `.baton` in the current directory), absolute. */
 export function batonHome(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {

@@ -33,47 +33,19 @@ import {
   checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
-<<<<<<< HEAD
-=======
-  openProjectWorkspace,
   parseProjectSandbox,
->>>>>>> main
   parseSandboxSetting,
   sessionSandboxSetup,
   projectBranch,
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-<<<<<<< HEAD
-=======
-import {
-  CHECKPOINT_FAILED_REASON,
-  apiPauseReason,
-  nextSessionKind,
-  noProgressReason,
-  sessionProgress,
-} from '@baton/projects/schema';
->>>>>>> main
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
-<<<<<<< HEAD
-import { connectModel } from './model.js';
-import { batonHome, deriveProjectId } from './project-home.js';
-=======
 import { connectModel, refuseModelWithoutKey } from './model.js';
-import {
-  batonHome,
-  deriveProjectId,
-  projectPaths,
-  readProject,
-  writeProject,
-  writeProjectSync,
-  addSessionUsage,
-  type ProjectRecord,
-} from './project-home.js';
->>>>>>> main
+import { batonHome, deriveProjectId } from './project-home.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 import { outputJson } from './terminal-text.js';
 
@@ -232,22 +204,15 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     budgets: {},
     contextPreset: 'coding',
     context: {},
-    sandbox: null,
+    sandbox: readProjectSandbox(options) ?? null,
     createdAt: Date.now(),
     repo: source?.repo ?? null,
     base: source?.base ?? null,
     baseCommit: source?.baseCommit ?? null,
     branch: projectBranch(id),
     skipHooks: options.skipHooks === true,
-<<<<<<< HEAD
     lastCheckpoint: source?.existingHead ?? null,
   });
-=======
-    sandbox: readProjectSandbox(options) ?? null,
-  };
-  await writeProject(paths, record);
-  return record;
->>>>>>> main
 }
 
 /** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
@@ -303,6 +268,9 @@ const EXIT_CODE_BY_CAUSE: Record<ChainCause, number> = {
   completed: EXIT_CODES.ok,
   budget: EXIT_CODES.budgetExhausted,
   no_progress: EXIT_CODES.noProgress,
+  // The key was refused: no session can run until the user fixes it.
+  auth: EXIT_CODES.sessionFailed,
+  context_full: EXIT_CODES.noProgress,
   failed: EXIT_CODES.sessionFailed,
   refused: EXIT_CODES.refused,
   cancelled: EXIT_CODES.cancelled,
@@ -331,7 +299,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
-<<<<<<< HEAD
+  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   const json = options.json === true;
   const log = await openFileProjectLog({
     home,
@@ -340,11 +308,6 @@ export async function runProject(options: RunOptions): Promise<number> {
   });
   let project = await openProject(options, log);
   const paths = log.paths(project.id);
-=======
-  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
-  const project = await openProject(options, home);
-  const paths = projectPaths(home, project.id);
->>>>>>> main
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
     root: paths.memories,
@@ -359,7 +322,9 @@ export async function runProject(options: RunOptions): Promise<number> {
     columns: process.stdout.columns,
   });
   const say = (text: string) => (json ? process.stderr.write(`${text}\n`) : output.line(text));
-  const connection = await connectModel({ model: options.model });
+  const connection = await connectModel(
+    options.model === undefined ? {} : { model: options.model },
+  );
   say(connection.notice);
   const traces = await startTraces(connection);
   if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);
@@ -383,26 +348,11 @@ export async function runProject(options: RunOptions): Promise<number> {
   if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
   say(`Context: ${summarizeContextConfig(context)}.`);
-<<<<<<< HEAD
-  const sandboxSetup = sessionSandboxSetup(sandbox, null);
-=======
-  const sandboxSetup = sessionSandboxSetup(sandbox, project.sandbox ?? null);
+  const sandboxSetup = sessionSandboxSetup(sandbox, project.sandbox);
   const allowedHosts = project.sandbox?.allowedHosts ?? [];
   if (sandbox.kind === 'sandboxed' && allowedHosts.length > 0) {
     say(`Allowed hosts: ${allowedHosts.join(', ')} (through the sandbox proxy).`);
   }
-  // Baton's own clone of the project's repository (or of a bare repository it owns), on
-  // baton/<id>; the user's checkout is never written. Its commit hooks run in the sandbox.
-  const workspace = openProjectWorkspace({
-    home,
-    projectId: project.id,
-    repo: project.repo ?? null,
-    baseCommit: project.baseCommit ?? null,
-    skipHooks: project.skipHooks === true,
-    dir: project.workspace,
-    hookSandbox: sandboxSetup,
-  });
->>>>>>> main
 
   const control = new SessionControl(undefined);
   let interrupts = 0;
@@ -496,7 +446,6 @@ export async function runProject(options: RunOptions): Promise<number> {
         }),
         budgets,
       });
-<<<<<<< HEAD
       if (!outcome.ran) break;
       decision = outcome.decision;
       if (outcome.result.stopReason === 'workspace_unavailable') say(outcome.result.reason);
@@ -514,100 +463,6 @@ export async function runProject(options: RunOptions): Promise<number> {
           : EXIT_CODE_BY_CAUSE[decision.cause];
     if (decision?.kind === 'finish' && decision.status !== 'completed') {
       say(`${decision.status === 'paused' ? 'Paused' : 'Failed'}: ${decision.reason}.`);
-=======
-      project.running = false;
-      project.lastOutcome = result.outcome;
-      project.totals = addSessionUsage(project.totals, result.usage);
-      const progress = sessionProgress({
-        ...result,
-        kind,
-        abortReason: controller.signal.aborted ? 'cancelled' : undefined,
-      });
-      if (progress === 'progressed') project.sessionsWithoutProgress = 0;
-      if (progress === 'none')
-        project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
-      const apiPause = result.allFeaturesPass
-        ? null
-        : apiPauseReason({
-            ...result,
-            counters: { sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0 },
-          });
-      const stalled = result.allFeaturesPass
-        ? null
-        : (apiPause ??
-          noProgressReason(
-            project.maxSessionsWithoutProgress === undefined
-              ? {}
-              : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
-            {
-              sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0,
-              featuresPassing: result.featuresAfter.passing,
-              featuresTotal: result.featuresAfter.total,
-            },
-          ));
-      if (stalled !== null) project.statusReason = stalled;
-      await writeProject(paths, project);
-      totalUsd += result.usage.costUsd;
-      if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
-      // A pause after the API's answer (auth, context_full) is reported as a pause below.
-      const stop = controller.signal.aborted
-        ? EXIT_CODES.cancelled
-        : apiPause !== null
-          ? undefined
-          : exitCodeFor(result, budgetLeft);
-      if (result.checkpointError !== undefined) {
-        // The session's work is not on the branch: never `completed`, paused with the reason.
-        pushProblem = `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
-        recordEvent({
-          v: 1,
-          type: 'project-status',
-          at: Date.now(),
-          projectId: project.id,
-          from: 'running',
-          to: 'paused',
-          reason: pushProblem,
-        });
-        say(`Paused: ${pushProblem}`);
-        exitCode = stop ?? EXIT_CODES.featuresRemaining;
-        break;
-      }
-      const checkpoint = result.checkpoint;
-      if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
-        // Nothing is lost (the commits stay in this clone and the next run pushes them first),
-        // but the run stops until the remote takes them.
-        pushProblem = `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
-        say(pushProblem);
-        exitCode =
-          checkpoint.pushError?.code === 'push_rejected'
-            ? EXIT_CODES.sessionFailed
-            : (stop ?? EXIT_CODES.featuresRemaining);
-        break;
-      }
-      if (stop !== undefined) {
-        exitCode = stop;
-        break;
-      }
-      if (stalled !== null) {
-        // The same event the worker publishes when its chaining policy pauses a project.
-        recordEvent({
-          v: 1,
-          type: 'project-status',
-          at: Date.now(),
-          projectId: project.id,
-          from: 'running',
-          to: 'paused',
-          reason: stalled,
-        });
-        say(`Paused: ${stalled}.`);
-        exitCode = result.stopReason === 'auth' ? EXIT_CODES.sessionFailed : EXIT_CODES.noProgress;
-        break;
-      }
-      if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
-        say('The init session wrote no valid /memories/features.json; stopping.');
-        exitCode = EXIT_CODES.sessionFailed;
-        break;
-      }
->>>>>>> main
     }
     const finalFeatures = await readFeatures(store);
     const counts = {

@@ -450,6 +450,8 @@ class ChainStep {
       outcome: result.outcome,
       reason: result.reason,
       error: summary?.error,
+      stopReason: result.stopReason,
+      contextFull: result.contextFull,
       allFeaturesPass: result.allFeaturesPass,
       featuresAfter: result.featuresAfter,
       abortReason: this.#request.control.abortReason,

@@ -1,11 +1,8 @@
 import type { MemoryStore } from '@baton/core';
-<<<<<<< HEAD:packages/projects/src/chain/session-workspace.ts
 import type { SessionResult } from '@baton/session';
-=======
-import { CHECKPOINT_FAILED_REASON, type ActiveSessionInfo } from '@baton/projects';
->>>>>>> main:apps/worker/src/session-workspace.ts
 import { WorkspaceError, type PreparedWorkspace, type ProjectWorkspace } from '@baton/workspace';
 import type { ActiveSessionInfo } from '../project.js';
+import { CHECKPOINT_FAILED_REASON } from '../chaining.js';
 import type { ChainLogger } from './chain-logger.js';
 
 /** What preparing the workspace gave: a workspace ready at the last checkpoint, or why not. */
@@ -48,14 +45,10 @@ export async function prepareWorkspace(
 }
 
 /** Why the session's last checkpoint is not on the remote (a rejection fails the session instead). */
-<<<<<<< HEAD:packages/projects/src/chain/session-workspace.ts
 export function unpushedCheckpoint(result: SessionResult): string | undefined {
-=======
-export function unpushedCheckpoint(result: WorkerSessionResult): string | undefined {
   if (result.checkpointError !== undefined) {
     return `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
   }
->>>>>>> main:apps/worker/src/session-workspace.ts
   const checkpoint = result.checkpoint;
   if (checkpoint === undefined || checkpoint.pushed || checkpoint.head === null) return undefined;
   if (checkpoint.pushError?.code === 'push_rejected') return undefined;

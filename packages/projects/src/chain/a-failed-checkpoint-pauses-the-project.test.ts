@@ -1,7 +1,7 @@
-import { CHECKPOINT_FAILED_REASON, decideAfterSession } from '@baton/projects';
+import type { SessionResult } from '@baton/session';
+import { CHECKPOINT_FAILED_REASON, decideAfterSession } from '../chaining.js';
 import { describe, expect, it } from 'vitest';
-import type { WorkerSessionResult } from '../src/session-runner.js';
-import { unpushedCheckpoint } from '../src/session-workspace.js';
+import { unpushedCheckpoint } from './session-workspace.js';
 
 describe('a session whose last checkpoint could not be committed', () => {
   it('pauses the project with checkpoint_failed and the error, even with every feature passing', () => {
@@ -9,7 +9,7 @@ describe('a session whose last checkpoint could not be committed', () => {
       outcome: 'completed',
       checkpointError: "git add: 'tools/helper/' does not have a commit checked out",
       commits: [],
-    } as unknown as WorkerSessionResult;
+    } as unknown as SessionResult;
     const problem = unpushedCheckpoint(result);
     expect(problem).toBe(
       `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: git add: 'tools/helper/' does not have a commit checked out`,
@@ -22,6 +22,11 @@ describe('a session whose last checkpoint could not be committed', () => {
       featuresAfter: { passing: 3, total: 3 },
       workspaceProblem: problem,
     } as Parameters<typeof decideAfterSession>[0]);
-    expect(decision).toEqual({ kind: 'finish', status: 'paused', reason: problem });
+    expect(decision).toEqual({
+      kind: 'finish',
+      cause: 'workspace',
+      status: 'paused',
+      reason: problem,
+    });
   });
 });
