@@ -481,6 +481,7 @@ export class SessionJob {
       stopReason: result.stopReason,
       contextFull: result.contextFull,
       allFeaturesPass: result.allFeaturesPass,
+      checksPending: result.verification?.pending,
       featuresAfter: result.featuresAfter,
       abortReason: control.abortReason,
       status: after.status,
