@@ -1,8 +1,12 @@
 // Public surface of @baton/projects.
 export {
+  AUTH_REASON,
   CHECKPOINT_FAILED_REASON,
+  CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  apiPauseReason,
+  contextFullReason,
   decideAfterSession,
   exhaustedBudget,
   isFailedSession,
@@ -161,7 +165,13 @@ export {
   type DeploymentMarkerResult,
   type EvictionPolicy,
 } from './redis-safety.js';
-export { reconcileProjects, type ReconcileAction, type ReconcileOptions } from './reconcile.js';
+export {
+  findStuck,
+  reconcileProjects,
+  type ReconcileAction,
+  type ReconcileOptions,
+  type StuckProject,
+} from './reconcile.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {

@@ -35,6 +35,7 @@ import {
 } from '@baton/workspace';
 import {
   CHECKPOINT_FAILED_REASON,
+  apiPauseReason,
   nextSessionKind,
   noProgressReason,
   sessionProgress,
@@ -43,7 +44,7 @@ import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
-import { connectModel } from './model.js';
+import { connectModel, refuseModelWithoutKey } from './model.js';
 import {
   batonHome,
   deriveProjectId,
@@ -292,6 +293,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
+  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
@@ -458,9 +460,16 @@ export async function runProject(options: RunOptions): Promise<number> {
       if (progress === 'progressed') project.sessionsWithoutProgress = 0;
       if (progress === 'none')
         project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
+      const apiPause = result.allFeaturesPass
+        ? null
+        : apiPauseReason({
+            ...result,
+            counters: { sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0 },
+          });
       const stalled = result.allFeaturesPass
         ? null
-        : noProgressReason(
+        : (apiPause ??
+          noProgressReason(
             project.maxSessionsWithoutProgress === undefined
               ? {}
               : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
@@ -469,14 +478,17 @@ export async function runProject(options: RunOptions): Promise<number> {
               featuresPassing: result.featuresAfter.passing,
               featuresTotal: result.featuresAfter.total,
             },
-          );
+          ));
       if (stalled !== null) project.statusReason = stalled;
       await writeProject(paths, project);
       totalUsd += result.usage.costUsd;
       if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
+      // A pause after the API's answer (auth, context_full) is reported as a pause below.
       const stop = controller.signal.aborted
         ? EXIT_CODES.cancelled
-        : exitCodeFor(result, budgetLeft);
+        : apiPause !== null
+          ? undefined
+          : exitCodeFor(result, budgetLeft);
       if (result.checkpointError !== undefined) {
         // The session's work is not on the branch: never `completed`, paused with the reason.
         pushProblem = `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
@@ -521,7 +533,7 @@ export async function runProject(options: RunOptions): Promise<number> {
           reason: stalled,
         });
         say(`Paused: ${stalled}.`);
-        exitCode = EXIT_CODES.noProgress;
+        exitCode = result.stopReason === 'auth' ? EXIT_CODES.sessionFailed : EXIT_CODES.noProgress;
         break;
       }
       if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {
