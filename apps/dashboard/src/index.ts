@@ -5,8 +5,9 @@ export {
   DEFAULT_DASHBOARD_PORT,
   isLoopbackHost,
   MIN_TOKEN_LENGTH,
+  QUEUE_UI_MODES,
 } from './server.js';
-export type { DashboardServer, DashboardServerOptions } from './server.js';
+export type { DashboardServer, DashboardServerOptions, QueueUiMode } from './server.js';
 export { DashboardError, isDashboardError } from './errors.js';
 export type { DashboardErrorCode, DashboardErrorOptions } from './errors.js';
 export type { DashboardControl, DashboardMemoryStore } from './control.js';

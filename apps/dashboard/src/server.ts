@@ -13,6 +13,7 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { serveStatic } from '@hono/node-server/serve-static';
 import type { Queue } from 'bullmq';
+import { sourcePolicyFromEnvironment, type SourcePolicy } from '@baton/projects';
 import type { Hono } from 'hono';
 import type { Logger } from 'pino';
 import type { Registry } from 'prom-client';
@@ -57,6 +58,12 @@ export interface DashboardServerOptions {
   redis?: SessionRedis | undefined;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
   queue?: Queue | readonly Queue[];
+  /**
+   * What Bull Board may do: `read-only` (default; no job or queue can be changed, no Redis or
+   * kernel details), `full` (retry, clean, empty, pause... and the Redis stats), `off` (no board).
+   * Default `process.env.BATON_QUEUE_UI`, else `read-only`.
+   */
+  queueUi?: QueueUiMode | undefined;
   /** How often the one event reader re-lists the projects (events arrive in between). Default 500 ms. */
   pollIntervalMs?: number;
   /** SSE ping interval. Default 15 000 ms. */
@@ -81,6 +88,12 @@ export interface DashboardServerOptions {
    * `process.env.BATON_HOME`, else `.baton` in the current directory.
    */
   home?: string;
+  /**
+   * Which `repo` and `workspace` a project created here may name. Default: `BATON_REPO_HOSTS`,
+   * `BATON_REPO_ROOTS` and `BATON_WORKSPACE_ROOT`, closed where unset (no remote host, no local
+   * repository, workspaces only under `home`): the dashboard acts for network clients.
+   */
+  sourcePolicy?: SourcePolicy | undefined;
 }
 
 export interface DashboardServer {
@@ -108,12 +121,28 @@ export function isLoopbackHost(host: string): boolean {
   );
 }
 
-function createQueueBoard(queues: readonly Queue[]): Hono {
+/** What Bull Board may do (`BATON_QUEUE_UI`). */
+export type QueueUiMode = 'read-only' | 'full' | 'off';
+export const QUEUE_UI_MODES: readonly QueueUiMode[] = ['read-only', 'full', 'off'];
+
+function parseQueueUi(value: string | undefined): QueueUiMode {
+  const mode = value?.trim() || 'read-only';
+  if ((QUEUE_UI_MODES as readonly string[]).includes(mode)) return mode as QueueUiMode;
+  throw new DashboardError(
+    'invalid_config',
+    `BATON_QUEUE_UI must be one of ${QUEUE_UI_MODES.join(', ')}, not "${mode}"`,
+  );
+}
+
+function createQueueBoard(queues: readonly Queue[], mode: 'read-only' | 'full'): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
+  const readOnly = mode === 'read-only';
   createBullBoard({
-    queues: queues.map((queue) => new BullMQAdapter(queue)),
+    // Read-only: Bull Board answers 405 to every job and queue action, and hides its buttons.
+    queues: queues.map((queue) => new BullMQAdapter(queue, { readOnlyMode: readOnly })),
     serverAdapter,
-    options: { uiConfig: { boardTitle: 'Baton queues' } },
+    // Redis and kernel versions, memory and uptime only for an operator who asked for `full`.
+    options: { uiConfig: { boardTitle: 'Baton queues', hideRedisDetails: readOnly } },
   });
   serverAdapter.setBasePath('/queues');
   return serverAdapter.registerPlugin();
@@ -140,6 +169,8 @@ export const DASHBOARD_ENV_VARIABLES = {
   token: 'BATON_DASHBOARD_TOKEN',
   /** Where branches are fetched to for diffs. */
   home: 'BATON_HOME',
+  /** What Bull Board may do: read-only (default), full or off. */
+  queueUi: 'BATON_QUEUE_UI',
 } as const;
 
 export async function createDashboardServer(
@@ -175,6 +206,7 @@ export async function createDashboardServer(
       'a dashboard with a token needs a Redis connection (the `redis` option) for its login sessions',
     );
   }
+  const queueUi = options.queueUi ?? parseQueueUi(process.env[DASHBOARD_ENV_VARIABLES.queueUi]);
   const logger = options.logger ?? createDashboardLogger({ level: process.env.LOG_LEVEL });
   const onError =
     options.onError ?? ((error: unknown) => logger.error({ err: error }, 'unexpected error'));
@@ -190,6 +222,9 @@ export async function createDashboardServer(
       : Array.isArray(options.queue)
         ? options.queue
         : [options.queue as Queue];
+  const home = path.resolve(
+    options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
+  );
   const hub: EventHub = createEventHub({
     control: options.control,
     pollIntervalMs: options.pollIntervalMs ?? 500,
@@ -212,9 +247,9 @@ export async function createDashboardServer(
       onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
-    home: path.resolve(
-      options.home ?? (process.env[DASHBOARD_ENV_VARIABLES.home]?.trim() || '.baton'),
-    ),
+    home,
+    sourcePolicy:
+      options.sourcePolicy ?? sourcePolicyFromEnvironment(process.env, { served: true, home }),
     auth: createAuthPolicy({
       token,
       loopbackHosts,
@@ -230,7 +265,9 @@ export async function createDashboardServer(
       logger,
     }),
     assets,
-    queueBoard: queues.length > 0 ? createQueueBoard(queues) : undefined,
+    queueBoard:
+      queues.length > 0 && queueUi !== 'off' ? createQueueBoard(queues, queueUi) : undefined,
+    queueUi,
     secureCookie: options.secureCookie ?? false,
     onError,
     telemetry,

@@ -40,6 +40,9 @@ describe.skipIf(!chromiumAvailable)('the dashboard in a real browser', () => {
 
   beforeAll(async () => {
     await mkdir(ARTIFACTS, { recursive: true });
+    // The repository test's checkout is made under the temporary directory: the operator allows
+    // local repositories there (the dashboard allows none by default).
+    process.env.BATON_REPO_ROOTS = tmpdir();
     dashboard = await startTestDashboard({ withQueueBoard: true });
     worker = await startSimWorker({
       prefix: dashboard.prefix,

@@ -478,6 +478,8 @@ export class SessionJob {
       outcome: result.outcome,
       reason: result.reason,
       ...(summary.error !== undefined ? { error: summary.error } : {}),
+      stopReason: result.stopReason,
+      contextFull: result.contextFull,
       allFeaturesPass: result.allFeaturesPass,
       featuresAfter: result.featuresAfter,
       abortReason: control.abortReason,

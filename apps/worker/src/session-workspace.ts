@@ -1,5 +1,5 @@
 import type { MemoryStore } from '@baton/core';
-import type { ActiveSessionInfo } from '@baton/projects';
+import { CHECKPOINT_FAILED_REASON, type ActiveSessionInfo } from '@baton/projects';
 import { WorkspaceError, type PreparedWorkspace, type ProjectWorkspace } from '@baton/workspace';
 import type { Logger } from 'pino';
 import type { WorkerSessionResult } from './session-runner.js';
@@ -45,6 +45,9 @@ export async function prepareWorkspace(
 
 /** Why the session's last checkpoint is not on the remote (a rejection fails the session instead). */
 export function unpushedCheckpoint(result: WorkerSessionResult): string | undefined {
+  if (result.checkpointError !== undefined) {
+    return `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
+  }
   const checkpoint = result.checkpoint;
   if (checkpoint === undefined || checkpoint.pushed || checkpoint.head === null) return undefined;
   if (checkpoint.pushError?.code === 'push_rejected') return undefined;

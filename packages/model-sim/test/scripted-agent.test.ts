@@ -73,18 +73,21 @@ describe('the scripted coding agent', () => {
         id: 'F1',
         description: 'Print a greeting',
         steps: expect.any(Array) as unknown,
+        check: `sh features/f1.sh | grep -q 'F1 ok'`,
         passes: false,
       },
       {
         id: 'F2',
         description: 'Accept a name argument',
         steps: expect.any(Array) as unknown,
+        check: `sh features/f2.sh | grep -q 'F2 ok'`,
         passes: false,
       },
       {
         id: 'F3',
         description: "Show the tool's version",
         steps: expect.any(Array) as unknown,
+        check: `sh features/f3.sh | grep -q 'F3 ok'`,
         passes: false,
       },
     ]);

@@ -154,3 +154,47 @@ describe('decideAfterSession', () => {
     });
   });
 });
+
+describe('decideAfterSession: what the API answered', () => {
+  it('a full context after useful work is an ordinary session: the next one continues', () => {
+    const decision = decideAfterSession(
+      input({
+        outcome: 'budget_exhausted',
+        stopReason: 'context_full',
+        contextFull: { turn: 12, useful: true },
+        counters: { ...emptyCounters(), sessions: 4, sessionsWithoutProgress: 0 },
+      }),
+    );
+    expect(decision).toMatchObject({ kind: 'next', jobReason: 'chain' });
+  });
+
+  it('a full context with nothing useful twice in a row pauses with context_full and what to change', () => {
+    const once = input({
+      outcome: 'budget_exhausted',
+      stopReason: 'context_full',
+      contextFull: { turn: 3, useful: false },
+      counters: { ...emptyCounters(), sessions: 4, sessionsWithoutProgress: 1 },
+    });
+    expect(decideAfterSession(once)).toMatchObject({ kind: 'next' });
+    const twice = { ...once, counters: { ...once.counters, sessionsWithoutProgress: 2 } };
+    const decision = decideAfterSession(twice);
+    expect(decision).toMatchObject({ kind: 'finish', status: 'paused' });
+    expect(decision.reason).toMatch(/^context_full: the context window filled at turn 3 .*resume$/);
+  });
+
+  it('a refused API key pauses with reason auth, before any failure is counted', () => {
+    const decision = decideAfterSession(
+      input({
+        outcome: 'failed',
+        stopReason: 'auth',
+        reason: 'The API refused the API key: 401 invalid x-api-key.',
+        counters: { ...emptyCounters(), consecutiveFailures: 1 },
+      }),
+    );
+    expect(decision).toEqual({
+      kind: 'finish',
+      status: 'paused',
+      reason: 'auth: The API refused the API key: 401 invalid x-api-key.',
+    });
+  });
+});

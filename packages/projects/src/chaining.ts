@@ -26,6 +26,10 @@ export interface ChainInput {
   /** Readable reason the session stopped. */
   reason: string;
   error?: string;
+  /** The session's machine stop reason (`auth`, `context_full`, ...), when it gave one. */
+  stopReason?: string | undefined;
+  /** The context window filled (`SessionResult.contextFull`): at which turn, and whether anything useful was done before. */
+  contextFull?: { turn: number; useful: boolean } | undefined;
   allFeaturesPass: boolean;
   featuresAfter: { passing: number; total: number };
   abortReason: AbortReason | undefined;
@@ -72,8 +76,49 @@ export function isFailedSession(
   return input.featuresAfter.total === 0;
 }
 
+/** The machine-readable head of the status reason of a project paused because the API refused its key. */
+export const AUTH_REASON = 'auth';
+
+/** The machine-readable head of the status reason of a project whose sessions fill the context uselessly. */
+export const CONTEXT_FULL_REASON = 'context_full';
+
+/**
+ * A session whose context window filled before it did anything useful, after a session that also
+ * made no progress: another one would do the same. The project pauses with what to change.
+ */
+export function contextFullReason(input: {
+  contextFull?: ChainInput['contextFull'];
+  counters: Pick<ProjectCounters, 'sessionsWithoutProgress'>;
+}): string | null {
+  const full = input.contextFull;
+  if (full === undefined || full.useful || input.counters.sessionsWithoutProgress < 2) return null;
+  return `${CONTEXT_FULL_REASON}: the context window filled at turn ${full.turn} before the session did anything useful, twice in a row; give the model more room (a model with a larger context window, or context editing with BATON_CONTEXT_* / --context), or split the features into smaller ones, then resume`;
+}
+
+/**
+ * Why a project pauses after what the API answered a session, or null: a refused key (`auth`),
+ * or a context that filled uselessly twice in a row (`context_full`). `baton run` and the worker
+ * both stop here.
+ */
+export function apiPauseReason(input: {
+  stopReason?: string | undefined;
+  reason: string;
+  contextFull?: ChainInput['contextFull'];
+  counters: Pick<ProjectCounters, 'sessionsWithoutProgress'>;
+}): string | null {
+  if (input.stopReason === AUTH_REASON) return `${AUTH_REASON}: ${input.reason}`;
+  return contextFullReason(input);
+}
+
 /** Resume sessions in a row without a newly passing feature before a project pauses. */
 export const DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS = 3;
+
+/**
+ * The reason (prefix) a project is paused with when its session's last checkpoint could not be
+ * committed: its work is not on the project branch, so it is never `completed` (a
+ * `workspaceProblem`, decided before `completed` below).
+ */
+export const CHECKPOINT_FAILED_REASON = 'checkpoint_failed';
 
 /** The machine-readable head of the status reason of a project paused for lack of progress. */
 export const NO_PROGRESS_REASON = 'no_progress';
@@ -137,7 +182,10 @@ export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounte
  * What happens after a session: the whole chaining policy in one pure function.
  * Order matters: a lost lease beats everything (another worker takes over), a user's cancel
  * beats the result, work that did not reach the remote beats completion (the branch must hold
- * it), all features passing beats budgets, and failures back off exponentially.
+ * it), all features passing beats budgets, a refused API key (`auth`) and a context that fills
+ * uselessly twice in a row (`context_full`) pause before failures are counted, and failures back
+ * off exponentially. A context that filled after useful work is an ordinary session: the next
+ * one continues.
  */
 export function decideAfterSession(input: ChainInput): ChainDecision {
   if (input.abortReason === 'lease_lost' || input.abortReason === 'lock_lost') {
@@ -160,6 +208,10 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   if (input.allFeaturesPass || (total > 0 && passing === total)) {
     return { kind: 'finish', status: 'completed', reason: `all ${total} features pass` };
   }
+  // A refused key fails every session the same way, and so does a context that fills before
+  // anything is done: wait for the user, burn nothing.
+  const apiPause = apiPauseReason(input);
+  if (apiPause) return { kind: 'finish', status: 'paused', reason: apiPause };
   if (isFailedSession(input)) {
     const failures = input.counters.consecutiveFailures;
     const detail = input.error ?? input.reason;

@@ -17,6 +17,7 @@ import {
   resolveProjectSource,
 } from '@baton/workspace';
 import { ProjectError, describeError } from './errors.js';
+import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import type { EventEntry } from './events.js';
 import {
   createEventWaiter,
@@ -106,6 +107,11 @@ export interface BatonControlOptions {
   env?: NodeJS.ProcessEnv;
   /** Longest wait for a project's repository to answer at creation (ms). Default 60_000. */
   repoTimeoutMs?: number;
+  /**
+   * Which `repo` and `workspace` a new project may name (source-policy.ts). Default:
+   * `BATON_REPO_HOSTS`, `BATON_REPO_ROOTS`, `BATON_WORKSPACE_ROOT` of `env`, open where unset.
+   */
+  sourcePolicy?: SourcePolicy | undefined;
   /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
   connectTimeoutMs?: number;
 }
@@ -159,7 +165,10 @@ export interface BatonControl {
    * `loadContextConfigInput` here (`baton.config.json` in `cwd` < `BATON_CONTEXT_*` of `env` <
    * the input's `context` < its `contextPreset`), stored with the project.
    */
-  createProject(input: unknown): Promise<ProjectRecord>;
+  createProject(
+    input: unknown,
+    createOptions?: { sourcePolicy?: SourcePolicy | undefined },
+  ): Promise<ProjectRecord>;
   /** Queues the project's next session (a freshly created or `queued` project). */
   enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
   /** Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one). */
@@ -357,9 +366,15 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
   return {
     keys,
 
-    async createProject(input) {
+    async createProject(input, createOptions) {
       const parsed = parseProjectInput(input);
       const context = await projectContext(parsed, options);
+      // Before anything reads the file system or the network for `repo` or `workspace`.
+      const policy =
+        createOptions?.sourcePolicy ??
+        options.sourcePolicy ??
+        sourcePolicyFromEnvironment(options.env ?? process.env, { served: false, home: '' });
+      await policy.check(parsed, options.cwd ?? process.cwd());
       await ready();
       if ((await repository.get(parsed.id)) !== null) {
         throw new ProjectError('conflict', `project ${parsed.id} already exists`);
@@ -386,7 +401,13 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
           });
         } catch (error) {
           if (error instanceof WorkspaceError) {
-            throw new ProjectError('invalid_input', error.message, { cause: error });
+            throw new ProjectError(
+              'invalid_input',
+              policy.describeRepoFailure(parsed.repo, error),
+              {
+                cause: error,
+              },
+            );
           }
           throw error;
         }

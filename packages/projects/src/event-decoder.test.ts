@@ -25,6 +25,20 @@ const usage = {
 const { cacheWrite5mInputTokens: _5m, cacheWrite1hInputTokens: _1h, ...usageBeforeTtls } = usage;
 const totals = { ...emptyUsageTotals(), ...usage, turns: 1, costUsd: 0.5 };
 
+/** A feature check that passed, as the session records it. */
+const passedCheck = {
+  featureId: 'F1',
+  command: 'npm test -- add',
+  passed: true,
+  exitCode: 0,
+  durationMs: 40,
+  outputTail: '1 passed',
+  commit: 'abc',
+  at,
+  trigger: 'flip' as const,
+  sessionId: 's1',
+};
+
 /** One event of every type, as the session and the worker write them today. */
 const written: Array<SessionEvent | WorkerEvent> = [
   {
@@ -91,6 +105,18 @@ const written: Array<SessionEvent | WorkerEvent> = [
     skipped: [],
   },
   { ...session, type: 'guidance-delivered', guidanceIds: ['g1'], turn: 2, inFirstMessage: false },
+  { ...session, type: 'check-passed', evidence: passedCheck },
+  {
+    ...session,
+    type: 'check-failed',
+    evidence: { ...passedCheck, passed: false, exitCode: null, stopped: 'timeout' },
+  },
+  {
+    ...session,
+    type: 'feature-regressed',
+    featureId: 'F1',
+    evidence: { ...passedCheck, passed: false, exitCode: 1, trigger: 'regression' },
+  },
   {
     ...session,
     type: 'session-end',
@@ -109,6 +135,20 @@ const written: Array<SessionEvent | WorkerEvent> = [
       endedAt: at + 1,
       commits: [],
       progressEntry: 'agent',
+      checks: {
+        F1: { status: 'verified', evidence: passedCheck },
+        F2: { status: 'claimed', evidence: null },
+      },
+      verification: {
+        verified: 1,
+        claimed: 1,
+        regressed: 0,
+        unverified: 0,
+        pending: 0,
+        regressedIds: [],
+        rerun: 1,
+        rerunMs: 40,
+      },
     },
   },
   { ...base, type: 'project-status', from: 'queued', to: 'running', reason: null },

@@ -61,6 +61,26 @@ const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens
 
 const featureCountsSchema = z.looseObject({ passing: count, total: count });
 
+/** One run of a feature's check (`CheckEvidence` of @baton/session). */
+const checkEvidenceSchema = z.looseObject({
+  featureId: z.string(),
+  command: z.string(),
+  passed: z.boolean(),
+  exitCode: z.number().nullable().default(null),
+  stopped: z.enum(['timeout', 'not_started']).optional(),
+  durationMs: count,
+  outputTail: z.string().default(''),
+  commit: nullableString.default(null),
+  at: count,
+  trigger: z.enum(['flip', 'regression']),
+  sessionId: z.string().default(''),
+});
+
+const featureCheckStateSchema = z.looseObject({
+  status: z.enum(['verified', 'claimed', 'regressed', 'refused']),
+  evidence: checkEvidenceSchema.nullable().default(null),
+});
+
 const sessionResultSchema = z.looseObject({
   sessionId: z.string(),
   kind: z.enum(['init', 'resume', 'end']),
@@ -81,6 +101,20 @@ const sessionResultSchema = z.looseObject({
   progressEntry: z.enum(['agent', 'baton', 'none']).default('none'),
   fallback: z
     .looseObject({ from: z.string(), to: z.string(), turn: integer, at: z.number() })
+    .optional(),
+  /** Absent in results recorded before verified progress, or with verification off. */
+  checks: z.record(z.string(), featureCheckStateSchema).optional(),
+  verification: z
+    .looseObject({
+      verified: count,
+      claimed: count,
+      regressed: count,
+      unverified: count,
+      pending: count,
+      regressedIds: z.array(z.string()).default([]),
+      rerun: count,
+      rerunMs: count,
+    })
     .optional(),
 });
 
@@ -191,6 +225,14 @@ const sessionEventSchemas = [
     guidanceIds: z.array(z.string()),
     turn: integer,
     inFirstMessage: z.boolean().default(false),
+  }),
+  z.looseObject({ ...sessionBase, type: z.literal('check-passed'), evidence: checkEvidenceSchema }),
+  z.looseObject({ ...sessionBase, type: z.literal('check-failed'), evidence: checkEvidenceSchema }),
+  z.looseObject({
+    ...sessionBase,
+    type: z.literal('feature-regressed'),
+    featureId: z.string(),
+    evidence: checkEvidenceSchema,
   }),
   z.looseObject({ ...sessionBase, type: z.literal('session-end'), result: sessionResultSchema }),
 ] as const;

@@ -1,7 +1,12 @@
 // Public surface of @baton/projects.
 export {
+  AUTH_REASON,
+  CHECKPOINT_FAILED_REASON,
+  CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  apiPauseReason,
+  contextFullReason,
   decideAfterSession,
   exhaustedBudget,
   isFailedSession,
@@ -11,6 +16,14 @@ export {
 } from './chaining.js';
 export type { AbortReason, ChainDecision, ChainInput, NextSessionKind } from './chaining.js';
 export { createBatonControl } from './control.js';
+export {
+  SOURCE_POLICY_ENV,
+  cannotRead,
+  createSourcePolicy,
+  isInternalHost,
+  sourcePolicyFromEnvironment,
+} from './source-policy.js';
+export type { SourcePolicy, SourcePolicyDefaults, SourcePolicyOptions } from './source-policy.js';
 export type {
   BatonControl,
   BatonControlOptions,

@@ -38,8 +38,12 @@ export { PROJECT_SORTS } from './keys.js';
 export type { ProjectSort } from './keys.js';
 export { CONTEXT_PRESET_NAMES } from '@baton/context-config';
 export {
+  AUTH_REASON,
+  CHECKPOINT_FAILED_REASON,
+  CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  apiPauseReason,
   nextSessionKind,
   noProgressReason,
   sessionProgress,

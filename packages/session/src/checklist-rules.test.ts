@@ -83,3 +83,38 @@ describe('the checklist may only flip passes', () => {
     expect(checkChecklistWrite('[not json', features())).toBeNull();
   });
 });
+
+describe('a feature check is as fixed as its description', () => {
+  const withCheck = (check: string | undefined, passes = false) =>
+    JSON.stringify([{ id: 'F1', description: 'Add a todo', steps: ['run add'], check, passes }]);
+
+  it('allows a first checklist whose features carry checks', () => {
+    expect(checkChecklistWrite(null, withCheck('npm test -- add'))).toBeNull();
+  });
+
+  it('allows flipping passes of a feature that has a check', () => {
+    expect(checkChecklistWrite(withCheck('npm test'), withCheck('npm test', true))).toBeNull();
+  });
+
+  it('refuses changing, removing or adding a check after the checklist was written', () => {
+    expect(checkChecklistWrite(withCheck('npm test'), withCheck('true'))).toContain(
+      'change the check of F1',
+    );
+    expect(checkChecklistWrite(withCheck('npm test'), withCheck(undefined))).toContain(
+      'remove the check of F1',
+    );
+    expect(checkChecklistWrite(withCheck(undefined), withCheck('true'))).toContain(
+      'add a check to F1 after it was written',
+    );
+  });
+
+  it('refuses a check that is not a non-empty string, naming the feature', () => {
+    const bad = JSON.stringify([
+      { id: 'F1', description: 'd', steps: [], check: '  ', passes: false },
+      { id: 'F2', description: 'd', steps: [], check: 42, passes: false },
+    ]);
+    const message = checkChecklistWrite(null, bad);
+    expect(message).toContain('feature #1 has a "check" that is not a non-empty shell command');
+    expect(message).toContain('feature #2 has a "check" that is not a non-empty shell command');
+  });
+});

@@ -10,8 +10,9 @@ export interface ChecklistRuleOptions {
 export const CHECKLIST_RULE =
   `Rule: ${FEATURES_PATH} is the project's fixed scope. After it is written at initialisation, ` +
   'features may never be removed, reordered or rewritten: only the "passes" field of a feature ' +
-  'may change (set it to true only after an end-to-end check proved the feature works). ' +
-  'The file must stay a JSON array of {"id", "description", "steps", "passes"} objects.';
+  'may change (set it to true only after an end-to-end check proved the feature works; Baton ' +
+  'runs the feature\'s "check" command before it accepts the flip). The file must stay a JSON ' +
+  'array of {"id", "description", "steps", "check" (optional), "passes"} objects.';
 
 function sameSteps(left: readonly string[], right: readonly string[]): boolean {
   return left.length === right.length && left.every((step, index) => step === right[index]);
@@ -60,6 +61,17 @@ function compareFeatures(
     }
     if (next.description !== old.description) problems.push(`change the description of ${old.id}`);
     if (!sameSteps(next.steps, old.steps)) problems.push(`change the steps of ${old.id}`);
+    // The check is what a flip is verified against: a model that could rewrite it could make
+    // any claim pass.
+    if (next.check !== old.check) {
+      problems.push(
+        old.check === undefined
+          ? `add a check to ${old.id} after it was written`
+          : next.check === undefined
+            ? `remove the check of ${old.id}`
+            : `change the check of ${old.id}`,
+      );
+    }
   });
   if (after.length > before.length && !options.allowAdditions) {
     const added = after.slice(before.length).map((feature) => feature.id);

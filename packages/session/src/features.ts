@@ -5,8 +5,18 @@ export interface Feature {
   id: string;
   description: string;
   steps: string[];
+  /**
+   * A shell command, run in the workspace (in the sandbox), that exits 0 only when the feature
+   * works. Baton runs it before it accepts `passes: true` and again at the end of sessions
+   * (verification.ts). Optional: a feature without one (and without a project default check)
+   * is accepted as claimed.
+   */
+  check?: string | undefined;
   passes: boolean;
 }
+
+/** Longest `check` command a feature may carry, in characters. */
+export const MAX_CHECK_CHARS = 2_000;
 
 /** How many features pass, out of how many. */
 export interface FeatureCounts {
@@ -47,7 +57,7 @@ export function parseFeatures(text: string): ParsedFeatures {
       return;
     }
     const record = item as Record<string, unknown>;
-    const { id, description, steps, passes } = record;
+    const { id, description, steps, check, passes } = record;
     if (typeof id !== 'string' || id.trim() === '')
       problems.push(`${where} needs a non-empty string "id"`);
     else if (seen.has(id)) problems.push(`${where} repeats the id "${id}"`);
@@ -56,21 +66,45 @@ export function parseFeatures(text: string): ParsedFeatures {
     if (!Array.isArray(steps) || !steps.every((step) => typeof step === 'string'))
       problems.push(`${where} needs "steps" as an array of strings`);
     if (typeof passes !== 'boolean') problems.push(`${where} needs a boolean "passes"`);
+    const checkProblem = checkFieldProblem(check);
+    if (checkProblem !== null) problems.push(`${where} ${checkProblem}`);
     if (
+      checkProblem === null &&
       typeof id === 'string' &&
       typeof description === 'string' &&
       Array.isArray(steps) &&
       typeof passes === 'boolean'
     ) {
-      features.push({ id, description, steps: steps as string[], passes });
+      features.push(
+        typeof check === 'string'
+          ? { id, description, steps: steps as string[], check, passes }
+          : { id, description, steps: steps as string[], passes },
+      );
     }
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, features };
 }
 
-/** One feature as one line of JSON: `{"id": "F1", "description": "...", "steps": [...], "passes": false}`. */
+/** What is wrong with a feature's `check` field, or null when it is absent or a usable command. */
+function checkFieldProblem(check: unknown): string | null {
+  if (check === undefined) return null;
+  if (typeof check !== 'string' || check.trim() === '') {
+    return 'has a "check" that is not a non-empty shell command string (leave "check" out for a feature without one)';
+  }
+  if (check.length > MAX_CHECK_CHARS) {
+    return `has a "check" longer than ${MAX_CHECK_CHARS} characters (put a long check in a script in the workspace and run that)`;
+  }
+  return null;
+}
+
+/**
+ * One feature as one line of JSON:
+ * `{"id": "F1", "description": "...", "steps": [...], "check": "...", "passes": false}`
+ * (`check` only when the feature has one).
+ */
 export function formatFeatureLine(feature: Feature): string {
-  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}, "passes": ${feature.passes}}`;
+  const check = feature.check === undefined ? '' : `, "check": ${JSON.stringify(feature.check)}`;
+  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}${check}, "passes": ${feature.passes}}`;
 }
 
 /**

@@ -49,6 +49,7 @@ export type { SessionErrorCode } from './errors.js';
 export {
   FEATURES_PATH,
   FEATURES_STORE_PATH,
+  MAX_CHECK_CHARS,
   PROGRESS_PATH,
   STARTUP_PATH,
   allFeaturesPass,
@@ -61,6 +62,26 @@ export {
   readFeatures,
 } from './features.js';
 export type { Feature, FeatureCounts, ParsedFeatures } from './features.js';
+export {
+  CHECK_OUTPUT_TAIL_CHARS,
+  DEFAULT_CHECK_TIMEOUT_MS,
+  DEFAULT_REGRESSION_BUDGET_MS,
+  FEATURE_ID_VARIABLE,
+  countVerification,
+  describeEvidence,
+  effectiveCheck,
+  outputTail,
+  pendingChecks,
+} from './verification.js';
+export type {
+  CheckEvidence,
+  CheckTrigger,
+  FeatureCheckState,
+  FeatureCheckStatus,
+  FeatureChecks,
+  VerificationCounts,
+  VerificationOptions,
+} from './verification.js';
 export {
   DEFAULT_PROGRESS_ROLLOVER,
   PROGRESS_ARCHIVE_DIR,

@@ -1,5 +1,6 @@
 import type { MemoryStore } from '@baton/core';
 import { FEATURES_STORE_PATH, parseFeatures, type Feature } from './features.js';
+import { type CheckEvidence, describeEvidence } from './verification.js';
 import {
   PROGRESS_STORE_PATH,
   readProgressArchives,
@@ -46,6 +47,11 @@ export interface OrientationSnapshot {
   archives: Array<{ path: string; entries: ProgressEntry[] }>;
   /** The workspace's last acknowledged checkpoint (a commit id), when known. */
   lastCheckpoint?: string | null;
+  /**
+   * Features Baton flipped back to failing because their re-run check failed (the project's
+   * check record, not the memory): listed first, with what failed.
+   */
+  regressed?: readonly CheckEvidence[];
 }
 
 /** Reads what the orientation needs from the memory. */
@@ -92,7 +98,11 @@ function featureLines(text: string, features: readonly Feature[]): Map<string, n
   return lines;
 }
 
-function checklistSection(text: string | null, options: Required<OrientationOptions>): string[] {
+function checklistSection(
+  text: string | null,
+  options: Required<OrientationOptions>,
+  regressed: readonly CheckEvidence[] = [],
+): string[] {
   if (text === null) {
     return [
       'Checklist /memories/features.json: missing. Re-create it from the goal before any other work.',
@@ -112,17 +122,34 @@ function checklistSection(text: string | null, options: Required<OrientationOpti
   if (failing.length === 0) {
     return [head, `All ${features.length} features pass: nothing is left to do.`];
   }
-  const shown = failing.slice(0, options.nextFeatures);
+  // Regressed features first: they worked once and a later change broke them.
+  const regressedById = new Map(regressed.map((evidence) => [evidence.featureId, evidence]));
+  const ordered = [
+    ...failing.filter((feature) => regressedById.has(feature.id)),
+    ...failing.filter((feature) => !regressedById.has(feature.id)),
+  ];
+  const shown = ordered.slice(
+    0,
+    Math.max(options.nextFeatures, ordered.filter((f) => regressedById.has(f.id)).length),
+  );
   const lines = featureLines(text, shown);
   const out = [
     head,
-    `Next failing features, in checklist order (${shown.length} of ${failing.length}):`,
+    regressedById.size > 0
+      ? `Next failing features, regressed ones first, then in checklist order (${shown.length} of ${failing.length}):`
+      : `Next failing features, in checklist order (${shown.length} of ${failing.length}):`,
   ];
   for (const feature of shown) {
     const line = lines.get(feature.id);
+    const evidence = regressedById.get(feature.id);
     out.push(
       `- ${feature.id} (features.json line ${line ?? '?'}): ${cut(feature.description, options.maxFieldChars)}`,
     );
+    if (evidence !== undefined) {
+      out.push(
+        `  - REGRESSED: it passed, then Baton re-ran its check \`${cut(evidence.command, 200)}\` and it ${describeEvidence(evidence)}; Baton set it back to failing. Fix it first.${evidence.outputTail === '' ? '' : ` Output ends: ${cut(evidence.outputTail.split('\n').slice(-3).join(' | '), 300)}`}`,
+      );
+    }
     for (const step of feature.steps.slice(0, options.maxSteps)) {
       out.push(`  - ${cut(step, options.maxFieldChars)}`);
     }
@@ -176,7 +203,7 @@ export function renderOrientation(
   const lines = [
     '<baton_orientation>',
     'Baton built this summary from /memories at the start of this session. It is current; open a file when you need more than it shows.',
-    ...checklistSection(snapshot.featuresText, settings),
+    ...checklistSection(snapshot.featuresText, settings, snapshot.regressed),
     ...progressSection(snapshot, settings),
   ];
   if (snapshot.lastCheckpoint) {
@@ -189,9 +216,14 @@ export function renderOrientation(
 /** Builds the orientation from the memory. */
 export async function buildOrientation(
   store: MemoryStore,
-  options: OrientationOptions & { lastCheckpoint?: string | null } = {},
+  options: OrientationOptions & {
+    lastCheckpoint?: string | null;
+    regressed?: readonly CheckEvidence[];
+  } = {},
 ): Promise<string> {
-  return renderOrientation(await readOrientationSnapshot(store, options.lastCheckpoint), options);
+  const snapshot = await readOrientationSnapshot(store, options.lastCheckpoint);
+  const { regressed, lastCheckpoint: _lastCheckpoint, ...rest } = options;
+  return renderOrientation(regressed === undefined ? snapshot : { ...snapshot, regressed }, rest);
 }
 
 function definedOnly(options: OrientationOptions): OrientationOptions {

@@ -177,6 +177,8 @@ const REASON_TEXT: Record<string, string> = {
   cancelled: 'the session was cancelled',
   paused: 'the operator paused the project; a later session continues from your notes',
   context_window_exceeded: 'the context window is full',
+  context_full:
+    'your context window filled up; a new session with a fresh context continues from your notes',
   end_session: 'this is a closing session',
 };
 

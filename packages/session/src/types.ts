@@ -23,6 +23,12 @@ import type { GuidanceSource } from './guidance.js';
 import type { RetryOptions } from './retry.js';
 import type { TranscriptSink } from './transcript.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
+import type {
+  CheckEvidence,
+  FeatureChecks,
+  VerificationCounts,
+  VerificationOptions,
+} from './verification.js';
 
 /** What a session is for: build the memory from the goal, continue the work, or only close the log. */
 export type SessionKind = 'init' | 'resume' | 'end';
@@ -146,6 +152,13 @@ export interface RunSessionOptions {
    * Default: none (the session leaves the workspace as it is).
    */
   checkpoints?: SessionCheckpoints;
+  /**
+   * Verified progress (verification.ts): Baton runs a feature's `check` in the sandbox before it
+   * accepts `passes: true`, and re-runs passing features' checks at the end of the session.
+   * `false` turns it off (flips are taken on the model's word). Default: on, with the defaults
+   * of `VerificationOptions` and no record of earlier sessions.
+   */
+  verification?: VerificationOptions | false;
 }
 
 /** Why a checkpoint was made. */
@@ -173,7 +186,7 @@ export interface SessionResult {
   outcome: SessionOutcome;
   /** Readable reason it stopped. */
   reason: string;
-  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `paused`, `cancelled`, `refusal`, `max_tokens`, `model_context_window_exceeded`, `api_error`, `push_rejected`, `internal_error`. */
+  /** Machine reason: `end_turn`, `max_turns`, `max_input_tokens`, `max_output_tokens`, `max_usd`, `wall_clock`, `paused`, `cancelled`, `refusal`, `max_tokens`, `context_full` (the context window filled: a 400 "prompt is too long" or `model_context_window_exceeded`; the next session continues), `auth` (the API refused the key: 401/403), `model_not_found` (404 for the model), `api_error`, `push_rejected`, `internal_error`. */
   stopReason?: string;
   /** Model turns (requests answered), end-of-session phase included. */
   turns: number;
@@ -183,6 +196,12 @@ export interface SessionResult {
   allFeaturesPass: boolean;
   /** Ids flipped to `passes: true` in this session. */
   flippedFeatures: string[];
+  /**
+   * The context window filled (`stopReason: 'context_full'`): at which turn, and whether the
+   * session did anything useful before (flipped a feature or saved workspace changes). Two
+   * sessions in a row that filled it with nothing useful pause the project (`context_full`).
+   */
+  contextFull?: { turn: number; useful: boolean } | undefined;
   startedAt: number;
   endedAt: number;
   error?: string;
@@ -191,6 +210,11 @@ export interface SessionResult {
    * whole session (`refused` if any checkpoint's hooks refused).
    */
   checkpoint?: Checkpoint;
+  /**
+   * Why the end-of-session checkpoint could not be committed (the session's work is then not on
+   * the project branch): the project must not be marked completed.
+   */
+  checkpointError?: string | undefined;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];
   /**
@@ -200,6 +224,28 @@ export interface SessionResult {
   progressEntry: 'agent' | 'baton' | 'none';
   /** Set when the session moved to its fallback model (see `RunSessionOptions.fallbackModel`). */
   fallback?: SessionFallback;
+  /**
+   * The project's check record after this session (the previous record with this session's
+   * runs laid over it): pass it as `verification.previous` to the next session. Absent when
+   * verification is off.
+   */
+  checks?: FeatureChecks;
+  /** Verified, claimed, regressed and unverified features after this session (absent when off). */
+  verification?: SessionVerification;
+}
+
+/** What a session's verification left: counts, and what the end-of-session re-run did. */
+export interface SessionVerification extends VerificationCounts {
+  /**
+   * Passing features whose check has not passed on the final commit (the budget ran out, or a
+   * check was cut short): a project does not complete while any is left.
+   */
+  pending: number;
+  /** Features flipped back to failing by the end-of-session re-run. */
+  regressedIds: string[];
+  /** Checks re-run at the end of the session, and the time they took (ms). */
+  rerun: number;
+  rerunMs: number;
 }
 
 /** The session's move from an overloaded model to its fallback model. */
@@ -302,6 +348,8 @@ export type SessionEvent =
       hooks: CheckpointHooks;
       /** Files left out as secrets. */
       skipped: string[];
+      /** Files left out because they are larger than the per-file limit (default 50 MiB). */
+      tooLarge?: Array<{ path: string; bytes: number }>;
       /** Why the commit or the push failed. */
       error?: string;
     })
@@ -314,6 +362,12 @@ export type SessionEvent =
       /** In the session's first message (left unacknowledged by an earlier session). */
       inFirstMessage: boolean;
     })
+  /** Baton ran a feature's check and it passed (before accepting a flip, or in the re-run). */
+  | (EventBase & { type: 'check-passed'; evidence: CheckEvidence })
+  /** Baton ran a feature's check and it failed or timed out. */
+  | (EventBase & { type: 'check-failed'; evidence: CheckEvidence })
+  /** A passing feature's re-run check failed: Baton flipped it back to failing. */
+  | (EventBase & { type: 'feature-regressed'; featureId: string; evidence: CheckEvidence })
   | (EventBase & { type: 'session-end'; result: SessionResult });
 
 /** The `type` of every event. */

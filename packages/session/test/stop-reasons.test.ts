@@ -41,25 +41,41 @@ async function initialised(script?: SimScript) {
 }
 
 describe('every stop reason is handled', () => {
-  it('max_tokens once: the agent is told to continue and the session completes', async () => {
-    const { h } = await initialised();
+  it('max_tokens in the middle of a tool call: the call is never run, the turn is retried with twice the room', async () => {
+    const { h, seen } = await initialised();
     harness = h;
-    h.sim.setFaults({ maxTokensOn: [h.sim.requests + 2] });
-    const result = await runSession(h.options({ sessionNumber: 2 }));
+    const cut = h.sim.requests + 2;
+    h.sim.setFaults({ maxTokensOn: [cut] });
+    const result = await runSession(h.options({ sessionNumber: 2, maxTokens: 4096 }));
     expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
     expect(
       h.events.some((event) => event.type === 'turn' && event.stopReason === 'max_tokens'),
     ).toBe(true);
+    const index = seen.findIndex((request) => request.number === cut);
+    expect(seen[index]!.params.max_tokens).toBe(4096);
+    // The retry is the same request with more room: the cut reply was not kept, nothing ran.
+    expect(seen[index + 1]!.params.max_tokens).toBe(8192);
+    expect(seen[index + 1]!.params.messages).toEqual(seen[index]!.params.messages);
+    const cutIds = h.sim.received.find((record) => record.number === cut)?.toolCalls ?? [];
+    expect(cutIds.length).toBeGreaterThan(0);
   });
 
   it('max_tokens again and again: the session ends with a clear reason', async () => {
-    const { h } = await initialised();
+    const { h, seen } = await initialised();
     harness = h;
     const next = h.sim.requests;
     h.sim.setFaults({ maxTokensOn: Array.from({ length: 20 }, (_, index) => next + 1 + index) });
     const result = await runSession(h.options({ sessionNumber: 2, maxConsecutiveMaxTokens: 3 }));
     expect(result).toMatchObject({ outcome: 'failed', stopReason: 'max_tokens' });
     expect(result.reason).toContain('max_tokens 3 times in a row');
+    // The room was doubled up to the ceiling, then the model was told to split the call.
+    const rooms = seen.map((request) => request.params.max_tokens);
+    expect(rooms).toEqual(expect.arrayContaining([4096, 8192, 16384, 32000]));
+    expect(
+      seen.some((request) =>
+        JSON.stringify(request.messages).includes('split it into smaller steps'),
+      ),
+    ).toBe(true);
   });
 
   it('pause_turn: the conversation is sent back unchanged to continue', async () => {
@@ -92,7 +108,7 @@ describe('every stop reason is handled', () => {
     expect(h.sim.requests).toBe(before + 2);
   });
 
-  it('model_context_window_exceeded: the progress log is closed from a fresh context', async () => {
+  it('model_context_window_exceeded: a full context, not a failure; the log is closed from a fresh context and says at which turn', async () => {
     let count = 0;
     const { h, seen } = await initialised(() => {
       count += 1;
@@ -107,15 +123,17 @@ describe('every stop reason is handled', () => {
     const result = await runSession(h.options({ sessionNumber: 2 }));
     expect(result).toMatchObject({
       outcome: 'budget_exhausted',
-      stopReason: 'model_context_window_exceeded',
+      stopReason: 'context_full',
+      contextFull: { turn: 2, useful: false },
     });
+    expect(result.reason).toContain('filled at turn 2');
     const endRequest = seen[2]!.params.messages;
     expect(endRequest).toHaveLength(1);
     expect(textOf(endRequest[0])).toContain('<baton_session kind="end" project="todo" session="2"');
-    expect(textOf(endRequest[0])).toContain(
-      '<baton_end_of_session reason="context_window_exceeded">',
-    );
-    expect(await h.store.read('progress.md')).toContain('Session 2 end');
+    expect(textOf(endRequest[0])).toContain('<baton_end_of_session reason="context_full">');
+    const log = await h.store.read('progress.md');
+    expect(log).toContain('Session 2 end');
+    expect(log).toContain('the context window of session 2 filled at turn 2');
   });
 
   it('parallel tool calls in one turn run safely and answer in order', async () => {

@@ -2,23 +2,9 @@ import { execFileSync } from 'node:child_process';
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createProjectWorkspace, resolveProjectSource, workspaceGitPaths } from '../src/index.js';
-import { createUserRepo, git, useTempDirs, writeFiles } from './support/git-fixtures.js';
+import { git, preparedProjectWorkspace, useTempDirs, writeFiles } from './support/git-fixtures.js';
 
-async function setup(root: string) {
-  const repo = await createUserRepo(root);
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'baton');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-  });
-  await workspace.prepare(null);
-  return { repo, workspace };
-}
+const setup = preparedProjectWorkspace;
 
 function tree(repo: string): string[] {
   return git(repo, 'ls-tree', '-r', 'baton/p').split('\n');

@@ -3,26 +3,12 @@ import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
-import { createProjectWorkspace, resolveProjectSource, workspaceGitPaths } from '../src/index.js';
 import { MAX_SCANNED_BYTES } from '../src/repository/secret-files.js';
-import { createUserRepo, git, useTempDirs, writeFiles } from './support/git-fixtures.js';
+import { git, preparedProjectWorkspace, useTempDirs, writeFiles } from './support/git-fixtures.js';
 
 const KEY = `sk-ant-api03-${'k'.repeat(40)}`;
 
-async function setup(root: string) {
-  const repo = await createUserRepo(root);
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'baton');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-  });
-  await workspace.prepare(null);
-  return { repo, workspace };
-}
+const setup = preparedProjectWorkspace;
 
 describe('the secret scan of a checkpoint', () => {
   const tempDir = useTempDirs();

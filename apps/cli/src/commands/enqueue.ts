@@ -8,6 +8,8 @@ import {
 } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import {
+  ALLOW_HOST_HELP,
+  collectAllowedHost,
   parseBudget,
   parseModelId,
   parseNonEmpty,
@@ -90,11 +92,7 @@ export function registerEnqueueCommand(program: Command): void {
     .addOption(
       new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
     )
-    .option(
-      '--allow-host <host>',
-      "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)",
-      (value: string, previous: string[] | undefined) => [...(previous ?? []), value],
-    )
+    .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {
       if ((options.goal === undefined) === (options.goalFile === undefined)) {

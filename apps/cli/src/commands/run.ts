@@ -6,6 +6,8 @@ import {
 } from '@baton/projects/schema';
 import { Option, type Command } from 'commander';
 import {
+  ALLOW_HOST_HELP,
+  collectAllowedHost,
   parseBudget,
   parseModelId,
   parseNonEmpty,
@@ -83,6 +85,7 @@ export function registerRunCommand(program: Command): void {
       `pause with reason no_progress after this many resume sessions in a row without a newly passing feature (default ${DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS}; kept for the project)`,
       parseBudget(PROJECT_BUDGET_RULES.maxSessionsWithoutProgress),
     )
+    .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(
       '--no-sandbox',

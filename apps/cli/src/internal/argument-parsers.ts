@@ -64,3 +64,12 @@ export function parseNonEmpty(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('must not be empty.');
   return value;
 }
+
+/** `--allow-host` of `enqueue` and `run`: repeatable, validated later with the project schema. */
+export const ALLOW_HOST_HELP =
+  "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)";
+
+/** Collects repeated `--allow-host` values. */
+export function collectAllowedHost(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
+}

@@ -212,6 +212,40 @@ describe('live view', () => {
         }),
       ),
     ).toBe('  checkpoint (turn) · nothing new to commit · not pushed: remote unreachable');
+    // A checkpoint that committed nothing because it failed is not "nothing new to commit".
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'checkpoint',
+          reason: 'turn',
+          commit: null,
+          head: null,
+          pushed: false,
+          hooks: 'none',
+          skipped: [],
+          error: "git add: 'tools/helper/' does not have a commit checked out",
+        }),
+      ),
+    ).toBe(
+      "  checkpoint (turn) failed: git add: 'tools/helper/' does not have a commit checked out · the work is not saved yet; retried at the next checkpoint",
+    );
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'checkpoint',
+          reason: 'end',
+          commit: 'a'.repeat(40),
+          head: 'a'.repeat(40),
+          pushed: true,
+          hooks: 'none',
+          skipped: Array.from({ length: 30_000 }, (_, index) => `k${index}.asc`),
+        }),
+      ),
+    ).toBe(
+      '  checkpoint (end) · committed aaaaaaaaaaaa · pushed aaaaaaaaaaaa · left out as secrets: k0.asc, k1.asc, k2.asc, k3.asc, k4.asc and 29995 more',
+    );
     expect(
       describeEvent(
         decoded({

@@ -1,5 +1,5 @@
 import type { ProjectEvent } from '@baton/projects/schema';
-import type { FeatureCounts } from '@baton/session';
+import { describeEvidence, type FeatureCounts } from '@baton/session';
 import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
 import { terminalSafe } from './terminal-text.js';
 
@@ -207,14 +207,25 @@ export function describeEvent(
       return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
     }
     case 'checkpoint': {
+      if (event.error !== undefined && event.commit === null && event.head === null) {
+        // Nothing could be committed: the work is not on the branch (not "nothing new").
+        return paint(
+          'red',
+          `  checkpoint (${event.reason}) failed: ${event.error} · the work is not saved yet; retried at the next checkpoint`,
+        );
+      }
       const saved =
         event.commit === null ? 'nothing new to commit' : `committed ${event.commit.slice(0, 12)}`;
       const pushed = event.pushed
         ? `pushed ${event.head?.slice(0, 12) ?? ''}`.trimEnd()
         : `not pushed${event.error === undefined ? '' : `: ${event.error}`}`;
       const hooks = event.hooks === 'none' ? '' : ` · hooks ${event.hooks}`;
-      const skipped =
-        event.skipped.length === 0 ? '' : ` · left out as secrets: ${event.skipped.join(', ')}`;
+      // 30,000 skipped fixtures must not flood the terminal: the first few and a count.
+      const shownSkipped =
+        event.skipped.length > 5
+          ? `${event.skipped.slice(0, 5).join(', ')} and ${event.skipped.length - 5} more`
+          : event.skipped.join(', ');
+      const skipped = event.skipped.length === 0 ? '' : ` · left out as secrets: ${shownSkipped}`;
       return paint(
         event.pushed ? 'dim' : 'yellow',
         `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}`,
@@ -236,6 +247,20 @@ export function describeEvent(
       return paint(
         'magenta',
         `◆ paused by the operator${event.runningSessionId === null ? '' : ': the running session ends after its end-of-session turn'}`,
+      );
+    case 'check-passed':
+    case 'check-failed': {
+      const { evidence } = event;
+      const why = evidence.trigger === 'flip' ? 'before accepting the flip' : 're-run';
+      return paint(
+        evidence.passed ? 'green' : 'yellow',
+        `    ${evidence.passed ? '✓' : '✗'} check of ${evidence.featureId} (${why}) ${describeEvidence(evidence)}`,
+      );
+    }
+    case 'feature-regressed':
+      return paint(
+        'red',
+        `  ✗ ${event.featureId} regressed: its check ${describeEvidence(event.evidence)}; set back to failing`,
       );
     case 'webhook-delivery':
       return paint(

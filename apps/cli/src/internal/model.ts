@@ -20,7 +20,9 @@ export interface ModelConnection {
 
 /**
  * `ANTHROPIC_API_KEY` (+ optional `ANTHROPIC_BASE_URL`) -> the real API with `BATON_MODEL` or
- * `--model`. With no key, or the model `sim`, an in-process simulator. The SDK's own retries are
+ * `--model`. The model `sim`, or no key and no model named, -> an in-process simulator (recorded
+ * as `sim`, priced at 0). A real model named without a key is refused (usage, exit 2), as the
+ * worker refuses it. The SDK's own retries are
  * off: @baton/session retries itself and reports every retry as an event.
  */
 export async function connectModel(options: {
@@ -31,6 +33,7 @@ export async function connectModel(options: {
   const fallbackModel = fallbackModelFrom(env);
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
+  refuseModelWithoutKey(options);
   if (apiKey === undefined || apiKey === '' || requested === 'sim') {
     const sim = await startModelSim({ port: 0 });
     const client = new Anthropic({ apiKey: 'sim', baseURL: sim.url, maxRetries: 0 });
@@ -53,6 +56,23 @@ export async function connectModel(options: {
     fallbackModel,
     notice: `Using the Anthropic API${baseURL ? ` at ${baseURL}` : ''} with model ${model}.`,
   };
+}
+
+/**
+ * A real model named (`--model` or `BATON_MODEL`) without `ANTHROPIC_API_KEY` is a usage error:
+ * the simulator never runs under a real model's name and price. Callers run this before they
+ * create anything.
+ */
+export function refuseModelWithoutKey(options: { model?: string; env?: NodeJS.ProcessEnv }): void {
+  const env = options.env ?? process.env;
+  const apiKey = env.ANTHROPIC_API_KEY?.trim();
+  const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
+  if ((apiKey === undefined || apiKey === '') && requested !== undefined && requested !== 'sim') {
+    throw new CliError(
+      'usage',
+      `ANTHROPIC_API_KEY is not set: model ${JSON.stringify(requested)} needs it; set it, or choose the simulator with --model sim`,
+    );
+  }
 }
 
 /** `BATON_FALLBACK_MODEL`, checked like every model id; a bad one is a usage error. */

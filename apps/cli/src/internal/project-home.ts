@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
+import type { ProjectSandbox } from '@baton/workspace';
 import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** What `baton run` keeps about a project in `<BATON_HOME>/projects/<id>/project.json`. */
@@ -31,6 +32,8 @@ export interface ProjectRecord {
   lastCheckpoint?: string | null;
   /** Commit checkpoints without running the repository's hooks. */
   skipHooks?: boolean;
+  /** `--allow-host`: the project's sandbox settings (`projectSandboxSchema`), added to BATON_SANDBOX's. */
+  sandbox?: ProjectSandbox | null;
   /** `--stall-after`: resume sessions in a row without a newly passing feature before the run pauses (default 3). */
   maxSessionsWithoutProgress?: number;
   /** The current streak of resume sessions without a newly passing feature. */

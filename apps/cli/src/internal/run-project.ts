@@ -19,24 +19,32 @@ import {
   type SessionResult,
 } from '@baton/session';
 import {
+  type ProjectSandbox,
   type SandboxSetting,
   WorkspaceError,
   checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
   openProjectWorkspace,
+  parseProjectSandbox,
   parseSandboxSetting,
   sessionSandboxSetup,
   projectBranch,
   resolveProjectSource,
   type ProjectSource,
 } from '@baton/workspace';
-import { nextSessionKind, noProgressReason, sessionProgress } from '@baton/projects/schema';
+import {
+  CHECKPOINT_FAILED_REASON,
+  apiPauseReason,
+  nextSessionKind,
+  noProgressReason,
+  sessionProgress,
+} from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
-import { connectModel } from './model.js';
+import { connectModel, refuseModelWithoutKey } from './model.js';
 import {
   batonHome,
   deriveProjectId,
@@ -69,6 +77,8 @@ export interface RunOptions {
   json?: boolean;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean;
+  /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
+  allowHost?: string[];
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -109,6 +119,25 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
       'usage',
       `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
     );
+  }
+  const hosts = existing.sandbox?.allowedHosts ?? [];
+  const asked = readProjectSandbox(options)?.allowedHosts;
+  if (asked !== undefined && asked.join(' ') !== hosts.join(' ')) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
+    );
+  }
+}
+
+/** `--allow-host` through the project schema `enqueue` and the dashboard use; one line when wrong. */
+function readProjectSandbox(options: RunOptions): ProjectSandbox | undefined {
+  if (options.allowHost === undefined) return undefined;
+  try {
+    return parseProjectSandbox({ allowedHosts: options.allowHost }, 'sandbox');
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
   }
 }
 
@@ -191,6 +220,7 @@ async function openProject(options: RunOptions, home: string): Promise<ProjectRe
     branch: projectBranch(id),
     lastCheckpoint: source?.existingHead ?? null,
     skipHooks: options.skipHooks === true,
+    sandbox: readProjectSandbox(options) ?? null,
   };
   await writeProject(paths, record);
   return record;
@@ -263,6 +293,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
   const context = await readContextConfig(options);
+  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   const project = await openProject(options, home);
   const paths = projectPaths(home, project.id);
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
@@ -306,7 +337,11 @@ export async function runProject(options: RunOptions): Promise<number> {
   if (sandbox.kind === 'unsandboxed') process.stderr.write(`baton run: ${sandbox.notice}\n`);
   else say(`Commands: ${describeSandboxDecision(sandbox)}.`);
   say(`Context: ${summarizeContextConfig(context)}.`);
-  const sandboxSetup = sessionSandboxSetup(sandbox, null);
+  const sandboxSetup = sessionSandboxSetup(sandbox, project.sandbox ?? null);
+  const allowedHosts = project.sandbox?.allowedHosts ?? [];
+  if (sandbox.kind === 'sandboxed' && allowedHosts.length > 0) {
+    say(`Allowed hosts: ${allowedHosts.join(', ')} (through the sandbox proxy).`);
+  }
   // Baton's own clone of the project's repository (or of a bare repository it owns), on
   // baton/<id>; the user's checkout is never written. Its commit hooks run in the sandbox.
   const workspace = openProjectWorkspace({
@@ -425,9 +460,16 @@ export async function runProject(options: RunOptions): Promise<number> {
       if (progress === 'progressed') project.sessionsWithoutProgress = 0;
       if (progress === 'none')
         project.sessionsWithoutProgress = (project.sessionsWithoutProgress ?? 0) + 1;
+      const apiPause = result.allFeaturesPass
+        ? null
+        : apiPauseReason({
+            ...result,
+            counters: { sessionsWithoutProgress: project.sessionsWithoutProgress ?? 0 },
+          });
       const stalled = result.allFeaturesPass
         ? null
-        : noProgressReason(
+        : (apiPause ??
+          noProgressReason(
             project.maxSessionsWithoutProgress === undefined
               ? {}
               : { maxSessionsWithoutProgress: project.maxSessionsWithoutProgress },
@@ -436,14 +478,33 @@ export async function runProject(options: RunOptions): Promise<number> {
               featuresPassing: result.featuresAfter.passing,
               featuresTotal: result.featuresAfter.total,
             },
-          );
+          ));
       if (stalled !== null) project.statusReason = stalled;
       await writeProject(paths, project);
       totalUsd += result.usage.costUsd;
       if (budgetLeft !== undefined) budgetLeft -= result.usage.costUsd;
+      // A pause after the API's answer (auth, context_full) is reported as a pause below.
       const stop = controller.signal.aborted
         ? EXIT_CODES.cancelled
-        : exitCodeFor(result, budgetLeft);
+        : apiPause !== null
+          ? undefined
+          : exitCodeFor(result, budgetLeft);
+      if (result.checkpointError !== undefined) {
+        // The session's work is not on the branch: never `completed`, paused with the reason.
+        pushProblem = `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
+        recordEvent({
+          v: 1,
+          type: 'project-status',
+          at: Date.now(),
+          projectId: project.id,
+          from: 'running',
+          to: 'paused',
+          reason: pushProblem,
+        });
+        say(`Paused: ${pushProblem}`);
+        exitCode = stop ?? EXIT_CODES.featuresRemaining;
+        break;
+      }
       const checkpoint = result.checkpoint;
       if (checkpoint !== undefined && !checkpoint.pushed && checkpoint.head !== null) {
         // Nothing is lost (the commits stay in this clone and the next run pushes them first),
@@ -472,7 +533,7 @@ export async function runProject(options: RunOptions): Promise<number> {
           reason: stalled,
         });
         say(`Paused: ${stalled}.`);
-        exitCode = EXIT_CODES.noProgress;
+        exitCode = result.stopReason === 'auth' ? EXIT_CODES.sessionFailed : EXIT_CODES.noProgress;
         break;
       }
       if (kind === 'init' && nextSessionKind(await readFeatures(store)) === 'init') {

@@ -21,6 +21,7 @@ import {
   toVirtualPath,
   tokensQuerySchema,
 } from '@baton/projects/schema';
+import type { SourcePolicy } from '@baton/projects';
 import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { diffLines } from './diff.js';
 import type { EventHub } from './event-hub.js';
@@ -42,6 +43,10 @@ export interface ApiOptions {
   home: string;
   /** Request metrics, the access log and `/metrics`. */
   telemetry: DashboardTelemetry;
+  /** Which `repo` and `workspace` a project created here may name. */
+  sourcePolicy: SourcePolicy;
+  /** Called with unexpected errors and with the details of errors answered with a fixed message. */
+  onError: (error: unknown) => void;
 }
 
 /** Session summaries the project view starts with; older ones are paged on demand. */
@@ -142,7 +147,9 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.post('/projects', jsonBody, validJson(projectInputSchema, 'project'), async (context) => {
     // The same two calls as `baton enqueue`: store the project, then queue its first session.
-    const created = await control.createProject(parseProjectInput(context.req.valid('json')));
+    const created = await control.createProject(parseProjectInput(context.req.valid('json')), {
+      sourcePolicy: options.sourcePolicy,
+    });
     const queued = await control.enqueue(created.id);
     const project = (await control.getProject(created.id)) ?? created;
     return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
@@ -202,7 +209,11 @@ export function createApiRoutes(options: ApiOptions): Hono {
         baseCommit: project.baseCommit,
       });
     } catch (error) {
-      if (error instanceof WorkspaceError) throw new ApiError(503, error.code, error.message);
+      if (error instanceof WorkspaceError) {
+        // The git message names host paths (the fetch cache under BATON_HOME): the log has it.
+        options.onError(error);
+        throw new ApiError(503, 'unavailable', 'Cannot read the project branch right now.');
+      }
       throw error;
     }
   }

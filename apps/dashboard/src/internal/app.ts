@@ -12,10 +12,10 @@ export interface AppOptions extends ApiOptions {
   assets: Map<string, Asset>;
   /** A Hono sub-app serving Bull Board, mounted at `/queues`, or undefined when no queue was given. */
   queueBoard: Hono | undefined;
+  /** `read-only`: every request to the board that is not a GET is refused here as well. */
+  queueUi: 'read-only' | 'full' | 'off';
   /** Whether the login cookie gets the `Secure` flag (set when served over https). */
   secureCookie: boolean;
-  /** Called with unexpected errors (logged by the caller). */
-  onError: (error: unknown) => void;
   /** Whether Redis answers (`/readyz`). */
   redisReady: () => Promise<boolean>;
 }
@@ -234,11 +234,30 @@ export function createApp(options: AppOptions): Hono {
   });
 
   if (options.queueBoard !== undefined) {
+    if (options.queueUi !== 'full') {
+      // Bull Board checks its read-only flag route by route; this holds for any route it adds.
+      app.on(['POST', 'PUT', 'PATCH', 'DELETE'], ['/queues', '/queues/*'], (context) =>
+        context.json(
+          {
+            error: {
+              code: 'forbidden',
+              message: 'The queue view is read-only (BATON_QUEUE_UI=full allows changes).',
+            },
+          },
+          403,
+        ),
+      );
+    }
     app.get('/queues/', (context) => context.redirect('/queues', 301));
     app.route('/queues', options.queueBoard);
   } else {
     app.get('/queues', (context) =>
-      context.text('Bull Board is not available: this dashboard was started without a queue.', 404),
+      context.text(
+        options.queueUi === 'off'
+          ? 'The queue view is turned off (BATON_QUEUE_UI=off).'
+          : 'Bull Board is not available: this dashboard was started without a queue.',
+        404,
+      ),
     );
   }
 

@@ -38,6 +38,8 @@ export class Checkpointer {
    * `skipped` or `none` (no commit, or no hooks). The end checkpoint alone often commits nothing.
    */
   hooks: Checkpoint['hooks'] = 'none';
+  /** Why the latest checkpoint could not be committed; `undefined` once one succeeds again. */
+  failure: string | undefined;
   readonly #options: CheckpointerOptions;
   readonly #intervalMs: number;
   #dirty = false;
@@ -65,7 +67,10 @@ export class Checkpointer {
     if (this.#dirty && Date.now() - this.#lastAt >= this.#intervalMs) await this.save('turn');
   }
 
-  /** What the model should hear about refused hooks since the last time (then forgotten). */
+  /**
+   * What the model should hear since the last time (refused hooks, failed checkpoints), then
+   * forgotten; the session adds it after the tool results of the next user turn.
+   */
   takeNotes(): string[] {
     const notes = this.#notes;
     this.#notes = [];
@@ -99,6 +104,14 @@ export class Checkpointer {
         final: reason === 'end',
       });
     } catch (error) {
+      const message = error instanceof Error ? error.message : String(error);
+      this.failure = message;
+      // Retried at the next opportunity (the next turn's tools, a memory write, the end).
+      this.#dirty = true;
+      this.#notes.push(
+        `The checkpoint of your workspace failed, so your latest changes are not saved on the project branch yet: ${message}. ` +
+          'Baton retries at the next checkpoint; if the cause is in the workspace (a file git cannot store), fix or remove it.',
+      );
       await this.#options.emit({
         type: 'checkpoint',
         reason,
@@ -107,10 +120,11 @@ export class Checkpointer {
         pushed: false,
         hooks: 'none',
         skipped: [],
-        error: error instanceof Error ? error.message : String(error),
+        error: message,
       });
       return undefined;
     }
+    this.failure = undefined;
     this.last = checkpoint;
     if (checkpoint.commit !== null) {
       this.commits.push(checkpoint.commit);
@@ -120,6 +134,12 @@ export class Checkpointer {
       this.#notes.push(
         `The checkpoint commit of your workspace changes was refused by the repository's commit hooks. ` +
           `Your work is saved anyway (committed without hooks, marked in the commit). Fix what the hook reports:\n${checkpoint.hookOutput ?? ''}`,
+      );
+    }
+    if (checkpoint.tooLarge !== undefined && checkpoint.tooLarge.length > 0) {
+      this.#notes.push(
+        `These files were left out of the checkpoint commit because they are larger than the per-file limit: ${describeLarge(checkpoint.tooLarge)}. ` +
+          'They stay in the workspace but are not saved or pushed; keep large generated files out of the workspace, or list them in .gitignore.',
       );
     }
     if (checkpoint.pushError?.code === 'push_rejected' && !this.#rejected) {
@@ -135,9 +155,21 @@ export class Checkpointer {
         pushed: checkpoint.pushed,
         hooks: checkpoint.hooks,
         skipped: checkpoint.skipped,
+        ...(checkpoint.tooLarge === undefined || checkpoint.tooLarge.length === 0
+          ? {}
+          : { tooLarge: checkpoint.tooLarge }),
         ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
       });
     }
     return checkpoint;
   }
+}
+
+/** `big.bin (300 MB), out.log (60 MB)`, at most ten names. */
+function describeLarge(files: ReadonlyArray<{ path: string; bytes: number }>): string {
+  const named = files
+    .slice(0, 10)
+    .map((file) => `${file.path} (${Math.round(file.bytes / 1024 / 1024)} MB)`)
+    .join(', ');
+  return files.length > 10 ? `${named} and ${files.length - 10} more` : named;
 }

@@ -11,7 +11,12 @@ export type PhaseStop =
   | { kind: 'aborted' }
   | { kind: 'refusal' }
   | { kind: 'max_tokens' }
-  | { kind: 'context_window' }
+  /** The context window filled at `turn`: a 400 "prompt is too long" or `model_context_window_exceeded`. */
+  | { kind: 'context_window'; turn: number }
+  /** The API refused the key (401) or its access (403). */
+  | { kind: 'auth'; error: unknown }
+  /** The API does not know the model (404 not_found_error). */
+  | { kind: 'model_not_found'; error: unknown }
   | { kind: 'api_error'; error: unknown };
 
 /** What a stopped working phase means for the session. */
@@ -25,11 +30,15 @@ export interface StopVerdict {
   endReason?: string;
   /** The old conversation no longer fits: the end-of-session turn starts from a fresh context. */
   freshEndContext?: boolean;
+  /** The turn at which the context window filled (a `context_full` verdict). */
+  contextFullAt?: number;
   error?: string;
 }
 
 /** What the verdicts need to know beyond the stop itself. */
 export interface StopFacts {
+  /** The model the requests named. */
+  model: string;
   /** Why the working signal was aborted, if it was. */
   abortCause: WorkAbortCause | undefined;
   /** The remote's refusal, when a checkpoint push was rejected (`abortCause: 'push_rejected'`). */
@@ -46,6 +55,11 @@ const BUDGET_TEXT: Record<BudgetReason, string> = {
   max_output_tokens: 'the output-token budget',
   max_usd: 'the cost budget',
 };
+
+/** A message on one line (an API error body can hold newlines). */
+function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim().slice(0, 300);
+}
 
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
@@ -112,12 +126,30 @@ const VERDICTS: VerdictOf = {
     reason: `The model hit max_tokens ${facts.maxConsecutiveMaxTokens} times in a row; raise maxTokens.`,
     endReason: 'max_tokens',
   }),
-  context_window: () => ({
+  // Running out of context is what a chain of sessions is for: never a failure.
+  context_window: (stop) => ({
     outcome: 'budget_exhausted',
-    stopReason: 'model_context_window_exceeded',
-    reason: 'The context window is full (stop_reason model_context_window_exceeded).',
-    endReason: 'context_window_exceeded',
+    stopReason: 'context_full',
+    reason: `The context window filled at turn ${stop.turn}; the work is checkpointed and the next session continues from the progress log.`,
+    endReason: 'context_full',
     freshEndContext: true,
+    contextFullAt: stop.turn,
+  }),
+  // No end-of-session turn: the API would refuse it too. Nothing is lost (checkpoint, memory).
+  auth: (stop) => {
+    const error = oneLine(errorMessage(stop.error));
+    return {
+      outcome: 'failed',
+      stopReason: 'auth',
+      reason: `The API refused the API key: ${error}. Check ANTHROPIC_API_KEY (and its access to the model), then resume the project.`,
+      error,
+    };
+  },
+  model_not_found: (_stop, facts) => ({
+    outcome: 'failed',
+    stopReason: 'model_not_found',
+    reason: `The API does not know the model "${facts.model}" (404 not_found_error); name a model the API serves.`,
+    error: `unknown model "${facts.model}"`,
   }),
   api_error: (stop) => {
     const error = errorMessage(stop.error);

@@ -43,6 +43,31 @@ export async function gapEntry(store: MemoryStore, gap: ProgressGap): Promise<st
   ].join('\n');
 }
 
+/** The line Baton adds to the progress log when a session's context window filled. */
+export function contextFullLine(turn: number, sessionNumber: number): string {
+  return `- Baton: the context window of session ${sessionNumber} filled at turn ${turn}; the work is checkpointed and the next session continues from here.`;
+}
+
+/** Appends `contextFullLine` to the progress log (after the agent's own entry). */
+export async function appendContextFullLine(
+  store: MemoryStore,
+  options: { turn: number; sessionNumber: number; sessionId: string },
+): Promise<MemoryChange> {
+  const line = contextFullLine(options.turn, options.sessionNumber);
+  const { after } = await store.edit(
+    PROGRESS_STORE_PATH,
+    (current) => `${current.replace(/\s*$/, '')}\n${line}\n`,
+    { command: 'insert', session: options.sessionId },
+  );
+  return {
+    command: 'insert',
+    path: '/memories/progress.md',
+    bytes: Buffer.byteLength(after),
+    at: Date.now(),
+    session: options.sessionId,
+  };
+}
+
 /**
  * Appends Baton's entry to progress.md (creating the log if the agent never did). Returns the
  * change, in the memory tool's report shape.

@@ -22,7 +22,7 @@ import {
 } from '../features.js';
 import { buildOrientation } from '../orientation.js';
 import { readProgressEntries, rollOverProgressLog } from '../progress-log.js';
-import { fillProgressGap } from './progress-gap.js';
+import { appendContextFullLine, fillProgressGap } from './progress-gap.js';
 import type { Feature } from '../features.js';
 import {
   type PromptContext,
@@ -42,6 +42,8 @@ import type {
   SessionResult,
 } from '../types.js';
 import { Checkpointer } from './checkpoints.js';
+import { FeatureVerifier } from './feature-verifier.js';
+import { countVerification, pendingChecks } from '../verification.js';
 import { Conversation } from './conversation.js';
 import { type EventBody, createEmitter } from './events.js';
 import {
@@ -68,6 +70,9 @@ const DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS = 3;
 
 const CUT_TOOL_CALL =
   'Not run: your response hit the max_tokens limit, so this tool call may be incomplete. Send it again, shorter.';
+/** The most output room a cut tool call is retried with. */
+const MAX_TOKENS_CEILING = 32_000;
+const EMPTY_REPLY_NUDGE = 'Your reply was empty. Please continue with the task.';
 const CONTINUE_AFTER_CUT =
   'Your last response was cut off by the max_tokens limit. Continue where you stopped, in shorter steps.';
 
@@ -78,6 +83,8 @@ interface Phase {
   maxTurns: number;
   turns: number;
   maxTokensInARow: number;
+  /** An empty reply was answered with a nudge, and no reply with content came since. */
+  nudgedEmpty: boolean;
 }
 
 /** What one answered turn asks the loop to do: go on, or stop the phase. */
@@ -98,13 +105,14 @@ const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
   pause_turn: () => undefined,
   compaction: () => undefined,
   max_tokens: (runner, toolUses, phase) => {
-    // A cut tool call may have incomplete input: answer it without running it.
+    // A cut tool call has incomplete input: it is never run. It got here after a retry with
+    // more room cut it again, so the model is told to make it smaller.
     for (const block of toolUses) {
       runner.conversation.add({
         type: 'tool_result',
         tool_use_id: block.id,
         is_error: true,
-        content: CUT_TOOL_CALL,
+        content: `${CUT_TOOL_CALL} It was cut at ${runner.outputRoom} tokens even with more room: split it into smaller steps (for example, write a large file in several edits).`,
       });
     }
     if (phase.maxTokensInARow >= runner.maxConsecutiveMaxTokens) return { kind: 'max_tokens' };
@@ -112,11 +120,35 @@ const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
     return undefined;
   },
   refusal: () => ({ kind: 'refusal' }),
-  model_context_window_exceeded: () => ({ kind: 'context_window' }),
+  model_context_window_exceeded: (runner) => ({ kind: 'context_window', turn: runner.turns }),
 };
 
 function isToolUse(block: BetaMessage['content'][number]): block is BetaToolUseBlock {
   return block.type === 'tool_use';
+}
+
+/**
+ * What an API error (after the retries) means for the phase: a prompt over the context window is
+ * a full context, not a failure; a refused key (401/403) and an unknown model (404) have their
+ * own verdicts; anything else is an API error.
+ */
+function stopForApiError(error: unknown, turn: number): PhaseStop {
+  const failure = classifyFailure(error);
+  const message = errorMessage(error);
+  if (failure.status === 400 && /prompt is too long/i.test(message)) {
+    return { kind: 'context_window', turn };
+  }
+  if (failure.status === 401 || failure.status === 403) return { kind: 'auth', error };
+  if (failure.status === 404 && apiErrorType(error) === 'not_found_error') {
+    return { kind: 'model_not_found', error };
+  }
+  return { kind: 'api_error', error };
+}
+
+/** The `error.type` of an API error body, or ''. */
+function apiErrorType(error: unknown): string {
+  const body = (error as { error?: { error?: { type?: unknown } } } | null)?.error;
+  return typeof body?.error?.type === 'string' ? body.error.type : '';
 }
 
 /**
@@ -134,14 +166,16 @@ export class SessionRunner {
   readonly #sessionNumber: number;
   readonly #interrupted: boolean;
   readonly #budgets: SessionBudgets;
-  readonly #maxTokens: number;
-  readonly #streaming: boolean;
+  /** `max_tokens` of the next request: raised when a tool call was cut for want of room. */
+  #maxTokens: number;
+  readonly #streaming: boolean | 'auto';
   readonly #accumulator: UsageAccumulator;
   readonly #emit: (body: EventBody) => Promise<void>;
   readonly #promptContext: PromptContext;
   readonly #system: string;
   readonly #context: NonNullable<RunSessionOptions['context']>;
   readonly #checkpointer: Checkpointer | undefined;
+  readonly #verifier: FeatureVerifier | undefined;
   #work: WorkSignal | undefined;
   /** The model requests go to: `options.model`, or the fallback model once it stayed overloaded. */
   #model: string;
@@ -172,9 +206,7 @@ export class SessionRunner {
     this.#context = options.context;
     this.#budgets = options.budgets ?? {};
     this.#maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-    this.#streaming =
-      options.streaming === true ||
-      ((options.streaming ?? 'auto') === 'auto' && this.#maxTokens > NON_STREAMING_MAX_TOKENS);
+    this.#streaming = options.streaming ?? 'auto';
     this.maxConsecutiveMaxTokens =
       options.maxConsecutiveMaxTokens ?? DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS;
     this.#accumulator = createUsageAccumulator({ model: options.model });
@@ -191,6 +223,7 @@ export class SessionRunner {
     };
     this.#system = renderSystemPrompt();
     this.#checkpointer = this.#createCheckpointer();
+    this.#verifier = this.#createVerifier(root);
     this.toolbox = this.#createToolbox(root);
   }
 
@@ -216,6 +249,25 @@ export class SessionRunner {
     });
   }
 
+  /** Runs features' checks in the sandbox (flips and the end-of-session re-run), unless off. */
+  #createVerifier(root: string): FeatureVerifier | undefined {
+    const options = this.#options;
+    if (options.verification === false) return undefined;
+    return new FeatureVerifier({
+      root,
+      sandbox: options.tools?.sandbox,
+      gitDir: options.checkpoints?.target.gitDir,
+      env: options.tools?.env,
+      verification: options.verification ?? {},
+      sessionId: this.#sessionId,
+      sessionNumber: this.#sessionNumber,
+      // A memory write after workspace changes is preceded by a checkpoint (Checkpointer), so
+      // the last checkpoint's head is the commit the check runs on.
+      commit: async () => this.#checkpointer?.last?.head ?? options.lastCheckpoint ?? null,
+      emit: this.#emit,
+    });
+  }
+
   /** The memory, bash and text-editor tools, with checkpoints around tool calls. */
   #createToolbox(root: string): Toolbox {
     const options = this.#options;
@@ -230,6 +282,12 @@ export class SessionRunner {
             ? {}
             : { quotaEnforcement: options.memoryQuotaEnforcement }),
           onChange: (change) => this.#emit({ type: 'memory-change', change }),
+          verifyFlips:
+            this.#verifier === undefined
+              ? undefined
+              : (ids, after) =>
+                  this.#verifier?.verifyFlips(ids, after) ??
+                  Promise.resolve({ accepted: false, message: 'Refused.' }),
         }),
         createBashTool({
           ...options.tools,
@@ -247,6 +305,19 @@ export class SessionRunner {
             beforeCall: (block) => checkpointer.beforeToolCall(block).then(() => undefined),
             afterCalls: (blocks) => checkpointer.afterToolCalls(blocks),
           },
+    );
+  }
+
+  /** The `max_tokens` requests are sent with now. */
+  get outputRoom(): number {
+    return this.#maxTokens;
+  }
+
+  /** Stream when asked to, or (`auto`) when `max_tokens` is above the SDK's non-streaming limit. */
+  #streams(): boolean {
+    return (
+      this.#streaming === true ||
+      (this.#streaming === 'auto' && this.#maxTokens > NON_STREAMING_MAX_TOKENS)
     );
   }
 
@@ -273,6 +344,7 @@ export class SessionRunner {
     const result = await this.#result(verdict, featuresBefore, startedAt);
     result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
     await this.#finalCheckpoint(result);
+    await this.#verifyAtEnd(result);
     result.endedAt = Date.now();
     await this.#transcript.end(this.turns + 1, this.#phase, {
       endedAt: result.endedAt,
@@ -323,6 +395,7 @@ export class SessionRunner {
       await this.#guidanceQueued(early, true);
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
       verdict = verdictFor(stop, {
+        model: this.#model,
         abortCause: work.cause,
         ...(this.#pushRejected === undefined ? {} : { pushRejected: this.#pushRejected }),
         turns: this.turns,
@@ -425,9 +498,15 @@ export class SessionRunner {
       // The session still runs on the memory as it is; the next session tries again.
     }
     if (options.orientation === false) return;
+    const previous = options.verification === false ? undefined : options.verification?.previous;
+    const regressed = Object.values(previous ?? {})
+      .filter((state) => state.status === 'regressed' && state.evidence !== null)
+      .map((state) => state.evidence)
+      .filter((evidence) => evidence !== null);
     this.#orientation = await buildOrientation(store, {
       ...options.orientation,
       ...(options.lastCheckpoint === undefined ? {} : { lastCheckpoint: options.lastCheckpoint }),
+      regressed,
     }).catch(() => '');
   }
 
@@ -438,7 +517,19 @@ export class SessionRunner {
   ): Promise<SessionResult['progressEntry']> {
     const entriesAfter = await readProgressEntries(this.#options.store).catch(() => null);
     if (entriesAfter === null) return 'none';
-    if (entriesAfter.length > entriesBefore) return 'agent';
+    if (entriesAfter.length > entriesBefore) {
+      const full = result.contextFull;
+      if (full !== undefined) {
+        // The agent's entry says what it did; Baton's line says why the session ended there.
+        const change = await appendContextFullLine(this.#options.store, {
+          turn: full.turn,
+          sessionNumber: this.#sessionNumber,
+          sessionId: this.#sessionId,
+        }).catch(() => null);
+        if (change !== null) await this.#emit({ type: 'memory-change', change });
+      }
+      return 'agent';
+    }
     const change = await fillProgressGap(this.#options.store, {
       sessionNumber: this.#sessionNumber,
       sessionId: this.#sessionId,
@@ -493,13 +584,21 @@ export class SessionRunner {
 
   /** The loop: request, record, act on the stop reason, check budgets. */
   async #runPhase(name: Phase['name'], signal: AbortSignal, maxTurns: number): Promise<PhaseStop> {
-    const phase: Phase = { name, signal, maxTurns, turns: 0, maxTokensInARow: 0 };
+    const phase: Phase = {
+      name,
+      signal,
+      maxTurns,
+      turns: 0,
+      maxTokensInARow: 0,
+      nudgedEmpty: false,
+    };
     this.#phase = name;
     for (;;) {
       if (signal.aborted) return { kind: 'aborted' };
       if (phase.turns >= phase.maxTurns) return { kind: 'budget', reason: 'max_turns' };
       const turn = await this.#turn(phase);
       if ('stop' in turn) return turn.stop;
+      if ('retry' in turn) continue;
       const stop = await this.#actOn(turn.response, turn.stopReason, phase);
       if (stop !== undefined) return stop;
       if (phase.name === 'work') {
@@ -515,7 +614,9 @@ export class SessionRunner {
    */
   async #turn(
     phase: Phase,
-  ): Promise<{ response: BetaMessage; stopReason: string } | { stop: PhaseStop }> {
+  ): Promise<
+    { response: BetaMessage; stopReason: string } | { stop: PhaseStop } | { retry: true }
+  > {
     await this.#sendNewGuidance();
     await this.#transcript.flush(this.turns + 1, phase.name);
     this.conversation.flush();
@@ -525,7 +626,7 @@ export class SessionRunner {
       response = await this.#request(phase.signal);
     } catch (error) {
       if (phase.signal.aborted) return { stop: { kind: 'aborted' } };
-      return { stop: { kind: 'api_error', error } };
+      return { stop: stopForApiError(error, this.turns + 1) };
     }
     this.turns += 1;
     phase.turns += 1;
@@ -540,9 +641,23 @@ export class SessionRunner {
         mirrorAppliedEdits(this.conversation.messages, this.#context, appliedEdits),
       );
     }
+    if (this.#retryCutToolCall(response, stopReason)) return { retry: true };
     this.conversation.addAssistant(response.content);
     phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
     return { response, stopReason };
+  }
+
+  /**
+   * A tool call cut by max_tokens is never run: the reply is dropped and the same request goes
+   * again with twice the output room, up to `MAX_TOKENS_CEILING`. False when there is no more
+   * room to give (the model is then told to split the call).
+   */
+  #retryCutToolCall(response: BetaMessage, stopReason: string): boolean {
+    if (stopReason !== 'max_tokens' || !response.content.some(isToolUse)) return false;
+    const ceiling = Math.max(this.#options.maxTokens ?? DEFAULT_MAX_TOKENS, MAX_TOKENS_CEILING);
+    if (this.#maxTokens >= ceiling) return false;
+    this.#maxTokens = Math.min(ceiling, this.#maxTokens * 2);
+    return true;
   }
 
   /** Guidance sent while the previous request was in flight goes with the next one. */
@@ -562,6 +677,14 @@ export class SessionRunner {
     stopReason: string,
     phase: Phase,
   ): Promise<PhaseStop | undefined> {
+    if (response.content.length === 0 && stopReason === 'end_turn' && !phase.nudgedEmpty) {
+      // Models sometimes answer tool results with nothing at all: that is not the end of the
+      // work. Ask once to continue (the empty reply itself is never sent back).
+      phase.nudgedEmpty = true;
+      this.conversation.addText(EMPTY_REPLY_NUDGE, { source: 'note' });
+      return undefined;
+    }
+    if (response.content.length > 0) phase.nudgedEmpty = false;
     const step = ON_STOP_REASON[stopReason];
     if (step === undefined) return { kind: 'end_turn' };
     const stop = await step(this, response.content.filter(isToolUse), phase);
@@ -625,7 +748,7 @@ export class SessionRunner {
     const client = this.#options.client;
     return withRetries(
       (): Promise<BetaMessage> =>
-        this.#streaming
+        this.#streams()
           ? client.beta.messages.stream(params, requestOptions).finalMessage()
           : client.beta.messages.create(params, requestOptions),
       {
@@ -719,7 +842,54 @@ export class SessionRunner {
       progressEntry: 'agent',
       ...(verdict.error === undefined ? {} : { error: verdict.error }),
       ...(this.#fallback === undefined ? {} : { fallback: this.#fallback }),
+      contextFull:
+        verdict.contextFullAt === undefined
+          ? undefined
+          : {
+              turn: verdict.contextFullAt,
+              useful:
+                flippedFeatureIds(featuresBefore, featuresAfter).length > 0 ||
+                (this.#checkpointer?.commits.length ?? 0) > 0,
+            },
     };
+  }
+
+  /**
+   * The end-of-session re-run of passing features' checks on the final commit: a failing one is
+   * flipped back (regressed). The result then carries the project's check record and counts.
+   */
+  async #verifyAtEnd(result: SessionResult): Promise<void> {
+    const verifier = this.#verifier;
+    if (verifier === undefined) return;
+    try {
+      const commit =
+        result.checkpoint?.head ??
+        this.#checkpointer?.last?.head ??
+        this.#options.lastCheckpoint ??
+        null;
+      const store = this.#options.store;
+      const pass =
+        this.#options.kind === 'end' || result.outcome === 'cancelled'
+          ? { ran: 0, regressed: [], durationMs: 0, changes: [] }
+          : await verifier.regressionPass(store, commit);
+      for (const change of pass.changes) await this.#emit({ type: 'memory-change', change });
+      const features = await readFeatures(store);
+      result.featuresAfter = countFeatures(features);
+      result.allFeaturesPass = allFeaturesPass(features);
+      result.checks = { ...verifier.checks };
+      result.verification = {
+        ...countVerification(features, verifier.checks),
+        pending: pendingChecks(features, verifier.checks, commit, verifier.defaultCheck).length,
+        regressedIds: pass.regressed,
+        rerun: pass.ran,
+        rerunMs: pass.durationMs,
+      };
+      if (pass.regressed.length > 0) {
+        result.reason += ` Regressed (check failed on re-run, set back to failing): ${pass.regressed.join(', ')}.`;
+      }
+    } finally {
+      await verifier.dispose();
+    }
   }
 
   /** The end-of-session checkpoint; a checkpoint that could not be saved is noted, not thrown. */
@@ -739,6 +909,7 @@ export class SessionRunner {
     result.commits = [...checkpointer.commits];
     if (checkpoint === undefined) {
       result.reason += ' The workspace checkpoint failed.';
+      result.checkpointError = checkpointer.failure ?? 'the checkpoint failed';
       return;
     }
     // The summary's hooks are the session's: a refusal mid-session is not hidden by an end

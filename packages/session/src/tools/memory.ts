@@ -7,10 +7,12 @@ import {
   type MemoryStore,
 } from '@baton/core';
 import {
+  type FlipGate,
   composeBeforeWrite,
   createChecklistGuard,
   createRedactionHook,
 } from '../checklist-guard.js';
+import type { Feature } from '../features.js';
 import { CHECKLIST_RULE, checkChecklistWrite } from '../checklist-rules.js';
 import { FEATURES_PATH, FEATURES_STORE_PATH } from '../features.js';
 import { PROGRESS_ARCHIVE_RULE, isProgressArchivePath } from '../progress-log.js';
@@ -31,6 +33,18 @@ export interface SessionMemoryToolOptions {
    * atomically (no `usage()` call per write); default `'handler'`, safe with any store.
    */
   quotaEnforcement?: MemoryQuotaEnforcement;
+  /**
+   * Verifies flips of `passes` to true before they are written (the session's feature checks):
+   * a refusal's message goes to the model as the tool error. Default: none (flips are accepted).
+   */
+  verifyFlips?:
+    | ((
+        ids: readonly string[],
+        after: readonly Feature[],
+      ) => Promise<
+        { accepted: true; note: string; commit(): void } | { accepted: false; message: string }
+      >)
+    | undefined;
 }
 
 function storePathOf(virtualPath: string | undefined): string | undefined {
@@ -54,12 +68,17 @@ function takesChecklist(storePath: string | undefined): boolean {
  */
 export function createSessionMemoryTool(options: SessionMemoryToolOptions): SessionTool {
   const guardOptions = options.allowFeatureAdditions ? { allowAdditions: true } : {};
+  const gate: FlipGate | undefined =
+    options.verifyFlips === undefined ? undefined : { allowed: new Set(), pending: null };
   const tool = createMemoryTool({
     store: options.store,
     session: options.session,
     quotaEnforcement: options.quotaEnforcement ?? 'handler',
     hooks: {
-      beforeWrite: composeBeforeWrite(createRedactionHook(), createChecklistGuard(guardOptions)),
+      beforeWrite: composeBeforeWrite(
+        createRedactionHook(),
+        createChecklistGuard({ ...guardOptions, flipGate: gate }),
+      ),
       ...(options.onChange ? { afterChange: options.onChange } : {}),
     },
   });
@@ -104,6 +123,35 @@ export function createSessionMemoryTool(options: SessionMemoryToolOptions): Sess
     return null;
   }
 
+  /**
+   * A write that would flip features to passing runs once to learn which (the gate refuses it,
+   * nothing is written), then the checks run, then it runs again with those flips allowed.
+   */
+  async function executeVerified(
+    input: unknown,
+    gate: FlipGate,
+    verifyFlips: NonNullable<SessionMemoryToolOptions['verifyFlips']>,
+  ): Promise<ToolOutcome> {
+    gate.pending = null;
+    gate.allowed = new Set();
+    const first = await tool.execute(input);
+    const pending = gate.pending as FlipGate['pending'];
+    gate.pending = null;
+    if (pending === null) return first;
+    const verdict = await verifyFlips(pending.ids, pending.features);
+    if (!verdict.accepted) return { content: verdict.message, isError: true };
+    gate.allowed = new Set(pending.ids);
+    let second: ToolOutcome;
+    try {
+      second = await tool.execute(input);
+    } finally {
+      gate.allowed = new Set();
+    }
+    if (second.isError) return second;
+    verdict.commit();
+    return { content: `${second.content}\n\n${verdict.note}`, isError: false };
+  }
+
   return {
     name: 'memory',
     definition: { type: 'memory_20250818', name: 'memory' },
@@ -111,7 +159,8 @@ export function createSessionMemoryTool(options: SessionMemoryToolOptions): Sess
     async execute(input) {
       const refused = await preCheck(input);
       if (refused !== null) return refused;
-      return tool.execute(input);
+      if (gate === undefined || options.verifyFlips === undefined) return tool.execute(input);
+      return executeVerified(input, gate, options.verifyFlips);
     },
     summarize(input) {
       const command = stringField(input, 'command') ?? '?';

@@ -45,6 +45,12 @@ export interface ProjectWorkspaceOptions {
    * the sandbox with the default policy.
    */
   hookSandbox?: SandboxSetup | undefined;
+  /**
+   * Files larger than this (bytes) are left out of checkpoints, like secrets, and listed in
+   * `Checkpoint.tooLarge`: a model's 300 MB output must not land on the user's branch.
+   * Default 52_428_800 (50 MiB).
+   */
+  maxFileBytes?: number | undefined;
   /** Retries of pushes. */
   push?: PushRetryOptions;
   /** Longest wait for one fetch or push (ms). Default 120_000. */
@@ -92,6 +98,8 @@ export interface Checkpoint {
   message: string;
   /** Files left out because they look like secrets (`.env`, `*.pem`, key files, files containing keys). */
   skipped: string[];
+  /** Files left out because they are larger than `maxFileBytes`, with their size. */
+  tooLarge?: Array<{ path: string; bytes: number }>;
   /** `refused`: a hook failed, so the commit was made without hooks and says so in a trailer. */
   hooks: CheckpointHooks;
   /** The refusing hook's output (first lines, workspace paths made relative). */
@@ -127,6 +135,9 @@ const DEFAULT_PUSH: Required<PushRetryOptions> = {
   initialDelayMs: 500,
   maxDelayMs: 30_000,
 };
+
+/** Files larger than this are left out of checkpoints unless `maxFileBytes` says otherwise. */
+const DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 /** The largest hook output passed on (it reaches the model). */
 const HOOK_OUTPUT_LIMIT = 2_000;
@@ -436,7 +447,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       [BATON_PROJECT_TRAILER, this.projectId],
     ];
     let message = formatCommitMessage(request.subject, trailers, request.body);
-    let { skipped, changed } = await this.#stage();
+    let { skipped, tooLarge, changed } = await this.#stage();
     let commit: string | null = null;
     let hooks: CheckpointHooks = 'none';
     let hookOutput: string | undefined;
@@ -471,7 +482,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
           message = ran.message;
         }
         // What a formatter in the hook changed is part of the commit, as with lint-staged.
-        ({ skipped, changed } = await this.#stage());
+        ({ skipped, tooLarge, changed } = await this.#stage());
       }
       // A hook may have undone every change (a formatter): then there is nothing to commit.
       const committed = changed ? await this.#commit(message) : undefined;
@@ -490,6 +501,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       head: this.#head,
       message,
       skipped,
+      ...(tooLarge.length === 0 ? {} : { tooLarge }),
       hooks,
       ...(hookOutput === undefined ? {} : { hookOutput }),
       pushed: push.pushed,
@@ -500,9 +512,14 @@ class GitProjectWorkspace implements ProjectWorkspace {
   /**
    * Stages every change except secret-looking files. Not `git add -A`: it would open every
    * repository below the root (see `listWorktreeFiles`); files of nested repositories are
-   * committed as plain files and every `.git` is left out.
+   * committed as plain files and every `.git` is left out. Files over `maxFileBytes` are left
+   * out with the secrets.
    */
-  async #stage(): Promise<{ skipped: string[]; changed: boolean }> {
+  async #stage(): Promise<{
+    skipped: string[];
+    tooLarge: Array<{ path: string; bytes: number }>;
+    changed: boolean;
+  }> {
     const index = await this.#indexModes();
     const gitlinks = new Set(
       [...index].filter(([, mode]) => mode === '160000').map(([tracked]) => tracked),
@@ -537,12 +554,17 @@ class GitProjectWorkspace implements ProjectWorkspace {
       .split('\0')
       .filter(Boolean);
     const skipped: string[] = [];
+    const tooLarge: Array<{ path: string; bytes: number }> = [];
+    const maxFileBytes = this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
     for (const file of staged) {
-      if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+      const bytes = (await lstat(path.join(this.dir, file)).catch(() => null))?.size ?? 0;
+      if (bytes > maxFileBytes) tooLarge.push({ path: file, bytes });
+      else if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
       // One file's scan at a time on the main thread: heartbeats and other sessions run between.
       await yieldToEventLoop();
     }
-    if (skipped.length > 0) {
+    const leftOut = [...skipped, ...tooLarge.map((file) => file.path)];
+    if (leftOut.length > 0) {
       // Paths on stdin, not as arguments: 30,000 skipped files must not fail with E2BIG.
       const unstage =
         this.#head !== null
@@ -552,16 +574,16 @@ class GitProjectWorkspace implements ProjectWorkspace {
         gitDir: this.gitDir,
         workTree: this.dir,
         cwd: this.dir,
-        input: `${skipped.join('\0')}\0`,
+        input: `${leftOut.join('\0')}\0`,
       });
       if (output.code !== 0) {
         throw new WorkspaceError(
           'git',
-          `git could not unstage secret files: ${gitMessage(output)}`,
+          `git could not unstage secret or large files: ${gitMessage(output)}`,
         );
       }
     }
-    return { skipped, changed: staged.length > skipped.length };
+    return { skipped, tooLarge, changed: staged.length > leftOut.length };
   }
 
   /** Path -> mode of every index entry. */

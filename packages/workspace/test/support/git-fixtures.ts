@@ -1,7 +1,14 @@
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { createUserRepo } from '@baton/test-support';
 import { afterEach } from 'vitest';
+import {
+  createProjectWorkspace,
+  resolveProjectSource,
+  workspaceGitPaths,
+  type ProjectWorkspace,
+} from '../../src/index.js';
 
 export {
   checkoutFingerprint,
@@ -22,4 +29,25 @@ export function useTempDirs(): () => Promise<string> {
     dirs.push(dir);
     return dir;
   };
+}
+
+/**
+ * A user repository under `root` and project `p`'s workspace on it (Baton's home in
+ * `root/baton`), prepared at the base commit.
+ */
+export async function preparedProjectWorkspace(
+  root: string,
+): Promise<{ repo: string; workspace: ProjectWorkspace }> {
+  const repo = await createUserRepo(root);
+  const source = await resolveProjectSource({ repo, projectId: 'p' });
+  const home = path.join(root, 'baton');
+  const workspace = createProjectWorkspace({
+    projectId: 'p',
+    dir: path.join(home, 'workspaces', 'p'),
+    gitDir: workspaceGitPaths(home, 'p').gitDir,
+    remote: source.repo,
+    baseCommit: source.baseCommit,
+  });
+  await workspace.prepare(null);
+  return { repo, workspace };
 }

@@ -6,6 +6,8 @@ import {
   INIT_SCRIPT,
   PROGRESS_PATH,
   STARTUP_PATH,
+  SIM_FAULT_MARKERS,
+  brokenScriptText,
   buildFeatures,
   checkCommand,
   featureScript,
@@ -272,7 +274,12 @@ function announcedFeature(
 
 function flippedIds(actions: Action[]): string[] {
   return actions
-    .filter((action) => action.step.startsWith('flip-') && action.result && !action.result.isError)
+    .filter(
+      (action) =>
+        (action.step.startsWith('flip-') || action.step.startsWith('claim-')) &&
+        action.result &&
+        !action.result.isError,
+    )
     .map((action) => {
       const oldStr = typeof action.input['old_str'] === 'string' ? action.input['old_str'] : '';
       return /"id"\s*:\s*"([^"]+)"/.exec(oldStr)?.[1] ?? action.step.slice('flip-'.length);
@@ -585,6 +592,24 @@ function workOnFeature(
       `${announce} I need the \`${EDITOR_TOOL}\` and \`${BASH_TOOL}\` tools to implement and check it, and this request does not offer both. Stopping.`,
     );
   }
+  // `[sim:claim-first]`: the lie verification exists for. Flip before writing anything; when
+  // Baton refuses the flip, do the work for real.
+  const claim = `claim-${key}`;
+  if (SIM_FAULT_MARKERS.claimFirst.test(target.description) && !knowledge.attempted(claim)) {
+    const span = flipSpan(target.id, conversation, knowledge);
+    if (typeof span !== 'string') return span;
+    return {
+      text: `${announce} It should work already; marking ${target.id} as passing without writing or checking it.`,
+      calls: [
+        memory(claim, {
+          command: 'str_replace',
+          path: FEATURES_PATH,
+          old_str: span,
+          new_str: span.replace(/false$/, 'true'),
+        }),
+      ],
+    };
+  }
   const write = `write-${key}`;
   if (!knowledge.succeeded.has(write)) {
     const error = knowledge.errors.get(write);
@@ -603,6 +628,25 @@ function workOnFeature(
             command: 'create',
             path: featureScript(target.id),
             file_text: featureScriptText(target),
+          },
+        },
+      ],
+    };
+  }
+  // `[sim:breaks Fn]`: a careless change to another feature's file while doing this one.
+  const broken = SIM_FAULT_MARKERS.breaks.exec(target.description)?.[1];
+  const breakStep = `break-${key}`;
+  if (broken !== undefined && broken !== target.id && !knowledge.attempted(breakStep)) {
+    return {
+      text: `While doing ${target.id} I am also tidying ${featureScript(broken)}.`,
+      calls: [
+        {
+          step: breakStep,
+          name: EDITOR_TOOL,
+          input: {
+            command: 'create',
+            path: featureScript(broken),
+            file_text: brokenScriptText(broken),
           },
         },
       ],

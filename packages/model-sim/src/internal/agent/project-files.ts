@@ -7,7 +7,33 @@ export interface Feature {
   id: string;
   description: string;
   steps: string[];
+  /** The shell command Baton runs to verify the feature (absent for a `[sim:no-check]` feature). */
+  check?: string | undefined;
   passes: boolean;
+}
+
+/**
+ * Markers a goal bullet may carry to make the scripted agent misbehave on that feature, so the
+ * verification of claims can be tested end to end:
+ * - `[sim:claim-first]`: the agent flips the feature to passing before writing any of it;
+ * - `[sim:breaks Fn]`: implementing the feature also breaks feature Fn's script;
+ * - `[sim:no-check]`: the feature gets no `check` in the checklist.
+ */
+export const SIM_FAULT_MARKERS = {
+  claimFirst: /\[sim:claim-first\]/,
+  breaks: /\[sim:breaks ([A-Za-z0-9_-]+)\]/,
+  noCheck: /\[sim:no-check\]/,
+} as const;
+
+/** The script text that makes a feature's check fail (what `[sim:breaks Fn]` writes). */
+export function brokenScriptText(id: string): string {
+  return [
+    '#!/bin/sh',
+    `# ${id}: broken by a later change`,
+    `echo "${id} broken" >&2`,
+    'exit 1',
+    '',
+  ].join('\n');
 }
 
 export const FEATURES_PATH = '/memories/features.json';
@@ -37,6 +63,11 @@ export function checkCommand(id: string): string {
   return `sh ${featureScript(id)}`;
 }
 
+/** The `check` the agent writes for a feature: the script must print its marker. */
+export function featureCheck(id: string): string {
+  return `sh ${featureScript(id)} | grep -q '${okMarker(id)}'`;
+}
+
 /** What the check prints when the feature works. */
 export function okMarker(id: string): string {
   return `${id} ok`;
@@ -45,18 +76,17 @@ export function okMarker(id: string): string {
 export function buildFeatures(goal: string): Feature[] {
   return goalFeatures(goal).map((description, index) => {
     const id = `F${index + 1}`;
-    return {
-      id,
-      description,
-      steps: [`Run \`${checkCommand(id)}\` in the workspace`, `It prints "${okMarker(id)}"`],
-      passes: false,
-    };
+    const steps = [`Run \`${checkCommand(id)}\` in the workspace`, `It prints "${okMarker(id)}"`];
+    return SIM_FAULT_MARKERS.noCheck.test(description)
+      ? { id, description, steps, passes: false }
+      : { id, description, steps, check: featureCheck(id), passes: false };
   });
 }
 
 /** One checklist line: a feature as one line of JSON (the layout Baton's prompts ask for). */
 export function featureLine(feature: Feature): string {
-  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}, "passes": ${feature.passes}}`;
+  const check = feature.check === undefined ? '' : `, "check": ${JSON.stringify(feature.check)}`;
+  return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}${check}, "passes": ${feature.passes}}`;
 }
 
 /**
@@ -260,6 +290,7 @@ export function featuresFromText(
         description:
           typeof record['description'] === 'string' ? record['description'] : record['id'],
         steps: Array.isArray(record['steps']) ? record['steps'].map(String) : [],
+        ...(typeof record['check'] === 'string' ? { check: record['check'] } : {}),
         passes: record['passes'] === true,
       });
     }

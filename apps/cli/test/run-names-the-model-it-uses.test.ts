@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { startModelSim, type ModelSim } from '@baton/model-sim';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, tempDir } from './helpers.js';
+
+let dir: string;
+let cleanup: () => Promise<void>;
+let sim: ModelSim | undefined;
+beforeEach(async () => {
+  ({ dir, cleanup } = await tempDir());
+});
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+  await cleanup();
+});
+
+const home = () => path.join(dir, 'home');
+
+describe('baton run uses the model it names, or says why not', () => {
+  it('a real model without ANTHROPIC_API_KEY is refused in one line, exit 2, nothing created', async () => {
+    for (const [args, env] of [
+      [['--model', 'claude-sonnet-4-6'], {}],
+      [[], { BATON_MODEL: 'claude-sonnet-4-6' }],
+    ] as const) {
+      const result = await runCli(['run', '--goal', 'Tiny\n- One thing', ...args], {
+        cwd: dir,
+        env: cliEnv(home(), env),
+      });
+      expect(result.code).toBe(2);
+      expect(result.stderr.trim().split('\n')).toHaveLength(1);
+      expect(result.stderr).toContain(
+        'ANTHROPIC_API_KEY is not set: model "claude-sonnet-4-6" needs it',
+      );
+      expect(existsSync(path.join(home(), 'projects'))).toBe(false);
+    }
+  });
+
+  it('no key and no model: the simulator, recorded as sim', async () => {
+    const result = await runCli(['run', '--goal', 'Tiny\n- One thing', '--json'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(result.code).toBe(0);
+    const events = result.stdout
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; model?: string });
+    expect(events.find((event) => event.type === 'session-start')?.model).toBe('sim');
+    // Not priced at 0 yet: `sim` costs like Sonnet in @baton/context-config so that the budget
+    // tests (--budget-usd, maxUsd) can run offline; see docs/sessions.md.
+    expect(result.stderr).toContain('Using the built-in model simulator');
+  });
+
+  it('a key the API refuses (401) pauses the project with reason auth after one request', async () => {
+    sim = await startModelSim({ faults: { alwaysFail: 401 } });
+    const result = await runCli(
+      ['run', '--goal', 'Tiny\n- One thing', '--project', 'keyless', '--model', 'claude-test'],
+      {
+        cwd: dir,
+        env: cliEnv(home(), { ANTHROPIC_API_KEY: 'bad-key', ANTHROPIC_BASE_URL: sim.url }),
+      },
+    );
+    expect(result.code).toBe(6);
+    expect(result.stdout).toContain('Paused: auth: The API refused the API key');
+    expect(sim.requests).toBe(1);
+  });
+});
