@@ -17,6 +17,8 @@ import {
   resolveProjectSource,
 } from '@baton/workspace';
 import { ProjectError, describeError } from './errors.js';
+import { findStuck, type StuckProject } from './reconcile.js';
+import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import type { EventEntry } from './events.js';
 import {
@@ -171,8 +173,21 @@ export interface BatonControl {
   ): Promise<ProjectRecord>;
   /** Queues the project's next session (a freshly created or `queued` project). */
   enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
-  /** Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one). */
+  /**
+   * Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one, or
+   * a `running` one no worker holds).
+   */
   resume(projectId: string): Promise<{ project: ProjectRecord; jobId: string; added: boolean }>;
+  /**
+   * Why nothing runs a `queued` or `running` project (no live session job and no lease; with the
+   * failed job's reason when there is one) and the one command that fixes it; null otherwise.
+   */
+  findStuck(project: ProjectRecord): Promise<StuckProject | null>;
+  /**
+   * The deployment marker the workers wrote in this Redis, or null: no worker ever ran here, or
+   * Redis lost its data (redis-safety.ts).
+   */
+  readDeploymentMarker(): Promise<DeploymentMarker | null>;
   /** Marks the project `cancelled`, removes its queued job and aborts its running session. */
   cancel(projectId: string): Promise<CancelResult>;
   /**
@@ -447,13 +462,21 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       });
     },
 
+    findStuck: (project) => findStuck({ redis, keys, queue: sessionQueue() }, project),
+
+    readDeploymentMarker: () => readDeploymentMarker(redis, keys),
+
     async resume(projectId) {
       const project = await requireProject(projectId);
-      if (project.status === 'running' || project.status === 'completed') {
+      // A `running` project no worker holds (its job failed or vanished) is resumed like a paused one.
+      const stuck =
+        project.status === 'running' &&
+        (await findStuck({ redis, keys, queue: sessionQueue() }, project)) !== null;
+      if ((project.status === 'running' && !stuck) || project.status === 'completed') {
         throw new ProjectError('conflict', `project ${projectId} is ${project.status}`);
       }
       const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.resume.to, {
-        from: PROJECT_TRANSITIONS.resume.from,
+        from: stuck ? ['running'] : PROJECT_TRANSITIONS.resume.from,
         reason: 'resumed',
       });
       if (!moved.ok) {

@@ -165,7 +165,13 @@ export {
   type DeploymentMarkerResult,
   type EvictionPolicy,
 } from './redis-safety.js';
-export { reconcileProjects, type ReconcileAction, type ReconcileOptions } from './reconcile.js';
+export {
+  findStuck,
+  reconcileProjects,
+  type ReconcileAction,
+  type ReconcileOptions,
+  type StuckProject,
+} from './reconcile.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {

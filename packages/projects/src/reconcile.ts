@@ -58,16 +58,46 @@ export async function reconcileProjects(options: ReconcileOptions): Promise<Reco
     for (const id of ids) {
       const project = await repository.get(id);
       if (!project || project.status !== status || now - project.statusAt < minAgeMs) continue;
-      if ((await redis.exists(keys.lease(id))) === 1) continue;
-      const sessionNumber = project.counters.sessions + 1;
-      const job = await queue.getJob(sessionJobId(id, sessionNumber));
-      const state = job ? await job.getState() : 'missing';
-      if (LIVE_STATES.has(state)) continue;
-      const jobFailure = state === 'failed' ? (job?.failedReason ?? 'failed') : null;
-      actions.push(await requeue(repository, queue, project, status, sessionNumber, jobFailure));
+      const stuck = await findStuck(options, project);
+      if (stuck === null) continue;
+      actions.push(
+        await requeue(repository, queue, project, status, stuck.sessionNumber, stuck.jobFailure),
+      );
     }
   }
   return actions;
+}
+
+/** A project nothing will run: `queued`/`running`, with no live session job and no lease. */
+export interface StuckProject {
+  /** The session its next job would run. */
+  sessionNumber: number;
+  /** The failed job's reason when that session's job failed (e.g. `OOM command not allowed ...`), else null. */
+  jobFailure: string | null;
+  /** One sentence for `baton status` and the dashboard. */
+  problem: string;
+  /** The one command that fixes it. */
+  fix: string;
+}
+
+/** Whether `project` is stuck (see `StuckProject`); null when something runs or will run it. */
+export async function findStuck(
+  options: Pick<ReconcileOptions, 'redis' | 'keys' | 'queue'>,
+  project: ProjectRecord,
+): Promise<StuckProject | null> {
+  const { redis, keys, queue } = options;
+  if (project.status !== 'queued' && project.status !== 'running') return null;
+  if ((await redis.exists(keys.lease(project.id))) === 1) return null;
+  const sessionNumber = project.counters.sessions + 1;
+  const job = await queue.getJob(sessionJobId(project.id, sessionNumber));
+  const state = job ? await job.getState() : 'missing';
+  if (LIVE_STATES.has(state)) return null;
+  const jobFailure = state === 'failed' ? (job?.failedReason ?? 'failed') : null;
+  const problem =
+    jobFailure === null
+      ? `${project.status} but no session job is waiting and no worker holds it`
+      : `${project.status} but the job of session ${sessionNumber} failed: ${jobFailure}`;
+  return { sessionNumber, jobFailure, problem, fix: `baton resume ${project.id}` };
 }
 
 async function requeue(

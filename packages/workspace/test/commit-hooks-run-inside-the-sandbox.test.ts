@@ -1,8 +1,13 @@
 import { chmod, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createProjectWorkspace, resolveProjectSource, workspaceGitPaths } from '../src/index.js';
-import { createUserRepo, git, useTempDirs, writeFiles } from './support/git-fixtures.js';
+import {
+  createUserRepo,
+  git,
+  repoWorkspace,
+  useTempDirs,
+  writeFiles,
+} from './support/git-fixtures.js';
 
 async function writeExecutable(file: string, body: string): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
@@ -45,15 +50,7 @@ async function huskyRepo(root: string, layout: 'husky-8' | 'husky-9') {
 }
 
 async function open(root: string, repo: string) {
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'home');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-  });
+  const workspace = await repoWorkspace(root, repo);
   await workspace.prepare(null);
   return workspace;
 }

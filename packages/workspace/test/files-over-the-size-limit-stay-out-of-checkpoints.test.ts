@@ -1,21 +1,11 @@
 import { truncate, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createProjectWorkspace, resolveProjectSource, workspaceGitPaths } from '../src/index.js';
-import { createUserRepo, git, useTempDirs } from './support/git-fixtures.js';
+import { createUserRepo, git, repoWorkspace, useTempDirs } from './support/git-fixtures.js';
 
 async function open(root: string, maxFileBytes?: number) {
   const repo = await createUserRepo(root);
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'home');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-    maxFileBytes,
-  });
+  const workspace = await repoWorkspace(root, repo, { maxFileBytes });
   await workspace.prepare(null);
   return { repo, workspace };
 }

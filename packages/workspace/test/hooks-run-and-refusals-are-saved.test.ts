@@ -1,13 +1,14 @@
 import { chmod, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type { ProjectWorkspaceOptions } from '../src/index.js';
 import {
-  type ProjectWorkspaceOptions,
-  createProjectWorkspace,
-  resolveProjectSource,
-  workspaceGitPaths,
-} from '../src/index.js';
-import { createUserRepo, git, useTempDirs, writeFiles } from './support/git-fixtures.js';
+  createUserRepo,
+  git,
+  repoWorkspace,
+  useTempDirs,
+  writeFiles,
+} from './support/git-fixtures.js';
 
 async function writeHook(repo: string, name: string, body: string): Promise<void> {
   const file = path.join(repo, '.git', 'hooks', name);
@@ -20,17 +21,7 @@ async function setup(
   options: Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox'> = {},
 ) {
   const repo = await createUserRepo(root);
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'home');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-    ...options,
-  });
-  return { repo, workspace };
+  return { repo, workspace: await repoWorkspace(root, repo, options) };
 }
 
 describe("the repository's commit hooks", () => {

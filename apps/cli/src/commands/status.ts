@@ -1,5 +1,10 @@
 import type { Command } from 'commander';
-import type { ProjectRecord, SessionSummary, WebhookDeliveryRecord } from '@baton/projects';
+import type {
+  ProjectRecord,
+  SessionSummary,
+  StuckProject,
+  WebhookDeliveryRecord,
+} from '@baton/projects';
 import { summarizeSandbox } from '@baton/workspace';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
@@ -90,17 +95,28 @@ function sessionJson(session: SessionSummary) {
   };
 }
 
+/** What the CLI says on a Redis without the workers' deployment marker (redis-safety.ts). */
+const NO_DEPLOYMENT_MARKER =
+  'This Redis has no Baton deployment marker: no worker has run on it yet, or Redis lost its ' +
+  "data. A lost project's code is on its branch baton/<project-id> " +
+  "(git ls-remote <repo> 'refs/heads/baton/*'); see docs/operations.md#redis-lost-its-data.";
+
 const short = (commit: string | null | undefined) => (commit ? commit.slice(0, 12) : 'none');
 
 function describeProject(
   project: ProjectRecord,
   sessions: readonly SessionSummary[],
   deliveries: readonly WebhookDeliveryRecord[],
+  stuck: StuckProject | null,
 ): string {
   const c = project.counters;
   const lines = [
     `project   ${project.id}`,
     `status    ${project.status}${project.statusReason ? ` (${project.statusReason})` : ''} since ${new Date(project.statusAt).toISOString()}`,
+    ...(stuck === null ? [] : [`problem   ${stuck.problem}`, `fix       ${stuck.fix}`]),
+    ...(stuck === null && (project.status === 'failed' || project.status === 'paused')
+      ? [`fix       baton resume ${project.id}`]
+      : []),
     `features  ${c.featuresPassing}/${c.featuresTotal} passing`,
     `sessions  ${c.sessions}${c.interruptions > 0 ? ` (${c.interruptions} interrupted)` : ''}`,
     `tokens    ${totalInputTokens(c)} in (${c.cacheReadInputTokens} read from cache, ${c.cacheCreationInputTokens} written, ${c.inputTokens} uncached), ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
@@ -163,22 +179,40 @@ export function registerStatusCommand(program: Command): void {
       'Show a queued project from Redis: status, features, sessions, tokens, the share of input read from the prompt cache, cost, workspace, sandbox, webhooks. Without an id: every project, exactly as `baton projects` lists them (same columns, same --json rows).',
     )
     .addHelpText('after', COST_HELP)
+    .addHelpText(
+      'after',
+      '\nStuck projects: a queued or running project that no session job and no worker will run\n' +
+        "(a Redis fault on the chaining path) shows a `problem` line, with the failed job's\n" +
+        'reason if it failed, and a `fix` line: `baton resume ID` (`stuck` in --json). Failed and\n' +
+        'paused projects show the same fix. An empty Redis without the deployment marker is\n' +
+        'reported as new or wiped (docs/operations.md#redis-faults).',
+    )
     .argument('[id]', 'project id', parseProjectId)
     .option('--json', 'print JSON')
     .action(async (id: string | undefined, options: { json?: boolean }) => {
       await withControl(async (control) => {
         if (id !== undefined) {
           const project = await control.getProject(id);
-          if (!project) throw projectNotFound(id, 'on Redis (see `baton status`)');
+          if (!project) {
+            const marked = (await control.readDeploymentMarker()) !== null;
+            throw projectNotFound(
+              id,
+              marked
+                ? 'on Redis (see `baton status`)'
+                : `on Redis. ${NO_DEPLOYMENT_MARKER.slice(0, -1)}`,
+            );
+          }
           const sessions = await control.listSessions(id);
           const deliveries = await control.listWebhookDeliveries(id);
+          const stuck = await control.findStuck(project);
           process.stdout.write(
             options.json
-              ? `${outputJson({ ...projectJson(project), sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, 2)}\n`
+              ? `${outputJson({ ...projectJson(project), stuck, sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, 2)}\n`
               : describeProject(
                   terminalSafe(project),
                   terminalSafe(sessions),
                   terminalSafe(deliveries),
+                  terminalSafe(stuck),
                 ),
           );
           return;
@@ -187,6 +221,11 @@ export function registerStatusCommand(program: Command): void {
         const rows = await remoteRows(control, undefined);
         if (options.json) {
           process.stdout.write(`${outputJson(rows, 2)}\n`);
+          return;
+        }
+        if (rows.length === 0 && (await control.readDeploymentMarker()) === null) {
+          // An empty Redis that a worker never marked: new, or it lost its data.
+          process.stdout.write(`no projects\n${NO_DEPLOYMENT_MARKER}\n`);
           return;
         }
         process.stdout.write(

@@ -4,10 +4,11 @@ import path from 'node:path';
 import { createUserRepo } from '@baton/test-support';
 import { afterEach } from 'vitest';
 import {
+  type ProjectWorkspace,
+  type ProjectWorkspaceOptions,
   createProjectWorkspace,
   resolveProjectSource,
   workspaceGitPaths,
-  type ProjectWorkspace,
 } from '../../src/index.js';
 
 export {
@@ -32,6 +33,30 @@ export function useTempDirs(): () => Promise<string> {
 }
 
 /**
+ * Project `p`'s workspace of the user repository `repo`, laid out under `<root>/<home>` as a
+ * worker lays it out (not prepared yet).
+ */
+export async function repoWorkspace(
+  root: string,
+  repo: string,
+  options: Partial<
+    Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox' | 'maxFileBytes'>
+  > = {},
+  home = 'home',
+): Promise<ProjectWorkspace> {
+  const source = await resolveProjectSource({ repo, projectId: 'p' });
+  const batonHome = path.join(root, home);
+  return createProjectWorkspace({
+    projectId: 'p',
+    dir: path.join(batonHome, 'workspaces', 'p'),
+    gitDir: workspaceGitPaths(batonHome, 'p').gitDir,
+    remote: source.repo,
+    baseCommit: source.baseCommit,
+    ...options,
+  });
+}
+
+/**
  * A user repository under `root` and project `p`'s workspace on it (Baton's home in
  * `root/baton`), prepared at the base commit.
  */
@@ -39,15 +64,7 @@ export async function preparedProjectWorkspace(
   root: string,
 ): Promise<{ repo: string; workspace: ProjectWorkspace }> {
   const repo = await createUserRepo(root);
-  const source = await resolveProjectSource({ repo, projectId: 'p' });
-  const home = path.join(root, 'baton');
-  const workspace = createProjectWorkspace({
-    projectId: 'p',
-    dir: path.join(home, 'workspaces', 'p'),
-    gitDir: workspaceGitPaths(home, 'p').gitDir,
-    remote: source.repo,
-    baseCommit: source.baseCommit,
-  });
+  const workspace = await repoWorkspace(root, repo, {}, 'baton');
   await workspace.prepare(null);
   return { repo, workspace };
 }

@@ -1,0 +1,92 @@
+import { SESSION_QUEUE_NAME, createSessionQueue, sessionJobId } from '@baton/projects';
+import { REDIS_URL } from '@baton/test-support';
+import { Worker } from 'bullmq';
+import { Redis } from 'ioredis';
+import { describe, expect, it } from 'vitest';
+import { runCli } from './helpers.js';
+import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+let dir: string;
+let world: RedisWorld;
+useRedisWorld((fixture) => ({ dir, world } = fixture));
+
+const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
+
+describe('baton status says why nothing runs a project, and the one command that fixes it', () => {
+  it('a running project whose session job failed shows the job failure and `baton resume`, which fixes it', async () => {
+    const id = world.projectId('stuck');
+    await world.control.createProject({ id, goal: '- a' });
+    await world.repository.transition(id, 'running', { reason: 'session 1' });
+    // What a Redis fault on the chaining path leaves: the session's job in BullMQ's failed set,
+    // failed by a processor that met a full Redis.
+    const queue = createSessionQueue({
+      connection: world.repository.redis,
+      keys: world.control.keys,
+    });
+    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+    const worker = new Worker(SESSION_QUEUE_NAME, () => Promise.reject(new Error(OOM)), {
+      connection,
+      prefix: world.control.keys.prefix,
+      autorun: false,
+    });
+    try {
+      const failed = new Promise((resolve) => worker.once('failed', resolve));
+      void worker.run();
+      await queue.add(
+        'chain',
+        { projectId: id, sessionNumber: 1, reason: 'chain' },
+        { jobId: sessionJobId(id, 1) },
+      );
+      await failed;
+    } finally {
+      await worker.close();
+      await queue.close();
+      connection.disconnect();
+    }
+
+    const shown = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toMatch(
+      /^problem\s+running but the job of session 1 failed: OOM command not allowed/mu,
+    );
+    expect(shown.stdout).toMatch(new RegExp(`^fix\\s+baton resume ${id}$`, 'mu'));
+    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(JSON.parse(json.stdout)).toMatchObject({
+      stuck: { jobFailure: OOM, fix: `baton resume ${id}`, sessionNumber: 1 },
+    });
+
+    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    expect(resumed.code).toBe(0);
+    const after = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(JSON.parse(after.stdout)).toMatchObject({ status: 'queued', stuck: null });
+  });
+
+  it('a queued project with no job and no worker says so; a failed one names `baton resume`', async () => {
+    const id = world.projectId('stuck');
+    await world.control.createProject({ id, goal: '- a' });
+    const queued = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(queued.stdout).toMatch(
+      /^problem\s+queued but no session job is waiting and no worker holds it$/mu,
+    );
+    expect(queued.stdout).toMatch(new RegExp(`^fix\\s+baton resume ${id}$`, 'mu'));
+    await world.control.enqueue(id);
+    const waiting = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(waiting.stdout).not.toMatch(/^problem/mu);
+
+    await world.repository.transition(id, 'failed', { reason: '3 sessions failed in a row' });
+    const failed = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(failed.stdout).toMatch(/^status\s+failed \(3 sessions failed in a row\)/mu);
+    expect(failed.stdout).toMatch(new RegExp(`^fix\\s+baton resume ${id}$`, 'mu'));
+  });
+
+  it('an empty Redis without the deployment marker is reported as new or wiped, never as just empty', async () => {
+    const listed = await runCli(['status'], { cwd: dir, env: world.env(dir) });
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).toContain('no projects');
+    expect(listed.stdout).toContain('no Baton deployment marker');
+    expect(listed.stdout).toContain('refs/heads/baton/*');
+    const missing = await runCli(['status', 'gone-1'], { cwd: dir, env: world.env(dir) });
+    expect(missing.code).toBe(7);
+    expect(missing.stderr).toContain('Redis lost its data');
+  });
+});
