@@ -1,3 +1,4 @@
+import { get } from 'node:http';
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { copyFile, mkdtemp, rm } from 'node:fs/promises';
@@ -130,9 +131,26 @@ describe('production deploys start from their folder', () => {
       '"ready"',
     );
     const { url } = JSON.parse(await started.firstLine) as { url: string };
-    const page = await fetch(url);
+    // Opened as a browser's address bar does: the dashboard serves its HTML to top-level
+    // navigations only, and fetch() always says `Sec-Fetch-Mode: cors`.
+    const page = await new Promise<{ status: number; body: string }>((resolve, reject) => {
+      get(
+        url,
+        { headers: { 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          response.on('data', (chunk: Buffer) => chunks.push(chunk));
+          response.on('end', () =>
+            resolve({
+              status: response.statusCode ?? 0,
+              body: Buffer.concat(chunks).toString('utf8'),
+            }),
+          );
+        },
+      ).on('error', reject);
+    });
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<html');
+    expect(page.body).toContain('<html');
     const projects = await fetch(new URL('/api/projects', url));
     expect(projects.status, started.output()).toBe(200);
     expect(await started.stop()).toBe(0);
