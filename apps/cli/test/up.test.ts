@@ -97,6 +97,25 @@ describe('baton up', () => {
     expect((await up.done).code).toBe(0);
   }, 120_000);
 
+  it('--json keeps stdout to JSON lines: the worker logs (LOG_LEVEL=info) go to stderr', async () => {
+    const up = startCli(['up', '--port', '0', '--json'], {
+      cwd: dir,
+      env: world.env(dir, { LOG_LEVEL: 'info' }),
+    });
+    running.push(up);
+    await up.waitForOutput('"type":"ready"', 60_000);
+    up.kill('SIGINT');
+    const result = await up.done;
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trimEnd().split('\n');
+    expect(lines.map((line) => (JSON.parse(line) as { type: string }).type)).toEqual([
+      'ready',
+      'stopping',
+      'stopped',
+    ]);
+    expect(result.stderr).toContain('"msg":"worker started"');
+  }, 120_000);
+
   it('without a redis-server binary, exits 9 with one line naming the install command', async () => {
     const probe = await closedPort();
     const result = await runCli(['up', '--port', '0'], {

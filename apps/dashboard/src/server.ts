@@ -94,6 +94,10 @@ export interface DashboardServerOptions {
    * repository, workspaces only under `home`): the dashboard acts for network clients.
    */
   sourcePolicy?: SourcePolicy | undefined;
+  /** Event streams open at once (past it: 503). Default 1 000. */
+  maxStreams?: number | undefined;
+  /** Event streams open at once from one client address (past it: 503). Default 20. */
+  maxStreamsPerAddress?: number | undefined;
 }
 
 export interface DashboardServer {
@@ -247,6 +251,10 @@ export async function createDashboardServer(
       onClient: telemetry.sseClient,
     },
     maxFileBytes: 1_048_576,
+    streamLimits: {
+      total: options.maxStreams ?? 1_000,
+      perAddress: options.maxStreamsPerAddress ?? 20,
+    },
     home,
     sourcePolicy:
       options.sourcePolicy ?? sourcePolicyFromEnvironment(process.env, { served: true, home }),
@@ -294,6 +302,10 @@ export async function createDashboardServer(
     throw error;
   });
 
+  // A slow client may not hold a socket for long before its request is in: 10 s for the headers,
+  // 30 s for the whole request (an event stream's request is complete once its headers are).
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;

@@ -29,7 +29,8 @@ export async function startWorkerHttpServer(
   options: WorkerHttpServerOptions,
 ): Promise<WorkerHttpServer> {
   const server = createServer((request, response) => {
-    const url = request.url ?? '/';
+    // Routes match the path only: probes and scrapers may add a query string (`/readyz?verbose`).
+    const url = new URL(request.url ?? '/', 'http://worker.invalid').pathname;
     if (request.method !== 'GET') {
       response.writeHead(405, { allow: 'GET' }).end();
       return;

@@ -18,6 +18,18 @@ async function readyz(port: number): Promise<{ status: number; body: Record<stri
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
+/** Waits until `/readyz` answers 503 (the worker re-checks Redis every 5 s) and returns it. */
+function readyzFails(port: number): Promise<{ status: number; body: Record<string, unknown> }> {
+  return waitFor(
+    '/readyz to fail',
+    async () => {
+      const probe = await readyz(port);
+      return probe.status === 503 ? probe : null;
+    },
+    15_000,
+  );
+}
+
 describe('a Redis that can lose data is refused or reported, never used silently', () => {
   let redis: RedisServer;
   let admin: Redis;
@@ -71,14 +83,7 @@ describe('a Redis that can lose data is refused or reported, never used silently
     workers.push(worker);
     expect((await readyz(worker.httpPort)).status).toBe(200);
     await admin.config('SET', 'maxmemory-policy', 'volatile-lru');
-    const notReady = await waitFor(
-      '/readyz to fail',
-      async () => {
-        const probe = await readyz(worker.httpPort);
-        return probe.status === 503 ? probe : null;
-      },
-      15_000,
-    );
+    const notReady = await readyzFails(worker.httpPort);
     expect(String(notReady.body.reason)).toContain('volatile-lru');
     await worker.waitForLog((line) => line.level === 50 && line.maxmemoryPolicy === 'volatile-lru');
     await admin.config('SET', 'maxmemory-policy', 'noeviction');
@@ -102,14 +107,7 @@ describe('a Redis that can lose data is refused or reported, never used silently
       (line) => line.level === 50 && String(line.msg).startsWith('Redis lost its data'),
     );
     expect(String(lost.msg)).toContain('refs/heads/baton/*');
-    const notReady = await waitFor(
-      '/readyz to fail',
-      async () => {
-        const probe = await readyz(worker.httpPort);
-        return probe.status === 503 ? probe : null;
-      },
-      15_000,
-    );
+    const notReady = await readyzFails(worker.httpPort);
     expect(String(notReady.body.reason)).toContain('Redis lost its data');
     worker.kill('SIGTERM');
     await worker.exited;

@@ -43,6 +43,20 @@ describe('decideAfterSession', () => {
     });
   });
 
+  it('completes only when every last check passed on the final commit', () => {
+    const pending = decideAfterSession(
+      input({ featuresAfter: { passing: 3, total: 3 }, allFeaturesPass: true, checksPending: 2 }),
+    );
+    expect(pending).toMatchObject({
+      kind: 'next',
+      reason: 'all 3 features pass; 2 checks still to re-run on the final commit',
+    });
+    const done = decideAfterSession(
+      input({ featuresAfter: { passing: 3, total: 3 }, allFeaturesPass: true, checksPending: 0 }),
+    );
+    expect(done).toMatchObject({ kind: 'finish', status: 'completed' });
+  });
+
   it('pauses, never fails or completes, when the work did not reach the remote', () => {
     const problem = 'checkpoint 1a2b3c4d5e6f was not pushed: cannot push baton/x to /r: gone';
     for (const overrides of [

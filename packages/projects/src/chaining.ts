@@ -32,6 +32,12 @@ export interface ChainInput {
   contextFull?: { turn: number; useful: boolean } | undefined;
   allFeaturesPass: boolean;
   featuresAfter: { passing: number; total: number };
+  /**
+   * Passing features whose check has not passed on the session's final commit
+   * (`SessionResult.verification.pending`): while any is left the project does not complete.
+   * Absent (verification off, or a session from before it): 0.
+   */
+  checksPending?: number | undefined;
   abortReason: AbortReason | undefined;
   /** Status read after the session ended (a user may have cancelled meanwhile). */
   status: ProjectStatus;
@@ -251,11 +257,22 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
   }
   const { passing, total } = input.featuresAfter;
   if (input.allFeaturesPass || (total > 0 && passing === total)) {
+    // Complete only on checks that passed on the final commit: a re-run cut short leaves some.
+    const pending = input.checksPending ?? 0;
+    if (pending === 0) {
+      return {
+        kind: 'finish',
+        cause: 'completed',
+        status: 'completed',
+        reason: `all ${total} features pass`,
+      };
+    }
     return {
-      kind: 'finish',
-      cause: 'completed',
-      status: 'completed',
-      reason: `all ${total} features pass`,
+      kind: 'next',
+      cause: 'chain',
+      delayMs: input.chainDelayMs,
+      jobReason: 'chain',
+      reason: `all ${total} features pass; ${pending} check${pending === 1 ? '' : 's'} still to re-run on the final commit`,
     };
   }
   // A refused key fails every session the same way, and so does a context that fills before

@@ -1,7 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { SimScriptRequest } from '@baton/model-sim';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   type RunSessionOptions,
   type SessionEvent,
@@ -11,6 +11,9 @@ import {
   runSession,
 } from '../src/index.js';
 import { createHarness, type Harness } from './helpers.js';
+
+// Several real sessions with real git and real sandboxed checks per test: slow on a loaded machine.
+vi.setConfig({ testTimeout: 180_000 });
 
 let harness: Harness | undefined;
 /** Every request the simulator answered in the current test (its scripted agent answers). */
@@ -131,7 +134,7 @@ describe('a flip to passing is verified before it is accepted', () => {
     expect(h.git('ls-files')).not.toContain('features/f1.sh');
   });
 
-  it('a feature without a check is accepted as claimed; --require-checks refuses it', async () => {
+  it('a feature without a check is accepted as claimed; requireChecks refuses it', async () => {
     harness = await recordingHarness();
     const goal = 'Todo app.\n- Add a todo [sim:no-check]';
     const [, claimed] = await runSessions(harness, goal, 2);

@@ -51,7 +51,7 @@ function workerEnvironment(redis: Record<string, string>, home: string): NodeJS.
   if ((key === undefined || key === '') && (env.BATON_MODEL ?? '') === '') {
     env.BATON_SIMULATOR = '1';
   }
-  // The worker's pino logs go to stdout: keep them to errors unless the user asks for more.
+  // The worker's pino logs (on stderr under `up`): keep them to errors unless the user asks for more.
   env.LOG_LEVEL ??= 'error';
   // A fixed metrics port would clash with a second `up` or a separate worker.
   env.BATON_HTTP_PORT ??= '0';
@@ -93,7 +93,8 @@ async function up(options: UpOptions): Promise<number> {
     producerConnectionOptions,
     redisTargetEnvironment,
   } = await import('@baton/projects');
-  const { isWorkerError, loadWorkerConfig, startWorkerFromConfig } = await import('@baton/worker');
+  const { createLogger, isWorkerError, loadWorkerConfig, startWorkerFromConfig } =
+    await import('@baton/worker');
   const { createDashboardLogger, createDashboardServer, isDashboardError } =
     await import('@baton/dashboard');
   const say = (line: string) => process.stderr.write(`${line}\n`);
@@ -131,7 +132,15 @@ async function up(options: UpOptions): Promise<number> {
       }
     })();
     simulator = config.simulator;
-    worker = await startWorkerFromConfig(config, { connectTimeoutMs: 5_000 });
+    worker = await startWorkerFromConfig(config, {
+      connectTimeoutMs: 5_000,
+      // stdout is up's own (`--json`: JSON lines only); the worker's log lines go to stderr.
+      logger: createLogger({
+        level: config.logLevel,
+        workerId: config.workerId,
+        destination: process.stderr,
+      }),
+    });
     opened.push(() => worker.shutdown());
 
     const control = createBatonControl({ target: config.redis, prefix: config.prefix });

@@ -46,15 +46,20 @@ export function createProjectHeader() {
   const header = h('div', { class: 'project-head' });
   const stats = h('dl', { class: 'stats' });
 
+  // Live messages carry a goal excerpt; the page's first read (GET /api/projects/:id) the whole.
+  let wholeGoal = null;
+
   function show(project) {
     if (!project) return;
+    if (!project.goalTruncated) wholeGoal = project.goal;
+    const goal = project.goalTruncated && wholeGoal !== null ? wholeGoal : project.goal;
     replace(
       header,
       h(
         'div',
         {},
         h('h1', {}, project.id, ' ', statusBadge(project.status, project.statusReason)),
-        h('p', { class: 'goal-full' }, project.goal),
+        h('p', { class: 'goal-full' }, goal),
       ),
       h(
         'div',

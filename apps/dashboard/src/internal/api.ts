@@ -28,6 +28,7 @@ import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
+import { clientAddress } from './auth.js';
 import { createSingleFlight } from './single-flight.js';
 import type { DashboardTelemetry } from './telemetry.js';
 import { jsonBody, validJson, validProjectId, validQuery } from './validation.js';
@@ -45,6 +46,8 @@ export interface ApiOptions {
   telemetry: DashboardTelemetry;
   /** Which `repo` and `workspace` a project created here may name. */
   sourcePolicy: SourcePolicy;
+  /** Event streams open at once, in all and per client address; past either, 503. */
+  streamLimits: { total: number; perAddress: number };
   /** Called with unexpected errors and with the details of errors answered with a fixed message. */
   onError: (error: unknown) => void;
 }
@@ -164,7 +167,8 @@ export function createApiRoutes(options: ApiOptions): Hono {
       control.listWebhookDeliveries(projectId),
     ]);
     return context.json({
-      project: projectView(project, hub.activity(projectId)),
+      // The one answer that carries the whole goal.
+      project: projectView(project, hub.activity(projectId), 'whole'),
       budgets: project.budgets,
       sessions: window.sessions,
       sessionsBefore: window.startIndex > 0 ? window.startIndex : null,
@@ -500,11 +504,37 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }),
   );
 
-  api.get('/stream', (context) => projectsStream(context, options.sse));
+  // Each stream holds memory for as long as it is open: a flood of them is refused, not served.
+  let streamsOpen = 0;
+  const streamsByAddress = new Map<string, number>();
+  function streamSlot(context: Context): SseOptions {
+    const address = clientAddress(context);
+    const mine = streamsByAddress.get(address) ?? 0;
+    if (streamsOpen >= options.streamLimits.total || mine >= options.streamLimits.perAddress) {
+      throw new ApiError(503, 'unavailable', 'Too many event streams are open; try again later.');
+    }
+    streamsOpen++;
+    streamsByAddress.set(address, mine + 1);
+    let released = false;
+    return {
+      ...options.sse,
+      onClient(change, stream) {
+        options.sse.onClient?.(change, stream);
+        if (change === 1 || released) return;
+        released = true;
+        streamsOpen--;
+        const left = (streamsByAddress.get(address) ?? 1) - 1;
+        if (left <= 0) streamsByAddress.delete(address);
+        else streamsByAddress.set(address, left);
+      },
+    };
+  }
+
+  api.get('/stream', (context) => projectsStream(context, streamSlot(context)));
 
   api.get('/projects/:id/stream', validProjectId, (context) => {
     const projectId = context.req.valid('param').id;
-    return projectStream(context, projectId, options.sse);
+    return projectStream(context, projectId, streamSlot(context));
   });
 
   return api;

@@ -21,9 +21,21 @@ export interface ProjectActivity {
   lastEventType: string;
 }
 
+/**
+ * Characters of a goal that list rows and stream messages carry: a goal can be 100,000
+ * characters, and 500 rows of whole goals made one answer 50 MB. The whole goal is only on the
+ * project's own endpoint (`GET /api/projects/:id`).
+ */
+export const GOAL_EXCERPT_CHARACTERS = 300;
+
 export interface ProjectView {
   id: string;
+  /** The goal, cut to `GOAL_EXCERPT_CHARACTERS` except on the project's own endpoint. */
   goal: string;
+  /** Whether `goal` is cut. */
+  goalTruncated: boolean;
+  /** The whole goal's length in characters. */
+  goalLength: number;
   status: string;
   statusReason: string | null;
   statusAt: number;
@@ -78,8 +90,11 @@ export interface ProjectView {
 export function projectView(
   project: ProjectRecord,
   activity: ProjectActivity | undefined,
+  /** `whole`: the project's own endpoint; everything else carries an excerpt. */
+  goal: 'excerpt' | 'whole' = 'excerpt',
 ): ProjectView {
   const active = project.activeSession;
+  const goalTruncated = goal === 'excerpt' && project.goal.length > GOAL_EXCERPT_CHARACTERS;
   const turn =
     active !== null && activity !== undefined && activity.sessionId === active.sessionId
       ? activity.turn
@@ -93,7 +108,9 @@ export function projectView(
   const counters = project.counters;
   return {
     id: project.id,
-    goal: project.goal,
+    goal: goalTruncated ? project.goal.slice(0, GOAL_EXCERPT_CHARACTERS) : project.goal,
+    goalTruncated,
+    goalLength: project.goal.length,
     status: project.status,
     statusReason: project.statusReason,
     statusAt: project.statusAt,

@@ -453,6 +453,7 @@ class ChainStep {
       stopReason: result.stopReason,
       contextFull: result.contextFull,
       allFeaturesPass: result.allFeaturesPass,
+      checksPending: result.verification?.pending,
       featuresAfter: result.featuresAfter,
       abortReason: this.#request.control.abortReason,
       status: project.status,

@@ -14,7 +14,7 @@ import {
   parseFeatures,
   readFeatures,
 } from '../features.js';
-import { PROGRESS_STORE_PATH } from '../progress-log.js';
+import { appendProgressEntry } from './progress-gap.js';
 import {
   type CheckEvidence,
   type CheckTrigger,
@@ -303,27 +303,6 @@ export class FeatureVerifier {
         return `- ${id} regressed: its check \`${evidence?.command ?? '?'}\` ${evidence === undefined || evidence === null ? 'failed' : describeEvidence(evidence)}${firstLine === '' ? '' : `: ${firstLine.slice(0, 200)}`}. Baton set it back to failing; fix it first.`;
       }),
     ];
-    const entry = lines.join('\n');
-    const existing = await store.read(PROGRESS_STORE_PATH);
-    const context = { command: 'insert', session: this.#options.sessionId };
-    let content: string;
-    if (existing === null) {
-      content = `# Progress log\n\n${entry}\n`;
-      await store.write(PROGRESS_STORE_PATH, content, { ...context, mode: 'create' });
-    } else {
-      const { after } = await store.edit(
-        PROGRESS_STORE_PATH,
-        (current) => `${current.replace(/\s*$/, '')}\n\n${entry}\n`,
-        context,
-      );
-      content = after;
-    }
-    return {
-      command: existing === null ? 'create' : 'insert',
-      path: '/memories/progress.md',
-      bytes: Buffer.byteLength(content),
-      at: Date.now(),
-      session: this.#options.sessionId,
-    };
+    return appendProgressEntry(store, lines.join('\n'), this.#options.sessionId);
   }
 }

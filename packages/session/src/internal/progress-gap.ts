@@ -73,8 +73,19 @@ export async function appendContextFullLine(
  * change, in the memory tool's report shape.
  */
 export async function fillProgressGap(store: MemoryStore, gap: ProgressGap): Promise<MemoryChange> {
-  const entry = await gapEntry(store, gap);
-  const context = { command: 'insert', session: gap.sessionId };
+  return appendProgressEntry(store, await gapEntry(store, gap), gap.sessionId);
+}
+
+/**
+ * Appends an entry Baton wrote to progress.md (creating the log if there is none): the gap entry,
+ * the regression entry. Returns the change, in the memory tool's report shape.
+ */
+export async function appendProgressEntry(
+  store: MemoryStore,
+  entry: string,
+  sessionId: string,
+): Promise<MemoryChange> {
+  const context = { command: 'insert', session: sessionId };
   let content: string;
   const existing = await store.read(PROGRESS_STORE_PATH);
   if (existing === null) {
@@ -93,6 +104,6 @@ export async function fillProgressGap(store: MemoryStore, gap: ProgressGap): Pro
     path: '/memories/progress.md',
     bytes: Buffer.byteLength(content),
     at: Date.now(),
-    session: gap.sessionId,
+    session: sessionId,
   };
 }
