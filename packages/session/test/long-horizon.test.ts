@@ -35,6 +35,10 @@ describe('a project of 120 features runs to the end on the simulator', () => {
           project: { id: 'long', goal: LONG_GOAL },
           kind: sessionNumber === 1 ? 'init' : 'resume',
           sessionNumber,
+          // This test is about the log and the cost of orientation. Verification re-runs every
+          // passing check at each session's end until the evidence is carried between sessions
+          // (issue #31), which here is ~7,000 sandbox runs; verified-progress.test.ts covers it.
+          verification: false,
         }),
       );
     const results: SessionResult[] = [await run(1)];

@@ -31,7 +31,7 @@ import {
 } from '../project.js';
 import type { ProjectLog, SessionSummary } from '../project-log.js';
 import type { SessionJobReason } from '../session-queue.js';
-import { SILENT_CHAIN_LOGGER, type ChainLogger } from './chain-logger.js';
+import { bindChainLogger, SILENT_CHAIN_LOGGER, type ChainLogger } from './chain-logger.js';
 import {
   fallbackModelOption,
   notStarted,
@@ -224,7 +224,11 @@ class ChainStep {
     this.#options = options;
     this.#request = request;
     this.#chain = chain;
-    this.#log = logger;
+    this.#log = bindChainLogger(logger, {
+      projectId: request.projectId,
+      jobId: request.jobId,
+      sessionNumber: request.sessionNumber,
+    });
   }
 
   async run(): Promise<ChainedSessionOutcome> {
