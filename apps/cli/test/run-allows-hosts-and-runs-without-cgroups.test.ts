@@ -52,8 +52,10 @@ describe('baton run --allow-host (the schema and behaviour of enqueue)', () => {
     ]);
     const record = JSON.parse(
       await readFile(path.join(home(), 'projects', 'hosts', 'project.json'), 'utf8'),
-    ) as { sandbox: unknown };
-    expect(record.sandbox).toEqual({ allowedHosts: ['registry.npmjs.org', '*.example.com'] });
+    ) as { project: { sandbox: unknown } };
+    expect(record.project.sandbox).toEqual({
+      allowedHosts: ['registry.npmjs.org', '*.example.com'],
+    });
     // Continuing with other hosts is refused, as --skip-hooks is: they belong to the project.
     const other = await runCli(
       ['run', '--project', 'hosts', '--sessions', '1', '--allow-host', 'pypi.org'],
