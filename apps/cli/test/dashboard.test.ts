@@ -59,6 +59,48 @@ describe('baton dashboard', () => {
     expect(dashboard.stdout()).toContain('{"type":"stopped"}');
   });
 
+  it('BATON_DASHBOARD_SECURE_COOKIE=on marks the login cookie Secure (behind a TLS proxy); off by default; a bad value is one line, exit 2', async () => {
+    const token = 'Vq3xT9mLp2Rk8sWz4nYb7cHd';
+    async function loginCookie(secure: string | undefined): Promise<string> {
+      const dashboard = startCli(['dashboard', '--port', '0', '--json'], {
+        cwd: dir,
+        env: world.env(dir, {
+          BATON_DASHBOARD_TOKEN: token,
+          BATON_DASHBOARD_SECURE_COOKIE: secure,
+        }),
+      });
+      try {
+        await dashboard.waitForOutput('"ready"', 60_000);
+        const url = readyUrl(dashboard.stdout()) ?? '';
+        const response = await fetch(`${url}/login`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin: url },
+          body: new URLSearchParams({ token }).toString(),
+        });
+        expect(response.status).toBe(303);
+        return response.headers.get('set-cookie') ?? '';
+      } finally {
+        dashboard.kill('SIGTERM');
+        await dashboard.done;
+      }
+    }
+    const secure = await loginCookie('on');
+    expect(secure).toMatch(/^baton_dashboard=/u);
+    expect(secure).toMatch(/;\s*Secure/iu);
+    const plain = await loginCookie(undefined);
+    expect(plain).toMatch(/^baton_dashboard=/u);
+    expect(plain).not.toMatch(/Secure/iu);
+    const bad = await runCli(['dashboard', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, { BATON_DASHBOARD_SECURE_COOKIE: 'maybe' }),
+    });
+    expect(bad.code).toBe(2);
+    expect(oneLine(bad.stderr)).toBe(
+      'baton: BATON_DASHBOARD_SECURE_COOKIE must be on or off (true/false, 1/0), not "maybe".',
+    );
+  }, 120_000);
+
   it('refuses a non-loopback bind without BATON_DASHBOARD_TOKEN, and an unreachable Redis, in one line each', async () => {
     const open = await runCli(['dashboard', '--host', '0.0.0.0', '--port', '0'], {
       cwd: dir,

@@ -70,8 +70,12 @@ export interface DashboardServerOptions {
   pingIntervalMs?: number;
   /** Folder holding the UI's static files. Default: the package's `public/`. */
   assetsDirectory?: string;
-  /** Set the login cookie's `Secure` flag (when a TLS proxy fronts the dashboard). Default false. */
-  secureCookie?: boolean;
+  /**
+   * Set the login cookie's `Secure` flag (when a TLS proxy fronts the dashboard, so browsers only
+   * send the cookie over https). Default `process.env.BATON_DASHBOARD_SECURE_COOKIE`
+   * (`on|true|1` or `off|false|0`), else false.
+   */
+  secureCookie?: boolean | undefined;
   /**
    * pino logger for the access log (one `request` line per request at `info`) and errors. Default:
    * JSON lines on stderr at `LOG_LEVEL` (default `info`).
@@ -138,6 +142,16 @@ function parseQueueUi(value: string | undefined): QueueUiMode {
   );
 }
 
+function parseSecureCookie(value: string | undefined): boolean {
+  const setting = value?.trim().toLowerCase() || 'off';
+  if (setting === 'on' || setting === 'true' || setting === '1') return true;
+  if (setting === 'off' || setting === 'false' || setting === '0') return false;
+  throw new DashboardError(
+    'invalid_config',
+    `BATON_DASHBOARD_SECURE_COOKIE must be on or off (true/false, 1/0), not "${setting}"`,
+  );
+}
+
 function createQueueBoard(queues: readonly Queue[], mode: 'read-only' | 'full'): Hono {
   const serverAdapter = new HonoAdapter(serveStatic);
   const readOnly = mode === 'read-only';
@@ -175,6 +189,8 @@ export const DASHBOARD_ENV_VARIABLES = {
   home: 'BATON_HOME',
   /** What Bull Board may do: read-only (default), full or off. */
   queueUi: 'BATON_QUEUE_UI',
+  /** The login cookie's `Secure` flag (behind a TLS proxy): on or off (default). */
+  secureCookie: 'BATON_DASHBOARD_SECURE_COOKIE',
 } as const;
 
 export async function createDashboardServer(
@@ -211,6 +227,8 @@ export async function createDashboardServer(
     );
   }
   const queueUi = options.queueUi ?? parseQueueUi(process.env[DASHBOARD_ENV_VARIABLES.queueUi]);
+  const secureCookie =
+    options.secureCookie ?? parseSecureCookie(process.env[DASHBOARD_ENV_VARIABLES.secureCookie]);
   const logger = options.logger ?? createDashboardLogger({ level: process.env.LOG_LEVEL });
   const onError =
     options.onError ?? ((error: unknown) => logger.error({ err: error }, 'unexpected error'));
@@ -276,7 +294,7 @@ export async function createDashboardServer(
     queueBoard:
       queues.length > 0 && queueUi !== 'off' ? createQueueBoard(queues, queueUi) : undefined,
     queueUi,
-    secureCookie: options.secureCookie ?? false,
+    secureCookie,
     onError,
     telemetry,
     redisReady: () => answersWithin(() => options.control.queueCounts(), readinessTimeoutMs),

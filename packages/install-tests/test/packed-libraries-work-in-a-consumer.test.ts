@@ -202,6 +202,33 @@ describe('the packed libraries in a fresh project with the newest SDK and ioredi
     expect(copies.sort()).toEqual(['node_modules/@anthropic-ai/sdk', 'node_modules/ioredis']);
   });
 
+  it('each installed manifest names its license, repository folder, homepage and issue tracker, and no source condition', async () => {
+    const rootManifest = JSON.parse(await readFile(path.join(root, 'package.json'), 'utf8')) as {
+      repository: { url: string };
+      bugs: { url: string };
+    };
+    for (const name of LIBRARIES) {
+      const installed = path.join(consumer, 'node_modules/@baton', name);
+      const manifest = JSON.parse(await readFile(path.join(installed, 'package.json'), 'utf8')) as {
+        license?: string;
+        repository?: { type?: string; url?: string; directory?: string };
+        homepage?: string;
+        bugs?: { url?: string };
+        exports?: unknown;
+      };
+      expect(manifest.license, name).toBe('MIT');
+      expect(existsSync(path.join(installed, 'LICENSE')), name).toBe(true);
+      expect(manifest.repository, name).toEqual({
+        type: 'git',
+        url: rootManifest.repository.url,
+        directory: `packages/${name}`,
+      });
+      expect(manifest.homepage, name).toMatch(new RegExp(`/packages/${name}#readme$`, 'u'));
+      expect(manifest.bugs?.url, name).toBe(rootManifest.bugs.url);
+      expect(JSON.stringify(manifest.exports), name).not.toContain('@baton/source');
+    }
+  });
+
   it('type-checks under module NodeNext and under moduleResolution Bundler', async () => {
     const tsc = path.join(consumer, 'node_modules/.bin/tsc');
     await exec(tsc, ['-p', 'tsconfig.bundler.json'], consumer);
