@@ -5,6 +5,7 @@ export {
 } from './redis-memory-store.js';
 export type {
   FileVersion,
+  MemoryFence,
   ReadChangesOptions,
   RedisMemoryChange,
   RedisMemoryStoreOptions,

@@ -70,6 +70,21 @@ export interface RedisMemoryStoreOptions {
    * idle time well above it. 0 records every read. Default 60,000 (one minute).
    */
   accessTimeGranularityMs?: number;
+  /**
+   * Fencing of the writer (docs/operations.md "Fencing"): every write, delete and rename presents
+   * `token`, and Redis refuses it once any writer presented a higher one (a session that replaced
+   * this store's session after it lost its lease). A refused call throws `StoreError('unavailable')`
+   * and calls `onFenced` first. Default: unfenced (always allowed, raises nothing).
+   */
+  fence?: MemoryFence | undefined;
+}
+
+/** A writer's fencing token; see `RedisMemoryStoreOptions.fence`. */
+export interface MemoryFence {
+  /** Positive integer, higher for every newer session of the namespace. */
+  token: number;
+  /** Called when a write is refused because a newer writer holds the namespace. Must not throw. */
+  onFenced?: (() => void) | undefined;
 }
 
 /**
@@ -200,12 +215,20 @@ export class RedisMemoryStore implements MemoryStore {
   /** When this store last had Redis record each path's access time. */
   private readonly accessRecords: AccessRecords;
   private closed = false;
+  private readonly fence: MemoryFence | undefined;
 
   constructor(options: RedisMemoryStoreOptions) {
     if ((options.redis === undefined) === (options.url === undefined)) {
       throw new TypeError('createRedisMemoryStore needs exactly one of `redis` and `url`.');
     }
     this.namespace = options.namespace;
+    if (
+      options.fence !== undefined &&
+      !(Number.isSafeInteger(options.fence.token) && options.fence.token > 0)
+    ) {
+      throw new TypeError('fence.token must be a positive integer.');
+    }
+    this.fence = options.fence;
     this.keys = createNamespaceKeys(options.namespace, options.prefix ?? DEFAULT_KEY_PREFIX);
     this.historyDepth = nonNegativeInteger(options.historyDepth ?? 5, 'historyDepth');
     this.historyMaxBytes = nonNegativeInteger(
@@ -459,6 +482,7 @@ export class RedisMemoryStore implements MemoryStore {
         String(this.feedMaxLength),
         context.command ?? 'delete',
         oneLine(context.session),
+        this.fenceArgument,
       ),
     );
     this.forget(path);
@@ -487,6 +511,7 @@ export class RedisMemoryStore implements MemoryStore {
         String(this.feedMaxLength),
         context.command ?? 'rename',
         oneLine(context.session),
+        this.fenceArgument,
       ),
     );
     if (reply[0] !== ScriptStatus.ok) {
@@ -710,6 +735,7 @@ export class RedisMemoryStore implements MemoryStore {
       deltaBase,
       delta,
       String(this.historyMaxBytes),
+      this.fenceArgument,
     ];
     const reply = await this.run(command, path, () => this.sendWrite(content, keys, args));
     if (reply[0] === ScriptStatus.ok) {
@@ -766,11 +792,34 @@ export class RedisMemoryStore implements MemoryStore {
     call: () => Promise<Reply>,
   ): Promise<Reply> {
     this.ensureOpen();
+    let reply: Reply;
     try {
-      return await call();
+      reply = await call();
     } catch (error) {
       throw toStoreError(error, path === '' ? action : `${action} ${path}`);
     }
+    if (Array.isArray(reply) && Number(reply[0]) === ScriptStatus.fenced) {
+      this.fence?.onFenced?.();
+      throw statusError(ScriptStatus.fenced, path);
+    }
+    return reply;
+  }
+
+  /** The fencing token every mutation presents (`''`: unfenced). */
+  private get fenceArgument(): string {
+    return this.fence === undefined ? '' : String(this.fence.token);
+  }
+
+  /**
+   * Raises the namespace's fence to this store's token before its session writes anything, so
+   * the session it replaced is refused from now on, even before this one's first write. Throws
+   * like a refused write if a newer session already holds the namespace. No-op when unfenced.
+   */
+  async claimFence(): Promise<void> {
+    if (this.fence === undefined) return;
+    await this.run('claim', '', () =>
+      this.client.batonMemoryFence(this.keys.meta, String(this.fence?.token ?? '')),
+    );
   }
 
   /** The current version (kind 'f') then the older ones, newest first, read atomically. */

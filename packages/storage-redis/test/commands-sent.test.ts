@@ -246,6 +246,7 @@ describe('writes: small content in one script call, large content staged so it n
       '',
       '',
       '1048576',
+      '',
     );
     expect(reply).toEqual([11]);
     expect(await fresh(store).read('s.md')).toBe('kept');

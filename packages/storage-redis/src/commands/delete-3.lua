@@ -10,12 +10,17 @@
   ARGV[7] feed max length (0 = off)
   ARGV[8] command recorded in the feed
   ARGV[9] session ('' = none)
+  ARGV[10] fencing token ('' = unfenced; see fenceAllows in includes/lib.lua)
 
-  Returns { 0, filesRemoved, bytesRemoved } or { 1 } when nothing is there.
+  Returns { 0, filesRemoved, bytesRemoved }, { 1 } when nothing is there, or { 12 } when a
+  writer with a higher fencing token replaced this one.
 ]]
 --- @include "lib"
 
 local path, command, session = ARGV[6], ARGV[8], ARGV[9]
+if not fenceAllows(KEYS[1], ARGV[10]) then
+  return { FENCED }
+end
 local kind, size = lookup(path)
 if kind == nil then
   return { NOT_FOUND }

@@ -12,14 +12,19 @@
   ARGV[8] feed max length (0 = off)
   ARGV[9] command recorded in the feed
   ARGV[10] session ('' = none)
+  ARGV[11] fencing token ('' = unfenced; see fenceAllows in includes/lib.lua)
 
   Returns { 0, bytes } (bytes: the file's size, 0 for a directory);
           { 1 } source missing, { 2 } destination taken,
-          { 4 } a parent of the destination is a file, { 5 } a directory into its own subtree.
+          { 4 } a parent of the destination is a file, { 5 } a directory into its own subtree,
+          { 12 } a writer with a higher fencing token replaced this one.
 ]]
 --- @include "lib"
 
 local from, to, command, session = ARGV[6], ARGV[7], ARGV[9], ARGV[10]
+if not fenceAllows(KEYS[1], ARGV[11]) then
+  return { FENCED }
+end
 local kind, size = lookup(from)
 if kind == nil then
   return { NOT_FOUND }

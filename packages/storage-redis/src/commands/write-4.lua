@@ -3,7 +3,7 @@
   version (the commit step of `edit`). Checks parents and quotas before changing anything, then
   updates the file, the directory index, usage, the access time, the history and the feed.
 
-  Small content (below 32 KB) is ARGV[19]. Larger content never passes through the script: the
+  Small content (below 32 KB) is ARGV[20]. Larger content never passes through the script: the
   client SETEXes it, behind a blank header of HEADER bytes, into a stage key of its own (KEYS[4],
   with an expiry) in the same round trip, just before this script, which writes the version into
   the header (SETRANGE, in place) and renames the stage to the body (a Lua argument of 100 KB
@@ -24,7 +24,7 @@
   KEYS[1] meta hash (bytes, files, seq, epoch, rootm)
   KEYS[2] access-time index (zset)
   KEYS[3] change feed (stream)
-  KEYS[4] write stage: HEADER blank bytes and then the new content (unused with ARGV[19])
+  KEYS[4] write stage: HEADER blank bytes and then the new content (unused with ARGV[20])
   ARGV[1..5] key prefixes (see includes/lib.lua)
   ARGV[6] store path (never the root)
   ARGV[7] mode: 'create' | 'overwrite' | 'cas'
@@ -39,13 +39,15 @@
   ARGV[16] version the delta was computed against ('' = no delta)
   ARGV[17] reverse delta turning the new content back into that version
   ARGV[18] history byte budget per file (payload bytes of the older versions kept)
-  ARGV[19] the new content, if small; absent when it is staged in KEYS[4]
+  ARGV[19] fencing token ('' = unfenced; see fenceAllows in includes/lib.lua)
+  ARGV[20] the new content, if small; absent when it is staged in KEYS[4]
 
   Returns { 0, version, mtime } on success;
           { 9, currentVersion, currentBody } when 'cas' saw another version;
           { 6 | 7 | 8, limit } when a quota would be exceeded;
           { 1 | 2 | 3 | 4 } for not_found, exists, is_directory, not_a_directory;
-          { 11 } when the stage is not there (it expired before the script ran).
+          { 11 } when the stage is not there (it expired before the script ran);
+          { 12 } when a writer with a higher fencing token replaced this one.
 ]]
 --- @include "lib"
 
@@ -55,9 +57,12 @@ local maxFileBytes, maxTotalBytes, maxFiles = tonumber(ARGV[9]), tonumber(ARGV[1
 local historyDepth = tonumber(ARGV[12])
 local command, session = ARGV[14], ARGV[15]
 local deltaBase, delta, historyBytes = ARGV[16], ARGV[17], tonumber(ARGV[18])
-local inline = ARGV[19]
+local inline = ARGV[20]
 
 local result = (function()
+if not fenceAllows(KEYS[1], ARGV[19]) then
+  return { FENCED }
+end
 local kind, oldSize = lookup(path)
 if kind == 'd' then
   if mode == 'create' then

@@ -18,6 +18,7 @@ export interface ScriptCommands {
   batonMemoryDelete(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
   batonMemoryRename(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
   batonMemorySweep(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
+  batonMemoryFence(meta: string, token: string): Reply;
 }
 
 /** Registers the scripts on `client` (once per client) and returns it typed with them. */
@@ -30,5 +31,6 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
     batonMemoryDelete: 'delete-3.lua',
     batonMemoryRename: 'rename-3.lua',
     batonMemorySweep: 'sweep-3.lua',
+    batonMemoryFence: 'fence-1.lua',
   },
 });

@@ -17,6 +17,7 @@ export const ScriptStatus = {
   conflict: 9,
   invalidPath: 10,
   stageMissing: 11,
+  fenced: 12,
 } as const;
 
 /**
@@ -75,6 +76,12 @@ export function statusError(
       return new StoreError(
         'unavailable',
         `The content for ${shown} did not reach Redis in time; nothing was written. Try again.`,
+      );
+    case ScriptStatus.fenced:
+      // 'unavailable': for this session the store is gone; the session is stopped by `onFenced`.
+      return new StoreError(
+        'unavailable',
+        'This session no longer holds the project (a newer session replaced it); nothing was written.',
       );
     default:
       return new StoreError(

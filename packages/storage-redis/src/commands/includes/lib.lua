@@ -13,7 +13,7 @@
   Status codes (mapped to StoreError codes in src/internal/status.ts):
     0 ok, 1 not_found, 2 exists, 3 is_directory, 4 not_a_directory, 5 into_itself,
     6 max file size, 7 max total bytes, 8 max files, 9 version conflict, 10 invalid_path,
-    11 the staged content of a write is missing.
+    11 the staged content of a write is missing, 12 fenced (a newer session holds the namespace).
 
   Index values (in the parent directory's hash): 'f,<size>,<mtime>' or 'd,<mtime>'.
 ]]
@@ -26,7 +26,25 @@ local HEADER = 40
 
 local OK, NOT_FOUND, EXISTS, IS_DIRECTORY, NOT_A_DIRECTORY, INTO_ITSELF = 0, 1, 2, 3, 4, 5
 local QUOTA_FILE_BYTES, QUOTA_TOTAL_BYTES, QUOTA_FILES, CONFLICT, INVALID_PATH = 6, 7, 8, 9, 10
-local STAGE_MISSING = 11
+local STAGE_MISSING, FENCED = 11, 12
+
+-- Fencing (docs/operations.md "Fencing"): the meta hash's 'fence' field holds the highest token
+-- any writer presented. A writer with a lower token is refused (it was replaced); a higher one
+-- raises the field. '' is an unfenced writer (the CLI, `baton run`): always allowed.
+local function fenceAllows(meta, token)
+  if token == nil or token == '' then
+    return true
+  end
+  local mine = tonumber(token)
+  local current = tonumber(redis.call('HGET', meta, 'fence') or '0')
+  if mine < current then
+    return false
+  end
+  if mine > current then
+    redis.call('HSET', meta, 'fence', token)
+  end
+  return true
+end
 
 local function nowMs()
   local time = redis.call('TIME')
