@@ -65,7 +65,9 @@ export type {
   OpenCommandSandboxOptions,
   RunCommandOptions,
   SandboxDescription,
+  SandboxProcess,
   SandboxSetup,
+  StartProcessOptions,
 } from './sandbox/command-sandbox.js';
 export { probeSandbox, sandboxUnavailableMessage } from './sandbox/probe.js';
 export { READ_ONLY_GIT_NOTE, readOnlyGitNote } from './sandbox/sandbox-git.js';

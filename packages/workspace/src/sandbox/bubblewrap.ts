@@ -97,10 +97,11 @@ export function bubblewrapArguments(
     layout.etc,
     '/etc',
   ];
+  args.push('--dev', '/dev', '--proc', '/proc', '--bind', layout.tmp, '/tmp');
+  // After /tmp, so that a read-only path under the host's /tmp is not hidden by the private one.
   for (const extra of policy.filesystem.readOnlyPaths) {
     if (existsSync(extra)) args.push('--ro-bind', extra, extra);
   }
-  args.push('--dev', '/dev', '--proc', '/proc', '--bind', layout.tmp, '/tmp');
   args.push('--bind', layout.workspace, layout.workspace, '--chdir', layout.workspace);
   if (layout.git !== undefined) {
     // Git finds the repository through the workspace's `.git` file as it always does, at a path

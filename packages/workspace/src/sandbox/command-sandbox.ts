@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import type { Readable, Writable } from 'node:stream';
 import { existsSync, lstatSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -59,10 +60,38 @@ export type SandboxDescription =
       notice: string;
     };
 
+/** How a long-running process of a session (an MCP server) starts. */
+export interface StartProcessOptions {
+  /** Extra environment entries (never the worker's own environment). Default none. */
+  env?: Readonly<Record<string, string>> | undefined;
+  /**
+   * Extra host paths the process sees read-only at the same place (the installed package of a
+   * server Baton runs). Added to the policy's `filesystem.readOnlyPaths`. Default none.
+   */
+  readOnlyPaths?: readonly string[] | undefined;
+}
+
+/** A long-running process in the sandbox: its pipes, its end, and how to stop it. */
+export interface SandboxProcess {
+  readonly stdin: Writable;
+  readonly stdout: Readable;
+  readonly stderr: Readable;
+  /** Settles when the process and every process it started are gone. */
+  readonly exited: Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>;
+  /** Kill it and every process it started; resolves when they are gone. Idempotent. */
+  stop(): Promise<void>;
+}
+
 /** Runs one session's commands, and ends every process of them at `dispose`. */
 export interface CommandSandbox {
   readonly description: SandboxDescription;
   run(command: string, options: RunCommandOptions): Promise<CommandResult>;
+  /**
+   * Start `argv` as a long-running process with pipes (an MCP server), under the same isolation
+   * and limits as a command but without its wall clock: it lives until `stop` or `dispose`.
+   * Throws `WorkspaceError` when the sandbox is disposed or the process cannot be set up.
+   */
+  startProcess(argv: readonly string[], options?: StartProcessOptions): SandboxProcess;
   /** Kill every process still running, stop the proxy, remove the private tmp. Idempotent. */
   dispose(): Promise<void>;
 }
@@ -165,6 +194,58 @@ abstract class TrackedCommands implements CommandSandbox {
 
   protected abstract defaultTimeoutMs(): number;
 
+  /** Starts `command` with stdin, stdout and stderr piped, for as long as it runs. */
+  protected abstract startChild(
+    command: string,
+    options: StartProcessOptions,
+  ): { child: ChildProcess; killAll(): void; settled(): boolean; cleanup(): void };
+
+  startProcess(argv: readonly string[], options: StartProcessOptions = {}): SandboxProcess {
+    if (this.disposed) throw new WorkspaceError('sandbox_unavailable', 'the sandbox was closed');
+    if (argv.length === 0) throw new WorkspaceError('sandbox_unavailable', 'no program to start');
+    const started = this.startChild(`exec ${argv.map(shellQuote).join(' ')}`, options);
+    const { child } = started;
+    child.on('error', () => undefined);
+    child.stdin?.on('error', () => undefined);
+    let markClosed!: () => void;
+    const closed = new Promise<void>((resolve) => (markClosed = resolve));
+    const exited = new Promise<{ exitCode: number | null; signal: NodeJS.Signals | null }>(
+      (resolve) => {
+        child.on('close', async (exitCode, signal) => {
+          started.killAll();
+          for (let waited = 0; !started.settled() && waited < 5_000; waited += 10) {
+            await new Promise((wake) => setTimeout(wake, 10));
+            started.killAll();
+          }
+          started.cleanup();
+          this.running.delete(entry);
+          markClosed();
+          resolve({ exitCode, signal });
+        });
+      },
+    );
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+      started.killAll();
+    };
+    const entry = { kill, closed };
+    this.running.add(entry);
+    return {
+      stdin: child.stdin as Writable,
+      stdout: child.stdout as Readable,
+      stderr: child.stderr as Readable,
+      exited,
+      async stop() {
+        kill();
+        await closed;
+      },
+    };
+  }
+
   async run(command: string, options: RunCommandOptions): Promise<CommandResult> {
     const startedAt = Date.now();
     if (this.disposed || options.signal?.aborted === true) {
@@ -243,6 +324,11 @@ abstract class TrackedCommands implements CommandSandbox {
   abstract dispose(): Promise<void>;
 }
 
+/** One shell word: `'...'` with every `'` closed, escaped and reopened. */
+function shellQuote(argument: string): string {
+  return `'${argument.replaceAll("'", "'\\''")}'`;
+}
+
 /** A process waiting in a command's cgroups to become that command's bubblewrap. */
 interface Launcher {
   child: ChildProcess;
@@ -261,6 +347,19 @@ const LAUNCHER_SCRIPT = [
   // No arguments: the worker went away before sending a command (its end of stdin closed).
   "mapfile -d '' -t command && [ ${#command[@]} -gt 0 ] || exit 125",
   'exec "${command[@]}" </dev/null',
+].join('\n');
+
+/**
+ * The launcher of a long-running process: as `LAUNCHER_SCRIPT`, but the arguments come on fd 3
+ * and stdin stays the process's own pipe.
+ */
+const PROCESS_LAUNCHER_SCRIPT = [
+  'for file in "$@"; do echo $$ > "$file" || exit 125; done',
+  'if [ -n "${BATON_DATA_LIMIT_KB:-}" ]; then ulimit -S -H -d "$BATON_DATA_LIMIT_KB" || exit 125; fi',
+  'unset BATON_DATA_LIMIT_KB',
+  "mapfile -d '' -t command <&3 && [ ${#command[@]} -gt 0 ] || exit 125",
+  'exec 3<&-',
+  'exec "${command[@]}"',
 ].join('\n');
 
 class BubblewrapSandbox extends TrackedCommands {
@@ -318,37 +417,10 @@ class BubblewrapSandbox extends TrackedCommands {
   }
 
   protected start(command: string, options: RunCommandOptions) {
-    const proxyEnv: Record<string, string> = {};
-    if (this.#proxy !== undefined) {
-      const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
-      for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) {
-        proxyEnv[key] = url;
-      }
-      proxyEnv.NO_PROXY = proxyEnv.no_proxy = 'localhost,127.0.0.1';
-    }
-    const env = commandEnvironment(this.#workspace, SANDBOX_PATH, '/tmp', {
-      ...proxyEnv,
-      ...options.env,
-    });
-    const args = bubblewrapArguments(
-      {
-        workspace: this.#workspace,
-        tmp: path.join(this.#tmp, 'tmp'),
-        etc: this.#etc,
-        ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
-        ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
-        ...(this.#hooks === undefined ? {} : { hooks: this.#hooks }),
-      },
-      this.#policy,
-      env,
-    );
+    const argv = this.#bubblewrapArgv(command, options.env, []);
     const { child, cgroup } = this.#takeLauncher();
     // NUL cannot occur in an argument, so it separates them.
-    child.stdin?.end(
-      [this.#bwrap, ...args, ...sandboxedCommand(command, this.#proxy !== undefined)]
-        .map((argument) => `${argument}\0`)
-        .join(''),
-    );
+    child.stdin?.end(argv.map((argument) => `${argument}\0`).join(''));
     return {
       child,
       killAll: () => cgroup.killAll(),
@@ -362,6 +434,87 @@ class BubblewrapSandbox extends TrackedCommands {
         if (!this.disposed) this.#next ??= this.#spawnLauncher();
       },
     };
+  }
+
+  protected startChild(command: string, options: StartProcessOptions) {
+    const argv = this.#bubblewrapArgv(command, options.env, options.readOnlyPaths ?? []);
+    const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
+    let child: ChildProcess;
+    try {
+      child = spawn(
+        '/bin/bash',
+        ['--norc', '--noprofile', '-c', PROCESS_LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
+        {
+          cwd: '/',
+          env: {
+            PATH: '/usr/bin:/bin',
+            ...(cgroup.dataLimitKb === undefined
+              ? {}
+              : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
+          },
+          detached: true,
+          stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
+        },
+      );
+    } catch (error) {
+      cgroup.remove();
+      throw new WorkspaceError('sandbox_unavailable', 'the process could not start', {
+        cause: error,
+      });
+    }
+    const args = child.stdio[3] as Writable | null;
+    args?.on('error', () => undefined);
+    args?.end(argv.map((argument) => `${argument}\0`).join(''));
+    return {
+      child,
+      killAll: () => cgroup.killAll(),
+      settled: () => cgroup.empty(),
+      cleanup: () => {
+        if (!cgroup.remove()) this.#leftovers.push(cgroup);
+      },
+    };
+  }
+
+  /** bubblewrap and its arguments for one command of this session. */
+  #bubblewrapArgv(
+    command: string,
+    extraEnv: Readonly<Record<string, string>> | undefined,
+    readOnlyPaths: readonly string[],
+  ): string[] {
+    const proxyEnv: Record<string, string> = {};
+    if (this.#proxy !== undefined) {
+      const url = `http://127.0.0.1:${SANDBOX_PROXY_PORT}`;
+      for (const key of ['HTTP_PROXY', 'HTTPS_PROXY', 'http_proxy', 'https_proxy']) {
+        proxyEnv[key] = url;
+      }
+      proxyEnv.NO_PROXY = proxyEnv.no_proxy = 'localhost,127.0.0.1';
+    }
+    const env = commandEnvironment(this.#workspace, SANDBOX_PATH, '/tmp', {
+      ...proxyEnv,
+      ...extraEnv,
+    });
+    const policy =
+      readOnlyPaths.length === 0
+        ? this.#policy
+        : {
+            ...this.#policy,
+            filesystem: {
+              readOnlyPaths: [...this.#policy.filesystem.readOnlyPaths, ...readOnlyPaths],
+            },
+          };
+    const args = bubblewrapArguments(
+      {
+        workspace: this.#workspace,
+        tmp: path.join(this.#tmp, 'tmp'),
+        etc: this.#etc,
+        ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
+        ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
+        ...(this.#hooks === undefined ? {} : { hooks: this.#hooks }),
+      },
+      policy,
+      env,
+    );
+    return [this.#bwrap, ...args, ...sandboxedCommand(command, this.#proxy !== undefined)];
   }
 
   /** The launcher made ready after the previous command, or a new one if it is gone. */
@@ -475,7 +628,11 @@ class HostCommands extends TrackedCommands {
     return this.#timeoutMs;
   }
 
-  protected start(command: string, options: RunCommandOptions) {
+  protected start(
+    command: string,
+    options: Pick<RunCommandOptions, 'env'>,
+    stdin: 'ignore' | 'pipe' = 'ignore',
+  ) {
     const env = commandEnvironment(
       this.#workspace,
       process.env.PATH ?? SANDBOX_PATH,
@@ -486,7 +643,7 @@ class HostCommands extends TrackedCommands {
       cwd: this.#workspace,
       env,
       detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin, 'pipe', 'pipe'],
     });
     // Without a pid namespace the process group is what a command owns; a child that calls
     // setsid() escapes it, which is one of the reasons this mode is not a sandbox.
@@ -506,6 +663,10 @@ class HostCommands extends TrackedCommands {
       }
     };
     return { child, killAll: killGroup, settled, cleanup: () => undefined };
+  }
+
+  protected startChild(command: string, options: StartProcessOptions) {
+    return this.start(command, options.env === undefined ? {} : { env: options.env }, 'pipe');
   }
 
   async dispose(): Promise<void> {
