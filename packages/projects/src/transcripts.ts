@@ -17,6 +17,7 @@ import {
 import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
+import { execPipeline } from './internal/pipeline.js';
 
 /** Options of `createRedisTranscripts`. */
 export interface RedisTranscriptsOptions {
@@ -50,7 +51,7 @@ export function createRedisTranscripts(options: RedisTranscriptsOptions): Transc
       pipeline.del(key(header.sessionId));
       pipeline.rpush(key(header.sessionId), JSON.stringify({ type: 'header', ...header }));
       pipeline.zadd(index, header.startedAt, header.sessionId);
-      await exec(pipeline);
+      await execPipeline(pipeline);
       // The oldest beyond `keep` go, list and index entry together.
       const excess = (await redis.zcard(index)) - keep;
       if (excess <= 0) return;
@@ -59,7 +60,7 @@ export function createRedisTranscripts(options: RedisTranscriptsOptions): Transc
       const trim = redis.pipeline();
       trim.del(...old.map(key));
       trim.zrem(index, ...old);
-      await exec(trim);
+      await execPipeline(trim);
     },
     append: (sessionId, messages) =>
       push(
@@ -79,7 +80,7 @@ export function createRedisTranscripts(options: RedisTranscriptsOptions): Transc
           pipeline.llen(key(id));
           pipeline.lindex(key(id), -1);
         }
-        const replies = await exec(pipeline);
+        const replies = await execPipeline(pipeline);
         for (let position = 0; position < batch.length; position += 1) {
           const [header, length, last] = replies.slice(position * 3, position * 3 + 3) as [
             string | null,
@@ -118,14 +119,4 @@ export async function deleteTranscripts(
     await redis.del(...ids.slice(start, start + 500).map((id) => keys.transcript(projectId, id)));
   }
   await redis.del(index);
-}
-
-async function exec(pipeline: {
-  exec(): Promise<[Error | null, unknown][] | null>;
-}): Promise<unknown[]> {
-  const replies = (await pipeline.exec()) ?? [];
-  return replies.map(([error, value]) => {
-    if (error) throw error;
-    return value;
-  });
 }

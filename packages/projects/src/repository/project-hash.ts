@@ -1,0 +1,132 @@
+/**
+ * How a project's record is laid out in its Redis hash: the configuration as one JSON field, the
+ * state (status, active session, checkpoint, error) and one field per counter, so counters move
+ * with HINCRBY and a control call never overwrites a worker's count.
+ */
+import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
+import type { NewProjectRecord } from '../project-log.js';
+import {
+  emptyCounters,
+  type ActiveSessionInfo,
+  type ProjectCounters,
+  type ProjectRecord,
+  type ProjectStatus,
+} from '../project.js';
+
+export const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
+  'sessions',
+  'sessionsStarted',
+  'featuresPassing',
+  'featuresTotal',
+  'inputTokens',
+  'cacheReadInputTokens',
+  'cacheCreationInputTokens',
+  'outputTokens',
+  'clearedInputTokens',
+  'costUsd',
+  'consecutiveFailures',
+  'sessionsWithoutProgress',
+  'interruptions',
+];
+
+/** The fields of the `config` JSON: everything a project is created with and never changes. */
+type StoredConfig = Pick<
+  ProjectRecord,
+  | 'goal'
+  | 'workspace'
+  | 'model'
+  | 'budgets'
+  | 'contextPreset'
+  | 'context'
+  | 'repo'
+  | 'base'
+  | 'baseCommit'
+  | 'branch'
+  | 'skipHooks'
+> & { fallbackModel?: string; sandbox?: ProjectSandbox };
+
+/** The hash fields (name, value, name, value...) of a new project in status `queued`. */
+export function newProjectHashFields(record: NewProjectRecord): (string | number)[] {
+  const config: StoredConfig = {
+    goal: record.goal,
+    workspace: record.workspace,
+    model: record.model,
+    ...(record.fallbackModel === null ? {} : { fallbackModel: record.fallbackModel }),
+    budgets: record.budgets,
+    contextPreset: record.contextPreset,
+    context: record.context,
+    ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
+    repo: record.repo,
+    base: record.base,
+    baseCommit: record.baseCommit,
+    branch: record.branch,
+    skipHooks: record.skipHooks,
+  };
+  const now = record.createdAt;
+  const fields: (string | number)[] = [
+    'id',
+    record.id,
+    'config',
+    JSON.stringify(config),
+    'createdAt',
+    now,
+    'status',
+    'queued',
+    'statusReason',
+    'created',
+    'statusAt',
+    now,
+  ];
+  // A re-created project continues from the branch Baton already pushed for it.
+  if (record.lastCheckpoint) fields.push('lastCheckpoint', record.lastCheckpoint);
+  for (const field of COUNTER_FIELDS) fields.push(field, 0);
+  return fields;
+}
+
+/** What a search matches: the id and the start of the goal, lowercased once here. */
+export function searchText(projectId: string, goal: string): string {
+  return `${projectId}\n${goal.slice(0, 2_000)}`.toLowerCase();
+}
+
+/** The record in a project hash, or `null` when the hash holds no project. */
+export function parseProjectHash(
+  hash: Record<string, string> | null | undefined,
+): ProjectRecord | null {
+  if (!hash || hash.id === undefined || hash.config === undefined) return null;
+  const config = JSON.parse(hash.config) as Partial<StoredConfig> & { goal: string };
+  const counters = emptyCounters();
+  for (const field of COUNTER_FIELDS) {
+    const value = Number(hash[field]);
+    counters[field] = Number.isFinite(value) ? value : 0;
+  }
+  return {
+    id: hash.id,
+    goal: config.goal,
+    workspace: config.workspace ?? null,
+    repo: config.repo ?? null,
+    base: config.base ?? null,
+    baseCommit: config.baseCommit ?? null,
+    branch: config.branch ?? projectBranch(hash.id),
+    skipHooks: config.skipHooks === true,
+    model: config.model ?? null,
+    fallbackModel: config.fallbackModel ?? null,
+    budgets: config.budgets ?? {},
+    contextPreset: config.contextPreset ?? 'coding',
+    // Projects stored before the context config was kept ran their preset alone.
+    context: config.context ?? { preset: config.contextPreset ?? 'coding' },
+    sandbox: config.sandbox ?? null,
+    sessionSandbox: hash.sessionSandbox
+      ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)
+      : null,
+    createdAt: Number(hash.createdAt) || 0,
+    status: (hash.status ?? 'queued') as ProjectStatus,
+    statusReason: hash.statusReason ? hash.statusReason : null,
+    statusAt: Number(hash.statusAt) || 0,
+    counters,
+    activeSession: hash.activeSession
+      ? (JSON.parse(hash.activeSession) as ActiveSessionInfo)
+      : null,
+    lastError: hash.lastError ? hash.lastError : null,
+    lastCheckpoint: hash.lastCheckpoint ? hash.lastCheckpoint : null,
+  };
+}

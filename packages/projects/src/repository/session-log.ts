@@ -1,0 +1,123 @@
+import { execPipeline } from '../internal/pipeline.js';
+import type { BatonKeys } from '../keys.js';
+import type { SessionSummary } from '../project-log.js';
+import type { RedisClient } from '../redis-connection.js';
+
+/** A window of a project's session summaries (`sessionWindow`). */
+export interface SessionWindow {
+  /** Oldest first. */
+  sessions: SessionSummary[];
+  /** Index of the first one among the kept summaries: pass it as `beforeIndex` for older ones. */
+  startIndex: number;
+  /** Summaries kept. */
+  total: number;
+}
+
+/** The latest session that flipped a feature to passing. */
+export interface FeatureFlip {
+  sessionNumber: number;
+  sessionId: string;
+}
+
+/**
+ * Field of the project hash set once the feature-flip hash holds the flips of every stored
+ * session summary (summaries stored before that hash existed are folded in on first read).
+ */
+const FLIPS_INDEXED_FIELD = 'featureFlipsIndexed';
+
+/**
+ * Each project's finished sessions: a capped list of summaries (oldest first) and a hash of the
+ * latest session that flipped each feature, so the checklist never reads every summary.
+ */
+export class SessionLog {
+  readonly #redis: RedisClient;
+  readonly #keys: BatonKeys;
+  readonly #maxSessions: number;
+
+  constructor(options: { redis: RedisClient; keys: BatonKeys; maxSessions: number }) {
+    this.#redis = options.redis;
+    this.#keys = options.keys;
+    this.#maxSessions = options.maxSessions;
+  }
+
+  /** Queues the summary and its feature flips on `pipeline` (the caller's session-end write). */
+  appendIn(
+    pipeline: ReturnType<RedisClient['pipeline']>,
+    projectId: string,
+    summary: SessionSummary,
+  ): void {
+    const flip = JSON.stringify({
+      sessionNumber: summary.sessionNumber,
+      sessionId: summary.sessionId,
+    } satisfies FeatureFlip);
+    for (const id of summary.flippedFeatures)
+      pipeline.hset(this.#keys.featureFlips(projectId), id, flip);
+    pipeline.rpush(this.#keys.sessions(projectId), JSON.stringify(summary));
+    pipeline.ltrim(this.#keys.sessions(projectId), -this.#maxSessions, -1);
+  }
+
+  /**
+   * The session summaries just before `beforeIndex` (default: the newest), at most `limit`,
+   * oldest first. Indexes count from the oldest kept summary, so a cursor holds while sessions
+   * end (they are appended); only the cap (`maxSessions`) moves them. One LLEN and one LRANGE.
+   */
+  async window(
+    projectId: string,
+    options: { limit: number; beforeIndex?: number },
+  ): Promise<SessionWindow> {
+    const key = this.#keys.sessions(projectId);
+    const total = await this.#redis.llen(key);
+    const end = Math.min(total, options.beforeIndex ?? total);
+    const start = Math.max(0, end - options.limit);
+    const entries = end > start ? await this.#redis.lrange(key, start, end - 1) : [];
+    return {
+      sessions: entries.map((entry) => JSON.parse(entry) as SessionSummary),
+      startIndex: start,
+      total,
+    };
+  }
+
+  /** Every kept summary, oldest first. */
+  async list(projectId: string): Promise<SessionSummary[]> {
+    const entries = await this.#redis.lrange(this.#keys.sessions(projectId), 0, -1);
+    return entries.map((entry) => JSON.parse(entry) as SessionSummary);
+  }
+
+  /**
+   * Which session last flipped each feature to passing: one pipelined HGET + HGETALL of the
+   * flip hash (its size is the feature count, whatever the number of sessions). The first read
+   * of a project whose summaries predate the hash folds them in once (HSETNX: a flip a session
+   * recorded meanwhile is newer and stays).
+   */
+  async featureFlips(projectId: string): Promise<Map<string, FeatureFlip>> {
+    const flipsKey = this.#keys.featureFlips(projectId);
+    const [indexed, stored] = (await execPipeline(
+      this.#redis
+        .pipeline()
+        .hget(this.#keys.project(projectId), FLIPS_INDEXED_FIELD)
+        .hgetall(flipsKey),
+    )) as [string | null, Record<string, string>];
+    const flips = new Map<string, FeatureFlip>();
+    if (indexed === null) {
+      const fromSummaries = new Map<string, string>();
+      for (const session of await this.list(projectId)) {
+        const flip = JSON.stringify({
+          sessionNumber: session.sessionNumber,
+          sessionId: session.sessionId,
+        } satisfies FeatureFlip);
+        for (const id of session.flippedFeatures) fromSummaries.set(id, flip);
+      }
+      const pipeline = this.#redis.pipeline();
+      for (const [id, flip] of fromSummaries) {
+        pipeline.hsetnx(flipsKey, id, flip);
+        stored[id] ??= flip;
+      }
+      // Only on an existing project: never create a hash for an id that has none.
+      pipeline.hsetnx(this.#keys.project(projectId), FLIPS_INDEXED_FIELD, '1');
+      if ((await this.#redis.exists(this.#keys.project(projectId))) === 1)
+        await execPipeline(pipeline);
+    }
+    for (const [id, flip] of Object.entries(stored)) flips.set(id, JSON.parse(flip) as FeatureFlip);
+    return flips;
+  }
+}
