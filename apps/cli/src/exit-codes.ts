@@ -16,6 +16,7 @@ export const EXIT_CODE_TABLE: string = [
   '  9    baton up found no Redis and no redis-server binary',
   '  10   baton run paused for no progress (--stall-after sessions in a row flipped no feature)',
   '  130  interrupted (Ctrl-C); a second Ctrl-C exits 130 at once',
+  'Every failure is one line on stderr: "baton: <what was wrong>".',
 ].join('\n');
 
 /** The line every verb's help ends with. */

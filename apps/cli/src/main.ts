@@ -63,7 +63,19 @@ const program = new Command('baton')
   )
   .showSuggestionAfterError(true)
   .exitOverride()
-  .configureOutput({ outputError: (text, write) => write(text.replace(/\n+$/, '\n')) });
+  // Commander's own mistakes (unknown verb or flag, missing or invalid argument) read like ours:
+  // one line, `baton: <message>`, its suggestion folded in.
+  .configureOutput({ outputError: (text, write) => write(`${oneErrorLine(text)}\n`) });
+
+/** `error: unknown command 'stauts'\n(Did you mean status?)` -> `baton: unknown command 'stauts' (did you mean status?)`. */
+function oneErrorLine(text: string): string {
+  const message = text
+    .trim()
+    .replace(/^error: /u, '')
+    .replace(/\n\(Did you mean /u, ' (did you mean ')
+    .replace(/\s*\n\s*/gu, ' ');
+  return `baton: ${message}`;
+}
 const { version } = JSON.parse(
   readFileSync(new URL('../package.json', import.meta.url), 'utf8'),
 ) as { version: string };
@@ -78,6 +90,28 @@ function pointAtExitCodes(command: Command): void {
   }
 }
 pointAtExitCodes(program);
+/** A group named without its verb (`baton memory`), or with an unknown one, says so in one line. */
+function requireSubcommand(command: Command, path: string): void {
+  for (const sub of command.commands) {
+    if (sub.commands.length === 0) continue;
+    const name = path === '' ? sub.name() : `${path} ${sub.name()}`;
+    const verbs = sub.commands.map((verb) => verb.name()).join(', ');
+    sub
+      .helpCommand(true)
+      .allowExcessArguments(true)
+      .action((_options: unknown, self: Command) => {
+        const given = self.args[0];
+        throw new CliError(
+          'usage',
+          given === undefined
+            ? `${name} needs one of: ${verbs} (see baton ${name} --help).`
+            : `unknown command '${name} ${given}'; ${name} has: ${verbs}.`,
+        );
+      });
+    requireSubcommand(sub, name);
+  }
+}
+requireSubcommand(program, '');
 
 try {
   await program.parseAsync(process.argv);
