@@ -1,7 +1,10 @@
-import type { Feature } from '@baton/session';
 import type { ProjectBudgets, ProjectCounters, ProjectStatus } from './project.js';
-import { OPERATOR_PAUSE_REASON } from './operator.js';
-import type { SessionJobReason } from './session-queue.js';
+
+/** The status reason of a project an operator paused (budget pauses say `budget: ...`). */
+export const OPERATOR_PAUSE_REASON = 'paused by operator';
+
+/** Why a session job was queued (shown in events and logs). */
+export type SessionJobReason = 'enqueue' | 'chain' | 'resume' | 'retry' | 'shutdown';
 
 /** The two kinds of session a project chain runs (`end` is a phase inside a session). */
 export type NextSessionKind = 'init' | 'resume';
@@ -13,7 +16,7 @@ export type NextSessionKind = 'init' | 'resume';
  * count as failed; the init prompt writes the checklist, and the checklist rules let any valid
  * content replace a broken one. `baton run` and the worker both decide here.
  */
-export function nextSessionKind(features: readonly Feature[] | null): NextSessionKind {
+export function nextSessionKind(features: readonly unknown[] | null): NextSessionKind {
   return features !== null && features.length > 0 ? 'resume' : 'init';
 }
 

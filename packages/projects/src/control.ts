@@ -38,12 +38,8 @@ import {
   type TranscriptSummary,
 } from '@baton/session';
 import { createRedisTranscripts } from './transcripts.js';
-import {
-  OPERATOR_PAUSE_REASON,
-  createRedisGuidance,
-  parseGuidanceText,
-  type StoredGuidance,
-} from './operator.js';
+import { OPERATOR_PAUSE_REASON } from './chaining.js';
+import { createRedisGuidance, parseGuidanceText, type StoredGuidance } from './operator.js';
 import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,

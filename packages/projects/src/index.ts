@@ -5,6 +5,7 @@ export {
   CONTEXT_FULL_REASON,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   NO_PROGRESS_REASON,
+  OPERATOR_PAUSE_REASON,
   apiPauseReason,
   contextFullReason,
   decideAfterSession,
@@ -65,7 +66,6 @@ export type {
 export {
   GUIDANCE_KEPT,
   GUIDANCE_MAX_CHARACTERS,
-  OPERATOR_PAUSE_REASON,
   createRedisGuidance,
   parseGuidanceText,
 } from './operator.js';

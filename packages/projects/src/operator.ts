@@ -9,9 +9,6 @@ import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 
-/** The status reason of a project an operator paused (budget pauses say `budget: ...`). */
-export const OPERATOR_PAUSE_REASON = 'paused by operator';
-
 /** Longest guidance text `say` accepts (characters, after trimming). */
 export const GUIDANCE_MAX_CHARACTERS = 4_000;
 

@@ -1,4 +1,4 @@
-import type { SandboxDescription } from '@baton/workspace';
+import type { SandboxDescription } from '@baton/workspace/policy';
 import type { EventEntry, WorkerEvent } from './events.js';
 import type {
   ActiveSessionInfo,

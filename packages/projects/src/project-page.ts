@@ -2,7 +2,22 @@ import { z } from 'zod';
 import { ProjectError } from './errors.js';
 import { PROJECT_SORTS, type ProjectSort } from './keys.js';
 import { PROJECT_STATUSES, formatIssues, type ProjectStatus } from './project.js';
-import type { ProjectPageQuery } from './project-repository.js';
+
+/** One page of projects: which ones, in which order, after which cursor. */
+export interface ProjectPageQuery {
+  /** Only projects in these statuses. Default: every status. */
+  statuses?: readonly ProjectStatus[];
+  /** Order by creation time, last status change or id. Default `created`. */
+  sort?: ProjectSort;
+  /** Default `desc` (newest first; for `id`, Z to A). */
+  order?: 'asc' | 'desc';
+  /** Keep projects whose id or goal contains this text (case-insensitive). Default: every one. */
+  search?: string;
+  /** Most projects returned. Default 50. */
+  limit?: number;
+  /** A previous page's `nextCursor`: continue strictly after it. Default: from the first. */
+  cursor?: string | null;
+}
 
 /** Projects in one page when the caller does not say. */
 export const PROJECT_PAGE_DEFAULT_LIMIT = 50;

@@ -11,7 +11,7 @@ import {
   type ProjectSandbox,
   type SandboxDescription,
   projectSandboxSchema,
-} from '@baton/workspace';
+} from '@baton/workspace/policy';
 import { ProjectError } from './errors.js';
 
 /** Where a project stands. */

@@ -2,9 +2,9 @@ import { Queue, type JobsOptions } from 'bullmq';
 import type { RedisClient } from './redis-connection.js';
 import { SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
 import type { ProjectRepository } from './project-repository.js';
+import type { SessionJobReason } from './chaining.js';
 
-/** Why a session job was queued (shown in events and logs). */
-export type SessionJobReason = 'enqueue' | 'chain' | 'resume' | 'retry' | 'shutdown';
+export type { SessionJobReason } from './chaining.js';
 
 /** The data of one job on `baton-sessions`: one session of one project. */
 export interface SessionJobData {

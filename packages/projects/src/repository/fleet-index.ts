@@ -1,24 +1,11 @@
 import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
-import type { BatonKeys, ProjectSort } from '../keys.js';
+import type { BatonKeys } from '../keys.js';
+import type { ProjectPageQuery } from '../project-page.js';
 import { PROJECT_STATUSES, type ProjectRecord, type ProjectStatus } from '../project.js';
 import type { RedisClient } from '../redis-connection.js';
 import { parseProjectHash, searchText } from './project-hash.js';
 
-/** One page of projects: which ones, in which order, after which cursor. */
-export interface ProjectPageQuery {
-  /** Only projects in these statuses. Default: every status. */
-  statuses?: readonly ProjectStatus[];
-  /** Order by creation time, last status change or id. Default `created`. */
-  sort?: ProjectSort;
-  /** Default `desc` (newest first; for `id`, Z to A). */
-  order?: 'asc' | 'desc';
-  /** Keep projects whose id or goal contains this text (case-insensitive). Default: every one. */
-  search?: string;
-  /** Most projects returned. Default 50. */
-  limit?: number;
-  /** A previous page's `nextCursor`: continue strictly after it. Default: from the first. */
-  cursor?: string | null;
-}
+export type { ProjectPageQuery } from '../project-page.js';
 
 export interface ProjectPage {
   projects: ProjectRecord[];

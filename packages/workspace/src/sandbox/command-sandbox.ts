@@ -14,6 +14,7 @@ import {
 import { etcSnapshot } from './etc-snapshot.js';
 import type { CgroupLimiter, CommandCgroup, LimitsEnforcement } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
+import type { SandboxDescription } from './description.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
 import { prepareSandboxGit } from './sandbox-git.js';
@@ -44,21 +45,7 @@ export interface CommandResult {
   durationMs: number;
 }
 
-/** What a session's commands run in, as shown in events, `baton status` and the dashboard. */
-export type SandboxDescription =
-  | {
-      mode: 'bubblewrap';
-      policy: SandboxPolicy;
-      /** How memory and process limits are enforced; `rlimit`: no cgroup, per process only. */
-      limits?: LimitsEnforcement | undefined;
-    }
-  | {
-      mode: 'off';
-      /** `opted-out`: `BATON_SANDBOX=off` / `--no-sandbox`; `simulator`: the simulator's own commands on a host without a usable sandbox. */
-      reason: 'opted-out' | 'simulator';
-      /** One line for people: what this means and how to turn the sandbox on. */
-      notice: string;
-    };
+export type { SandboxDescription } from './description.js';
 
 /** How a long-running process of a session (an MCP server) starts. */
 export interface StartProcessOptions {
