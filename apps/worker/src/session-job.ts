@@ -21,6 +21,7 @@ import type { Logger } from 'pino';
 import type { WorkerMetrics } from './metrics.js';
 import type { SessionRunner } from './session-runner.js';
 import type { PushRetryOptions } from '@baton/workspace';
+import type { MemoryFence } from '@baton/storage-redis';
 
 /** What a session job returns (stored by BullMQ as the job's return value). */
 export type SessionJobResult =
@@ -52,8 +53,12 @@ export interface SessionProcessorOptions {
   /** Runs one session; default in the worker is `runSession` from `@baton/session`. */
   runSession: SessionRunner;
   client: Anthropic;
-  /** The memory of one project. */
-  memoryStore: (projectId: string) => MemoryStore | Promise<MemoryStore>;
+  /**
+   * The memory of one project. With `fence`, every write presents the session's fencing token
+   * and is refused once a newer session holds the project; the factory claims the fence before
+   * returning, so the session this one replaced is refused from then on.
+   */
+  memoryStore: (projectId: string, fence?: MemoryFence) => MemoryStore | Promise<MemoryStore>;
   /** Extra options merged into every `runSession` call (context config, tools, ...). */
   sessionOptions?: (project: ProjectRecord) => Partial<RunSessionOptions>;
   defaultModel: string;
@@ -130,7 +135,11 @@ export class SessionJob {
         sessionNumber,
         jobId: this.#job.id ?? '',
         control,
-        memory: () => this.#options.memoryStore(projectId),
+        memory: () =>
+          this.#options.memoryStore(projectId, {
+            token: lease.fence,
+            onFenced: () => this.#fencedOut(control, lease),
+          }),
         sessionOptions: (claimed) => this.#sessionOptions(claimed),
         onClaimed: (sessionId) => {
           this.#register(control, sessionId);
@@ -224,6 +233,19 @@ export class SessionJob {
       },
       onError: (error) => this.#log.warn({ err: error }, 'lease renewal failed'),
     });
+  }
+
+  /**
+   * A write of this session was refused because a newer session holds the project (this one
+   * lost its lease: a cut link, a stall): stop at once, leave the record to the new holder.
+   */
+  #fencedOut(control: SessionControl, lease: ProjectLease): void {
+    if (control.abortReason === 'lease_lost') return;
+    this.#log.warn(
+      { fence: lease.fence },
+      'session fenced out: a newer session holds the project; its write was refused and the session stops',
+    );
+    control.abort('lease_lost');
   }
 
   /** Lets cancel requests and shutdown reach the session. */

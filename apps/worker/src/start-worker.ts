@@ -1,7 +1,7 @@
 import Anthropic from '@anthropic-ai/sdk';
 import { memoryStoreLimits } from '@baton/core';
 import { type OtlpTracing, SessionError, runSession, startOtlpTracing } from '@baton/session';
-import { createRedisMemoryStore } from '@baton/storage-redis';
+import { createRedisMemoryStore, type MemoryFence } from '@baton/storage-redis';
 import {
   type SandboxDecision,
   type SandboxProbe,
@@ -165,13 +165,19 @@ export async function startWorkerFromConfig(
     config.memoryIdleTtlMs > 0
       ? Math.min(60_000, Math.floor(config.memoryIdleTtlMs / 10))
       : undefined;
-  const memoryStore = (projectId: string) =>
+  const memoryStore = (projectId: string, fence?: MemoryFence) =>
     createRedisMemoryStore({
       redis: memoryConnection,
       namespace: projectId,
       limits: memoryStoreLimits(),
+      fence,
       ...(accessTimeGranularityMs === undefined ? {} : { accessTimeGranularityMs }),
     });
+  const sessionMemory = async (projectId: string, fence?: MemoryFence) => {
+    const store = memoryStore(projectId, fence);
+    await store.claimFence();
+    return store;
+  };
 
   const worker = createBatonWorker({
     workerConnection,
@@ -191,7 +197,7 @@ export async function startWorkerFromConfig(
     checkpointIntervalMs: config.checkpointIntervalMs,
     runSession: options.runSession ?? runSession,
     client,
-    memoryStore,
+    memoryStore: sessionMemory,
     sessionOptions: (project) => ({
       retry: { maxRetries: config.apiMaxRetries, baseDelayMs: config.apiRetryBaseMs },
       tools: { sandbox: sessionSandboxSetup(sandbox, project.sandbox) },

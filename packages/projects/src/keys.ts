@@ -58,8 +58,10 @@ export interface BatonKeys {
   transcripts(projectId: string): string;
   /** List of one session's transcript records (JSON: a header, messages, an end). */
   transcript(projectId: string, sessionId: string): string;
-  /** The per-project exclusivity lease (SET NX PX token). */
+  /** The per-project exclusivity lease: its value is the holder's fencing token, with a TTL. */
   lease(projectId: string): string;
+  /** Counter every lease takes its fencing token from (INCR; shared by all projects, never reset). */
+  fenceCounter: string;
   /** List of a project's latest webhook delivery outcomes (JSON, newest first, capped). */
   webhookDeliveries(projectId: string): string;
   /** Token bucket shared by every worker for model requests. */
@@ -102,6 +104,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     featureFlips: (projectId) => `${base}${projectId}:feature-flips`,
     events: (projectId) => `${base}${projectId}:events`,
     lease: (projectId) => `${base}${projectId}:lease`,
+    fenceCounter: `${prefix}:fence`,
     transcripts: (projectId) => `${base}${projectId}:transcripts`,
     transcript: (projectId, sessionId) => `${base}${projectId}:transcript:${sessionId}`,
     guidance: (projectId) => `${base}${projectId}:guidance`,

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import { defineScripts } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from './redis-connection.js';
@@ -7,7 +6,13 @@ import type { BatonKeys } from './keys.js';
 /** Ownership of one project for the length of one session. */
 export interface ProjectLease {
   projectId: string;
-  /** Random token proving ownership; only its holder may extend or release the lease. */
+  /**
+   * The fencing token: proves ownership (only its holder may extend or release the lease) and
+   * orders holders: every later lease of any project has a higher one. Writes that matter present
+   * it, and Redis refuses them once the lease moved on (docs/operations.md "Fencing").
+   */
+  fence: number;
+  /** `fence` as the lease key's value. */
   token: string;
   ttlMs: number;
   /** Extends the lease; `owned: false` means it expired or someone else holds it. */
@@ -27,9 +32,10 @@ export interface LeaseOptions {
 }
 
 /**
- * Per-project exclusivity across any number of workers: `SET lease token NX PX ttl`. BullMQ's
- * group concurrency is a paid feature, and job locks alone do not stop two different jobs of one
- * project from running at once; the lease does. A crashed holder's lease expires after `ttlMs`.
+ * Per-project exclusivity across any number of workers: the lease key holds a fencing token with
+ * a TTL (acquire-lease-2.lua). BullMQ's group concurrency is a paid feature, and job locks alone
+ * do not stop two different jobs of one project from running at once; the lease does. A crashed
+ * or cut-off holder's lease expires after `ttlMs`; its later writes are then refused by token.
  */
 export async function acquireProjectLease(
   options: LeaseOptions,
@@ -37,16 +43,20 @@ export async function acquireProjectLease(
 ): Promise<AcquireLeaseResult> {
   const { redis, keys, ttlMs } = options;
   const key = keys.lease(projectId);
-  const token = randomUUID();
-  const set = await redis.set(key, token, 'PX', ttlMs, 'NX');
-  if (set !== 'OK') {
-    const remaining = await redis.pttl(key);
-    return { acquired: false, retryInMs: remaining > 0 ? remaining : 100 };
+  const [code, value] = (await defineScripts(redis).batonAcquireLease(
+    key,
+    keys.fenceCounter,
+    ttlMs,
+  )) as [number, number];
+  if (code !== SCRIPT_STATUS.owned) {
+    return { acquired: false, retryInMs: value > 0 ? value : 100 };
   }
+  const token = String(value);
   return {
     acquired: true,
     lease: {
       projectId,
+      fence: value,
       token,
       ttlMs,
       async renew() {

@@ -53,6 +53,8 @@ describe('the per-project lease and the shared model rate limit', () => {
     );
     const second = await acquireProjectLease({ redis, keys, ttlMs: 5000 }, 'p2');
     expect(second.acquired).toBe(true);
+    // Fencing tokens only grow: the later holder's is higher.
+    if (second.acquired) expect(second.lease.fence).toBeGreaterThan(first.lease.fence);
     expect((await first.lease.renew()).owned).toBe(false);
     expect(await first.lease.release()).toBe(false);
     expect(await redis.exists(keys.lease('p2'))).toBe(1);

@@ -24,3 +24,4 @@ export {
   type WebhookReceiverOptions,
 } from './webhook-receiver.js';
 export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';
+export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';

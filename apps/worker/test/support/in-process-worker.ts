@@ -48,8 +48,15 @@ export async function startInProcessWorker(
     retryDelayMs: 10,
     maxConsecutiveFailures: 3,
     client: options.client ?? new Anthropic({ apiKey: 'test', baseURL: 'http://127.0.0.1:9' }),
-    memoryStore: (projectId) =>
-      createRedisMemoryStore({ redis: memoryConnection, namespace: projectId }),
+    memoryStore: async (projectId, fence) => {
+      const store = createRedisMemoryStore({
+        redis: memoryConnection,
+        namespace: projectId,
+        fence,
+      });
+      await store.claimFence();
+      return store;
+    },
     defaultModel: 'sim',
     workerId: `test-${process.pid}-${Math.random().toString(36).slice(2, 8)}`,
     logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),

@@ -14,6 +14,8 @@ export function createScriptedRunner(
       projectId: string;
       sessionNumber: number;
       signal: AbortSignal;
+      /** The session's memory, as the model's writes would reach it. */
+      store: MemoryStore;
     }) => Promise<void> | void;
     /** Fail sessions with this error. */
     failWith?: string;
@@ -43,6 +45,7 @@ export function createScriptedRunner(
         projectId: session.project.id,
         sessionNumber: session.sessionNumber ?? 1,
         signal: session.signal ?? new AbortController().signal,
+        store: session.store,
       });
       if (options.failWith) throw new Error(options.failWith);
       if (session.signal?.aborted) throw new Error('aborted');

@@ -29,6 +29,7 @@ export interface ScriptCommands {
     ...args: (string | number)[]
   ): Reply;
   batonPageProjects(index: string, search: string, ...args: (string | number)[]): Reply;
+  batonAcquireLease(lease: string, fenceCounter: string, ttlMs: number): Reply;
   batonRenewLease(lease: string, project: string, ...args: (string | number)[]): Reply;
   batonReleaseLease(lease: string, ...args: (string | number)[]): Reply;
   batonTakeToken(bucket: string, ...args: (string | number)[]): Reply;
@@ -44,6 +45,7 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
     batonIndexProject: 'index-project-2.lua',
     batonUnindexProject: 'unindex-project-3.lua',
     batonPageProjects: 'page-projects-2.lua',
+    batonAcquireLease: 'acquire-lease-2.lua',
     batonRenewLease: 'renew-lease-2.lua',
     batonReleaseLease: 'release-lease-1.lua',
     batonTakeToken: 'take-token-1.lua',

@@ -1,0 +1,120 @@
+import { Writable } from 'node:stream';
+import { createBatonControl, type BatonControl } from '@baton/projects';
+import {
+  startRedisServer,
+  startTcpProxy,
+  type RedisServer,
+  type TcpProxy,
+} from '@baton/test-support';
+import { pino, type Logger } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { startInProcessWorker } from './support/in-process-worker.js';
+import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
+import { createScriptedRunner } from './support/scripted-runner.js';
+
+/** Short locks and leases, so the other worker takes over within seconds of the partition. */
+const FAST_TAKEOVER = { lockDurationMs: 2_000, stalledIntervalMs: 1_000, leaseTtlMs: 2_000 };
+
+/** A logger whose JSON lines the test reads. */
+function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
+      done();
+    },
+  });
+  return { logger: pino({ level: 'info' }, stream), lines };
+}
+
+describe('fencing: a worker partitioned from Redis cannot write over the session that replaced it', () => {
+  let redis: RedisServer;
+  let proxy: TcpProxy;
+  let control: BatonControl;
+  const cleanups: (() => Promise<unknown>)[] = [];
+
+  beforeEach(async () => {
+    redis = await startRedisServer();
+    proxy = await startTcpProxy({ targetPort: redis.port });
+    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
+  });
+
+  afterEach(async () => {
+    proxy.restore();
+    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+    await control.close();
+    await proxy.close();
+    await redis.stop();
+  });
+
+  it('the other worker completes the project; the late write of the cut-off session is refused and that session stops', async () => {
+    const id = randomProjectId('fence');
+    let started: () => void = () => undefined;
+    const aStarted = new Promise<void>((resolve) => (started = resolve));
+    let release: () => void = () => undefined;
+    const aReleased = new Promise<void>((resolve) => (release = resolve));
+    let reportLateWrite: (outcome: string) => void = () => undefined;
+    const lateWrite = new Promise<string>((resolve) => (reportLateWrite = resolve));
+
+    const a = capturedLogger();
+    const workerA = await startInProcessWorker({
+      prefix: control.keys.prefix,
+      url: proxy.url,
+      workerId: 'worker-a',
+      ...FAST_TAKEOVER,
+      logger: a.logger,
+      runSession: createScriptedRunner({
+        onStart: async ({ store }) => {
+          started();
+          await aReleased;
+          // What a model's end-of-session note looks like, sent while the link is still down.
+          try {
+            await store.write('progress.md', 'late note of the cut-off session\n', {
+              mode: 'overwrite',
+            });
+            reportLateWrite('written');
+          } catch (error) {
+            reportLateWrite(String(error));
+            throw error;
+          }
+        },
+      }),
+    });
+    cleanups.push(() => workerA.stop(1_000));
+    await control.createProject({ id, goal: 'Build it\n- one\n- two' });
+    await control.enqueue(id);
+    await aStarted;
+
+    // The partition: worker A's session keeps running, but nothing it sends reaches Redis.
+    proxy.stall();
+    const workerB = await startInProcessWorker({
+      prefix: control.keys.prefix,
+      url: redis.url,
+      workerId: 'worker-b',
+      ...FAST_TAKEOVER,
+      runSession: createScriptedRunner(),
+    });
+    cleanups.push(() => workerB.stop());
+    const done = await waitForCompleted(control, id);
+    expect(done.counters.featuresPassing).toBe(2);
+    const progressBefore = await (await control.memoryStore(id)).read('progress.md');
+
+    // A's session goes on and writes; then the link heals and the buffered write arrives.
+    release();
+    proxy.restore();
+    expect(await lateWrite).toMatch(/no longer holds the project/);
+    const memory = await control.memoryStore(id);
+    expect(await memory.read('progress.md')).toBe(progressBefore);
+    expect(progressBefore).not.toContain('late note');
+    expect(a.lines.some((line) => line.msg?.toString().startsWith('session fenced out'))).toBe(
+      true,
+    );
+
+    // Still completed, with only worker B's sessions recorded.
+    const after = await control.getProject(id);
+    expect(after?.status).toBe('completed');
+    const sessions = await control.listSessions(id);
+    expect(sessions.map((session) => session.sessionNumber)).toEqual([1, 2, 3]);
+    expect(new Set(sessions.map((session) => session.workerId))).toEqual(new Set(['worker-b']));
+  });
+});
