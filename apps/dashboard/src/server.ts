@@ -29,7 +29,7 @@ import {
   tokenWeakness,
 } from './internal/auth.js';
 import { createLoginSessions, type SessionRedis } from './internal/login-sessions.js';
-import { createLoginThrottle } from './internal/login-throttle.js';
+import { createLoginThrottle, type ThrottleRedis } from './internal/login-throttle.js';
 import { createEventHub, type EventHub } from './internal/event-hub.js';
 import { createDashboardLogger } from './internal/logger.js';
 import { createDashboardTelemetry } from './internal/telemetry.js';
@@ -52,10 +52,11 @@ export interface DashboardServerOptions {
    */
   token?: string;
   /**
-   * Redis connection (ioredis, single node or Cluster) where login sessions are kept, under
-   * `control.keys.prefix`. Required when a token is set; the dashboard never closes it.
+   * Redis connection (ioredis, single node or Cluster) where login sessions and the failed-login
+   * lockouts are kept (shared by every replica), under `control.keys.prefix`. Required when a
+   * token is set; the dashboard never closes it.
    */
-  redis?: SessionRedis | undefined;
+  redis?: (SessionRedis & ThrottleRedis) | undefined;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
   queue?: Queue | readonly Queue[];
   /**
@@ -102,6 +103,21 @@ export interface DashboardServerOptions {
   maxStreams?: number | undefined;
   /** Event streams open at once from one client address (past it: 503). Default 20. */
   maxStreamsPerAddress?: number | undefined;
+  /**
+   * Heavy requests (branch diffs with their `git fetch`, searches, transcripts) running at once;
+   * one more is answered 503 with `Retry-After: 1`. Default 8.
+   */
+  maxHeavyRequests?: number | undefined;
+  /**
+   * Projects one client address may create per minute, in a burst of as many; past it, 429 with
+   * `Retry-After`. Default 30.
+   */
+  projectCreationsPerMinute?: number | undefined;
+  /**
+   * Connections open at once, of every kind (Node closes any past it at once). Default 2 000:
+   * above the event-stream cap, so streams are refused with a 503 before sockets are dropped.
+   */
+  maxConnections?: number | undefined;
 }
 
 export interface DashboardServer {
@@ -273,6 +289,8 @@ export async function createDashboardServer(
       total: options.maxStreams ?? 1_000,
       perAddress: options.maxStreamsPerAddress ?? 20,
     },
+    maxHeavyRequests: options.maxHeavyRequests ?? 8,
+    projectCreationsPerMinute: options.projectCreationsPerMinute ?? 30,
     home,
     sourcePolicy:
       options.sourcePolicy ?? sourcePolicyFromEnvironment(process.env, { served: true, home }),
@@ -287,7 +305,10 @@ export async function createDashboardServer(
               prefix: options.control.keys.prefix,
               lifetimeMs: SESSION_MAX_AGE_SECONDS * 1000,
             }),
-      throttle: createLoginThrottle(),
+      throttle:
+        options.redis === undefined
+          ? undefined
+          : createLoginThrottle({ redis: options.redis, prefix: options.control.keys.prefix }),
       logger,
     }),
     assets,
@@ -324,6 +345,7 @@ export async function createDashboardServer(
   // 30 s for the whole request (an event stream's request is complete once its headers are).
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
+  server.maxConnections = options.maxConnections ?? 2_000;
   const address = server.address() as AddressInfo;
   const urlHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
   let closing: Promise<void> | undefined;

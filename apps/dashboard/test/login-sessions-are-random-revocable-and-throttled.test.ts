@@ -10,9 +10,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { createBatonControl } from '@baton/projects';
-import { REDIS_URL, randomHex } from '@baton/test-support';
+import { REDIS_URL, deletePrefix, randomHex } from '@baton/test-support';
 import { createDashboardServer } from '../src/index.js';
 import { tokenWeakness } from '../src/internal/auth.js';
+import { createLoginThrottle } from '../src/internal/login-throttle.js';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 
 const TOKEN = 'correct-horse-battery-staple-42';
@@ -129,6 +130,64 @@ describe('login sessions', () => {
     expect(warnings).toHaveLength(6);
     expect(warnings.every((line) => line.level === 40 && line.address === '127.0.0.1')).toBe(true);
     expect(JSON.stringify(lines)).not.toContain('guess-');
+  });
+
+  it('keeps the lockout in Redis: a second dashboard replica on the same Redis refuses the locked-out address', async () => {
+    dashboard = await startTestDashboard({ token: TOKEN });
+    const redis = new Redis(REDIS_URL);
+    const replica = await createDashboardServer({
+      control: dashboard.control,
+      redis,
+      port: 0,
+      token: TOKEN,
+      logger: pino({ level: 'silent' }),
+      onError: () => undefined,
+    });
+    try {
+      const bearer = (url: string, token: string) =>
+        fetch(`${url}/api/projects`, { headers: { authorization: `Bearer ${token}` } });
+      for (let attempt = 0; attempt < 6; attempt++)
+        expect((await bearer(dashboard.server.url, `guess-${attempt}-xxxxxxxxxxxx`)).status).toBe(
+          401,
+        );
+      // The replica never saw a failure itself, and still refuses without looking at the token.
+      const locked = await bearer(replica.url, TOKEN);
+      expect(locked.status).toBe(429);
+      expect(Number(locked.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+      expect(
+        await redis.pttl(`${dashboard.prefix}:dashboard:login-lock:127.0.0.1`),
+      ).toBeGreaterThan(0);
+    } finally {
+      await replica.close();
+      redis.disconnect();
+    }
+  });
+
+  it('backs off 1 s, 2 s, 4 s ... after five free failures, up to the cap; a success starts afresh', async () => {
+    const redis = new Redis(REDIS_URL);
+    const prefix = `{bd-throttle-${randomHex()}}`;
+    try {
+      const throttle = createLoginThrottle({
+        redis,
+        prefix,
+        baseDelayMs: 1_000,
+        maxDelayMs: 8_000,
+      });
+      const locks: number[] = [];
+      for (let attempt = 0; attempt < 9; attempt++)
+        locks.push((await throttle.fail('10.0.0.1')).lockedForMs);
+      expect(locks).toEqual([0, 0, 0, 0, 0, 1_000, 2_000, 4_000, 8_000]);
+      expect(await throttle.retryAfterMs('10.0.0.1')).toBeGreaterThan(7_000);
+      expect(await throttle.retryAfterMs('10.0.0.2')).toBe(0);
+      // Forgotten after forgetAfterMs: the failure count carries a TTL.
+      expect(await redis.pttl(`${prefix}:dashboard:login-failures:10.0.0.1`)).toBeGreaterThan(0);
+      await throttle.succeed('10.0.0.1');
+      expect(await throttle.retryAfterMs('10.0.0.1')).toBe(0);
+      expect((await throttle.fail('10.0.0.1')).lockedForMs).toBe(0);
+    } finally {
+      await deletePrefix(prefix);
+      redis.disconnect();
+    }
   });
 
   it('refuses a weak token at start and suggests a generated one', async () => {

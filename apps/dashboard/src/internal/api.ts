@@ -30,6 +30,7 @@ import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
 import { clientAddress } from './auth.js';
 import { createSingleFlight } from './single-flight.js';
+import { createClientRateLimit, createWorkGate, rateLimited, underGate } from './work-limits.js';
 import type { DashboardTelemetry } from './telemetry.js';
 import { jsonBody, validJson, validProjectId, validQuery } from './validation.js';
 import { checklistView, projectView, tokenSeries } from './views.js';
@@ -48,6 +49,10 @@ export interface ApiOptions {
   sourcePolicy: SourcePolicy;
   /** Event streams open at once, in all and per client address; past either, 503. */
   streamLimits: { total: number; perAddress: number };
+  /** Heavy requests (branch diff, search, transcript) running at once; past it, 503. */
+  maxHeavyRequests: number;
+  /** Projects one client address may create per minute (a burst of as many); past it, 429. */
+  projectCreationsPerMinute: number;
   /** Called with unexpected errors and with the details of errors answered with a fixed message. */
   onError: (error: unknown) => void;
 }
@@ -106,6 +111,12 @@ export function createApiRoutes(options: ApiOptions): Hono {
   const api = new Hono();
   // Branch diffs run `git fetch`: one per project at a time, whoever asks.
   const diffs = createSingleFlight();
+  // Git, search scans and transcript rendering: a few at a time, so probes and pages stay fast.
+  const heavy = underGate(createWorkGate(options.maxHeavyRequests));
+  const creations = rateLimited(
+    createClientRateLimit({ perMinute: options.projectCreationsPerMinute }),
+    'new projects',
+  );
 
   async function requireProject(projectId: string) {
     const project = await control.getProject(projectId);
@@ -148,15 +159,21 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
   });
 
-  api.post('/projects', jsonBody, validJson(projectInputSchema, 'project'), async (context) => {
-    // The same two calls as `baton enqueue`: store the project, then queue its first session.
-    const created = await control.createProject(parseProjectInput(context.req.valid('json')), {
-      sourcePolicy: options.sourcePolicy,
-    });
-    const queued = await control.enqueue(created.id);
-    const project = (await control.getProject(created.id)) ?? created;
-    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
-  });
+  api.post(
+    '/projects',
+    creations,
+    jsonBody,
+    validJson(projectInputSchema, 'project'),
+    async (context) => {
+      // The same two calls as `baton enqueue`: store the project, then queue its first session.
+      const created = await control.createProject(parseProjectInput(context.req.valid('json')), {
+        sourcePolicy: options.sourcePolicy,
+      });
+      const queued = await control.enqueue(created.id);
+      const project = (await control.getProject(created.id)) ?? created;
+      return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
+    },
+  );
 
   api.get('/projects/:id', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;
@@ -179,7 +196,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
   });
 
   // The project branch against its base, as the project's remote has it now (read only).
-  api.get('/projects/:id/diff', validProjectId, async (context) => {
+  api.get('/projects/:id/diff', validProjectId, heavy, async (context) => {
     const projectId = context.req.valid('param').id;
     options.telemetry.diffRequest(1);
     try {
@@ -293,7 +310,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   // One session's conversation. Model text also comes rendered from Markdown by the same
   // sanitiser as memory files; everything else the page shows as text.
-  api.get('/projects/:id/transcripts/:sessionId', validProjectId, async (context) => {
+  api.get('/projects/:id/transcripts/:sessionId', validProjectId, heavy, async (context) => {
     const projectId = context.req.valid('param').id;
     const sessionId = context.req.param('sessionId');
     await requireProject(projectId);
@@ -308,6 +325,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     '/projects/:id/search',
     validProjectId,
     validQuery(searchQuerySchema),
+    heavy,
     async (context) => {
       const projectId = context.req.valid('param').id;
       const query = context.req.valid('query');

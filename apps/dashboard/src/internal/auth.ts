@@ -8,7 +8,7 @@
  *   login form. The cookie holds a random session id kept in Redis (login-sessions.ts), never
  *   anything derived from the token, and is HttpOnly and SameSite=Strict. Token comparisons are
  *   constant-time over fixed-length digests; failed attempts are throttled per address
- *   (login-throttle.ts) and logged at `warn`.
+ *   (login-throttle.ts, in Redis so every replica sees one lockout) and logged at `warn`.
  * - A token must be strong (`tokenWeakness`): the server refuses to start with a weak one.
  * - Every request that changes state must be a POST whose `Origin` (or, failing that,
  *   `Sec-Fetch-Site`) says it came from our own pages. Bearer requests without either header are
@@ -39,8 +39,8 @@ export interface AuthPolicyOptions {
   loopbackHosts: readonly string[];
   /** Where login sessions live (needed when a token is set). */
   sessions: LoginSessions | undefined;
-  /** Backoff for failed token attempts, per client address. */
-  throttle: LoginThrottle;
+  /** Backoff for failed token attempts, per client address (in Redis: shared by replicas). */
+  throttle: LoginThrottle | undefined;
   /** Failed attempts are logged here at `warn`. */
   logger: Logger;
 }
@@ -125,13 +125,13 @@ export function createAuthPolicy(options: AuthPolicyOptions): AuthPolicy {
   const loopbackHosts = new Set(options.loopbackHosts.map((host) => host.toLowerCase()));
 
   /** Checks `candidate` against the token under the per-address throttle. */
-  function attempt(
+  async function attempt(
     context: Context,
     candidate: unknown,
     via: 'bearer' | 'login',
-  ): true | Extract<AuthResult, { ok: false }> {
+  ): Promise<true | Extract<AuthResult, { ok: false }>> {
     const address = clientAddress(context);
-    const waitMs = throttle.retryAfterMs(address);
+    const waitMs = (await throttle?.retryAfterMs(address)) ?? 0;
     if (waitMs > 0) {
       return {
         ok: false,
@@ -146,10 +146,13 @@ export function createAuthPolicy(options: AuthPolicyOptions): AuthPolicy {
       candidate.length <= 1_024 &&
       constantTimeEqual(candidate, token)
     ) {
-      throttle.succeed(address);
+      await throttle?.succeed(address);
       return true;
     }
-    const { failures, lockedForMs } = throttle.fail(address);
+    const { failures, lockedForMs } = (await throttle?.fail(address)) ?? {
+      failures: 1,
+      lockedForMs: 0,
+    };
     logger.warn({ address, via, failures, lockedForMs }, 'dashboard authentication failed');
     return {
       ok: false,
@@ -175,7 +178,7 @@ export function createAuthPolicy(options: AuthPolicyOptions): AuthPolicy {
       const authorization = context.req.header('authorization');
       if (authorization !== undefined) {
         const match = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-        const checked = attempt(context, match?.[1], 'bearer');
+        const checked = await attempt(context, match?.[1], 'bearer');
         return checked === true ? { ok: true, via: 'bearer' } : checked;
       }
       const cookie = getCookie(context, SESSION_COOKIE);
@@ -185,7 +188,7 @@ export function createAuthPolicy(options: AuthPolicyOptions): AuthPolicy {
     },
     async login(context, candidate) {
       if (sessions === undefined) return { ok: false, status: 401, message: 'No token is set.' };
-      const checked = attempt(context, candidate, 'login');
+      const checked = await attempt(context, candidate, 'login');
       if (checked !== true) return checked;
       return { ok: true, sessionId: await sessions.create() };
     },
