@@ -154,3 +154,33 @@ export {
 } from './internal/command-policy.js';
 export type { CommandContext, CommandPolicy } from './internal/command-policy.js';
 export { buildUserTurn, noteBlock } from './user-turn.js';
+export {
+  MCP_SERVER_NAME_PATTERN,
+  describeMcpServer,
+  mcpConfigReferences,
+  mcpConfigSchema,
+  mergeMcpConfigs,
+  parseMcpConfig,
+  parseMcpConfigText,
+  resolveMcpServer,
+} from './mcp/config.js';
+export type {
+  McpConfig,
+  McpConfigSource,
+  McpHttpServer,
+  McpServerConfig,
+  McpServerEntry,
+  McpStdioServer,
+} from './mcp/config.js';
+export {
+  DEFAULT_MCP_CALL_TIMEOUT_MS,
+  DEFAULT_MCP_START_TIMEOUT_MS,
+  mcpToolName,
+  startMcpServers,
+} from './mcp/mcp-servers.js';
+export type { McpServerStatus, McpSession, StartMcpServersOptions } from './mcp/mcp-servers.js';
+export {
+  BUNDLED_MCP_PACKAGES,
+  CHROMIUM_SANDBOX_FLAGS,
+  SYSTEM_CHROMIUM,
+} from './mcp/bundled-servers.js';

@@ -71,7 +71,7 @@ export type {
 } from './sandbox/command-sandbox.js';
 export { probeSandbox, sandboxUnavailableMessage } from './sandbox/probe.js';
 export { READ_ONLY_GIT_NOTE, readOnlyGitNote } from './sandbox/sandbox-git.js';
-export { SANDBOX_GIT_DIR } from './sandbox/bubblewrap.js';
+export { SANDBOX_GIT_DIR, SANDBOX_PATH } from './sandbox/bubblewrap.js';
 export type { SandboxProbe } from './sandbox/probe.js';
 export type { LimitsEnforcement } from './sandbox/limits.js';
 export { hostAllowed, startFilteringProxy } from './sandbox/network-proxy.js';

@@ -101,7 +101,10 @@ export function createToolbox(
     return {
       type: 'tool_result',
       tool_use_id: block.id,
-      content: outcome.content,
+      content:
+        outcome.images === undefined || outcome.images.length === 0
+          ? outcome.content
+          : [{ type: 'text', text: outcome.content }, ...outcome.images],
       ...(outcome.isError ? { is_error: true } : {}),
     };
   }

@@ -1,5 +1,8 @@
 import { redactSecrets, redactThenCut } from '@baton/core';
-import type { BetaToolUnion } from '@anthropic-ai/sdk/resources/beta/messages/messages';
+import type {
+  BetaImageBlockParam,
+  BetaToolUnion,
+} from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import type { SandboxSetup } from '@baton/workspace';
 import type { CommandPolicy } from '../internal/command-policy.js';
 
@@ -7,6 +10,8 @@ import type { CommandPolicy } from '../internal/command-policy.js';
 export interface ToolOutcome {
   content: string;
   isError: boolean;
+  /** Images sent after the text, as image blocks of the tool result (an MCP tool's screenshot). */
+  images?: BetaImageBlockParam[] | undefined;
 }
 
 /** One tool the session offers: its API definition and how to run it. */
