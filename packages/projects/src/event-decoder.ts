@@ -193,6 +193,16 @@ const sessionEventSchemas = [
   }),
   z.looseObject({
     ...sessionBase,
+    type: z.literal('mcp-server'),
+    server: z.string(),
+    source: z.enum(['worker', 'repository', 'project']),
+    transport: z.enum(['stdio', 'http']),
+    state: z.enum(['ready', 'failed', 'exited']),
+    tools: z.array(z.string()).default([]),
+    message: z.string().optional(),
+  }),
+  z.looseObject({
+    ...sessionBase,
     type: z.literal('model-fallback'),
     from: z.string(),
     to: z.string(),

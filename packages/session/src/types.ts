@@ -23,6 +23,8 @@ import type { GuidanceSource } from './guidance.js';
 import type { RetryOptions } from './retry.js';
 import type { TranscriptSink } from './transcript.js';
 import type { WorkspaceToolsOptions } from './tools/types.js';
+import type { McpConfig } from './mcp/config.js';
+import type { McpServerStatus } from './mcp/mcp-servers.js';
 import type {
   CheckEvidence,
   FeatureChecks,
@@ -159,6 +161,26 @@ export interface RunSessionOptions {
    * of `VerificationOptions` and no record of earlier sessions.
    */
   verification?: VerificationOptions | false;
+  /**
+   * MCP servers (docs/mcp.md): started in the session's sandbox at its start, their tools offered
+   * as `mcp__<server>__<tool>` for the whole session, stopped at its end. Default: the
+   * repository's `.mcp.json` only.
+   */
+  mcp?: SessionMcpOptions;
+}
+
+/** Where a session's MCP servers come from, lowest precedence first, and how they start. */
+export interface SessionMcpOptions {
+  /** The worker-wide configuration (`BATON_MCP_CONFIG`). Default none. */
+  worker?: McpConfig | undefined;
+  /** Read the workspace's `.mcp.json` (its `${VAR}` references are never expanded). Default true. */
+  repository?: boolean | undefined;
+  /** The project's own configuration (`--mcp-config`, the control API's `mcp`). Default none. */
+  project?: McpConfig | undefined;
+  /** Where `${VAR}` references are read from. Default `process.env`. */
+  environment?: Readonly<Record<string, string | undefined>> | undefined;
+  /** How long each server may take to start and list its tools, in ms. Default 30_000. */
+  startTimeoutMs?: number | undefined;
 }
 
 /** Why a checkpoint was made. */
@@ -317,6 +339,8 @@ export type SessionEvent =
       durationMs: number;
     })
   | (EventBase & { type: 'memory-change'; change: MemoryChange })
+  /** An MCP server of the session started (`ready`), could not start (`failed`) or died (`exited`). */
+  | (EventBase & { type: 'mcp-server' } & McpServerStatus)
   /** The model stayed overloaded after the retries: the session continues on its fallback model. */
   | (EventBase & {
       type: 'model-fallback';

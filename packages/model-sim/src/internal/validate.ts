@@ -6,7 +6,8 @@ import { invalidRequest } from './api-errors.js';
  * bug shows up against the simulator the way it would against the real API.
  */
 
-const TOOL_NAME = /^[a-zA-Z0-9_-]{1,128}$/;
+/** The API's rule for custom tool names (it answers `tools.N.custom.name: String should match ...`). */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
 const KNOWN_ROLES = new Set(['user', 'assistant', 'system']);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -50,7 +51,7 @@ function validateCommon(body: Record<string, unknown>): void {
       const name = tool['name'];
       if (typeof name !== 'string' || !TOOL_NAME.test(name)) {
         throw invalidRequest(
-          `tools.${index}.name: String should match pattern '^[a-zA-Z0-9_-]{1,128}$'.`,
+          `tools.${index}.custom.name: String should match pattern '^[a-zA-Z0-9_-]{1,64}$'`,
         );
       }
       const type = tool['type'];
@@ -174,7 +175,7 @@ export function validateMessages(messages: unknown[]): asserts messages is BetaM
           if (typeof block['tool_use_id'] !== 'string') {
             throw invalidRequest(`${where}.tool_use_id: Field required.`);
           }
-          checkToolResultContent(block['content']);
+          checkToolResultContent(block['content'], where);
           toolResults.push({ id: block['tool_use_id'], at: blockIndex });
           break;
         default:
@@ -211,12 +212,31 @@ function checkText(text: string): void {
 }
 
 /** Text blocks inside a tool_result's content follow the same rule (a string may be empty). */
-function checkToolResultContent(content: unknown): void {
+function checkToolResultContent(content: unknown, where: string): void {
   if (!Array.isArray(content)) return;
-  for (const inner of content) {
+  content.forEach((inner, index) => {
     if (isRecord(inner) && inner['type'] === 'text' && typeof inner['text'] === 'string') {
       checkText(inner['text']);
     }
+    if (isRecord(inner) && inner['type'] === 'image')
+      checkImage(inner, `${where}.content.${index}`);
+  });
+}
+
+const IMAGE_MEDIA_TYPES = ['image/jpeg', 'image/png', 'image/gif', 'image/webp'];
+
+/** An image block (in a message or a tool result): base64 data of one of four types. */
+function checkImage(block: Record<string, unknown>, where: string): void {
+  const source = block['source'];
+  if (!isRecord(source)) throw invalidRequest(`${where}.image.source: Field required`);
+  if (source['type'] !== 'base64') return;
+  if (!IMAGE_MEDIA_TYPES.includes(String(source['media_type']))) {
+    throw invalidRequest(
+      `${where}.image.source.base64.media_type: Input should be 'image/jpeg', 'image/png', 'image/gif' or 'image/webp'`,
+    );
+  }
+  if (typeof source['data'] !== 'string' || source['data'].length === 0) {
+    throw invalidRequest(`${where}.image.source.base64.data: Field required`);
   }
 }
 

@@ -54,6 +54,7 @@ import {
   verdictFor,
 } from './phase-stop.js';
 import { type Toolbox, createToolbox } from './toolbox.js';
+import { startSessionMcp } from '../mcp/session-mcp.js';
 import { TranscriptRecorder } from './transcript-recorder.js';
 import { WorkSignal } from './work-signal.js';
 
@@ -187,6 +188,9 @@ export class SessionRunner {
   #orientation = '';
   readonly #transcript: TranscriptRecorder;
   #phase: Phase['name'] = 'work';
+  readonly #root: string;
+  /** One line per MCP server (or configuration) that could not be used, for the first message. */
+  #mcpNotes: string[] = [];
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
@@ -200,6 +204,7 @@ export class SessionRunner {
     const transcript = new TranscriptRecorder(options.transcript, sessionId);
     this.#transcript = transcript;
     this.conversation = new Conversation((blocks, label) => transcript.queued(blocks, label));
+    this.#root = root;
     this.#sessionNumber = options.sessionNumber ?? 1;
     this.#model = options.model;
     this.#interrupted = options.interrupted ?? false;
@@ -334,6 +339,7 @@ export class SessionRunner {
     const featuresBefore = await readFeatures(this.#options.store);
     const entriesBefore = (await readProgressEntries(this.#options.store)).length;
     await this.#announceStart(startedAt);
+    await this.#startMcpServers();
     const work = new WorkSignal(
       this.#options.signal,
       this.#budgets.wallClockMs,
@@ -357,6 +363,25 @@ export class SessionRunner {
     });
     await this.#emit({ type: 'session-end', result });
     return result;
+  }
+
+  /**
+   * Starts the session's MCP servers and adds their tools (sorted, after the built-in ones) before
+   * the first request, so the tool list stays one cached prefix for the whole session.
+   */
+  async #startMcpServers(): Promise<void> {
+    const options = this.#options;
+    const started = await startSessionMcp({
+      mcp: options.mcp,
+      root: this.#root,
+      sandbox: options.tools?.sandbox,
+      gitDir: options.checkpoints?.target.gitDir,
+      maxOutputChars: options.tools?.maxOutputChars,
+      onStatus: (status) => this.#emit({ type: 'mcp-server', ...status }),
+    });
+    this.#mcpNotes = started.notes;
+    const session = started.session;
+    if (session !== undefined) this.toolbox.add(session.tools, () => session.dispose());
   }
 
   /** Tells observers and the transcript that the session started, and how. */
@@ -392,6 +417,7 @@ export class SessionRunner {
         source: 'prompt',
         guidanceIds: early.map((entry) => entry.id),
       });
+      for (const note of this.#mcpNotes) this.conversation.addText(note, { source: 'note' });
       await this.#guidanceQueued(early, true);
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
       verdict = verdictFor(stop, {

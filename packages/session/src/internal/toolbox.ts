@@ -10,6 +10,11 @@ import type { EventBody } from './events.js';
 export interface Toolbox {
   /** The `tools` of every request, in a fixed order (part of the cached prefix). */
   readonly definitions: BetaToolUnion[];
+  /**
+   * Adds tools after the built-in ones (a session's MCP tools), before the first request: the list
+   * stays fixed for the rest of the session. `dispose` also runs `onDispose`.
+   */
+  add(tools: readonly SessionTool[], onDispose?: () => Promise<void>): void;
   /** Runs one turn's calls and returns their results in the order of the tool_use blocks. */
   run(
     blocks: readonly BetaToolUseBlock[],
@@ -45,8 +50,11 @@ export function createToolbox(
   emit: (body: EventBody) => Promise<void>,
   hooks: ToolboxHooks = {},
 ): Toolbox {
-  const byName = new Map(tools.map((tool) => [tool.name, tool]));
-  const names = tools.map((tool) => tool.name).join(', ');
+  const all = [...tools];
+  const byName = new Map(all.map((tool) => [tool.name, tool]));
+  let names = all.map((tool) => tool.name).join(', ');
+  const definitions = all.map((tool) => tool.definition);
+  const disposers: Array<() => Promise<void>> = [];
 
   async function execute(
     tool: SessionTool | undefined,
@@ -110,7 +118,17 @@ export function createToolbox(
   }
 
   return {
-    definitions: tools.map((tool) => tool.definition),
+    definitions,
+    add(added, onDispose) {
+      for (const tool of added) {
+        if (byName.has(tool.name)) continue;
+        all.push(tool);
+        byName.set(tool.name, tool);
+        definitions.push(tool.definition);
+      }
+      names = all.map((tool) => tool.name).join(', ');
+      if (onDispose !== undefined) disposers.push(onDispose);
+    },
     /**
      * Calls in different lanes (memory vs workspace) run concurrently, calls in one lane run in
      * order (a file the model creates is there when its next command runs).
@@ -133,15 +151,16 @@ export function createToolbox(
       return results;
     },
     async dispose() {
-      await Promise.all(
-        tools.map(async (tool) => {
+      await Promise.all([
+        ...all.map(async (tool) => {
           try {
             await tool.dispose?.();
           } catch {
             // A tool that cannot clean up must not stop the others from doing so.
           }
         }),
-      );
+        ...disposers.map((dispose) => dispose().catch(() => undefined)),
+      ]);
     },
   };
 }

@@ -45,6 +45,11 @@ export interface BundledServers {
 
 /** Where the system Chromium is (Debian's `chromium` package). */
 export const SYSTEM_CHROMIUM = '/usr/bin/chromium';
+/**
+ * Debian's `/usr/bin/chromium` is a shell script that sources `/etc/chromium.d/*`, which the
+ * sandbox's `/etc` leaves out: the browser itself is started directly where it is there.
+ */
+const CHROMIUM_BINARY = '/usr/lib/chromium/chromium';
 
 /** Flags Chromium needs in the sandbox: no own sandbox (no user namespaces inside), no GPU, no calls home. */
 export const CHROMIUM_SANDBOX_FLAGS = [
@@ -156,7 +161,7 @@ export function bundledServers(): BundledServers {
           browserName: 'chromium',
           isolated: true,
           launchOptions: {
-            executablePath: SYSTEM_CHROMIUM,
+            executablePath: existsSync(CHROMIUM_BINARY) ? CHROMIUM_BINARY : SYSTEM_CHROMIUM,
             headless: true,
             chromiumSandbox: false,
             args: CHROMIUM_SANDBOX_FLAGS,

@@ -7,6 +7,12 @@ import {
   PROGRESS_PATH,
   STARTUP_PATH,
   SIM_FAULT_MARKERS,
+  SIM_MCP_MARKERS,
+  WEB_APP_SERVER,
+  WEB_APP_START,
+  WEB_APP_START_TEXT,
+  simMcpCalls,
+  webAppServerText,
   brokenScriptText,
   buildFeatures,
   checkCommand,
@@ -115,6 +121,8 @@ class Knowledge {
   progressMissing = false;
   rootListing: string | undefined;
   checkOutputs = new Map<string, string>();
+  /** What MCP tools answered, by step (`mcp-<feature>-<n>`). */
+  mcpResults = new Map<string, string>();
 
   constructor(actions: Action[], goal: string | undefined) {
     for (const action of actions) this.apply(action, goal);
@@ -153,6 +161,7 @@ class Knowledge {
     const view = viewStep(step);
     if (view && !cleared) this.applyView(view, action);
     if (step.startsWith('check-') && !cleared) this.checkOutputs.set(step, result.text);
+    if (step.startsWith('mcp-') && !cleared) this.mcpResults.set(step, result.text);
     // A failed edit means the file may differ from what was read: read it again before retrying.
     if (result.isError && step.startsWith('flip-')) this.forget('features');
     if (result.isError && (step === 'append-progress' || step === 'end-append')) {
@@ -652,6 +661,8 @@ function workOnFeature(
       ],
     };
   }
+  const usingMcp = useMcpTools(target, key, announce, knowledge, options);
+  if (usingMcp !== undefined) return usingMcp;
   const check = `check-${key}`;
   const passed = knowledge.checkPassed(target.id);
   if (passed !== true) {
@@ -693,6 +704,80 @@ function workOnFeature(
       }),
     ],
   };
+}
+
+/**
+ * `[sim:web-app PORT]`, `[sim:mcp TOOL {json}]` and `[sim:mcp-expect TEXT]` (SIM_MCP_MARKERS):
+ * write the web app, call the MCP tools in order, and look for the expected text in the last
+ * result. `undefined` when there is nothing (more) to do with MCP for this feature.
+ */
+function useMcpTools(
+  target: Feature,
+  key: string,
+  announce: string,
+  knowledge: Knowledge,
+  options: AgentOptions,
+): AgentTurn | undefined {
+  const port = SIM_MCP_MARKERS.webApp.exec(target.description)?.[1];
+  if (port !== undefined) {
+    const files: Array<[string, string, string]> = [
+      [`write-app-${key}`, WEB_APP_SERVER, webAppServerText(target.id, Number(port))],
+      [`write-start-${key}`, WEB_APP_START, WEB_APP_START_TEXT],
+    ];
+    for (const [step, path, fileText] of files) {
+      if (knowledge.succeeded.has(step)) continue;
+      const error = knowledge.errors.get(step);
+      if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
+        return endTurn(`${announce} Writing ${path} failed twice: ${oneLine(error)}. Stopping.`);
+      }
+      return {
+        text: `Writing ${path} for the web app of ${target.id}.`,
+        calls: [
+          {
+            step,
+            name: EDITOR_TOOL,
+            input: { command: 'create', path, file_text: fileText },
+          },
+        ],
+      };
+    }
+  }
+  const calls = simMcpCalls(target.description);
+  for (const [index, call] of calls.entries()) {
+    const step = `mcp-${key}-${index + 1}`;
+    if (knowledge.succeeded.has(step)) continue;
+    if (!options.tools.has(call.tool)) {
+      return endTurn(
+        `${announce} I need the \`${call.tool}\` tool to check it, and this request does not offer it. Stopping.`,
+      );
+    }
+    const error = knowledge.errors.get(step);
+    if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
+      return endTurn(
+        `${announce} \`${call.tool}\` failed twice: ${oneLine(error)}. ${target.id} stays failing; stopping.`,
+      );
+    }
+    return {
+      text:
+        error === undefined
+          ? `Checking ${target.id} with \`${call.tool}\`.`
+          : `\`${call.tool}\` failed (${oneLine(error, 160)}); trying once more.`,
+      calls: [{ step, name: call.tool, input: call.input }],
+    };
+  }
+  const expected = SIM_MCP_MARKERS.expect.exec(target.description)?.[1];
+  const last = knowledge.mcpResults.get(`mcp-${key}-${calls.length}`);
+  if (
+    expected !== undefined &&
+    calls.length > 0 &&
+    last !== undefined &&
+    !last.includes(expected)
+  ) {
+    return endTurn(
+      `${announce} The last MCP result did not show "${expected}" (it said: ${oneLine(last, 200)}). ${target.id} stays failing; stopping.`,
+    );
+  }
+  return undefined;
 }
 
 /**

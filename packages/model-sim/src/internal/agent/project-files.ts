@@ -25,6 +25,54 @@ export const SIM_FAULT_MARKERS = {
   noCheck: /\[sim:no-check\]/,
 } as const;
 
+/**
+ * Markers that make the scripted agent use MCP tools on a feature, after writing it and before
+ * its check (docs/mcp.md):
+ * - `[sim:web-app PORT]`: it also writes a tiny web app (`app/server.js`, a Node HTTP server on
+ *   127.0.0.1:PORT whose page says the feature's ok marker) and `start-app.sh`, which starts it;
+ * - `[sim:mcp TOOL {json}]`: it calls the tool with that input (in order, each retried once);
+ * - `[sim:mcp-expect TEXT]`: the last of those results must contain TEXT, or the feature stays
+ *   failing and the agent says what it saw.
+ */
+export const SIM_MCP_MARKERS = {
+  webApp: /\[sim:web-app (\d{2,5})\]/,
+  call: /\[sim:mcp ([A-Za-z0-9_-]{1,64}) (\{.*?\})\]/g,
+  expect: /\[sim:mcp-expect ([^\]]+)\]/,
+} as const;
+
+/** The MCP calls a feature's description asks for, in order (bad JSON is left out). */
+export function simMcpCalls(
+  description: string,
+): Array<{ tool: string; input: Record<string, unknown> }> {
+  const calls: Array<{ tool: string; input: Record<string, unknown> }> = [];
+  for (const match of description.matchAll(SIM_MCP_MARKERS.call)) {
+    try {
+      const input = JSON.parse(match[2] ?? '') as unknown;
+      if (typeof input === 'object' && input !== null && !Array.isArray(input)) {
+        calls.push({ tool: match[1] ?? '', input: input as Record<string, unknown> });
+      }
+    } catch {
+      // Not a call the agent can make.
+    }
+  }
+  return calls;
+}
+
+/** The web app of `[sim:web-app PORT]`: a page that says the feature's ok marker. */
+export function webAppServerText(id: string, port: number): string {
+  return [
+    "const http = require('node:http');",
+    `const page = '<!doctype html><html><head><title>${id} app</title></head><body><h1 id="status">${okMarker(id)}</h1></body></html>';`,
+    "http.createServer((request, response) => { response.writeHead(200, { 'content-type': 'text/html' }); response.end(page); })",
+    `  .listen(${port}, '127.0.0.1', () => console.error('app listening on ${port}'));`,
+    '',
+  ].join('\n');
+}
+
+export const WEB_APP_SERVER = 'app/server.js';
+export const WEB_APP_START = 'start-app.sh';
+export const WEB_APP_START_TEXT = '#!/bin/sh\nexec node app/server.js\n';
+
 /** The script text that makes a feature's check fail (what `[sim:breaks Fn]` writes). */
 export function brokenScriptText(id: string): string {
   return [
