@@ -58,6 +58,7 @@ it('runs one git fetch for eight concurrent diff requests of one project', async
     contextPreset: 'coding',
     context: { preset: 'coding' },
     sandbox: null,
+    verification: null,
     createdAt: Date.now(),
   });
   const answers = [...Array(8).keys()].map((index) =>

@@ -439,6 +439,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
         contextPreset: context.preset ?? DEFAULT_CONTEXT_PRESET,
         context,
         sandbox: parsed.sandbox ?? null,
+        verification: parsed.verification ?? null,
         createdAt: Date.now(),
       });
     },

@@ -154,6 +154,7 @@ export function upgradeRecord(
     contextPreset: 'coding',
     context: {},
     sandbox: null,
+    verification: null,
     sessionSandbox: null,
     createdAt,
     status,

@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { FeatureChecks } from '@baton/session';
 import type { SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import { decodeProjectEventJson } from './event-decoder.js';
@@ -21,7 +22,7 @@ import type {
   LoggedEvent,
   NewProjectRecord,
   ProjectLog,
-  SessionProgress,
+  SessionEndOptions,
   SessionSummary,
   TransitionOptions,
   TransitionResult,
@@ -176,8 +177,18 @@ export class FileProjectLog implements ProjectLog {
   async recordSessionEnd(
     projectId: string,
     summary: SessionSummary,
-    options: { failed: boolean; progress?: SessionProgress | undefined },
+    options: SessionEndOptions,
   ): Promise<void> {
+    // The evidence first: a crash before the record leaves true evidence and an unrecorded
+    // session (run again), never a recorded session whose checks are lost.
+    const checks = options.checks ?? {};
+    if (Object.keys(checks).length > 0) {
+      await this.#serialized(async () => {
+        if ((await this.#read(projectId)) === null) return;
+        const stored = await this.#readChecks(projectId);
+        await this.#writeAtomically(this.paths(projectId).checks, { ...stored, ...checks });
+      });
+    }
     await this.#require(
       await this.#update(projectId, (project) => {
         const counters = project.counters;
@@ -198,11 +209,20 @@ export class FileProjectLog implements ProjectLog {
         }
         if (options.progress === 'progressed') counters.sessionsWithoutProgress = 0;
         if (options.progress === 'none') counters.sessionsWithoutProgress += 1;
+        if (summary.verification !== undefined) {
+          counters.featuresVerified = summary.verification.verified;
+          counters.featuresClaimed = summary.verification.claimed;
+          counters.featuresRegressed = summary.verification.regressed;
+        }
         project.activeSession = null;
       }),
       projectId,
     );
     await this.#appendLine(this.paths(projectId).sessions, summary);
+  }
+
+  async readChecks(projectId: string): Promise<FeatureChecks> {
+    return this.#readChecks(projectId);
   }
 
   async listSessions(projectId: string): Promise<SessionSummary[]> {
@@ -323,15 +343,36 @@ export class FileProjectLog implements ProjectLog {
         `${this.paths(projectId).record} is not a version ${FILE_PROJECT_RECORD_VERSION} project record; it was written by another version of baton`,
       );
     }
-    return parsed.project;
+    // Counters and settings added since a record was written start at their defaults.
+    return {
+      ...parsed.project,
+      verification: parsed.project.verification ?? null,
+      counters: { ...emptyCounters(), ...parsed.project.counters },
+    };
   }
 
   async #write(project: ProjectRecord): Promise<void> {
-    const file = this.paths(project.id).record;
+    await this.#writeAtomically(this.paths(project.id).record, {
+      v: FILE_PROJECT_RECORD_VERSION,
+      project,
+    });
+  }
+
+  /** Writes `value` as JSON through a temporary file and a rename: never seen half written. */
+  async #writeAtomically(file: string, value: unknown): Promise<void> {
     const temporary = `${file}.${process.pid}.tmp`;
-    const body = { v: FILE_PROJECT_RECORD_VERSION, project };
-    await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    await writeFile(temporary, `${JSON.stringify(value, null, 2)}\n`, { mode: 0o600 });
     await rename(temporary, file);
+  }
+
+  async #readChecks(projectId: string): Promise<FeatureChecks> {
+    try {
+      return JSON.parse(await readFile(this.paths(projectId).checks, 'utf8')) as FeatureChecks;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT' || code === 'ENOTDIR') return {};
+      throw error;
+    }
   }
 
   async #appendLine(file: string, value: unknown): Promise<void> {

@@ -15,6 +15,8 @@ export interface FileProjectPaths {
   events: string;
   /** One summary per finished session, as JSON lines. */
   sessions: string;
+  /** The check record (verified progress): feature id → its last check run, as JSON. */
+  checks: string;
   /** One status change per line. */
   transitions: string;
   /** One JSON-lines transcript per session. */
@@ -32,6 +34,7 @@ export function fileProjectPaths(home: string, id: string): FileProjectPaths {
     events: path.join(dir, 'events.jsonl'),
     sessions: path.join(dir, 'sessions.jsonl'),
     transitions: path.join(dir, 'transitions.jsonl'),
+    checks: path.join(dir, 'checks.json'),
     transcripts: path.join(dir, 'transcripts'),
   };
 }

@@ -32,6 +32,7 @@ export type {
   LoggedEvent,
   NewProjectRecord,
   ProjectLog,
+  SessionEndOptions,
   TransitionOptions,
 } from './project-log.js';
 export { SessionChain, createSessionChain } from './chain/session-chain.js';
@@ -126,6 +127,7 @@ export {
   parseProjectInput,
   projectIdSchema,
   projectInputSchema,
+  projectVerificationSchema,
 } from './project.js';
 export type {
   ActiveSessionInfo,
@@ -136,6 +138,7 @@ export type {
   ProjectRecord,
   ProjectSourceFields,
   ProjectStatus,
+  ProjectVerification,
   SessionBudgetsInput,
   StatusTransition,
 } from './project.js';

@@ -48,6 +48,11 @@ export interface BatonKeys {
    * checklist costs its features, not the project's sessions.
    */
   featureFlips(projectId: string): string;
+  /**
+   * Hash: feature id → the feature's check state (JSON `FeatureCheckState`: status and the
+   * evidence of its last check run), laid over by each session end.
+   */
+  checks(projectId: string): string;
   /** Stream of a project's events (capped). */
   events(projectId: string): string;
   /** List of the operator's guidance messages (JSON, capped). */
@@ -102,6 +107,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     transitions: (projectId) => `${base}${projectId}:transitions`,
     sessions: (projectId) => `${base}${projectId}:sessions`,
     featureFlips: (projectId) => `${base}${projectId}:feature-flips`,
+    checks: (projectId) => `${base}${projectId}:checks`,
     events: (projectId) => `${base}${projectId}:events`,
     lease: (projectId) => `${base}${projectId}:lease`,
     fenceCounter: `${prefix}:fence`,

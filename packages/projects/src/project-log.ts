@@ -1,3 +1,4 @@
+import type { FeatureChecks, SessionVerification } from '@baton/session';
 import type { SandboxDescription } from '@baton/workspace/policy';
 import type { EventEntry, WorkerEvent } from './events.js';
 import type {
@@ -44,14 +45,21 @@ export interface ProjectLog {
     sandbox?: SandboxDescription,
   ): Promise<void>;
   /**
-   * Stores a finished session's summary, adds it to the counters, clears `activeSession`, and
-   * moves the failure and no-progress streaks as `options` say.
+   * Stores a finished session's summary, adds it to the counters, clears `activeSession`, moves
+   * the failure and no-progress streaks as `options` say, and lays `options.checks` over the
+   * project's check record, all as one step.
    */
   recordSessionEnd(
     projectId: string,
     summary: SessionSummary,
-    options: { failed: boolean; progress?: SessionProgress | undefined },
+    options: SessionEndOptions,
   ): Promise<void>;
+  /**
+   * The project's check record: the last check run of each feature Baton verified (verified
+   * progress, `@baton/session` verification.ts), by feature id; `{}` when there is none. The
+   * next session gets it as `verification.previous`.
+   */
+  readChecks(projectId: string): Promise<FeatureChecks>;
   /** The finished sessions' summaries, oldest first. */
   listSessions(projectId: string): Promise<SessionSummary[]>;
   /** A checkpoint the project's remote acknowledged: the next session starts from it. */
@@ -107,6 +115,18 @@ export interface TransitionOptions {
 export type TransitionResult =
   { ok: true; from: ProjectStatus } | { ok: false; current: ProjectStatus | null };
 
+/** What `recordSessionEnd` moves besides the summary. */
+export interface SessionEndOptions {
+  /** The session failed: the failure streak grows and `lastError` is set. */
+  failed: boolean;
+  progress?: SessionProgress | undefined;
+  /**
+   * The entries of the project's check record this session changed (`changedChecks` of the
+   * record before and `SessionResult.checks`). Default: none.
+   */
+  checks?: FeatureChecks | undefined;
+}
+
 /** What a session did for the no-progress streak (`sessionProgress` in chaining.ts decides). */
 export type SessionProgress = 'progressed' | 'none' | 'neutral';
 
@@ -140,6 +160,11 @@ export interface SessionSummary {
   commits?: string[];
   /** The end-of-session checkpoint; absent when the session saved none. */
   checkpoint?: SessionCheckpointSummary;
+  /**
+   * Verified, claimed, regressed and unverified features after the session, the checks pending on
+   * its final commit and what its end-of-session re-run did (absent with verification off).
+   */
+  verification?: SessionVerification;
   /** The model the session started on (absent in summaries stored before fallback models). */
   model?: string;
   /** Set when the session moved to its fallback model because `from` stayed overloaded. */

@@ -1,3 +1,4 @@
+import type { FeatureChecks } from '@baton/session';
 import type { SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import type { EventEntry, WorkerEvent } from './events.js';
@@ -9,7 +10,7 @@ import type {
   LoggedEvent,
   NewProjectRecord,
   ProjectLog,
-  SessionProgress,
+  SessionEndOptions,
   SessionSummary,
   TransitionOptions,
   TransitionResult,
@@ -251,7 +252,7 @@ export class ProjectRepository implements ProjectLog {
   async recordSessionEnd(
     projectId: string,
     summary: SessionSummary,
-    options: { failed: boolean; progress?: SessionProgress | undefined },
+    options: SessionEndOptions,
   ): Promise<void> {
     const key = this.keys.project(projectId);
     const pipeline = scriptPipeline(this.redis);
@@ -277,8 +278,21 @@ export class ProjectRepository implements ProjectLog {
     }
     if (options.progress === 'progressed') pipeline.hset(key, 'sessionsWithoutProgress', 0);
     if (options.progress === 'none') pipeline.hincrby(key, 'sessionsWithoutProgress', 1);
+    if (summary.verification !== undefined) {
+      const { verified, claimed, regressed } = summary.verification;
+      pipeline.hset(
+        key,
+        'featuresVerified',
+        verified,
+        'featuresClaimed',
+        claimed,
+        'featuresRegressed',
+        regressed,
+      );
+    }
     pipeline.hdel(key, 'activeSession');
     this.sessionLog.appendIn(pipeline, projectId, summary);
+    this.sessionLog.checksIn(pipeline, projectId, options.checks ?? {});
     this.#touchIn(pipeline, projectId);
     await execPipeline(pipeline);
   }
@@ -326,6 +340,7 @@ export class ProjectRepository implements ProjectLog {
       this.keys.transitions(projectId),
       this.keys.sessions(projectId),
       this.keys.featureFlips(projectId),
+      this.keys.checks(projectId),
       this.keys.events(projectId),
       this.keys.lease(projectId),
       this.keys.guidance(projectId),
@@ -347,6 +362,10 @@ export class ProjectRepository implements ProjectLog {
 
   listSessions(projectId: string): Promise<SessionSummary[]> {
     return this.sessionLog.list(projectId);
+  }
+
+  readChecks(projectId: string): Promise<FeatureChecks> {
+    return this.sessionLog.checks(projectId);
   }
 
   featureFlips(projectId: string): Promise<Map<string, FeatureFlip>> {

@@ -134,6 +134,11 @@ export interface ProjectInput {
    * (through the filtering proxy), read-only paths, lower limits. Default: the worker's policy.
    */
   sandbox?: ProjectSandbox;
+  /**
+   * How flips to `passes: true` are verified: `check`, the check of features that have none,
+   * and `requireChecks`. Default: each feature's own check; a flip without one is claimed.
+   */
+  verification?: ProjectVerification;
 }
 
 /**
@@ -160,6 +165,12 @@ export interface ProjectCounters {
   sessionsStarted: number;
   featuresPassing: number;
   featuresTotal: number;
+  /** Passing features whose last check passed (verified progress), after the latest session. */
+  featuresVerified: number;
+  /** Passing features accepted without a check, after the latest session. */
+  featuresClaimed: number;
+  /** Failing features Baton flipped back because their check failed on a re-run. */
+  featuresRegressed: number;
   /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number;
   /** Input tokens read from the prompt cache. */
@@ -207,6 +218,8 @@ export interface ProjectRecord extends ProjectSourceFields {
   context: ContextConfigInput;
   /** The project's sandbox settings, `null` for the worker's policy as it is. */
   sandbox: ProjectSandbox | null;
+  /** How flips are verified (`--check`, `--require-checks`), `null` for the defaults. */
+  verification: ProjectVerification | null;
   /** Where the latest session's commands ran (set when a session starts), `null` before any. */
   sessionSandbox: SandboxDescription | null;
   createdAt: number;
@@ -327,6 +340,28 @@ const budgetsSchema = z
   })
   .strict();
 
+/**
+ * A project's verified-progress settings (`@baton/session` verification.ts): the same field in
+ * the control API, `baton run`, `baton enqueue` and the dashboard form.
+ */
+export const projectVerificationSchema = z.strictObject({
+  /**
+   * The check of features that have none: a shell command run in the workspace's sandbox with
+   * the feature's id in `BATON_FEATURE_ID`. Default: none (such a feature's flip is claimed).
+   */
+  check: z
+    .string()
+    .trim()
+    .min(1, 'must not be empty')
+    .max(4_096, 'is longer than 4096 characters')
+    .refine((value) => !CONTROL_CHARACTERS.test(value), 'must be one line')
+    .optional(),
+  /** Refuse a flip of a feature with no check instead of accepting it as claimed. Default false. */
+  requireChecks: z.boolean().optional(),
+});
+
+export type ProjectVerification = z.output<typeof projectVerificationSchema>;
+
 export const projectInputSchema = z
   .object({
     id: projectIdSchema,
@@ -362,6 +397,7 @@ export const projectInputSchema = z
     contextPreset: z.enum(CONTEXT_PRESET_NAMES).optional(),
     context: contextConfigSchema.optional(),
     sandbox: projectSandboxSchema.optional(),
+    verification: projectVerificationSchema.optional(),
   })
   .strict()
   .refine((input) => input.base === undefined || input.repo !== undefined, {
@@ -404,6 +440,9 @@ export function emptyCounters(): ProjectCounters {
     sessionsStarted: 0,
     featuresPassing: 0,
     featuresTotal: 0,
+    featuresVerified: 0,
+    featuresClaimed: 0,
+    featuresRegressed: 0,
     inputTokens: 0,
     cacheReadInputTokens: 0,
     cacheCreationInputTokens: 0,

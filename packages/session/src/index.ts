@@ -12,6 +12,7 @@ export type {
   SessionKind,
   SessionOutcome,
   SessionResult,
+  SessionVerification,
   TurnUsage,
 } from './types.js';
 export {
@@ -66,7 +67,9 @@ export {
   CHECK_OUTPUT_TAIL_CHARS,
   DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_REGRESSION_BUDGET_MS,
+  DEFAULT_REGRESSION_CHECKS_PER_SESSION,
   FEATURE_ID_VARIABLE,
+  changedChecks,
   countVerification,
   describeEvidence,
   effectiveCheck,

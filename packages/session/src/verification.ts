@@ -80,12 +80,21 @@ export interface VerificationOptions {
    * the budget: a project completes only on checks that passed on its final commit.
    */
   regressionBudgetMs?: number | undefined;
+  /**
+   * Most checks the end-of-session re-run runs, least recently verified first, so a session's
+   * cost does not grow with the number of passing features: every passing feature is re-verified
+   * within `ceil(passing / regressionChecksPerSession)` sessions. Default
+   * `DEFAULT_REGRESSION_CHECKS_PER_SESSION` (10). Like the budget, it does not apply when every
+   * feature passes.
+   */
+  regressionChecksPerSession?: number | undefined;
   /** The record so far (the previous session's `SessionResult.checks`). Default: none. */
   previous?: FeatureChecks | undefined;
 }
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 120_000;
 export const DEFAULT_REGRESSION_BUDGET_MS = 60_000;
+export const DEFAULT_REGRESSION_CHECKS_PER_SESSION = 10;
 /** Most characters of a check's output kept as evidence and shown to the model. */
 export const CHECK_OUTPUT_TAIL_CHARS = 2_000;
 /** The variable that names the feature a check runs for. */
@@ -133,6 +142,27 @@ export function pendingChecks(
       return !(evidence?.passed === true && commit !== null && evidence.commit === commit);
     })
     .map((feature) => feature.id);
+}
+
+/**
+ * The entries of `after` that are new or differ from `before` (a check ran, or the status
+ * moved): what a session adds to the stored record, so storing it costs the checks that ran,
+ * not the project's features.
+ */
+export function changedChecks(before: FeatureChecks, after: FeatureChecks): FeatureChecks {
+  const changed: FeatureChecks = {};
+  for (const [id, state] of Object.entries(after)) {
+    const old = before[id];
+    if (
+      old === undefined ||
+      old.status !== state.status ||
+      old.evidence?.at !== state.evidence?.at ||
+      old.evidence?.sessionId !== state.evidence?.sessionId
+    ) {
+      changed[id] = state;
+    }
+  }
+  return changed;
 }
 
 /** The last `max` characters of `text`, from a line start when one is near. */

@@ -15,6 +15,7 @@ afterEach(async () => {
 });
 
 const FEATURES = 120;
+const RERUNS = 2;
 const LONG_GOAL = [
   'A long project: one greeting per case.',
   ...Array.from({ length: FEATURES }, (_, index) => `- Greeting case ${index + 1} prints its line`),
@@ -29,18 +30,22 @@ describe('a project of 120 features runs to the end on the simulator', () => {
   it('flips one feature per session, keeps the log whole and rolled over, and a session costs the same at the end as at the start', async () => {
     harness = await createHarness({}, { git: false });
     const h = harness;
-    const run = (sessionNumber: number) =>
-      runSession(
+    // The check record is carried from session to session, as the session chain does: each
+    // session re-runs at most `regressionChecksPerSession` checks (2 here, to keep the test's
+    // sandbox runs few; the default is measured by bench:long-horizon), so its cost stays flat.
+    let checks: SessionResult['checks'] = {};
+    const run = async (sessionNumber: number) => {
+      const result = await runSession(
         h.options({
           project: { id: 'long', goal: LONG_GOAL },
           kind: sessionNumber === 1 ? 'init' : 'resume',
           sessionNumber,
-          // This test is about the log and the cost of orientation. Verification re-runs every
-          // passing check at each session's end until the evidence is carried between sessions
-          // (issue #31), which here is ~7,000 sandbox runs; verified-progress.test.ts covers it.
-          verification: false,
+          verification: { previous: checks, regressionChecksPerSession: RERUNS },
         }),
       );
+      checks = result.checks;
+      return result;
+    };
     const results: SessionResult[] = [await run(1)];
     expect(results[0]).toMatchObject({ outcome: 'completed', featuresAfter: { total: FEATURES } });
     for (let number = 2; number <= FEATURES + 5; number += 1) {
@@ -57,6 +62,19 @@ describe('a project of 120 features runs to the end on the simulator', () => {
     // The agent wrote every entry itself; no session needed Baton's filler.
     expect(results.every((result) => result.progressEntry === 'agent')).toBe(true);
     expect((await readFeatures(h.store))?.every((feature) => feature.passes)).toBe(true);
+
+    // Every flip was verified; a session re-ran a bounded number of earlier checks, except the
+    // last one, which re-ran all of them before the project may complete.
+    const reruns = resumes.map((result) => result.verification?.rerun ?? -1);
+    expect(Math.max(...reruns.slice(0, -1))).toBe(RERUNS);
+    // Without checkpoints no evidence names the final commit, so the last one re-runs them all.
+    expect(reruns.at(-1)).toBe(FEATURES);
+    expect(resumes.at(-1)?.verification).toMatchObject({
+      verified: FEATURES,
+      claimed: 0,
+      regressed: 0,
+      pending: 0,
+    });
 
     // Bounded orientation: the last sessions cost what the first ones did.
     const first = resumes.slice(0, 10).reduce((sum, result) => sum + inputTokens(result), 0);
@@ -85,7 +103,7 @@ describe('a project of 120 features runs to the end on the simulator', () => {
       extraTurns.filter((event) => event.type === 'turn' && event.phase === 'work'),
     ).toHaveLength(1);
     expect(extra.turns).toBeLessThanOrEqual(3);
-  }, 240_000);
+  }, 900_000);
 });
 
 describe('a session that leaves no progress entry gets one from Baton', () => {

@@ -7,8 +7,11 @@ import {
   type ProjectContextPreset,
 } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
+import { verificationInput } from '../internal/verification.js';
 import {
   ALLOW_HOST_HELP,
+  CHECK_HELP,
+  REQUIRE_CHECKS_HELP,
   collectAllowedHost,
   parseBudget,
   parseModelId,
@@ -35,6 +38,8 @@ interface EnqueueOptions {
   stallAfter?: number;
   preset?: ProjectContextPreset;
   allowHost?: string[];
+  check?: string;
+  requireChecks?: boolean;
   json?: boolean;
 }
 
@@ -93,6 +98,8 @@ export function registerEnqueueCommand(program: Command): void {
       new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
     )
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
+    .option('--check <command>', CHECK_HELP)
+    .option('--require-checks', REQUIRE_CHECKS_HELP)
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {
       if ((options.goal === undefined) === (options.goalFile === undefined)) {
@@ -133,6 +140,7 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.allowHost === undefined
             ? {}
             : { sandbox: { allowedHosts: options.allowHost } }),
+          ...verificationInput(options),
         });
         const queued = await control.enqueue(project.id);
         if (options.json) {

@@ -7,6 +7,8 @@ import {
 import { Option, type Command } from 'commander';
 import {
   ALLOW_HOST_HELP,
+  CHECK_HELP,
+  REQUIRE_CHECKS_HELP,
   collectAllowedHost,
   parseBudget,
   parseModelId,
@@ -86,6 +88,8 @@ export function registerRunCommand(program: Command): void {
       parseBudget(PROJECT_BUDGET_RULES.maxSessionsWithoutProgress),
     )
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
+    .option('--check <command>', CHECK_HELP)
+    .option('--require-checks', REQUIRE_CHECKS_HELP)
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(
       '--no-sandbox',

@@ -73,3 +73,11 @@ export const ALLOW_HOST_HELP =
 export function collectAllowedHost(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
+
+/** `--check` of `enqueue` and `run`: validated later with the project schema. */
+export const CHECK_HELP =
+  'the check of features that have none: a shell command run in the sandbox, with the feature id in BATON_FEATURE_ID; exit 0 verifies a flip to passing (kept for the project)';
+
+/** `--require-checks` of `enqueue` and `run`. */
+export const REQUIRE_CHECKS_HELP =
+  'refuse a flip to passing of a feature with no check, instead of accepting it as claimed (kept for the project)';

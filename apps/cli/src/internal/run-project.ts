@@ -12,12 +12,15 @@ import {
   PROJECT_TRANSITIONS,
   SessionControl,
   createSessionChain,
+  formatIssues,
   openFileProjectLog,
+  projectVerificationSchema,
   type ChainCause,
   type ChainDecision,
   type FileProjectLog,
   type ProjectBudgets,
   type ProjectRecord,
+  type ProjectVerification,
 } from '@baton/projects';
 import {
   SessionError,
@@ -48,6 +51,7 @@ import { connectModel, refuseModelWithoutKey } from './model.js';
 import { batonHome, deriveProjectId } from './project-home.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 import { outputJson } from './terminal-text.js';
+import { describeVerification, verificationInput } from './verification.js';
 
 /** Parsed options of `baton run`. */
 export interface RunOptions {
@@ -70,6 +74,10 @@ export interface RunOptions {
   sandbox?: boolean;
   /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
   allowHost?: string[];
+  /** `--check`: the check of features that have none. */
+  check?: string;
+  /** `--require-checks`: refuse flips of features with no check. */
+  requireChecks?: boolean;
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -111,6 +119,16 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
       `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
     );
   }
+  const verification = readProjectVerification(options);
+  if (
+    verification !== undefined &&
+    JSON.stringify(verification) !== JSON.stringify(existing.verification ?? {})
+  ) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} ${describeVerification(existing.verification)}; --check and --require-checks are set when a project is created.`,
+    );
+  }
   const hosts = existing.sandbox?.allowedHosts ?? [];
   const asked = readProjectSandbox(options)?.allowedHosts;
   if (asked !== undefined && asked.join(' ') !== hosts.join(' ')) {
@@ -119,6 +137,20 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
       `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
     );
   }
+}
+
+/** `--check`/`--require-checks` through the project schema `enqueue` and the dashboard use. */
+function readProjectVerification(options: RunOptions): ProjectVerification | undefined {
+  const input = verificationInput(options).verification;
+  if (input === undefined) return undefined;
+  const parsed = projectVerificationSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = formatIssues(parsed.error.issues).map((line) =>
+      line.replace(/^check:/, '--check:'),
+    );
+    throw new CliError('usage', `${problems.join('; ')}.`);
+  }
+  return parsed.data;
 }
 
 /** `--allow-host` through the project schema `enqueue` and the dashboard use; one line when wrong. */
@@ -205,6 +237,7 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     contextPreset: 'coding',
     context: {},
     sandbox: readProjectSandbox(options) ?? null,
+    verification: readProjectVerification(options) ?? null,
     createdAt: Date.now(),
     repo: source?.repo ?? null,
     base: source?.base ?? null,

@@ -2,7 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { defineContextConfig } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
 import {
+  changedChecks,
   readFeatures,
+  type FeatureChecks,
   type RunSessionOptions,
   type SessionEvent,
   type SessionResult,
@@ -155,6 +157,8 @@ interface Setup {
   prepared: PrepareOutcome;
   features: Awaited<ReturnType<typeof readFeatures>>;
   kind: SessionResult['kind'];
+  /** The project's check record before this session (`verification.previous`). */
+  checks: FeatureChecks;
 }
 
 /**
@@ -341,11 +345,12 @@ class ChainStep {
     }
     const features = await readFeatures(store);
     const kind = nextSessionKind(features);
+    const checks = await this.#options.log.readChecks(projectId);
     this.#log.info(
       { sessionId, kind, interrupted: previous !== null, checkpoint },
       prepared.ok ? 'session started' : 'workspace not ready; session not started',
     );
-    return { store, workspace, prepared, features, kind };
+    return { store, workspace, prepared, features, kind, checks };
   }
 
   #budgets(project: ProjectRecord): ProjectBudgets {
@@ -354,9 +359,10 @@ class ChainStep {
 
   #sessionOptions(
     { project, previous, extraOptions }: Claim,
-    { store, workspace, kind }: Setup,
+    { store, workspace, kind, checks }: Setup,
   ): RunSessionOptions {
     const { control } = this.#request;
+    const verification = extraOptions.verification;
     return {
       context: defineContextConfig(project.context),
       // Memory stores are created with the tool's limits and enforce them atomically.
@@ -381,6 +387,17 @@ class ChainStep {
       interrupted: previous !== null,
       // Shown in the resume orientation: which commit the branch was last saved at.
       lastCheckpoint: project.lastCheckpoint,
+      // Carried between sessions, so a session re-runs only the checks not yet verified on its
+      // final commit (least recently verified first), not every passing check.
+      verification:
+        verification === false
+          ? false
+          : {
+              defaultCheck: project.verification?.check,
+              requireChecks: project.verification?.requireChecks,
+              ...verification,
+              previous: checks,
+            },
       onEvent: (event) => {
         this.#options.observeSessionEvent?.(event);
         return this.#chain.publish(event);
@@ -419,6 +436,7 @@ class ChainStep {
     await log.recordSessionEnd(projectId, summary, {
       failed,
       progress: sessionProgress({ ...result, kind: setup.kind, abortReason }),
+      checks: changedChecks(setup.checks, result.checks ?? {}),
     });
     const workspaceProblem = setup.prepared.ok ? unpushedCheckpoint(result) : setup.prepared.pause;
     const after = await log.require(projectId);

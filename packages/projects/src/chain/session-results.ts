@@ -127,6 +127,7 @@ export function summarizeSession(
     commits: result.commits,
     model: identity.model,
     ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
+    ...(result.verification === undefined ? {} : { verification: result.verification }),
     ...(result.checkpoint === undefined
       ? {}
       : { checkpoint: checkpointSummary(result.checkpoint) }),

@@ -11,6 +11,7 @@ import {
   type ProjectCounters,
   type ProjectRecord,
   type ProjectStatus,
+  type ProjectVerification,
 } from '../project.js';
 
 export const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
@@ -18,6 +19,9 @@ export const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'sessionsStarted',
   'featuresPassing',
   'featuresTotal',
+  'featuresVerified',
+  'featuresClaimed',
+  'featuresRegressed',
   'inputTokens',
   'cacheReadInputTokens',
   'cacheCreationInputTokens',
@@ -43,7 +47,7 @@ type StoredConfig = Pick<
   | 'baseCommit'
   | 'branch'
   | 'skipHooks'
-> & { fallbackModel?: string; sandbox?: ProjectSandbox };
+> & { fallbackModel?: string; sandbox?: ProjectSandbox; verification?: ProjectVerification };
 
 /** The hash fields (name, value, name, value...) of a new project in status `queued`. */
 export function newProjectHashFields(record: NewProjectRecord): (string | number)[] {
@@ -56,6 +60,7 @@ export function newProjectHashFields(record: NewProjectRecord): (string | number
     contextPreset: record.contextPreset,
     context: record.context,
     ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
+    ...(record.verification === null ? {} : { verification: record.verification }),
     repo: record.repo,
     base: record.base,
     baseCommit: record.baseCommit,
@@ -115,6 +120,7 @@ export function parseProjectHash(
     // Projects stored before the context config was kept ran their preset alone.
     context: config.context ?? { preset: config.contextPreset ?? 'coding' },
     sandbox: config.sandbox ?? null,
+    verification: config.verification ?? null,
     sessionSandbox: hash.sessionSandbox
       ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)
       : null,

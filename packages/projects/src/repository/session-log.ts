@@ -1,3 +1,4 @@
+import type { FeatureChecks, FeatureCheckState } from '@baton/session';
 import { execPipeline } from '../internal/pipeline.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
@@ -26,8 +27,9 @@ export interface FeatureFlip {
 const FLIPS_INDEXED_FIELD = 'featureFlipsIndexed';
 
 /**
- * Each project's finished sessions: a capped list of summaries (oldest first) and a hash of the
- * latest session that flipped each feature, so the checklist never reads every summary.
+ * Each project's finished sessions: a capped list of summaries (oldest first), a hash of the
+ * latest session that flipped each feature, so the checklist never reads every summary, and the
+ * check record (feature id → its last check run), laid over by each session end.
  */
 export class SessionLog {
   readonly #redis: RedisClient;
@@ -54,6 +56,30 @@ export class SessionLog {
       pipeline.hset(this.#keys.featureFlips(projectId), id, flip);
     pipeline.rpush(this.#keys.sessions(projectId), JSON.stringify(summary));
     pipeline.ltrim(this.#keys.sessions(projectId), -this.#maxSessions, -1);
+  }
+
+  /** Queues the entries a session changed in the check record on `pipeline` (its session-end write). */
+  checksIn(
+    pipeline: ReturnType<RedisClient['pipeline']>,
+    projectId: string,
+    checks: FeatureChecks,
+  ): void {
+    const entries = Object.entries(checks);
+    if (entries.length === 0) return;
+    pipeline.hset(
+      this.#keys.checks(projectId),
+      ...entries.flatMap(([id, state]) => [id, JSON.stringify(state)]),
+    );
+  }
+
+  /** The check record: one HGETALL, its size the project's features whatever its sessions. */
+  async checks(projectId: string): Promise<FeatureChecks> {
+    const stored = await this.#redis.hgetall(this.#keys.checks(projectId));
+    const checks: FeatureChecks = {};
+    for (const [id, state] of Object.entries(stored)) {
+      checks[id] = JSON.parse(state) as FeatureCheckState;
+    }
+    return checks;
   }
 
   /**

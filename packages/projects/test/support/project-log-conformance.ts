@@ -24,6 +24,7 @@ export function newProjectRecord(
     contextPreset: 'coding',
     context: {},
     sandbox: null,
+    verification: null,
     createdAt: Date.now(),
     repo: null,
     base: null,
@@ -190,6 +191,10 @@ export function describeProjectLogConformance(
         featuresTotal: 2,
         consecutiveFailures: 1,
         sessionsWithoutProgress: 1,
+        // A session without verification leaves the counts as they were.
+        featuresVerified: 0,
+        featuresClaimed: 0,
+        featuresRegressed: 0,
       });
       expect(project.counters.costUsd).toBeCloseTo(0.25, 9);
       const second = sessionSummary({ sessionId: 's2', sessionNumber: 2, costUsd: 0.5 });
@@ -214,6 +219,60 @@ export function describeProjectLogConformance(
         1, 2, 3,
       ]);
       expect((await log.listSessions(id))[0]).toEqual(first);
+    });
+
+    it('keeps the check record: each session end lays its changed entries over it, with the counts', async () => {
+      await log.create(newProjectRecord(id));
+      expect(await log.readChecks(id)).toEqual({});
+      const evidence = (featureId: string, passed: boolean, at: number) => ({
+        featureId,
+        command: `./check ${featureId}`,
+        passed,
+        exitCode: passed ? 0 : 1,
+        durationMs: 12,
+        outputTail: passed ? 'ok' : 'expected 2, got 3',
+        commit: `c${at}`,
+        at,
+        trigger: 'flip' as const,
+        sessionId: `s${at}`,
+      });
+      const verification = (verified: number, regressed: number) => ({
+        verified,
+        claimed: 1,
+        regressed,
+        unverified: 0,
+        pending: 0,
+        regressedIds: [],
+        rerun: 0,
+        rerunMs: 0,
+      });
+      await log.recordSessionEnd(id, sessionSummary({ verification: verification(1, 0) }), {
+        failed: false,
+        checks: {
+          F1: { status: 'verified', evidence: evidence('F1', true, 1) },
+          F2: { status: 'claimed', evidence: null },
+        },
+      });
+      await log.recordSessionEnd(
+        id,
+        sessionSummary({ sessionNumber: 2, verification: verification(0, 1) }),
+        {
+          failed: false,
+          checks: { F1: { status: 'regressed', evidence: evidence('F1', false, 2) } },
+        },
+      );
+      expect(await log.readChecks(id)).toEqual({
+        F1: { status: 'regressed', evidence: evidence('F1', false, 2) },
+        F2: { status: 'claimed', evidence: null },
+      });
+      expect((await log.require(id)).counters).toMatchObject({
+        featuresVerified: 0,
+        featuresClaimed: 1,
+        featuresRegressed: 1,
+      });
+      expect((await log.listSessions(id))[1]?.verification).toEqual(verification(0, 1));
+      await log.delete(id);
+      expect(await log.readChecks(id)).toEqual({});
     });
 
     it('keeps the last acknowledged checkpoint', async () => {

@@ -20,6 +20,7 @@ import {
   type CheckTrigger,
   DEFAULT_CHECK_TIMEOUT_MS,
   DEFAULT_REGRESSION_BUDGET_MS,
+  DEFAULT_REGRESSION_CHECKS_PER_SESSION,
   FEATURE_ID_VARIABLE,
   type FeatureChecks,
   type VerificationOptions,
@@ -154,8 +155,9 @@ export class FeatureVerifier {
   }
 
   /**
-   * Re-runs the checks of passing features, least recently verified first, within the budget
-   * (all of them when every feature passes); a failing one is flipped back to failing.
+   * Re-runs the checks of passing features not yet verified on `commit`, least recently verified
+   * first, within the budget and `regressionChecksPerSession` (all of them when every feature
+   * passes); a failing one is flipped back to failing.
    */
   async regressionPass(store: MemoryStore, commit: string | null): Promise<RegressionPass> {
     const started = Date.now();
@@ -164,6 +166,9 @@ export class FeatureVerifier {
     if (features === null) return pass;
     const everyFeaturePasses = features.length > 0 && features.every((feature) => feature.passes);
     const budget = this.#options.verification.regressionBudgetMs ?? DEFAULT_REGRESSION_BUDGET_MS;
+    const most =
+      this.#options.verification.regressionChecksPerSession ??
+      DEFAULT_REGRESSION_CHECKS_PER_SESSION;
     const due = features
       .map((feature, index) => ({ feature, index }))
       .filter(({ feature }) => feature.passes)
@@ -179,7 +184,7 @@ export class FeatureVerifier {
       );
     for (const { feature } of due) {
       const left = budget - (Date.now() - started);
-      if (!everyFeaturePasses && left <= 0) break;
+      if (!everyFeaturePasses && (left <= 0 || pass.ran >= most)) break;
       const timeout = everyFeaturePasses ? this.#timeoutMs : Math.min(this.#timeoutMs, left);
       const command = effectiveCheck(feature, this.defaultCheck) ?? '';
       const evidence = await this.#run(feature.id, command, commit, 'regression', timeout);
