@@ -192,6 +192,25 @@ describe('the simulator refuses what the Messages API refuses', () => {
     expect(other.type).toBe('message');
   });
 
+  it('the Models API reports each model context window as max_input_tokens; an unknown model is 404', async () => {
+    const client = await clientFor({
+      contextWindow: { 'small-model': 500 },
+      faults: { unknownModels: ['claude-nope-9'] },
+    });
+    const small = await client.models.retrieve('small-model');
+    expect(small).toMatchObject({ type: 'model', id: 'small-model', max_input_tokens: 500 });
+    expect((await client.models.retrieve('sim')).max_input_tokens).toBe(200_000);
+    const error = await client.models
+      .retrieve('claude-nope-9')
+      .then(() => undefined)
+      .catch((caught: unknown) => caught);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBe(404);
+    expect((error as APIError).type).toBe('not_found_error');
+    // Looking a model up is not a Messages request.
+    expect(sim?.requests).toBe(0);
+  });
+
   it('a reply that would pass the context window stops with model_context_window_exceeded', async () => {
     const client = await clientFor({
       contextWindow: 300,

@@ -212,6 +212,20 @@ const sessionEventSchemas = [
   }),
   z.looseObject({
     ...sessionBase,
+    type: z.literal('context-full'),
+    turn: integer,
+    cause: z.enum(['counter', 'prompt_too_long', 'stop_reason']),
+    promptTokens: z.number().nullable().default(null),
+    contextWindow: z.number().nullable().default(null),
+  }),
+  z.looseObject({
+    ...sessionBase,
+    type: z.literal('empty-reply'),
+    turn: integer,
+    nudged: z.boolean().default(false),
+  }),
+  z.looseObject({
+    ...sessionBase,
     type: z.literal('api-retry'),
     attempt: integer,
     status: z.number().optional(),

@@ -1,6 +1,7 @@
 export { NON_STREAMING_MAX_TOKENS, runSession } from './run-session.js';
 export type {
   AppliedEdit,
+  ContextFullCause,
   ProjectInfo,
   RunSessionOptions,
   SessionBudgets,

@@ -122,6 +122,14 @@ export interface RunSessionOptions {
   /** `max_tokens` of each response. Default 4096. */
   maxTokens?: number;
   /**
+   * The model's context window in tokens. Before each request the session adds what it is about
+   * to send to the last response's input and output tokens; when that and `max_tokens` no longer
+   * fit, it hands off to the next session (stop reason `context_full`) instead of sending a
+   * prompt the API would refuse. Default: the model's `max_input_tokens` from the Models API
+   * (`GET /v1/models/{model}`), asked once per model; unknown (no counter) when that fails.
+   */
+  contextWindow?: number | undefined;
+  /**
    * Read each response as a stream (`messages.stream(...).finalMessage()`) instead of one JSON
    * body. `'auto'` (default): stream when `maxTokens` is above `NON_STREAMING_MAX_TOKENS`, where
    * the SDK refuses non-streaming calls ("may take longer than 10 minutes"). Either way the
@@ -288,6 +296,9 @@ export type { TurnUsage } from '@baton/context-config';
 export type AppliedEdit =
   BetaClearToolUses20250919EditResponse | BetaClearThinking20251015EditResponse;
 
+/** How a session learnt that its context window is full (the `context-full` event). */
+export type ContextFullCause = 'counter' | 'prompt_too_long' | 'stop_reason';
+
 interface EventBase {
   v: 1;
   at: number;
@@ -352,6 +363,27 @@ export type SessionEvent =
       status?: number;
       message: string;
     })
+  /**
+   * The context window is full: the session stops its work here, closes the progress log from a
+   * fresh context, and the next session continues.
+   */
+  | (EventBase & {
+      type: 'context-full';
+      /** The request that did not fit (`counter`, `prompt_too_long`) or the response that filled it. */
+      turn: number;
+      /**
+       * `counter`: Baton's count said the next request would not fit; `prompt_too_long`: the API
+       * refused the prompt (400); `stop_reason`: a response stopped with
+       * `model_context_window_exceeded`.
+       */
+      cause: ContextFullCause;
+      /** The prompt's tokens as counted (`counter`) or as the API said (`prompt_too_long`); null when unknown. */
+      promptTokens: number | null;
+      /** The model's context window; null when unknown. */
+      contextWindow: number | null;
+    })
+  /** The model answered with nothing at all (`content: []`); `nudged`: Baton asked it to continue. */
+  | (EventBase & { type: 'empty-reply'; turn: number; nudged: boolean })
   | (EventBase & {
       type: 'api-retry';
       attempt: number;

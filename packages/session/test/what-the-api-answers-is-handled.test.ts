@@ -32,6 +32,9 @@ describe('what the API answers is handled', () => {
     expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
     const nudged = seen.filter((request) => text(request).includes('Your reply was empty'));
     expect(nudged.length).toBeGreaterThan(0);
+    expect(h.events.filter((event) => event.type === 'empty-reply')).toEqual([
+      expect.objectContaining({ nudged: true }),
+    ]);
     // The empty reply was never sent back, and the nudge follows the tool results.
     const after = nudged[0]!.params.messages;
     const last = after[after.length - 1]!;
@@ -56,12 +59,46 @@ describe('what the API answers is handled', () => {
     expect(before.inputTokensAfter! + before.outputTokens!).toBeLessThan(window);
     const h = await createHarness({ contextWindow: window }, { initialised: true });
     harness = h;
-    const result = await runSession(h.options({ sessionNumber: 2 }));
+    // The session is told a larger window than the API enforces, so its own count does not
+    // stop it first: the API's 400 is what it meets.
+    const result = await runSession(h.options({ sessionNumber: 2, contextWindow: 10 * window }));
     expect(result).toMatchObject({ outcome: 'budget_exhausted', stopReason: 'context_full' });
     expect(result.contextFull?.turn).toBeGreaterThan(1);
     expect(h.sim.received.some((record) => record.status === 400)).toBe(true);
+    expect(h.events.find((event) => event.type === 'context-full')).toMatchObject({
+      cause: 'prompt_too_long',
+      turn: result.contextFull?.turn,
+      contextWindow: window,
+    });
     const log = await h.store.read('progress.md');
     expect(log).toContain(`filled at turn ${result.contextFull?.turn}`);
+  });
+
+  it('the context counter: the session hands off before a request whose prompt and max_tokens no longer fit the window the Models API reports', async () => {
+    const maxTokens = 1024;
+    const probe = await createHarness({}, { initialised: true });
+    const probeResult = await runSession(probe.options({ sessionNumber: 2, maxTokens }));
+    expect(probeResult.outcome).toBe('completed');
+    const records = probe.sim.received;
+    await probe.close();
+    // A window the request before the last working turn still fits, but not with its max_tokens.
+    const target = records.findIndex((record) => record.stopReason === 'end_turn') - 1;
+    const window = records[target]!.inputTokensAfter! + maxTokens - 1;
+    expect(records[target - 1]!.inputTokensAfter! + maxTokens).toBeLessThanOrEqual(window);
+    const h = await createHarness({ contextWindow: { sim: window } }, { initialised: true });
+    harness = h;
+    const result = await runSession(h.options({ sessionNumber: 2, maxTokens }));
+    expect(result).toMatchObject({ outcome: 'budget_exhausted', stopReason: 'context_full' });
+    // The API never had to refuse anything: the session counted and stopped first.
+    expect(h.sim.received.every((record) => record.status === 200)).toBe(true);
+    expect(result.contextFull?.turn).toBe(target + 1);
+    const full = h.events.find((event) => event.type === 'context-full');
+    expect(full).toMatchObject({ cause: 'counter', turn: target + 1, contextWindow: window });
+    const counted = full?.type === 'context-full' ? full.promptTokens : null;
+    expect(counted).toBeGreaterThan(window - maxTokens);
+    expect(counted).toBeLessThanOrEqual(records[target]!.inputTokensAfter! + 20);
+    const log = await h.store.read('progress.md');
+    expect(log).toContain(`filled at turn ${target + 1}`);
   });
 
   it('401 and 403: the session stops at once with stopReason auth, no retries, no end-of-session turn', async () => {

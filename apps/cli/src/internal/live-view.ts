@@ -188,6 +188,21 @@ export function describeEvent(
         'yellow',
         `  API ${event.status ?? 'connection'} error: retry ${event.attempt} in ${Math.round(event.delayMs)} ms`,
       );
+    case 'context-full': {
+      const count =
+        event.promptTokens === null
+          ? ''
+          : ` (${formatTokens(event.promptTokens)}${event.contextWindow === null ? '' : ` of ${formatTokens(event.contextWindow)}`} tokens)`;
+      return paint(
+        'yellow',
+        `  context window full at turn ${event.turn}${count}: the session closes its log and the next one continues`,
+      );
+    }
+    case 'empty-reply':
+      return paint(
+        'yellow',
+        `  empty reply at turn ${event.turn}${event.nudged ? ': asked the model to continue' : ''}`,
+      );
     case 'model-fallback':
       return paint(
         'yellow',

@@ -37,9 +37,13 @@ export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
 /** The context window of a model the `contextWindow` option does not name. */
 export const DEFAULT_CONTEXT_WINDOW = 200_000;
 
+/** `max_tokens` the Models API reports for every simulated model. */
+export const SIM_MAX_OUTPUT_TOKENS = 64_000;
+
 const ENDPOINTS = [
   '/v1/messages',
   '/v1/messages/count_tokens',
+  '/v1/models/{model_id}',
   '/_sim/stats',
   '/_sim/faults',
   '/_sim/release',
@@ -121,8 +125,9 @@ export class SimServer {
     if (path === '/' && request.method === 'GET') {
       return sendJson(response, 200, { name: 'baton-model-sim', endpoints: ENDPOINTS }, requestId);
     }
+    const model = request.method === 'GET' ? /^\/v1\/models\/([^/]+)$/.exec(path)?.[1] : undefined;
     const known = path === '/v1/messages' || path === '/v1/messages/count_tokens';
-    if (!known || request.method !== 'POST') {
+    if (model === undefined && (!known || request.method !== 'POST')) {
       return sendError(response, notFound(request, path), requestId);
     }
     if (!request.headers['x-api-key'] && !request.headers['authorization']) {
@@ -135,8 +140,38 @@ export class SimServer {
         requestId,
       );
     }
+    if (model !== undefined) return this.#handleModel(exchange, decodeURIComponent(model));
     if (path === '/v1/messages') return this.#handleMessages(exchange);
     return this.#handleCountTokens(exchange);
+  }
+
+  /**
+   * `GET /v1/models/{model_id}`: the model's `max_input_tokens` (its context window, as the
+   * Messages API enforces it here) and `max_tokens`; 404 for a model `unknownModels` names, as
+   * the API answers a model it does not serve.
+   */
+  #handleModel({ response, requestId }: Exchange, model: string): void {
+    if (this.faults.unknownModels?.includes(model)) {
+      return sendError(response, new ApiError('not_found_error', `model: ${model}`), requestId);
+    }
+    sendJson(
+      response,
+      200,
+      {
+        type: 'model',
+        id: model,
+        display_name: model,
+        created_at: '1970-01-01T00:00:00Z',
+        capabilities: null,
+        deprecated_at: null,
+        lifecycle: 'active',
+        line: null,
+        max_input_tokens: this.#contextWindow(model),
+        max_tokens: SIM_MAX_OUTPUT_TOKENS,
+        retires_at: null,
+      },
+      requestId,
+    );
   }
 
   #record(entry: SimRequestRecord): void {

@@ -1,4 +1,4 @@
-import type { SessionOutcome } from '../types.js';
+import type { ContextFullCause, SessionOutcome } from '../types.js';
 import type { WorkAbortCause } from './work-signal.js';
 
 /** Budgets the loop checks after every working turn. */
@@ -11,8 +11,17 @@ export type PhaseStop =
   | { kind: 'aborted' }
   | { kind: 'refusal' }
   | { kind: 'max_tokens' }
-  /** The context window filled at `turn`: a 400 "prompt is too long" or `model_context_window_exceeded`. */
-  | { kind: 'context_window'; turn: number }
+  /**
+   * The context window filled at `turn`: Baton's count, a 400 "prompt is too long" or
+   * `model_context_window_exceeded` (`cause`), with the tokens when known.
+   */
+  | {
+      kind: 'context_window';
+      turn: number;
+      cause: ContextFullCause;
+      promptTokens: number | null;
+      contextWindow: number | null;
+    }
   /** The API refused the key (401) or its access (403). */
   | { kind: 'auth'; error: unknown }
   /** The API does not know the model (404 not_found_error). */

@@ -8,6 +8,7 @@ import {
   type TurnAccounting,
   type UsageAccumulator,
   createUsageAccumulator,
+  estimateInputTokens,
   mirrorAppliedEdits,
   totalInputTokens,
   withCacheBreakpoints,
@@ -121,7 +122,13 @@ const ON_STOP_REASON: Readonly<Record<string, StopReasonStep>> = {
     return undefined;
   },
   refusal: () => ({ kind: 'refusal' }),
-  model_context_window_exceeded: (runner) => ({ kind: 'context_window', turn: runner.turns }),
+  model_context_window_exceeded: (runner) => ({
+    kind: 'context_window',
+    turn: runner.turns,
+    cause: 'stop_reason',
+    promptTokens: null,
+    contextWindow: null,
+  }),
 };
 
 function isToolUse(block: BetaMessage['content'][number]): block is BetaToolUseBlock {
@@ -136,8 +143,15 @@ function isToolUse(block: BetaMessage['content'][number]): block is BetaToolUseB
 function stopForApiError(error: unknown, turn: number): PhaseStop {
   const failure = classifyFailure(error);
   const message = errorMessage(error);
-  if (failure.status === 400 && /prompt is too long/i.test(message)) {
-    return { kind: 'context_window', turn };
+  const tooLong = /prompt is too long: (\d+) tokens > (\d+) maximum/i.exec(message);
+  if (failure.status === 400 && (tooLong !== null || /prompt is too long/i.test(message))) {
+    return {
+      kind: 'context_window',
+      turn,
+      cause: 'prompt_too_long',
+      promptTokens: tooLong === null ? null : Number(tooLong[1]),
+      contextWindow: tooLong === null ? null : Number(tooLong[2]),
+    };
   }
   if (failure.status === 401 || failure.status === 403) return { kind: 'auth', error };
   if (failure.status === 404 && apiErrorType(error) === 'not_found_error') {
@@ -191,6 +205,15 @@ export class SessionRunner {
   readonly #root: string;
   /** One line per MCP server (or configuration) that could not be used, for the first message. */
   #mcpNotes: string[] = [];
+  /**
+   * The context window of each model asked for (the `contextWindow` option, else the Models
+   * API's `max_input_tokens`); null: unknown, so the session does not count.
+   */
+  readonly #contextWindows = new Map<string, Promise<number | null>>();
+  /** The last answered request: its input tokens as the API counted them, and as Baton estimates them. */
+  #lastPrompt: { tokens: number; estimate: number } | undefined;
+  /** Baton's estimate of the request in flight (the same estimate as `#lastPrompt.estimate`). */
+  #sentEstimate = 0;
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
@@ -420,6 +443,15 @@ export class SessionRunner {
       for (const note of this.#mcpNotes) this.conversation.addText(note, { source: 'note' });
       await this.#guidanceQueued(early, true);
       const stop = await this.#runPhase('work', work.signal, this.#workMaxTurns());
+      if (stop.kind === 'context_window') {
+        await this.#emit({
+          type: 'context-full',
+          turn: stop.turn,
+          cause: stop.cause,
+          promptTokens: stop.promptTokens,
+          contextWindow: stop.contextWindow,
+        });
+      }
       verdict = verdictFor(stop, {
         model: this.#model,
         abortCause: work.cause,
@@ -646,6 +678,10 @@ export class SessionRunner {
     await this.#sendNewGuidance();
     await this.#transcript.flush(this.turns + 1, phase.name);
     this.conversation.flush();
+    if (phase.name === 'work') {
+      const full = await this.#contextWouldOverflow();
+      if (full !== undefined) return { stop: full };
+    }
     const started = Date.now();
     let response: BetaMessage;
     try {
@@ -656,6 +692,13 @@ export class SessionRunner {
     }
     this.turns += 1;
     phase.turns += 1;
+    this.#lastPrompt = {
+      tokens:
+        response.usage.input_tokens +
+        (response.usage.cache_read_input_tokens ?? 0) +
+        (response.usage.cache_creation_input_tokens ?? 0),
+      estimate: this.#sentEstimate,
+    };
     await this.#guidanceAnswered();
     const stopReason = response.stop_reason ?? 'end_turn';
     const appliedEdits = await this.#recordTurn(response, phase, stopReason, Date.now() - started);
@@ -671,6 +714,52 @@ export class SessionRunner {
     this.conversation.addAssistant(response.content);
     phase.maxTokensInARow = stopReason === 'max_tokens' ? phase.maxTokensInARow + 1 : 0;
     return { response, stopReason };
+  }
+
+  /**
+   * The context counter: the next request's input is the last request's, as the API counted it,
+   * plus what was added since (the reply and the new user turn, by Baton's estimate). When that
+   * and `max_tokens` no longer fit the model's window, the request is not sent: the context is
+   * full and the session hands off. Unknown window or first request: nothing to count.
+   */
+  async #contextWouldOverflow(): Promise<PhaseStop | undefined> {
+    const last = this.#lastPrompt;
+    if (last === undefined) return undefined;
+    const window = await this.#contextWindowOf(this.#model);
+    if (window === null) return undefined;
+    const next = last.tokens + Math.max(0, this.#estimateRequest() - last.estimate);
+    if (next + this.#maxTokens <= window) return undefined;
+    return {
+      kind: 'context_window',
+      turn: this.turns + 1,
+      cause: 'counter',
+      promptTokens: next,
+      contextWindow: window,
+    };
+  }
+
+  /** Baton's estimate of the next request's input tokens (`estimateInputTokens`). */
+  #estimateRequest(): number {
+    return estimateInputTokens({
+      system: this.#system,
+      tools: this.toolbox.definitions,
+      messages: this.conversation.messages,
+    });
+  }
+
+  /** The context window of `model`, asked once; null when neither the option nor the API says. */
+  #contextWindowOf(model: string): Promise<number | null> {
+    const known = this.#contextWindows.get(model);
+    if (known !== undefined) return known;
+    const asked =
+      this.#options.contextWindow !== undefined
+        ? Promise.resolve(this.#options.contextWindow)
+        : this.#options.client.models
+            .retrieve(model, {}, { maxRetries: 1, timeout: 30_000 })
+            .then((info) => info.max_input_tokens ?? null)
+            .catch(() => null);
+    this.#contextWindows.set(model, asked);
+    return asked;
   }
 
   /**
@@ -703,12 +792,16 @@ export class SessionRunner {
     stopReason: string,
     phase: Phase,
   ): Promise<PhaseStop | undefined> {
-    if (response.content.length === 0 && stopReason === 'end_turn' && !phase.nudgedEmpty) {
+    if (response.content.length === 0 && stopReason === 'end_turn') {
       // Models sometimes answer tool results with nothing at all: that is not the end of the
       // work. Ask once to continue (the empty reply itself is never sent back).
-      phase.nudgedEmpty = true;
-      this.conversation.addText(EMPTY_REPLY_NUDGE, { source: 'note' });
-      return undefined;
+      const nudge = !phase.nudgedEmpty;
+      await this.#emit({ type: 'empty-reply', turn: this.turns, nudged: nudge });
+      if (nudge) {
+        phase.nudgedEmpty = true;
+        this.conversation.addText(EMPTY_REPLY_NUDGE, { source: 'note' });
+        return undefined;
+      }
     }
     if (response.content.length > 0) phase.nudgedEmpty = false;
     const step = ON_STOP_REASON[stopReason];
@@ -770,6 +863,7 @@ export class SessionRunner {
   /** One API call with our own retry loop, which reports every retry as an `api-retry` event. */
   #requestWithRetries(signal: AbortSignal): Promise<BetaMessage> {
     const params = this.#buildRequest();
+    this.#sentEstimate = this.#estimateRequest();
     const requestOptions = { signal, maxRetries: 0 };
     const client = this.#options.client;
     return withRetries(

@@ -481,7 +481,13 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
   }
 
   const flippedNow = flippedIds(actions);
-  if (flippedNow.length > 0) return finishResume(conversation, knowledge, flippedNow);
+  if (flippedNow.length > 0) {
+    if (SIM_FAULT_MARKERS.keepGoing.test(conversation.goal ?? '')) {
+      const next = keepGoing(conversation, knowledge, flippedNow, options);
+      if (next !== undefined) return next;
+    }
+    return finishResume(conversation, knowledge, flippedNow);
+  }
 
   // The startup note is cheap to restore and the next session relies on it.
   const startupView = actions.find((action) => action.step === 'view-startup')?.result;
@@ -569,6 +575,32 @@ function planResume(conversation: Conversation, options: AgentOptions): AgentTur
     );
   }
   return workOnFeature(target, conversation, knowledge, options);
+}
+
+/**
+ * `[sim:keep-going]` in the goal: after a flip the agent goes on with the next failing feature
+ * in the same session (from the checklist it read, else the orientation's list, else it reads
+ * the checklist), as a model with a large task does until its context window fills. Undefined
+ * when nothing is left: the session then ends as usual.
+ */
+function keepGoing(
+  conversation: Conversation,
+  knowledge: Knowledge,
+  flipped: string[],
+  options: AgentOptions,
+): AgentTurn | undefined {
+  const open = (feature: { id: string; passes?: boolean }) =>
+    feature.passes !== true && !flipped.includes(feature.id);
+  const known = knowledge.features?.features.find(open);
+  if (known) return workOnFeature(known, conversation, knowledge, options);
+  if (knowledge.features) return undefined;
+  const oriented = conversation.orientation;
+  const listed = oriented?.next.find(open);
+  if (listed) {
+    return workOnFeature(orientedFeature(oriented, listed.id)!, conversation, knowledge, options);
+  }
+  if (oriented && oriented.total - oriented.passing - flipped.length <= 0) return undefined;
+  return readOn(knowledge, 'features', 'Reading the checklist for the next failing feature.');
 }
 
 /** A feature of the orientation as a checklist entry (it is listed because it fails). */

@@ -23,6 +23,8 @@ export const SIM_FAULT_MARKERS = {
   claimFirst: /\[sim:claim-first\]/,
   breaks: /\[sim:breaks ([A-Za-z0-9_-]+)\]/,
   noCheck: /\[sim:no-check\]/,
+  /** In the goal: the agent does feature after feature in one session, until its context fills. */
+  keepGoing: /\[sim:keep-going\]/,
 } as const;
 
 /**
