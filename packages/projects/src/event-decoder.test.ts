@@ -96,6 +96,15 @@ const written: Array<SessionEvent | WorkerEvent> = [
   { ...session, type: 'api-retry', attempt: 1, status: 500, delayMs: 100, message: 'boom' },
   {
     ...session,
+    type: 'context-full',
+    turn: 12,
+    cause: 'counter',
+    promptTokens: 6_900,
+    contextWindow: 10_000,
+  },
+  { ...session, type: 'empty-reply', turn: 4, nudged: true },
+  {
+    ...session,
     type: 'checkpoint',
     reason: 'turn',
     commit: 'abc',

@@ -45,6 +45,10 @@ export function describeEvent(event) {
       const change = event.change;
       return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;
     }
+    case 'context-full':
+      return `context window full at turn ${event.turn}${event.promptTokens === null ? '' : ` (${formatTokens(event.promptTokens)}${event.contextWindow === null ? '' : ` of ${formatTokens(event.contextWindow)}`} tokens)`}: the next session continues`;
+    case 'empty-reply':
+      return `empty reply at turn ${event.turn}${event.nudged ? ': asked the model to continue' : ''}`;
     case 'api-retry':
       return `API retry #${event.attempt}${event.status ? ` after HTTP ${event.status}` : ''}, waiting ${formatDuration(event.delayMs)}`;
     case 'session-end': {
@@ -71,7 +75,12 @@ export function describeEvent(event) {
 }
 
 function eventClass(event) {
-  if ((event.type === 'tool-call' && event.isError) || event.type === 'api-retry')
+  if (
+    (event.type === 'tool-call' && event.isError) ||
+    event.type === 'api-retry' ||
+    event.type === 'context-full' ||
+    event.type === 'empty-reply'
+  )
     return 'event warn';
   if (event.type === 'unknown') return 'event warn';
   if (event.type === 'session-end' && event.result.outcome === 'failed') return 'event error';
