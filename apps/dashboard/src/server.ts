@@ -32,6 +32,7 @@ import { createLoginSessions, type SessionRedis } from './internal/login-session
 import { createLoginThrottle, type ThrottleRedis } from './internal/login-throttle.js';
 import { createEventHub, type EventHub } from './internal/event-hub.js';
 import { createDashboardLogger } from './internal/logger.js';
+import { MAX_PAGE_BYTES } from './internal/page-bytes.js';
 import { createDashboardTelemetry } from './internal/telemetry.js';
 
 export const DEFAULT_DASHBOARD_HOST = '127.0.0.1';
@@ -118,6 +119,12 @@ export interface DashboardServerOptions {
    * above the event-stream cap, so streams are refused with a 503 before sockets are dropped.
    */
   maxConnections?: number | undefined;
+  /**
+   * Most bytes of rows in one list answer (projects, sessions, events). A page that reaches it
+   * stops early and carries the cursor that continues it (`nextCursor`, `before`,
+   * `lastEventId`). Default 524 288 (512 KiB).
+   */
+  maxPageBytes?: number | undefined;
 }
 
 export interface DashboardServer {
@@ -290,6 +297,7 @@ export async function createDashboardServer(
       perAddress: options.maxStreamsPerAddress ?? 20,
     },
     maxHeavyRequests: options.maxHeavyRequests ?? 8,
+    maxPageBytes: options.maxPageBytes ?? MAX_PAGE_BYTES,
     projectCreationsPerMinute: options.projectCreationsPerMinute ?? 30,
     home,
     sourcePolicy:

@@ -60,3 +60,61 @@ it('refuses event streams past the per-address cap with 503 and frees a slot on 
   });
   expect(reopened).toBe(200);
 });
+
+it('stops every list page at its byte bound and says where to continue, losing and repeating nothing', async () => {
+  dashboard = await startTestDashboard({ maxPageBytes: 4_096 });
+  const created: string[] = [];
+  for (let index = 0; index < 12; index++) {
+    const id = `bytes-${String(index).padStart(2, '0')}-${randomHex(2)}`;
+    await dashboard.control.createProject({ id, goal: `- ${'x'.repeat(1_000)}` });
+    created.push(id);
+  }
+  const seen: string[] = [];
+  let cursor: string | null = '';
+  let pages = 0;
+  while (cursor !== null) {
+    const response = await dashboard.request(
+      `/api/projects?limit=500&sort=id&order=asc${cursor === '' ? '' : `&cursor=${cursor}`}`,
+    );
+    const text = await response.text();
+    expect(response.status, text).toBe(200);
+    const page = JSON.parse(text) as { projects: Array<{ id: string }>; nextCursor: string | null };
+    // Rows stop at 4 KiB (plus the counts and the one row that crossed the bound).
+    expect(text.length).toBeLessThan(4_096 + 2_500);
+    seen.push(...page.projects.map((project) => project.id));
+    cursor = page.nextCursor;
+    pages++;
+  }
+  expect(pages).toBeGreaterThan(2);
+  expect(seen).toEqual([...created].sort());
+
+  // Events page backwards from the newest the same way.
+  const id = created[0] ?? '';
+  for (let index = 0; index < 30; index++) {
+    // Any event the log takes may carry more fields: 400 bytes of them here.
+    const event = {
+      v: 1,
+      type: 'custom',
+      at: Date.now(),
+      projectId: id,
+      note: `${index} ${'y'.repeat(400)}`,
+    };
+    await dashboard.repository.appendEvent(id, event);
+  }
+  const events: string[] = [];
+  let before: string | null = null;
+  do {
+    const response = await dashboard.request(
+      `/api/projects/${id}/events?limit=1000${before === null ? '' : `&before=${before}`}`,
+    );
+    const page = (await response.json()) as {
+      events: Array<{ id: string }>;
+      before: string | null;
+    };
+    expect(page.events.length).toBeLessThan(30);
+    events.unshift(...page.events.map((event) => event.id));
+    before = page.before;
+  } while (before !== null);
+  expect(new Set(events).size).toBe(events.length);
+  expect(events.length).toBeGreaterThanOrEqual(30);
+});

@@ -90,6 +90,7 @@ export {
   PROJECT_PAGE_MAX_LIMIT,
   PROJECT_SEARCH_MAX_CHARACTERS,
   parseProjectPageQuery,
+  projectPageCursor,
   projectPageQuerySchema,
 } from './project-page.js';
 export {

@@ -1,7 +1,12 @@
 import { z } from 'zod';
 import { ProjectError } from './errors.js';
 import { PROJECT_SORTS, type ProjectSort } from './keys.js';
-import { PROJECT_STATUSES, formatIssues, type ProjectStatus } from './project.js';
+import {
+  PROJECT_STATUSES,
+  formatIssues,
+  type ProjectRecord,
+  type ProjectStatus,
+} from './project.js';
 
 /** One page of projects: which ones, in which order, after which cursor. */
 export interface ProjectPageQuery {
@@ -57,6 +62,20 @@ export const projectPageQuerySchema = z
       ((query.sort ?? 'created') === 'id' ? ID_CURSOR : TIMED_CURSOR).test(query.cursor),
     { message: 'is not a cursor of this sort order (pass a nextCursor back)', path: ['cursor'] },
   );
+
+/**
+ * The cursor that continues a page right after `project` in `sort` order: its index member
+ * (`commands/includes/index.lua` `index_member`). A reader that shows only part of a page (a
+ * byte bound on the answer) passes it on as that page's `nextCursor`.
+ */
+export function projectPageCursor(
+  project: Pick<ProjectRecord, 'id' | 'createdAt' | 'statusAt'>,
+  sort: ProjectSort = 'created',
+): string {
+  if (sort === 'id') return project.id;
+  const ms = sort === 'updated' ? project.statusAt : project.createdAt;
+  return `${String(Math.max(0, Math.trunc(ms))).padStart(15, '0')}:${project.id}`;
+}
 
 /** Validates a page query; throws `ProjectError('invalid_input')` naming every problem. */
 export function parseProjectPageQuery(input: unknown): ProjectPageQuery {

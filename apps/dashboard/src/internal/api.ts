@@ -21,6 +21,7 @@ import {
   toVirtualPath,
   tokensQuerySchema,
 } from '@baton/projects/schema';
+import { PROJECT_SORTS, projectPageCursor } from '@baton/projects/schema';
 import type { SourcePolicy } from '@baton/projects';
 import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { diffLines } from './diff.js';
@@ -29,6 +30,7 @@ import { renderMarkdown } from './markdown.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
 import { clientAddress } from './auth.js';
+import { fitRows } from './page-bytes.js';
 import { createSingleFlight } from './single-flight.js';
 import { createClientRateLimit, createWorkGate, rateLimited, underGate } from './work-limits.js';
 import type { DashboardTelemetry } from './telemetry.js';
@@ -49,6 +51,8 @@ export interface ApiOptions {
   sourcePolicy: SourcePolicy;
   /** Event streams open at once, in all and per client address; past either, 503. */
   streamLimits: { total: number; perAddress: number };
+  /** Most bytes of rows in one list answer (page-bytes.ts); a page cut there says where to go on. */
+  maxPageBytes: number;
   /** Heavy requests (branch diff, search, transcript) running at once; past it, 503. */
   maxHeavyRequests: number;
   /** Projects one client address may create per minute (a burst of as many); past it, 429. */
@@ -66,6 +70,11 @@ const TOKEN_WINDOW_EVENTS = 500;
 const MAX_DIFF_CHARS = 500_000;
 
 export { ApiError };
+
+/** The sort a projects page was read in (the control API already refused any other). */
+function pageSort(sort: string | undefined): (typeof PROJECT_SORTS)[number] {
+  return PROJECT_SORTS.find((known) => known === sort) ?? 'created';
+}
 
 /** Maps errors thrown by the control API (WorkerError codes) to HTTP answers. */
 export function controlErrorToApi(error: unknown): ApiError | null {
@@ -150,9 +159,19 @@ export function createApiRoutes(options: ApiOptions): Hono {
       control.pageProjects(query),
       control.countProjects(),
     ]);
+    const fitted = fitRows(
+      page.projects.map((project) => projectView(project, hub.activity(project.id))),
+      'start',
+      options.maxPageBytes,
+    );
+    const lastShown = page.projects[fitted.rows.length - 1];
     return context.json({
-      projects: page.projects.map((project) => projectView(project, hub.activity(project.id))),
-      nextCursor: page.nextCursor,
+      projects: fitted.rows,
+      // A page cut at its byte bound continues right after its last row.
+      nextCursor:
+        fitted.left > 0 && lastShown !== undefined
+          ? projectPageCursor(lastShown, pageSort(query.sort))
+          : page.nextCursor,
       counts,
       total,
       version,
@@ -183,12 +202,14 @@ export function createApiRoutes(options: ApiOptions): Hono {
       control.listTransitions(projectId),
       control.listWebhookDeliveries(projectId),
     ]);
+    const sessions = fitRows(window.sessions, 'end', options.maxPageBytes);
+    const sessionsStart = window.startIndex + sessions.left;
     return context.json({
       // The one answer that carries the whole goal.
       project: projectView(project, hub.activity(projectId), 'whole'),
       budgets: project.budgets,
-      sessions: window.sessions,
-      sessionsBefore: window.startIndex > 0 ? window.startIndex : null,
+      sessions: sessions.rows,
+      sessionsBefore: sessionsStart > 0 ? sessionsStart : null,
       sessionsTotal: window.total,
       transitions,
       webhooks,
@@ -294,9 +315,11 @@ export function createApiRoutes(options: ApiOptions): Hono {
         limit: query.limit ?? SESSION_WINDOW,
         ...(query.before === undefined ? {} : { beforeIndex: query.before }),
       });
+      const sessions = fitRows(window.sessions, 'end', options.maxPageBytes);
+      const start = window.startIndex + sessions.left;
       return context.json({
-        sessions: window.sessions,
-        before: window.startIndex > 0 ? window.startIndex : null,
+        sessions: sessions.rows,
+        before: start > 0 ? start : null,
         total: window.total,
       });
     },
@@ -348,19 +371,22 @@ export function createApiRoutes(options: ApiOptions): Hono {
       const query = context.req.valid('query');
       await requireProject(projectId);
       const limit = query.limit ?? 200;
-      const events =
+      const forward = query.after !== undefined;
+      const read =
         query.after !== undefined
           ? await control.readEvents(projectId, { fromId: query.after, count: limit })
           : await control.readEvents(projectId, {
               last: limit,
               ...(query.before === undefined ? {} : { beforeId: query.before }),
             });
+      // Forward pages keep their oldest events (continue after the last one shown), backward
+      // pages their newest (continue before the first one shown).
+      const { rows: events, left } = fitRows(read, forward ? 'start' : 'end', options.maxPageBytes);
       return context.json({
         events,
         lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
         // Where older events start, when there may be some (page backwards with ?before=).
-        before:
-          query.after === undefined && events.length === limit ? (events[0]?.id ?? null) : null,
+        before: !forward && (read.length === limit || left > 0) ? (events[0]?.id ?? null) : null,
       });
     },
   );
