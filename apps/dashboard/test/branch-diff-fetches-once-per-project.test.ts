@@ -4,20 +4,21 @@
  * server that accepts and never answers, so the first fetch is held open for as long as the test
  * needs; every request arrives while it runs.
  */
-import { createServer, type Server, type Socket } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { projectBranch } from '@baton/workspace';
 import { randomHex, waitFor } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import {
+  seedRemoteProject,
+  startSilentRemote,
+  type SilentRemote,
+} from './support/silent-remote.js';
 
 let dashboard: TestDashboard | undefined;
-let silent: Server | undefined;
-const sockets: Socket[] = [];
+let remote: SilentRemote | undefined;
 
 afterEach(async () => {
-  for (const socket of sockets.splice(0)) socket.destroy();
-  await new Promise((resolve) => (silent ? silent.close(resolve) : resolve(undefined)));
+  await remote?.close();
+  remote = undefined;
   await dashboard?.close();
   dashboard = undefined;
 });
@@ -30,37 +31,8 @@ async function metric(name: string): Promise<number> {
 
 it('runs one git fetch for eight concurrent diff requests of one project', async () => {
   dashboard = await startTestDashboard();
-  let connections = 0;
-  let released = false;
-  silent = createServer((socket) => {
-    connections++;
-    // Held open (the fetch waits) until the test releases it; after that, refused at once.
-    if (released) socket.destroy();
-    else sockets.push(socket);
-  });
-  await new Promise<void>((resolve) => silent!.listen(0, '127.0.0.1', resolve));
-  const port = (silent.address() as AddressInfo).port;
-  const id = `diff-${randomHex(3)}`;
-  // Seeded as a worker would have stored it: the creation-time checks are not under test here.
-  await dashboard.repository.create({
-    id,
-    goal: '- one',
-    workspace: null,
-    repo: `http://127.0.0.1:${port}/repo.git`,
-    base: 'main',
-    baseCommit: '0'.repeat(40),
-    branch: projectBranch(id),
-    skipHooks: false,
-    lastCheckpoint: null,
-    model: null,
-    fallbackModel: null,
-    budgets: {},
-    contextPreset: 'coding',
-    context: { preset: 'coding' },
-    sandbox: null,
-    verification: null,
-    createdAt: Date.now(),
-  });
+  remote = await startSilentRemote();
+  const id = await seedRemoteProject(dashboard.repository, `diff-${randomHex(3)}`, remote.url);
   const answers = [...Array(8).keys()].map((index) =>
     dashboard!.request(`/api/projects/${id}/diff${index % 2 === 0 ? '' : '?stat=1'}`),
   );
@@ -68,11 +40,10 @@ it('runs one git fetch for eight concurrent diff requests of one project', async
     'all eight diff requests in progress',
     async () => (await metric('baton_dashboard_diff_requests_in_progress')) === 8,
   );
-  await waitFor('the first fetch to connect', () => connections >= 1);
+  await waitFor('the first fetch to connect', () => remote!.connections >= 1);
   expect(await metric('baton_dashboard_diff_fetches_total')).toBe(1);
-  expect(connections).toBe(1);
-  released = true;
-  for (const socket of sockets.splice(0)) socket.destroy();
+  expect(remote.connections).toBe(1);
+  remote.release();
   const statuses = (await Promise.all(answers)).map((response) => response.status);
   expect(statuses.every((status) => status === 503)).toBe(true);
   // The other variant (stat or full) waited for the first and then ran its own: two fetches in

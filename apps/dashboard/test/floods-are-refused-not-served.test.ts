@@ -6,62 +6,36 @@
  * closed without being served. The remote of the diff test is a TCP server that accepts and never
  * answers, so the first diff holds its slot for as long as the test needs.
  */
-import { connect, createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { afterEach, expect, it } from 'vitest';
-import { projectBranch } from '@baton/workspace';
 import { randomHex, waitFor } from '@baton/test-support';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
+import {
+  seedRemoteProject,
+  startSilentRemote,
+  type SilentRemote,
+} from './support/silent-remote.js';
 
 let dashboard: TestDashboard | undefined;
-let silent: Server | undefined;
+let remote: SilentRemote | undefined;
 const sockets: Socket[] = [];
 
 afterEach(async () => {
   for (const socket of sockets.splice(0)) socket.destroy();
-  await new Promise((resolve) => (silent ? silent.close(resolve) : resolve(undefined)));
-  silent = undefined;
+  await remote?.close();
+  remote = undefined;
   await dashboard?.close();
   dashboard = undefined;
 });
 
-/** A project as a worker stores it, whose remote is `repo` (creation-time checks not under test). */
-async function seedRemoteProject(repo: string): Promise<string> {
-  const id = `flood-${randomHex(3)}`;
-  await dashboard!.repository.create({
-    id,
-    goal: '- one',
-    workspace: null,
-    repo,
-    base: 'main',
-    baseCommit: '0'.repeat(40),
-    branch: projectBranch(id),
-    skipHooks: false,
-    lastCheckpoint: null,
-    model: null,
-    fallbackModel: null,
-    budgets: {},
-    contextPreset: 'coding',
-    context: { preset: 'coding' },
-    sandbox: null,
-    createdAt: Date.now(),
-  });
-  return id;
-}
-
 it('answers heavy requests past the cap with 503 busy and Retry-After, and /livez meanwhile', async () => {
   dashboard = await startTestDashboard({ maxHeavyRequests: 1 });
-  let released = false;
-  silent = createServer((socket) => {
-    if (released) socket.destroy();
-    else sockets.push(socket);
-  });
-  await new Promise<void>((resolve) => silent!.listen(0, '127.0.0.1', resolve));
-  const repo = `http://127.0.0.1:${(silent.address() as AddressInfo).port}/repo.git`;
-  const first = await seedRemoteProject(repo);
-  const second = await seedRemoteProject(repo);
+  remote = await startSilentRemote();
+  const first = await seedRemoteProject(dashboard.repository, `flood-${randomHex(3)}`, remote.url);
+  const second = await seedRemoteProject(dashboard.repository, `flood-${randomHex(3)}`, remote.url);
 
   const held = dashboard.request(`/api/projects/${first}/diff`);
-  await waitFor('the first diff to hold its fetch open', () => sockets.length >= 1);
+  await waitFor('the first diff to hold its fetch open', () => remote!.connections >= 1);
   for (const pathname of [
     `/api/projects/${second}/diff`,
     `/api/projects/${first}/search?q=one`,
@@ -75,8 +49,7 @@ it('answers heavy requests past the cap with 503 busy and Retry-After, and /live
   const livez = await dashboard.request('/livez');
   expect(livez.status).toBe(200);
 
-  released = true;
-  for (const socket of sockets.splice(0)) socket.destroy();
+  remote.release();
   expect((await held).status).toBe(503);
   // The slot is free again: the next diff runs (and fails on the refusing remote, not on the cap).
   const next = await dashboard.request(`/api/projects/${second}/diff`);
