@@ -188,6 +188,11 @@ export function describeEvent(
         'yellow',
         `  API ${event.status ?? 'connection'} error: retry ${event.attempt} in ${Math.round(event.delayMs)} ms`,
       );
+    case 'mcp-server':
+      return paint(
+        event.state === 'failed' ? 'yellow' : 'dim',
+        `  MCP server ${event.server} (${event.source}, ${event.transport}): ${event.state}${event.tools.length > 0 ? ` · ${event.tools.length} tools` : ''}${event.message === undefined ? '' : ` · ${event.message}`}`,
+      );
     case 'context-full': {
       const count =
         event.promptTokens === null
