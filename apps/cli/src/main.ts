@@ -20,6 +20,7 @@ import { registerMemoryTransferCommands } from './commands/memory-transfer.js';
 import { registerMemoryExecCommand } from './commands/memory-exec.js';
 import { registerDashboardCommand } from './commands/dashboard.js';
 import { registerDiffCommand } from './commands/diff.js';
+import { registerChecksCommand } from './commands/checks.js';
 import { registerPauseCommand } from './commands/pause.js';
 import { registerSayCommand } from './commands/say.js';
 import { registerSearchCommand } from './commands/search.js';
@@ -49,6 +50,8 @@ const commands: Array<(program: Command) => void> = [
   registerDashboardCommand,
   // A project's branch against its base.
   registerDiffCommand,
+  // Verified progress: each feature's check and its evidence.
+  registerChecksCommand,
   // Operating a running project: pause and guidance.
   registerPauseCommand,
   registerSayCommand,

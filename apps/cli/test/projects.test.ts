@@ -28,10 +28,10 @@ describe('baton projects', () => {
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(
-      /^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/,
+      /^ID\s+STATUS\s+FEATURES\s+CHECKS\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/,
     );
     expect(lines.find((line) => line.startsWith(queued))).toMatch(
-      /queued\s+0\/0\s+0\s+0\s+-\s+\$0\.0000\s+-$/,
+      /queued\s+0\/0\s+0v 0c 0r\s+0\s+0\s+-\s+\$0\.0000\s+-$/,
     );
     expect(lines.find((line) => line.startsWith(cancelled))).toMatch(/cancelled/);
     expect(lines).toHaveLength(3);
@@ -50,6 +50,9 @@ describe('baton projects', () => {
       sandbox: null,
       featuresPassing: 0,
       featuresTotal: 0,
+      featuresVerified: 0,
+      featuresClaimed: 0,
+      featuresRegressed: 0,
       sessions: 0,
       inputTokens: 0,
       cacheReadInputTokens: 0,

@@ -43,7 +43,7 @@ describe('baton status', () => {
     const listed = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
     expect(all.stdout).toBe(listed.stdout);
     expect(all.stdout).toMatch(
-      /^ID\s+STATUS\s+FEATURES\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/m,
+      /^ID\s+STATUS\s+FEATURES\s+CHECKS\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/m,
     );
     const allJson = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });
     const listedJson = await runCli(['projects', '--json'], { cwd: dir, env: world.env(dir) });

@@ -31,6 +31,7 @@ import {
   isTranscriptSessionId,
   searchProject,
   searchTextProblem,
+  type FeatureChecks,
   type OperatorGuidance,
   type SearchOptions,
   type SearchResult,
@@ -228,6 +229,8 @@ export interface BatonControl {
    * count, not its sessions (one pipelined HGET + HGETALL).
    */
   featureFlips(projectId: string): Promise<Map<string, FeatureFlip>>;
+  /** The project's check record (verified progress): each feature's last check run. */
+  readChecks(projectId: string): Promise<FeatureChecks>;
   /**
    * The newest `limit` session summaries (default 50, at most 1,000) before `beforeIndex` (a
    * previous window's `startIndex`; default: the newest), oldest first: O(shown).
@@ -634,6 +637,12 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       checkId(projectId);
       await ready();
       return repository.featureFlips(projectId);
+    },
+
+    async readChecks(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.readChecks(projectId);
     },
 
     async pageSessions(projectId, pageOptions = {}) {

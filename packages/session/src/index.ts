@@ -72,6 +72,7 @@ export {
   FEATURE_ID_VARIABLE,
   changedChecks,
   countVerification,
+  featureCheckRows,
   describeEvidence,
   effectiveCheck,
   outputTail,
@@ -80,8 +81,10 @@ export {
 export type {
   CheckEvidence,
   CheckTrigger,
+  FeatureCheckRow,
   FeatureCheckState,
   FeatureCheckStatus,
+  FeatureCheckView,
   FeatureChecks,
   VerificationCounts,
   VerificationOptions,

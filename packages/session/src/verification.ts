@@ -145,6 +145,48 @@ export function pendingChecks(
 }
 
 /**
+ * Where one feature stands for people (`baton checks`, the dashboard's badges): its record's
+ * status while that agrees with `passes`, else `unverified` (passing with no record) or
+ * `failing` (failing, never refused or regressed).
+ */
+export type FeatureCheckView = FeatureCheckStatus | 'unverified' | 'failing';
+
+export interface FeatureCheckRow {
+  id: string;
+  description: string;
+  passes: boolean;
+  /** The command Baton runs for it (its own `check`, else the project's default), or `null`. */
+  check: string | null;
+  state: FeatureCheckView;
+  /** Its last check run, `null` when it never ran. */
+  evidence: CheckEvidence | null;
+}
+
+/** One row per feature of the checklist, in checklist order, with its check record. */
+export function featureCheckRows(
+  features: readonly Feature[] | null,
+  checks: FeatureChecks,
+  defaultCheck: string | undefined,
+): FeatureCheckRow[] {
+  return (features ?? []).map((feature) => {
+    const record = checks[feature.id];
+    const agrees =
+      record !== undefined &&
+      (feature.passes
+        ? record.status === 'verified' || record.status === 'claimed'
+        : record.status === 'regressed' || record.status === 'refused');
+    return {
+      id: feature.id,
+      description: feature.description,
+      passes: feature.passes,
+      check: effectiveCheck(feature, defaultCheck) ?? null,
+      state: agrees ? record.status : feature.passes ? 'unverified' : 'failing',
+      evidence: record?.evidence ?? null,
+    };
+  });
+}
+
+/**
  * The entries of `after` that are new or differ from `before` (a check ran, or the status
  * moved): what a session adds to the stored record, so storing it costs the checks that ran,
  * not the project's features.

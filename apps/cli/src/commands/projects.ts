@@ -23,6 +23,12 @@ export interface ProjectRow {
   status: string;
   featuresPassing: number;
   featuresTotal: number;
+  /** Passing features whose last check passed. */
+  featuresVerified: number;
+  /** Passing features accepted without a check. */
+  featuresClaimed: number;
+  /** Features Baton set back to failing after their check failed on a re-run. */
+  featuresRegressed: number;
   sessions: number;
   /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number | null;
@@ -46,6 +52,9 @@ export function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
     status: project.status,
     featuresPassing: project.counters.featuresPassing,
     featuresTotal: project.counters.featuresTotal,
+    featuresVerified: project.counters.featuresVerified,
+    featuresClaimed: project.counters.featuresClaimed,
+    featuresRegressed: project.counters.featuresRegressed,
     sessions: project.counters.sessions,
     inputTokens: project.counters.inputTokens,
     cacheReadInputTokens: project.counters.cacheReadInputTokens,
@@ -79,7 +88,7 @@ async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[
 export function renderProjectRows(rows: ProjectRow[]): string {
   const dash = '-';
   return formatTable(
-    ['ID', 'STATUS', 'FEATURES', 'SESSIONS', 'TOKENS', 'CACHED', 'USD', 'SANDBOX'],
+    ['ID', 'STATUS', 'FEATURES', 'CHECKS', 'SESSIONS', 'TOKENS', 'CACHED', 'USD', 'SANDBOX'],
     rows.map((row) => {
       const input =
         row.inputTokens === null
@@ -89,6 +98,7 @@ export function renderProjectRows(rows: ProjectRow[]): string {
         row.id,
         row.status,
         `${row.featuresPassing}/${row.featuresTotal}`,
+        `${row.featuresVerified}v ${row.featuresClaimed}c ${row.featuresRegressed}r`,
         String(row.sessions),
         input === null || row.outputTokens === null ? dash : formatTokens(input + row.outputTokens),
         input === null || row.cacheReadInputTokens === null
@@ -98,7 +108,7 @@ export function renderProjectRows(rows: ProjectRow[]): string {
         row.sandbox === null ? dash : row.sandbox === 'off' ? 'OFF' : 'on',
       ];
     }),
-    [2, 3, 4, 5, 6],
+    [2, 4, 5, 6, 7],
   );
 }
 
@@ -107,7 +117,7 @@ export function registerProjectsCommand(program: Command): void {
   program
     .command('projects')
     .description(
-      'List every project: status, features passing, sessions, tokens (input + output), the share of input read from the prompt cache, and USD.',
+      'List every project: status, features passing, checks (verified v, claimed c, regressed r), sessions, tokens (input + output), the share of input read from the prompt cache, and USD.',
     )
     .addOption(
       new Option('--status <status>', 'only projects with this status').choices([...STATUSES]),

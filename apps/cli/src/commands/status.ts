@@ -19,6 +19,7 @@ import {
   totalInputTokens,
 } from '@baton/context-config';
 import { outputJson, terminalSafe } from '../internal/terminal-text.js';
+import { describeVerification } from '../internal/verification.js';
 
 /** The JSON shape of `baton status ID --json` (stable: scripts read it). */
 export function projectJson(project: ProjectRecord) {
@@ -43,7 +44,15 @@ export function projectJson(project: ProjectRecord) {
     budgets: project.budgets,
     sandbox: project.sandbox,
     sessionSandbox: project.sessionSandbox,
-    features: { passing: project.counters.featuresPassing, total: project.counters.featuresTotal },
+    features: {
+      passing: project.counters.featuresPassing,
+      total: project.counters.featuresTotal,
+      verified: project.counters.featuresVerified,
+      claimed: project.counters.featuresClaimed,
+      regressed: project.counters.featuresRegressed,
+    },
+    /** `--check`/`--require-checks` as stored at creation, `null` for the defaults. */
+    verification: project.verification,
     sessions: project.counters.sessions,
     interruptions: project.counters.interruptions,
     tokens: {
@@ -117,7 +126,8 @@ function describeProject(
     ...(stuck === null && (project.status === 'failed' || project.status === 'paused')
       ? [`fix       baton resume ${project.id}`]
       : []),
-    `features  ${c.featuresPassing}/${c.featuresTotal} passing`,
+    `features  ${c.featuresPassing}/${c.featuresTotal} passing (${c.featuresVerified} verified, ${c.featuresClaimed} claimed, ${c.featuresRegressed} regressed; baton checks ${project.id})`,
+    `checks    ${describeVerification(project.verification)}`,
     `sessions  ${c.sessions}${c.interruptions > 0 ? ` (${c.interruptions} interrupted)` : ''}`,
     `tokens    ${totalInputTokens(c)} in (${c.cacheReadInputTokens} read from cache, ${c.cacheCreationInputTokens} written, ${c.inputTokens} uncached), ${c.outputTokens} out, ${c.clearedInputTokens} cleared`,
     `cache     ${formatHitRate(c.cacheReadInputTokens, totalInputTokens(c))} of input read from the prompt cache`,

@@ -277,6 +277,13 @@ export function describeEvent(
         `    ${evidence.passed ? '✓' : '✗'} check of ${evidence.featureId} (${why}) ${describeEvidence(evidence)}`,
       );
     }
+    case 'mcp-server':
+      return event.state === 'ready'
+        ? paint(
+            'dim',
+            `  MCP server ${event.server} ready (${event.transport}, ${event.source}): ${event.tools.length} tool${event.tools.length === 1 ? '' : 's'}`,
+          )
+        : paint('yellow', `  ${event.message ?? `MCP server ${event.server} ${event.state}`}`);
     case 'feature-regressed':
       return paint(
         'red',

@@ -1,0 +1,154 @@
+import type { Command } from 'commander';
+import type { MemoryStore } from '@baton/core';
+import type { ProjectRecord } from '@baton/projects';
+import {
+  featureCheckRows,
+  readFeatures,
+  type FeatureCheckRow,
+  type FeatureChecks,
+} from '@baton/session';
+import { parseProjectId } from '../internal/argument-parsers.js';
+import { projectNotFound } from '../internal/command-failure.js';
+import {
+  openLocalMemory,
+  openLocalProjectLog,
+  requireLocalProject,
+} from '../internal/local-projects.js';
+import { withControl } from '../internal/remote-control.js';
+import { formatTable } from '../internal/table.js';
+import { outputJson, terminalSafe } from '../internal/terminal-text.js';
+import { describeVerification } from '../internal/verification.js';
+
+interface ChecksOptions {
+  json?: boolean;
+  local?: boolean;
+}
+
+/** What `baton checks` reads: the project, its checklist and its check record. */
+interface ProjectChecks {
+  project: ProjectRecord;
+  rows: FeatureCheckRow[];
+}
+
+async function readRows(
+  project: ProjectRecord,
+  store: MemoryStore,
+  checks: FeatureChecks,
+): Promise<ProjectChecks> {
+  const features = await readFeatures(store);
+  return { project, rows: featureCheckRows(features, checks, project.verification?.check) };
+}
+
+async function readProjectChecks(id: string, local: boolean): Promise<ProjectChecks> {
+  if (local) {
+    const local = await requireLocalProject(id);
+    const log = await openLocalProjectLog();
+    const store = await openLocalMemory(local);
+    try {
+      return await readRows(local.record, store, await log.readChecks(local.record.id));
+    } finally {
+      await store.close();
+    }
+  }
+  return withControl(async (control) => {
+    const project = await control.getProject(id);
+    if (project === null) {
+      throw projectNotFound(id, 'on Redis (see `baton status`; --local for `baton run` projects)');
+    }
+    const store = await control.memoryStore(id);
+    try {
+      return await readRows(project, store, await control.readChecks(id));
+    } finally {
+      await store.close();
+    }
+  });
+}
+
+/** The last non-empty line of a check's output, cut to `max` characters. */
+function excerpt(text: string, max = 60): string {
+  const line = text
+    .split('\n')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+    .at(-1);
+  if (line === undefined) return '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function render({ project, rows }: ProjectChecks): string {
+  const c = project.counters;
+  const head = [
+    `project   ${project.id}: ${c.featuresPassing}/${c.featuresTotal} passing (${c.featuresVerified} verified, ${c.featuresClaimed} claimed, ${c.featuresRegressed} regressed)`,
+    `checks    ${describeVerification(project.verification)}`,
+  ];
+  if (rows.length === 0) return `${head.join('\n')}\nno feature checklist yet\n`;
+  const table = formatTable(
+    ['FEATURE', 'STATE', 'LAST RUN', 'WHEN', 'COMMIT', 'CHECK', 'OUTPUT'],
+    rows.map((row) => {
+      const evidence = row.evidence;
+      return [
+        row.id,
+        row.state,
+        evidence === null
+          ? '-'
+          : evidence.stopped === 'timeout'
+            ? 'timed out'
+            : evidence.stopped === 'not_started'
+              ? 'not started'
+              : `${evidence.passed ? 'passed' : 'failed'} (exit ${evidence.exitCode ?? '-'}, ${(evidence.durationMs / 1000).toFixed(1)} s)`,
+        evidence === null ? '-' : new Date(evidence.at).toISOString(),
+        evidence?.commit?.slice(0, 12) ?? '-',
+        row.check ?? '(none)',
+        evidence === null ? '' : excerpt(evidence.outputTail),
+      ];
+    }),
+  );
+  return `${head.join('\n')}\n${table}\n`;
+}
+
+/** `baton checks ID [--json] [--local]`: each feature's check and the evidence of its last run. */
+export function registerChecksCommand(program: Command): void {
+  program
+    .command('checks')
+    .description(
+      "Show each feature's check and its last result: state (verified, claimed, regressed, refused, unverified, failing), when, on which commit, and the last line of its output.",
+    )
+    .argument('<id>', 'project id', parseProjectId)
+    .option('--local', 'a `baton run` project under BATON_HOME instead of one on Redis')
+    .option(
+      '--json',
+      'print JSON: the counts, the settings and every feature with its whole evidence (output tail included)',
+    )
+    .addHelpText(
+      'after',
+      '\nStates: verified (its last check passed), claimed (accepted with no check to run),\n' +
+        'regressed (a later re-run failed; set back to failing), refused (a flip whose check\n' +
+        'failed), unverified (passing, not checked yet), failing. Reads REDIS_CLUSTER_NODES or\n' +
+        'REDIS_URL and BATON_PREFIX unless --local.',
+    )
+    .action(async (id: string, options: ChecksOptions) => {
+      const checks = await readProjectChecks(id, options.local === true);
+      if (options.json === true) {
+        const c = checks.project.counters;
+        process.stdout.write(
+          `${outputJson(
+            {
+              id: checks.project.id,
+              counts: {
+                passing: c.featuresPassing,
+                total: c.featuresTotal,
+                verified: c.featuresVerified,
+                claimed: c.featuresClaimed,
+                regressed: c.featuresRegressed,
+              },
+              verification: checks.project.verification,
+              features: checks.rows,
+            },
+            2,
+          )}\n`,
+        );
+        return;
+      }
+      process.stdout.write(render(terminalSafe(checks)));
+    });
+}
