@@ -396,7 +396,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       let source = null;
       if (parsed.workspace !== undefined) {
         try {
-          await checkWorkspaceDir(parsed.workspace);
+          await checkWorkspaceDir(parsed.workspace, { adopt: parsed.adoptWorkspace === true });
         } catch (error) {
           if (error instanceof WorkspaceError) {
             throw new ProjectError('invalid_input', error.message, { cause: error });

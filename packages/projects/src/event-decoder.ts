@@ -97,6 +97,8 @@ const sessionResultSchema = z.looseObject({
   endedAt: count,
   error: z.string().optional(),
   checkpoint: z.looseObject({}).optional(),
+  checkpointError: z.string().optional(),
+  checkpointFailures: count.optional(),
   commits: z.array(z.string()).default([]),
   progressEntry: z.enum(['agent', 'baton', 'none']).default('none'),
   fallback: z
@@ -241,6 +243,10 @@ const sessionEventSchemas = [
     pushed: z.boolean(),
     hooks: z.enum(['passed', 'refused', 'skipped', 'none']),
     skipped: z.array(z.string()).default([]),
+    tooLarge: z.array(z.looseObject({ path: z.string(), bytes: count })).optional(),
+    special: z
+      .array(z.looseObject({ path: z.string(), kind: z.enum(['fifo', 'socket', 'device']) }))
+      .optional(),
     error: z.string().optional(),
   }),
   z.looseObject({

@@ -165,6 +165,13 @@ export interface SessionSummary {
    * its final commit and what its end-of-session re-run did (absent with verification off).
    */
   verification?: SessionVerification;
+  /**
+   * Why the end-of-session checkpoint could not be committed: the session's last changes are not
+   * on the branch (the project is paused `checkpoint_failed`). Absent when it was committed.
+   */
+  checkpointError?: string;
+  /** How many of the session's checkpoints failed (retried later); absent when none did. */
+  checkpointFailures?: number;
   /** The model the session started on (absent in summaries stored before fallback models). */
   model?: string;
   /** Set when the session moved to its fallback model because `from` stayed overloaded. */
@@ -180,6 +187,10 @@ export interface SessionCheckpointSummary {
   hooks: 'passed' | 'refused' | 'skipped' | 'none';
   /** Files left out as secrets. */
   skipped: string[];
+  /** Files left out because they are larger than the per-file limit. */
+  tooLarge?: Array<{ path: string; bytes: number }>;
+  /** FIFOs, sockets and devices left out (git cannot store them). */
+  special?: Array<{ path: string; kind: 'fifo' | 'socket' | 'device' }>;
   /** Why it was not pushed. */
   error?: string;
 }

@@ -102,6 +102,11 @@ export interface ProjectInput {
    */
   workspace?: string;
   /**
+   * `workspace` may already hold files, which become the first checkpoint (secrets and files over
+   * the size limit stay uncommitted; nothing is deleted). Default false: such a directory is refused.
+   */
+  adoptWorkspace?: boolean;
+  /**
    * The repository the work starts from and is pushed to: a path or a URL git can fetch. Default:
    * none, a bare repository Baton owns under the worker's `BATON_HOME`.
    */
@@ -391,6 +396,7 @@ export const projectInputSchema = z
       .max(255, 'is longer than 255 characters')
       .optional(),
     skipHooks: z.boolean().optional(),
+    adoptWorkspace: z.boolean().optional(),
     model: modelIdSchema.optional(),
     fallbackModel: modelIdSchema.optional(),
     budgets: budgetsSchema.optional(),

@@ -18,6 +18,7 @@ import type {
   CheckpointHooks,
   CheckpointRequest,
   SandboxDescription,
+  SpecialFileKind,
 } from '@baton/workspace';
 import type { GuidanceSource } from './guidance.js';
 import type { RetryOptions } from './retry.js';
@@ -245,6 +246,8 @@ export interface SessionResult {
    * the project branch): the project must not be marked completed.
    */
   checkpointError?: string | undefined;
+  /** How many of the session's checkpoints failed to commit (each retried at the next one). */
+  checkpointFailures?: number | undefined;
   /** Every commit the session's checkpoints made, oldest first (empty without `checkpoints`). */
   commits: string[];
   /**
@@ -406,6 +409,8 @@ export type SessionEvent =
       skipped: string[];
       /** Files left out because they are larger than the per-file limit (default 50 MiB). */
       tooLarge?: Array<{ path: string; bytes: number }>;
+      /** FIFOs, sockets and devices left out (git cannot store them). */
+      special?: Array<{ path: string; kind: SpecialFileKind }>;
       /** Why the commit or the push failed. */
       error?: string;
     })

@@ -18,6 +18,8 @@ export type WorkspaceErrorCode =
   | 'push_failed'
   /** The workspace directory is somebody else's (a git checkout of its own, a file, ...). */
   | 'workspace_taken'
+  /** `--workspace` names a directory already holding files, and adopting them was not asked for. */
+  | 'workspace_not_empty'
   /** A git command failed in a way none of the codes above describes. */
   | 'git'
   /** Commands cannot be sandboxed here (bubblewrap missing, no user namespaces, no cgroups). */

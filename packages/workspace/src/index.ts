@@ -9,7 +9,15 @@ export {
   projectBranch,
   resolveProjectSource,
 } from './repository/source.js';
-export type { ProjectSource, ResolveProjectSourceOptions } from './repository/source.js';
+export type {
+  CheckWorkspaceDirOptions,
+  ProjectSource,
+  ResolveProjectSourceOptions,
+} from './repository/source.js';
+export { isForeignNonEmptyDirectory, previewAdoption } from './repository/adoption.js';
+export type { AdoptionPreview, PreviewAdoptionOptions } from './repository/adoption.js';
+export { DEFAULT_MAX_FILE_BYTES } from './repository/file-limits.js';
+export type { SpecialFileKind } from './repository/worktree-files.js';
 export { createProjectWorkspace } from './repository/project-workspace.js';
 export type {
   Checkpoint,

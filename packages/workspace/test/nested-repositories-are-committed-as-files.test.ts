@@ -124,7 +124,7 @@ describe('nested repositories are ordinary files to a checkpoint', () => {
       'src/ok.js': 'ok\n',
     });
     const first = await workspace.checkpoint({ subject: 'one', final: true });
-    expect(first.skipped.sort()).toEqual(['.aws/credentials', 'notes/keys.txt']);
+    expect(first.skipped.sort()).toEqual(['.aws/credentials', '.env', 'notes/keys.txt']);
     for (let session = 0; session < 3; session += 1) {
       await workspace.prepare(first.head);
       await writeFile(path.join(workspace.dir, `src/s${session}.js`), `${session}\n`);

@@ -30,6 +30,7 @@ interface EnqueueOptions {
   repo?: string;
   base?: string;
   skipHooks?: boolean;
+  adopt?: boolean;
   model?: string;
   fallbackModel?: string;
   budgetUsd?: number;
@@ -67,6 +68,10 @@ export function registerEnqueueCommand(program: Command): void {
     .option(
       '--workspace <dir>',
       "the working tree on every worker machine (default each worker's BATON_HOME/workspaces/<id>)",
+    )
+    .option(
+      '--adopt',
+      'let the project take a --workspace that already holds files: they become its first checkpoint (secrets, files over the size limit and ignored files stay, uncommitted; nothing is deleted). Without it such a directory is refused, with a preview of what adopting it would do',
     )
     .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseModelId)
     .option(
@@ -123,6 +128,12 @@ export function registerEnqueueCommand(program: Command): void {
       if (options.stallAfter !== undefined) {
         budgets.maxSessionsWithoutProgress = options.stallAfter;
       }
+      // Loaded on use, so `--help` stays fast.
+      const { checkNewWorkspace } = await import('../internal/workspace-adoption.js');
+      await checkNewWorkspace(options.workspace, {
+        adopt: options.adopt === true,
+        out: options.json === true ? process.stderr : process.stdout,
+      });
       await withControl(async (control) => {
         const project = await control.createProject({
           id: options.project,
@@ -133,6 +144,7 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.repo !== undefined ? { repo: options.repo } : {}),
           ...(options.base !== undefined ? { base: options.base } : {}),
           ...(options.skipHooks === true ? { skipHooks: true } : {}),
+          ...(options.adopt === true ? { adoptWorkspace: true } : {}),
           ...(options.model !== undefined ? { model: options.model } : {}),
           ...(options.fallbackModel !== undefined ? { fallbackModel: options.fallbackModel } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),

@@ -51,6 +51,10 @@ export function registerRunCommand(program: Command): void {
       "where Baton's clone lives (default: BATON_HOME/projects/<id>/workspace); without --repo the project starts from this directory's files",
     )
     .option(
+      '--adopt',
+      'let a new project take a --workspace that already holds files: they become its first checkpoint (secrets, files over the size limit and ignored files stay, uncommitted; nothing is deleted). Without it such a directory is refused, with a preview of what adopting it would do',
+    )
+    .option(
       '--sessions <n>',
       'most sessions to run now, init included',
       parsePositiveInteger(1_000),

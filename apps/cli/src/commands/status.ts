@@ -99,6 +99,8 @@ function sessionJson(session: SessionSummary) {
     workerId: session.workerId,
     commits: session.commits ?? [],
     checkpoint: session.checkpoint ?? null,
+    checkpointError: session.checkpointError ?? null,
+    checkpointFailures: session.checkpointFailures ?? 0,
     model: session.model ?? null,
     fallback: session.fallback ?? null,
   };
@@ -111,6 +113,50 @@ const NO_DEPLOYMENT_MARKER =
   "(git ls-remote <repo> 'refs/heads/baton/*'); see docs/operations.md#redis-lost-its-data.";
 
 const short = (commit: string | null | undefined) => (commit ? commit.slice(0, 12) : 'none');
+
+/** The first eight names and a count. */
+function nameList(names: readonly string[]): string {
+  return names.length > 8
+    ? `${names.slice(0, 8).join(', ')} and ${names.length - 8} more`
+    : names.join(', ');
+}
+
+/**
+ * Checkpoints that failed (a session whose last one failed first: its work is not on the branch)
+ * and what the latest session's end checkpoint left out, by name with the reason.
+ */
+function describeCheckpointProblems(sessions: readonly SessionSummary[]): string[] {
+  const lines: string[] = [];
+  for (const session of sessions) {
+    const failures = session.checkpointFailures ?? 0;
+    if (session.checkpointError !== undefined) {
+      lines.push(
+        `checkpoint FAILED in session ${session.sessionNumber}: ${session.checkpointError} (its last changes are not on the branch; fix the cause, then baton resume)`,
+      );
+    } else if (failures > 0) {
+      lines.push(
+        `checkpoint failed ${failures} time${failures === 1 ? '' : 's'} in session ${session.sessionNumber} (saved by a later checkpoint)`,
+      );
+    }
+  }
+  const latest = [...sessions].sort((a, b) => b.sessionNumber - a.sessionNumber)[0];
+  const checkpoint = latest?.checkpoint;
+  if (latest !== undefined && checkpoint !== undefined) {
+    const leftOut = [
+      ...checkpoint.skipped.map((file) => `${file} (secret)`),
+      ...(checkpoint.tooLarge ?? []).map(
+        (file) => `${file.path} (too large: ${(file.bytes / 1024 / 1024).toFixed(1)} MiB)`,
+      ),
+      ...(checkpoint.special ?? []).map((file) => `${file.path} (${file.kind})`),
+    ];
+    if (leftOut.length > 0) {
+      lines.push(
+        `left out  of session ${latest.sessionNumber}'s checkpoint, kept in the workspace: ${nameList(leftOut)}`,
+      );
+    }
+  }
+  return lines;
+}
 
 function describeProject(
   project: ProjectRecord,
@@ -166,6 +212,7 @@ function describeProject(
       );
     }
   }
+  lines.push(...describeCheckpointProblems(sessions));
   const fellBack = sessions.filter((session) => session.fallback !== undefined);
   if (fellBack.length > 0) {
     lines.push('fallbacks');

@@ -116,6 +116,17 @@ function clock(at: number): string {
     .join(':');
 }
 
+/** The first five names and a count: 30,000 left-out files must not flood the terminal. */
+function shortList(names: readonly string[]): string {
+  return names.length > 5
+    ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`
+    : names.join(', ');
+}
+
+function formatMegabytes(bytes: number): string {
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 function formatBytes(bytes: number): string {
   return bytes < 1024 ? `${bytes} B` : `${(bytes / 1024).toFixed(1)} kB`;
 }
@@ -224,7 +235,15 @@ export function describeEvent(
             : paint('red', '✗');
       const flipped = result.flippedFeatures;
       const fellBack = result.fallback === undefined ? '' : ` · fell back to ${result.fallback.to}`;
-      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
+      const failures = result.checkpointFailures ?? 0;
+      const failed =
+        failures === 0
+          ? ''
+          : paint(
+              'red',
+              ` · ${failures} checkpoint${failures === 1 ? '' : 's'} failed${result.checkpointError === undefined ? ' (retried, saved later)' : ', the last one too'}`,
+            );
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack}${failed} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
     }
     case 'checkpoint': {
       if (event.error !== undefined && event.commit === null && event.head === null) {
@@ -240,15 +259,19 @@ export function describeEvent(
         ? `pushed ${event.head?.slice(0, 12) ?? ''}`.trimEnd()
         : `not pushed${event.error === undefined ? '' : `: ${event.error}`}`;
       const hooks = event.hooks === 'none' ? '' : ` · hooks ${event.hooks}`;
-      // 30,000 skipped fixtures must not flood the terminal: the first few and a count.
-      const shownSkipped =
-        event.skipped.length > 5
-          ? `${event.skipped.slice(0, 5).join(', ')} and ${event.skipped.length - 5} more`
-          : event.skipped.join(', ');
+      const shownSkipped = shortList(event.skipped);
       const skipped = event.skipped.length === 0 ? '' : ` · left out as secrets: ${shownSkipped}`;
+      const large =
+        event.tooLarge === undefined || event.tooLarge.length === 0
+          ? ''
+          : ` · left out as too large: ${shortList(event.tooLarge.map((file) => `${file.path} (${formatMegabytes(file.bytes)})`))}`;
+      const special =
+        event.special === undefined || event.special.length === 0
+          ? ''
+          : ` · left out, git cannot store them: ${shortList(event.special.map((file) => `${file.path} (${file.kind})`))}`;
       return paint(
         event.pushed ? 'dim' : 'yellow',
-        `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}`,
+        `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}${large}${special}`,
       );
     }
     case 'workspace-prepared':

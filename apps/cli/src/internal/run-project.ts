@@ -33,7 +33,6 @@ import {
   type ProjectSandbox,
   type SandboxSetting,
   WorkspaceError,
-  checkWorkspaceDir,
   decideSandbox,
   describeSandboxDecision,
   parseProjectSandbox,
@@ -52,6 +51,7 @@ import { batonHome, deriveProjectId } from './project-home.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 import { outputJson } from './terminal-text.js';
 import { describeVerification, verificationInput } from './verification.js';
+import { checkNewWorkspace } from './workspace-adoption.js';
 
 /** Parsed options of `baton run`. */
 export interface RunOptions {
@@ -78,6 +78,8 @@ export interface RunOptions {
   check?: string;
   /** `--require-checks`: refuse flips of features with no check. */
   requireChecks?: boolean;
+  /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
+  adopt?: boolean;
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -164,17 +166,6 @@ function readProjectSandbox(options: RunOptions): ProjectSandbox | undefined {
   }
 }
 
-/** `--workspace DIR` must be a directory Baton may make its own (`checkWorkspaceDir`). */
-async function checkWorkspaceOption(workspace: string | undefined): Promise<void> {
-  if (workspace === undefined) return;
-  try {
-    await checkWorkspaceDir(workspace);
-  } catch (error) {
-    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
-    throw error;
-  }
-}
-
 /** `--repo`/`--base` resolved for a new project; one line and nothing created when they are wrong. */
 async function resolveSource(options: RunOptions, id: string): Promise<ProjectSource | null> {
   if (options.repo === undefined) {
@@ -223,7 +214,11 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
         ? path.basename(options.goalFile).replace(/\.[^.]+$/, '')
         : (goal.split('\n')[0] ?? ''),
     );
-  await checkWorkspaceOption(options.workspace);
+  await checkNewWorkspace(options.workspace, {
+    adopt: options.adopt === true,
+    // The live view is on stdout; with --json that is JSON lines only.
+    out: options.json === true ? process.stderr : process.stdout,
+  });
   const source = await resolveSource(options, id);
   return log.create({
     id,
@@ -460,6 +455,8 @@ export async function runProject(options: RunOptions): Promise<number> {
   });
 
   let decision: ChainDecision | undefined;
+  /** Checkpoints of this run's sessions that could not be committed (retried, or the pause). */
+  let checkpointFailures = 0;
   try {
     say(
       `Project ${project.id} · ${project.repo ? `repo ${project.repo} · base ${project.base} · ` : ''}branch ${projectBranch(project.id)} · workspace ${project.workspace} · memory ${paths.memories}`,
@@ -481,6 +478,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       });
       if (!outcome.ran) break;
       decision = outcome.decision;
+      checkpointFailures += outcome.result.checkpointFailures ?? 0;
       if (outcome.result.stopReason === 'workspace_unavailable') say(outcome.result.reason);
       if (decision.kind !== 'next') break;
       if (decision.cause === 'retry') say(`Retrying: ${decision.reason}.`);
@@ -512,9 +510,17 @@ export async function runProject(options: RunOptions): Promise<number> {
       costUsd: Number(runUsd.toFixed(6)),
       branch: projectBranch(project.id),
       lastCheckpoint: project.lastCheckpoint,
+      checkpointFailures,
     };
+    const failed =
+      checkpointFailures === 0
+        ? ''
+        : ` · ${checkpointFailures} checkpoint${checkpointFailures === 1 ? '' : 's'} failed`;
     if (json) process.stdout.write(`${outputJson(summary)}\n`);
-    else say(`Features ${featureBar(counts)} · ${formatUsd(runUsd)} this run · exit ${exitCode}`);
+    else
+      say(
+        `Features ${featureBar(counts)} · ${formatUsd(runUsd)} this run${failed} · exit ${exitCode}`,
+      );
     if (exitCode !== EXIT_CODES.ok)
       say(exitCode === EXIT_CODES.cancelled ? `Stopped. ${continueHint}` : continueHint);
     return exitCode;

@@ -131,6 +131,10 @@ export function summarizeSession(
     ...(result.checkpoint === undefined
       ? {}
       : { checkpoint: checkpointSummary(result.checkpoint) }),
+    ...(result.checkpointError === undefined ? {} : { checkpointError: result.checkpointError }),
+    ...(result.checkpointFailures === undefined || result.checkpointFailures === 0
+      ? {}
+      : { checkpointFailures: result.checkpointFailures }),
   };
   if (failed && summary.error === undefined && result.featuresAfter.total === 0) {
     summary.error = 'the session ended without a feature checklist in memory';
@@ -165,6 +169,12 @@ function checkpointSummary(
     pushed: checkpoint.pushed,
     hooks: checkpoint.hooks,
     skipped: checkpoint.skipped,
+    ...(checkpoint.tooLarge === undefined || checkpoint.tooLarge.length === 0
+      ? {}
+      : { tooLarge: checkpoint.tooLarge }),
+    ...(checkpoint.special === undefined || checkpoint.special.length === 0
+      ? {}
+      : { special: checkpoint.special }),
     ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
   };
 }

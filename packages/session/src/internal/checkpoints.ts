@@ -40,6 +40,8 @@ export class Checkpointer {
   hooks: Checkpoint['hooks'] = 'none';
   /** Why the latest checkpoint could not be committed; `undefined` once one succeeds again. */
   failure: string | undefined;
+  /** How many checkpoints of the session could not be committed. */
+  failures = 0;
   readonly #options: CheckpointerOptions;
   readonly #intervalMs: number;
   #dirty = false;
@@ -48,6 +50,8 @@ export class Checkpointer {
   #queue: Promise<unknown> = Promise.resolve();
   #notes: string[] = [];
   #rejected = false;
+  /** Special files the model was already told about (they show up in every checkpoint). */
+  readonly #toldSpecial = new Set<string>();
 
   constructor(options: CheckpointerOptions) {
     this.#options = options;
@@ -106,6 +110,7 @@ export class Checkpointer {
     } catch (error) {
       const message = error instanceof Error ? error.message : String(error);
       this.failure = message;
+      this.failures += 1;
       // Retried at the next opportunity (the next turn's tools, a memory write, the end).
       this.#dirty = true;
       this.#notes.push(
@@ -142,6 +147,16 @@ export class Checkpointer {
           'They stay in the workspace but are not saved or pushed; keep large generated files out of the workspace, or list them in .gitignore.',
       );
     }
+    const newSpecial = (checkpoint.special ?? []).filter(
+      (file) => !this.#toldSpecial.has(file.path),
+    );
+    if (newSpecial.length > 0) {
+      for (const file of newSpecial) this.#toldSpecial.add(file.path);
+      this.#notes.push(
+        `These files were left out of the checkpoint commit because git cannot store them (not regular files): ${describeSpecial(newSpecial)}. ` +
+          'They stay in the workspace but are not saved or pushed; remove them when they are no longer needed.',
+      );
+    }
     if (checkpoint.pushError?.code === 'push_rejected' && !this.#rejected) {
       this.#rejected = true;
       this.#options.onRejected(checkpoint.pushError.message);
@@ -158,6 +173,9 @@ export class Checkpointer {
         ...(checkpoint.tooLarge === undefined || checkpoint.tooLarge.length === 0
           ? {}
           : { tooLarge: checkpoint.tooLarge }),
+        ...(checkpoint.special === undefined || checkpoint.special.length === 0
+          ? {}
+          : { special: checkpoint.special }),
         ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
       });
     }
@@ -170,6 +188,15 @@ function describeLarge(files: ReadonlyArray<{ path: string; bytes: number }>): s
   const named = files
     .slice(0, 10)
     .map((file) => `${file.path} (${Math.round(file.bytes / 1024 / 1024)} MB)`)
+    .join(', ');
+  return files.length > 10 ? `${named} and ${files.length - 10} more` : named;
+}
+
+/** `run/app.sock (socket), in (fifo)`, at most ten names. */
+function describeSpecial(files: ReadonlyArray<{ path: string; kind: string }>): string {
+  const named = files
+    .slice(0, 10)
+    .map((file) => `${file.path} (${file.kind})`)
     .join(', ');
   return files.length > 10 ? `${named} and ${files.length - 10} more` : named;
 }

@@ -1027,6 +1027,7 @@ export class SessionRunner {
       ],
     });
     result.commits = [...checkpointer.commits];
+    if (checkpointer.failures > 0) result.checkpointFailures = checkpointer.failures;
     if (checkpoint === undefined) {
       result.reason += ' The workspace checkpoint failed.';
       result.checkpointError = checkpointer.failure ?? 'the checkpoint failed';

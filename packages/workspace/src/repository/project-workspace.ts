@@ -6,8 +6,9 @@ import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
 import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-sandbox.js';
 import { runCommitHooks } from '../sandbox/hook-runner.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
-import { ensureSecretExcludes, looksLikeSecretFile } from './secret-files.js';
-import { isCommittablePath, listWorktreeFiles } from './worktree-files.js';
+import { DEFAULT_MAX_FILE_BYTES } from './file-limits.js';
+import { ensureSecretExcludes, hasSecretFileName, looksLikeSecretFile } from './secret-files.js';
+import { isCommittablePath, listWorktreeFiles, type SpecialFileKind } from './worktree-files.js';
 import { isRemoteUrl, projectBranch } from './source.js';
 import { BATON_HOOKS_TRAILER, BATON_PROJECT_TRAILER, formatCommitMessage } from './trailers.js';
 
@@ -100,6 +101,8 @@ export interface Checkpoint {
   skipped: string[];
   /** Files left out because they are larger than `maxFileBytes`, with their size. */
   tooLarge?: Array<{ path: string; bytes: number }>;
+  /** FIFOs, sockets and devices in the working tree: git cannot store them, so they are left out. */
+  special?: Array<{ path: string; kind: SpecialFileKind }>;
   /** `refused`: a hook failed, so the commit was made without hooks and says so in a trailer. */
   hooks: CheckpointHooks;
   /** The refusing hook's output (first lines, workspace paths made relative). */
@@ -135,9 +138,6 @@ const DEFAULT_PUSH: Required<PushRetryOptions> = {
   initialDelayMs: 500,
   maxDelayMs: 30_000,
 };
-
-/** Files larger than this are left out of checkpoints unless `maxFileBytes` says otherwise. */
-const DEFAULT_MAX_FILE_BYTES = 50 * 1024 * 1024;
 
 /** The largest hook output passed on (it reaches the model). */
 const HOOK_OUTPUT_LIMIT = 2_000;
@@ -447,7 +447,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       [BATON_PROJECT_TRAILER, this.projectId],
     ];
     let message = formatCommitMessage(request.subject, trailers, request.body);
-    let { skipped, tooLarge, changed } = await this.#stage();
+    let { skipped, tooLarge, special, changed } = await this.#stage();
     let commit: string | null = null;
     let hooks: CheckpointHooks = 'none';
     let hookOutput: string | undefined;
@@ -482,7 +482,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
           message = ran.message;
         }
         // What a formatter in the hook changed is part of the commit, as with lint-staged.
-        ({ skipped, tooLarge, changed } = await this.#stage());
+        ({ skipped, tooLarge, special, changed } = await this.#stage());
       }
       // A hook may have undone every change (a formatter): then there is nothing to commit.
       const committed = changed ? await this.#commit(message) : undefined;
@@ -502,6 +502,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       message,
       skipped,
       ...(tooLarge.length === 0 ? {} : { tooLarge }),
+      ...(special.length === 0 ? {} : { special }),
       hooks,
       ...(hookOutput === undefined ? {} : { hookOutput }),
       pushed: push.pushed,
@@ -518,16 +519,24 @@ class GitProjectWorkspace implements ProjectWorkspace {
   async #stage(): Promise<{
     skipped: string[];
     tooLarge: Array<{ path: string; bytes: number }>;
+    special: Array<{ path: string; kind: SpecialFileKind }>;
     changed: boolean;
   }> {
     const index = await this.#indexModes();
     const gitlinks = new Set(
       [...index].filter(([, mode]) => mode === '160000').map(([tracked]) => tracked),
     );
+    const special: Array<{ path: string; kind: SpecialFileKind }> = [];
+    // Secret names are in Baton's `info/exclude`: ignored, yet named in the checkpoint as secrets.
+    const ignoredSecrets: string[] = [];
     const files = await listWorktreeFiles({
       dir: this.dir,
       ignored: (paths) => this.#ignoredPaths(paths),
       skipDirectories: gitlinks,
+      onSpecialFile: (file, kind) => special.push({ path: file, kind }),
+      onIgnoredFile: (file) => {
+        if (hasSecretFileName(file)) ignoredSecrets.push(file);
+      },
     });
     const present = new Set(files);
     for (const [tracked, mode] of index) {
@@ -583,7 +592,12 @@ class GitProjectWorkspace implements ProjectWorkspace {
         );
       }
     }
-    return { skipped, tooLarge, changed: staged.length > leftOut.length };
+    return {
+      skipped: [...skipped, ...ignoredSecrets].sort(),
+      tooLarge,
+      special,
+      changed: staged.length > leftOut.length,
+    };
   }
 
   /** Path -> mode of every index entry. */

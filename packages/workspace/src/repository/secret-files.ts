@@ -46,6 +46,11 @@ export const MAX_SCANNED_BYTES = MAX_REDACTED_TEXT_BYTES;
 
 const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
 
+/** True when `file`'s base name matches `SECRET_FILE_PATTERNS`. */
+export function hasSecretFileName(file: string): boolean {
+  return SECRET_FILE_PATTERNS.some((pattern) => pattern.test(path.basename(file)));
+}
+
 /**
  * True if `file` (relative to `root`) must stay out of commits: its name matches
  * `SECRET_FILE_PATTERNS`, or the first `MAX_SCANNED_BYTES` of a regular file hold a vendor key.
@@ -54,7 +59,7 @@ const PROC_FD = existsSync('/proc/self/fd') ? '/proc/self/fd' : null;
  * without following links and without blocking, and only if what was opened is inside `root`.
  */
 export async function looksLikeSecretFile(root: string, file: string): Promise<boolean> {
-  if (SECRET_FILE_PATTERNS.some((pattern) => pattern.test(path.basename(file)))) return true;
+  if (hasSecretFileName(file)) return true;
   const content = await readScannablePrefix(root, file);
   if (content === null) return false;
   return SECRET_CONTENT_PATTERNS.some(({ pattern }) => {

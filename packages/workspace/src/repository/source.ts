@@ -2,15 +2,29 @@ import { lstat, mkdtemp, rm, stat } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
+import { isForeignNonEmptyDirectory } from './adoption.js';
 import { gitMessage, redactUrlCredentials, runGit } from './git.js';
 import { BATON_PROJECT_TRAILER, readTrailer } from './trailers.js';
 
+/** Options of `checkWorkspaceDir`. */
+export interface CheckWorkspaceDirOptions {
+  /**
+   * The user said the directory's files may become the project's first checkpoint
+   * (`--adopt`, `adoptWorkspace`). Default false: a non-empty directory is refused.
+   */
+  adopt?: boolean | undefined;
+}
+
 /**
  * `--workspace DIR` must be a directory Baton may make its own: not a file, not a git checkout of
- * its own (Baton never writes a checkout it did not make). A directory that does not exist here
- * (it may exist only on the workers) or that Baton made (its `.git` is a file) passes.
+ * its own (Baton never writes a checkout it did not make), and not a directory holding files of
+ * somebody else's unless `adopt` says so. A directory that does not exist here (it may exist only
+ * on the workers), an empty one, or one Baton made (its `.git` is a file) passes.
  */
-export async function checkWorkspaceDir(dir: string): Promise<void> {
+export async function checkWorkspaceDir(
+  dir: string,
+  options: CheckWorkspaceDirOptions = {},
+): Promise<void> {
   const info = await stat(dir).catch(() => null);
   if (info !== null && !info.isDirectory()) {
     throw new WorkspaceError('workspace_taken', `--workspace ${dir} is not a directory.`);
@@ -20,6 +34,12 @@ export async function checkWorkspaceDir(dir: string): Promise<void> {
     throw new WorkspaceError(
       'workspace_taken',
       `--workspace ${dir} is a git repository; give it as --repo ${dir} (Baton never writes your checkout).`,
+    );
+  }
+  if (options.adopt !== true && (await isForeignNonEmptyDirectory(dir))) {
+    throw new WorkspaceError(
+      'workspace_not_empty',
+      `--workspace ${dir} already holds files Baton did not create; add --adopt to make them the project's first checkpoint (secrets and files over the size limit stay uncommitted, nothing is deleted).`,
     );
   }
 }

@@ -24,7 +24,17 @@ export interface ListWorktreeFilesOptions {
   ignored: IgnoredPaths;
   /** Directories not walked (gitlinks of the base commit: real submodules stay as they are). */
   skipDirectories?: ReadonlySet<string> | undefined;
+  /**
+   * Told of every FIFO, socket and device found (not ignored): git cannot store them, so they are
+   * left out and a checkpoint names them. Default: not told.
+   */
+  onSpecialFile?: ((file: string, kind: SpecialFileKind) => void) | undefined;
+  /** Told of every regular file or link the ignore rules exclude. Default: not told. */
+  onIgnoredFile?: ((file: string) => void) | undefined;
 }
+
+/** What a special file is: never committed, named with this word where it is reported. */
+export type SpecialFileKind = 'fifo' | 'socket' | 'device';
 
 /**
  * Every regular file and symbolic link of the working tree that is not ignored, relative and
@@ -37,6 +47,7 @@ export async function listWorktreeFiles(options: ListWorktreeFilesOptions): Prom
   while (level.length > 0) {
     const directories: string[] = [];
     const candidates: string[] = [];
+    const special = new Map<string, SpecialFileKind>();
     for (const relative of level) {
       const reader = await opendir(path.join(options.dir, relative)).catch(() => null);
       if (reader === null) continue;
@@ -47,12 +58,13 @@ export async function listWorktreeFiles(options: ListWorktreeFilesOptions): Prom
           if (options.skipDirectories?.has(child) !== true) directories.push(child);
         } else if (entry.isFile() || entry.isSymbolicLink()) {
           candidates.push(child);
-        } else if (
-          !entry.isFIFO() &&
-          !entry.isSocket() &&
-          !entry.isCharacterDevice() &&
-          !entry.isBlockDevice()
-        ) {
+        } else if (entry.isFIFO()) {
+          special.set(child, 'fifo');
+        } else if (entry.isSocket()) {
+          special.set(child, 'socket');
+        } else if (entry.isCharacterDevice() || entry.isBlockDevice()) {
+          special.set(child, 'device');
+        } else {
           // A file system that does not report types (DT_UNKNOWN): ask lstat.
           const info = await lstat(path.join(options.dir, child)).catch(() => null);
           if (info?.isDirectory() === true) directories.push(child);
@@ -62,8 +74,12 @@ export async function listWorktreeFiles(options: ListWorktreeFilesOptions): Prom
       }
       await yieldToEventLoop();
     }
-    const ignored = await options.ignored([...directories, ...candidates]);
-    for (const file of candidates) if (!ignored.has(file)) files.push(file);
+    const ignored = await options.ignored([...directories, ...candidates, ...special.keys()]);
+    for (const file of candidates) {
+      if (!ignored.has(file)) files.push(file);
+      else options.onIgnoredFile?.(file);
+    }
+    for (const [file, kind] of special) if (!ignored.has(file)) options.onSpecialFile?.(file, kind);
     level = directories.filter((directory) => !ignored.has(directory));
   }
   return files.sort();

@@ -1,0 +1,178 @@
+/**
+ * `--workspace DIR` on a directory already holding the user's files (credentials among them):
+ * refused without `--adopt`, with a preview of what adopting it would do; adopted with `--adopt`,
+ * every file of the user's stays byte for byte over every session, and none of the credentials
+ * reaches the project branch. From `baton run` and from `baton enqueue` + a worker.
+ */
+import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { git } from '@baton/test-support';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, startCli, tempDir } from './helpers.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+const GOAL = 'Greeter\n- say hello\n- say goodbye';
+
+/** The user's files: what must never be deleted, changed or published. */
+const CANARIES: Record<string, string> = {
+  '.env': 'API_TOKEN=canary-env-0b7e\n',
+  '.npmrc': '//registry.npmjs.org/:_authToken=canary-npmrc-51c2\n',
+  id_rsa:
+    '-----BEGIN OPENSSH PRIVATE KEY-----\ncanary-key-9d41\n-----END OPENSSH PRIVATE KEY-----\n',
+  '.aws/credentials': '[default]\naws_secret_access_key = canary-aws-77f0\n',
+  'notes/todo.txt': 'my own notes\n',
+};
+
+async function userDirectory(root: string): Promise<string> {
+  const dir = path.join(root, 'mine');
+  for (const [name, content] of Object.entries(CANARIES)) {
+    await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+    await writeFile(path.join(dir, name), content);
+  }
+  return dir;
+}
+
+async function expectCanariesIntact(dir: string): Promise<void> {
+  for (const [name, content] of Object.entries(CANARIES)) {
+    expect(await readFile(path.join(dir, name), 'utf8'), name).toBe(content);
+  }
+}
+
+/** Files on the project branch of a Baton-owned remote. */
+function branchFiles(remote: string, branch: string): string[] {
+  return git(remote, 'ls-tree', '-r', '--name-only', branch).split('\n');
+}
+
+function expectNoCanaryPublished(remote: string, branch: string): void {
+  const files = branchFiles(remote, branch);
+  expect(files).toContain('notes/todo.txt');
+  for (const secret of ['.env', '.npmrc', 'id_rsa', '.aws/credentials']) {
+    expect(files).not.toContain(secret);
+  }
+  const everything = git(remote, 'log', '-p', branch);
+  expect(everything).not.toMatch(/canary-(?:env|npmrc|key|aws)/);
+}
+
+describe('baton run --workspace on a directory with files', () => {
+  let dir: string;
+  let cleanup: () => Promise<void>;
+  beforeEach(async () => {
+    ({ dir, cleanup } = await tempDir());
+  });
+  afterEach(async () => {
+    await cleanup();
+  });
+  const home = () => path.join(dir, 'home');
+
+  it('is refused without --adopt, with the preview; adopted, every file stays and no credential is pushed', async () => {
+    const mine = await userDirectory(dir);
+    const refused = await runCli(
+      ['run', '--workspace', mine, '--goal', GOAL, '--project', 'adopt'],
+      { cwd: dir, env: cliEnv(home()) },
+    );
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toContain(
+      `--workspace ${mine} already holds files Baton did not create; add --adopt`,
+    );
+    expect(refused.stdout).toContain(`Adopting would take ${mine}: nothing in it is ever deleted.`);
+    expect(refused.stdout).toContain(
+      'committed and pushed as the first checkpoint: 1 file (notes/todo.txt)',
+    );
+    expect(refused.stdout).toContain(
+      'kept, never committed (look like secrets): 4 files (.aws/credentials, .env, .npmrc, id_rsa)',
+    );
+    expect(await readdir(path.join(home(), 'projects')).catch(() => [])).toEqual([]);
+    expect((await readdir(mine)).sort()).toEqual(['.aws', '.env', '.npmrc', 'id_rsa', 'notes']);
+
+    const adopted = await runCli(
+      ['run', '--workspace', mine, '--adopt', '--goal', GOAL, '--project', 'adopt'],
+      { cwd: dir, env: cliEnv(home(), { BATON_CHECKPOINT_INTERVAL_MS: '0' }) },
+    );
+    expect(adopted.stderr).toBe('');
+    expect(adopted.code).toBe(0);
+    expect(adopted.stdout).toContain(`Adopting ${mine}: nothing in it is ever deleted.`);
+    // The live view names what each checkpoint left out.
+    expect(adopted.stdout).toContain('left out as secrets: .aws/credentials, .env, .npmrc, id_rsa');
+    const events = (await readFile(path.join(home(), 'projects', 'adopt', 'events.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { type: string; skipped?: string[] });
+    expect(events.filter((event) => event.type === 'session-start').length).toBeGreaterThan(1);
+    const checkpoints = events.filter((event) => event.type === 'checkpoint');
+    expect(checkpoints.at(-1)?.skipped).toEqual(['.aws/credentials', '.env', '.npmrc', 'id_rsa']);
+    await expectCanariesIntact(mine);
+    const remote = path.join(home(), 'remotes', 'adopt.git');
+    expectNoCanaryPublished(remote, 'baton/adopt');
+    expect(branchFiles(remote, 'baton/adopt')).toEqual(
+      expect.arrayContaining(['features/f1.sh', 'init.sh']),
+    );
+
+    // Continued later: still every file, byte for byte.
+    const again = await runCli(['run', '--project', 'adopt', '--sessions', '1'], {
+      cwd: dir,
+      env: cliEnv(home()),
+    });
+    expect(again.stderr).toBe('');
+    await expectCanariesIntact(mine);
+    expectNoCanaryPublished(remote, 'baton/adopt');
+  }, 180_000);
+});
+
+describe('baton enqueue --workspace on a directory with files', () => {
+  let dir: string;
+  let world: RedisWorld;
+  useRedisWorld((fixture) => ({ dir, world } = fixture));
+
+  it('is refused without --adopt (nothing created); adopted, a worker keeps every file and publishes no credential', async () => {
+    const mine = await userDirectory(dir);
+    const id = world.projectId('adopt');
+    const refused = await runCli(
+      ['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine],
+      {
+        cwd: dir,
+        env: world.env(dir),
+      },
+    );
+    expect(refused.code).toBe(2);
+    expect(oneLine(refused.stderr)).toContain(
+      'already holds files Baton did not create; add --adopt',
+    );
+    expect(refused.stdout).toContain('kept, never committed (look like secrets): 4 files');
+    expect(await world.control.getProject(id)).toBeNull();
+
+    const queued = await runCli(
+      ['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine, '--adopt'],
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(queued.stderr).toBe('');
+    expect(queued.code).toBe(0);
+    expect(queued.stdout).toContain(`Adopting ${mine}`);
+
+    const workerHome = path.join(dir, 'worker-home');
+    const worker = startCli(['worker', '--port', '0'], {
+      cwd: dir,
+      env: world.env(workerHome, { BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0' }),
+    });
+    let status = '';
+    try {
+      await worker.waitForOutput('"worker started"', 60_000);
+      // Waits on the project's own record: the worker's sessions end it `completed`.
+      const deadline = Date.now() + 150_000;
+      while (Date.now() < deadline) {
+        const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+        status = (JSON.parse(result.stdout) as { status: string }).status;
+        if (status === 'completed' || status === 'failed' || status === 'paused') break;
+      }
+    } finally {
+      worker.kill('SIGTERM');
+    }
+    await worker.done;
+    expect(status).toBe('completed');
+    await expectCanariesIntact(mine);
+    expectNoCanaryPublished(path.join(workerHome, 'remotes', `${id}.git`), `baton/${id}`);
+    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(text.stdout).toMatch(
+      /left out {2}of session \d+'s checkpoint, kept in the workspace: \.aws\/credentials \(secret\), \.env \(secret\), \.npmrc \(secret\), id_rsa \(secret\)/,
+    );
+  }, 240_000);
+});
