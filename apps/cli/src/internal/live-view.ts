@@ -274,6 +274,11 @@ export function describeEvent(
         `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}${large}${special}`,
       );
     }
+    case 'mcp-server':
+      return paint(
+        event.state === 'ready' ? 'dim' : 'yellow',
+        `  MCP server ${event.server} (${event.source}, ${event.transport}) ${event.state}${event.state === 'ready' ? `: ${event.tools.length} tool${event.tools.length === 1 ? '' : 's'}` : ''}${event.message === undefined ? '' : `: ${event.message}`}`,
+      );
     case 'workspace-prepared':
       return paint(
         'dim',
