@@ -128,6 +128,7 @@ export class SessionJob {
     const lease = await this.#takeLease();
     const control = new SessionControl(this.#jobSignal);
     const heartbeat = this.#startHeartbeat(lease, control);
+    const fence = { token: lease.fence, onFenced: () => this.#fencedOut(control, lease) };
     let registered = false;
     try {
       const outcome = await this.#chain.runOne({
@@ -135,11 +136,9 @@ export class SessionJob {
         sessionNumber,
         jobId: this.#job.id ?? '',
         control,
-        memory: () =>
-          this.#options.memoryStore(projectId, {
-            token: lease.fence,
-            onFenced: () => this.#fencedOut(control, lease),
-          }),
+        memory: () => this.#options.memoryStore(projectId, fence),
+        // Every write of this session's record is refused once the lease moved on.
+        log: this.#options.repository.fenced(projectId, fence),
         sessionOptions: (claimed) => this.#sessionOptions(claimed),
         onClaimed: (sessionId) => {
           this.#register(control, sessionId);

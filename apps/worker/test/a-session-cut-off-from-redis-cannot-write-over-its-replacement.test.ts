@@ -3,6 +3,7 @@ import { createBatonControl, type BatonControl } from '@baton/projects';
 import {
   startRedisServer,
   startTcpProxy,
+  waitFor,
   type RedisServer,
   type TcpProxy,
 } from '@baton/test-support';
@@ -98,6 +99,7 @@ describe('fencing: a worker partitioned from Redis cannot write over the session
     const done = await waitForCompleted(control, id);
     expect(done.counters.featuresPassing).toBe(2);
     const progressBefore = await (await control.memoryStore(id)).read('progress.md');
+    const eventsAtCompletion = await control.readEvents(id, { count: 10_000 });
 
     // A's session goes on and writes; then the link heals and the buffered write arrives.
     release();
@@ -109,6 +111,13 @@ describe('fencing: a worker partitioned from Redis cannot write over the session
     expect(a.lines.some((line) => line.msg?.toString().startsWith('session fenced out'))).toBe(
       true,
     );
+    // A's session stopped, and nothing it sent afterwards (its session-end event, its record)
+    // reached the project: the stream is as it was when B completed it.
+    await waitFor('the cut-off session stopped', () =>
+      a.lines.some((line) => line.msg === 'session abandoned'),
+    );
+    const eventsAfter = await control.readEvents(id, { count: 10_000 });
+    expect(eventsAfter.slice(eventsAtCompletion.length).map((entry) => entry.event)).toEqual([]);
 
     // Still completed, with only worker B's sessions recorded.
     const after = await control.getProject(id);

@@ -1,6 +1,13 @@
 /** Every failure `@baton/projects` reports carries one of these codes. */
 export type ProjectErrorCode =
-  'invalid_config' | 'redis_unreachable' | 'invalid_input' | 'not_found' | 'conflict' | 'internal';
+  | 'invalid_config'
+  | 'redis_unreachable'
+  | 'invalid_input'
+  | 'not_found'
+  | 'conflict'
+  /** A session's write refused: its lease moved on to a newer session (docs/operations.md "Fencing"). */
+  | 'fenced'
+  | 'internal';
 
 export interface ProjectErrorOptions {
   /** The underlying error when wrapping. */

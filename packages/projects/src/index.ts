@@ -144,6 +144,7 @@ export type {
   StatusTransition,
 } from './project.js';
 export { ProjectRepository } from './project-repository.js';
+export type { ProjectFence } from './internal/write-batch.js';
 export type {
   FeatureFlip,
   ProjectChanges,

@@ -5,6 +5,12 @@ import type { EventEntry, WorkerEvent } from './events.js';
 import { execPipeline, scriptPipeline, type ScriptPipeline } from './internal/pipeline.js';
 import { defineScripts } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
+import {
+  fencedError,
+  writeBatch,
+  type ProjectFence,
+  type WriteBatch,
+} from './internal/write-batch.js';
 import type { BatonKeys } from './keys.js';
 import type {
   LoggedEvent,
@@ -102,8 +108,16 @@ export class ProjectRepository implements ProjectLog {
   readonly webhookDeliveries: WebhookDeliveries;
   readonly #maxTransitions: number;
   readonly #onStatusChange: ProjectRepositoryOptions['onStatusChange'];
+  readonly #options: ProjectRepositoryOptions;
+  /** Set on a session's fenced view (`fenced`): the project it holds and its lease's token. */
+  readonly #fence: { projectId: string; fence: ProjectFence } | undefined;
 
-  constructor(options: ProjectRepositoryOptions) {
+  constructor(
+    options: ProjectRepositoryOptions,
+    fence?: { projectId: string; fence: ProjectFence },
+  ) {
+    this.#options = options;
+    this.#fence = fence;
     this.redis = options.redis;
     this.keys = options.keys;
     const context = { redis: options.redis, keys: options.keys };
@@ -117,6 +131,34 @@ export class ProjectRepository implements ProjectLog {
     });
     this.#maxTransitions = options.maxTransitions ?? 500;
     this.#onStatusChange = options.onStatusChange;
+  }
+
+  /**
+   * The same projects, seen by the session holding `projectId`'s lease: every write of that
+   * project (its start and end, status moves, checkpoints, events) is applied only while the
+   * lease still holds `fence.token`, checked by Redis in the same step. Once the lease moved on
+   * (the session was cut off and replaced) each write throws `ProjectError('fenced')` and calls
+   * `fence.onFenced`. Reads are unchanged. See docs/operations.md "Fencing".
+   */
+  fenced(projectId: string, fence: ProjectFence): ProjectRepository {
+    return new ProjectRepository(this.#options, { projectId, fence });
+  }
+
+  /** A batch of writes to `projectId`, fenced on a session's view. */
+  #batch(projectId: string): WriteBatch {
+    return writeBatch(this.redis, this.keys, projectId, this.#fenceOf(projectId));
+  }
+
+  /** The fence of a write to `projectId` (a fenced view writes no other project). */
+  #fenceOf(projectId: string): ProjectFence | undefined {
+    if (this.#fence === undefined) return undefined;
+    if (this.#fence.projectId !== projectId) {
+      throw new ProjectError(
+        'internal',
+        `a session holding ${this.#fence.projectId} tried to write project ${projectId}`,
+      );
+    }
+    return this.#fence.fence;
   }
 
   /** Stores a new project in status `queued`; throws `conflict` if the id is taken. */
@@ -182,11 +224,13 @@ export class ProjectRepository implements ProjectLog {
   ): Promise<TransitionResult> {
     const now = Date.now();
     const reason = options.reason ?? '';
+    const fence = this.#fenceOf(projectId);
     const reply = (await defineScripts(this.redis).batonTransition(
       this.keys.project(projectId),
       this.keys.transitions(projectId),
       this.keys.projectChanges,
       this.keys.projectVersion,
+      this.keys.lease(projectId),
       to,
       reason,
       now,
@@ -194,9 +238,14 @@ export class ProjectRepository implements ProjectLog {
       this.#maxTransitions,
       this.keys.projectIndexBase,
       projectId,
+      fence === undefined ? '' : String(fence.token),
     )) as [number, string];
     const [code, status] = reply;
     if (code === SCRIPT_STATUS.missing) return { ok: false, current: null };
+    if (code === SCRIPT_STATUS.fenced) {
+      fence?.onFenced?.();
+      throw fencedError(projectId);
+    }
     if (code === SCRIPT_STATUS.notAllowed) return { ok: false, current: status as ProjectStatus };
     await this.appendEvent(projectId, {
       v: 1,
@@ -239,13 +288,13 @@ export class ProjectRepository implements ProjectLog {
     const key = this.keys.project(projectId);
     // Only the lease holder writes sessionsStarted, so read-then-write cannot race.
     const started = Number(await this.redis.hget(key, 'sessionsStarted')) || 0;
-    const pipeline = scriptPipeline(this.redis);
-    pipeline.hset(key, 'activeSession', JSON.stringify(active));
-    if (sandbox !== undefined) pipeline.hset(key, 'sessionSandbox', JSON.stringify(sandbox));
-    if (interrupted) pipeline.hincrby(key, 'interruptions', 1);
-    if (active.sessionNumber > started) pipeline.hset(key, 'sessionsStarted', active.sessionNumber);
-    this.#touchIn(pipeline, projectId);
-    await execPipeline(pipeline);
+    const batch = this.#batch(projectId);
+    batch.hset(key, 'activeSession', JSON.stringify(active));
+    if (sandbox !== undefined) batch.hset(key, 'sessionSandbox', JSON.stringify(sandbox));
+    if (interrupted) batch.hincrby(key, 'interruptions', 1);
+    if (active.sessionNumber > started) batch.hset(key, 'sessionsStarted', active.sessionNumber);
+    batch.touch(projectId);
+    await batch.exec();
   }
 
   /** Stores a finished session's summary and adds it to the project's counters. */
@@ -255,15 +304,15 @@ export class ProjectRepository implements ProjectLog {
     options: SessionEndOptions,
   ): Promise<void> {
     const key = this.keys.project(projectId);
-    const pipeline = scriptPipeline(this.redis);
-    pipeline.hincrby(key, 'sessions', 1);
-    pipeline.hincrby(key, 'inputTokens', summary.inputTokens);
-    pipeline.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens ?? 0);
-    pipeline.hincrby(key, 'cacheCreationInputTokens', summary.cacheCreationInputTokens ?? 0);
-    pipeline.hincrby(key, 'outputTokens', summary.outputTokens);
-    pipeline.hincrby(key, 'clearedInputTokens', summary.clearedInputTokens);
-    pipeline.hincrbyfloat(key, 'costUsd', summary.costUsd);
-    pipeline.hset(
+    const batch = this.#batch(projectId);
+    batch.hincrby(key, 'sessions', 1);
+    batch.hincrby(key, 'inputTokens', summary.inputTokens);
+    batch.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens ?? 0);
+    batch.hincrby(key, 'cacheCreationInputTokens', summary.cacheCreationInputTokens ?? 0);
+    batch.hincrby(key, 'outputTokens', summary.outputTokens);
+    batch.hincrby(key, 'clearedInputTokens', summary.clearedInputTokens);
+    batch.hincrbyfloat(key, 'costUsd', summary.costUsd);
+    batch.hset(
       key,
       'featuresPassing',
       summary.featuresAfter.passing,
@@ -271,16 +320,16 @@ export class ProjectRepository implements ProjectLog {
       summary.featuresAfter.total,
     );
     if (options.failed) {
-      pipeline.hincrby(key, 'consecutiveFailures', 1);
-      pipeline.hset(key, 'lastError', summary.error ?? summary.reason);
+      batch.hincrby(key, 'consecutiveFailures', 1);
+      batch.hset(key, 'lastError', summary.error ?? summary.reason);
     } else {
-      pipeline.hset(key, 'consecutiveFailures', 0);
+      batch.hset(key, 'consecutiveFailures', 0);
     }
-    if (options.progress === 'progressed') pipeline.hset(key, 'sessionsWithoutProgress', 0);
-    if (options.progress === 'none') pipeline.hincrby(key, 'sessionsWithoutProgress', 1);
+    if (options.progress === 'progressed') batch.hset(key, 'sessionsWithoutProgress', 0);
+    if (options.progress === 'none') batch.hincrby(key, 'sessionsWithoutProgress', 1);
     if (summary.verification !== undefined) {
       const { verified, claimed, regressed } = summary.verification;
-      pipeline.hset(
+      batch.hset(
         key,
         'featuresVerified',
         verified,
@@ -290,11 +339,11 @@ export class ProjectRepository implements ProjectLog {
         regressed,
       );
     }
-    pipeline.hdel(key, 'activeSession');
-    this.sessionLog.appendIn(pipeline, projectId, summary);
-    this.sessionLog.checksIn(pipeline, projectId, options.checks ?? {});
-    this.#touchIn(pipeline, projectId);
-    await execPipeline(pipeline);
+    batch.hdel(key, 'activeSession');
+    this.sessionLog.appendIn(batch, projectId, summary);
+    this.sessionLog.checksIn(batch, projectId, options.checks ?? {});
+    batch.touch(projectId);
+    await batch.exec();
   }
 
   /**
@@ -302,10 +351,10 @@ export class ProjectRepository implements ProjectLog {
    * starts from it. Only a descendant should be written (the pushing worker holds the lease).
    */
   async setLastCheckpoint(projectId: string, commit: string): Promise<void> {
-    const pipeline = scriptPipeline(this.redis);
-    pipeline.hset(this.keys.project(projectId), 'lastCheckpoint', commit);
-    this.#touchIn(pipeline, projectId);
-    await execPipeline(pipeline);
+    const batch = this.#batch(projectId);
+    batch.hset(this.keys.project(projectId), 'lastCheckpoint', commit);
+    batch.touch(projectId);
+    await batch.exec();
   }
 
   /** A user's resume: the failure and no-progress streaks start again from zero. */
@@ -381,7 +430,9 @@ export class ProjectRepository implements ProjectLog {
   }
 
   appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string> {
-    return this.events.append(projectId, event);
+    const fence = this.#fenceOf(projectId);
+    if (fence === undefined) return this.events.append(projectId, event);
+    return this.events.appendIn(this.#batch(projectId), projectId, event);
   }
 
   readEvents(

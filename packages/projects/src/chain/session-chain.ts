@@ -23,6 +23,7 @@ import {
   type AbortReason,
   type ChainDecision,
 } from '../chaining.js';
+import { isProjectError } from '../errors.js';
 import type { WorkerEvent } from '../events.js';
 import {
   RUNNABLE_STATUSES,
@@ -48,6 +49,11 @@ import {
   unpushedCheckpoint,
   type PrepareOutcome,
 } from './session-workspace.js';
+
+/** A write refused because the session's lease moved on (`ProjectRepository.fenced`). */
+function isFenced(error: unknown): boolean {
+  return isProjectError(error) && error.code === 'fenced';
+}
 
 /** Every event the chain appends to a project's log: the session's own and the chain's. */
 export type ChainEvent = SessionEvent | WorkerEvent;
@@ -105,6 +111,13 @@ export interface ChainedSessionRequest {
   control: ChainControl;
   /** The project's memory. */
   memory: (project: ProjectRecord) => MemoryStore | Promise<MemoryStore>;
+  /**
+   * Where this session writes the project (its start and end, status, checkpoints, events):
+   * a worker passes the fenced view of its lease (`ProjectRepository.fenced`), so once the lease
+   * moved on every write throws `ProjectError('fenced')` and the session's record is left to the
+   * new holder. Default: the chain's `log`.
+   */
+  log?: ProjectLog | undefined;
   /** Options laid over the chain's `runSession` options (client, tools, transcripts, guidance, context). */
   sessionOptions?: ((project: ProjectRecord) => Partial<RunSessionOptions>) | undefined;
   /**
@@ -192,15 +205,15 @@ export class SessionChain {
     return step.run();
   }
 
-  /** Appends an event to the project's log after observers saw it. Never throws. */
-  async publish(event: ChainEvent): Promise<void> {
+  /** Appends an event to the project's log (default the chain's) after observers saw it. Never throws. */
+  async publish(event: ChainEvent, log: ProjectLog = this.#options.log): Promise<void> {
     this.#options.observeEvent?.(event);
     try {
       if (event.type === 'checkpoint' && event.pushed && event.head !== null) {
         // Acknowledged: the next session, in whichever process, starts from this commit.
-        await this.#options.log.setLastCheckpoint(event.projectId, event.head);
+        await log.setLastCheckpoint(event.projectId, event.head);
       }
-      await this.#options.log.appendEvent(event.projectId, event);
+      await log.appendEvent(event.projectId, event);
     } catch (error) {
       // Events are for observers; a failed append must not fail the session.
       this.#logger.warn(
@@ -218,6 +231,8 @@ class ChainStep {
   readonly #chain: SessionChain;
   readonly #sessionId = randomUUID();
   readonly #log: ChainLogger;
+  /** Where this session writes the project: the request's (fenced) log, else the chain's. */
+  readonly #projects: ProjectLog;
 
   constructor(
     options: SessionChainOptions,
@@ -228,6 +243,7 @@ class ChainStep {
     this.#options = options;
     this.#request = request;
     this.#chain = chain;
+    this.#projects = request.log ?? options.log;
     this.#log = bindChainLogger(logger, {
       projectId: request.projectId,
       jobId: request.jobId,
@@ -252,7 +268,8 @@ class ChainStep {
    * not when the project changed meanwhile (another process finished this session).
    */
   async #claim(): Promise<Claim | string> {
-    const { log, workerId } = this.#options;
+    const { workerId } = this.#options;
+    const log = this.#projects;
     const { projectId, sessionNumber, jobId } = this.#request;
     const sessionId = this.#sessionId;
     const project = await log.get(projectId);
@@ -261,46 +278,56 @@ class ChainStep {
 
     const previous = project.activeSession;
     if (previous) await this.#reportInterrupted(previous);
-    const moved = await log.transition(projectId, 'running', {
-      from: RUNNABLE_STATUSES,
-      reason: `session ${sessionNumber}`,
-    });
-    if (!moved.ok) return `project is ${moved.current ?? 'gone'}`;
-
     const extraOptions = this.#request.sessionOptions?.(project) ?? {};
-    await log.markSessionStart(
-      projectId,
-      { sessionId, sessionNumber, jobId, workerId, startedAt: Date.now() },
-      previous !== null,
-      describeSandbox(extraOptions.tools?.sandbox ?? DEFAULT_SANDBOX_SETUP),
+    try {
+      const moved = await log.transition(projectId, 'running', {
+        from: RUNNABLE_STATUSES,
+        reason: `session ${sessionNumber}`,
+      });
+      if (!moved.ok) return `project is ${moved.current ?? 'gone'}`;
+      await log.markSessionStart(
+        projectId,
+        { sessionId, sessionNumber, jobId, workerId, startedAt: Date.now() },
+        previous !== null,
+        describeSandbox(extraOptions.tools?.sandbox ?? DEFAULT_SANDBOX_SETUP),
+      );
+    } catch (error) {
+      if (isFenced(error)) return 'fenced out: a newer session holds the project';
+      throw error;
+    }
+    await this.#chain.publish(
+      {
+        v: 1,
+        type: 'session-claimed',
+        at: Date.now(),
+        projectId,
+        sessionId,
+        sessionNumber,
+        jobId,
+        workerId,
+        interrupted: previous !== null,
+      },
+      this.#projects,
     );
-    await this.#chain.publish({
-      v: 1,
-      type: 'session-claimed',
-      at: Date.now(),
-      projectId,
-      sessionId,
-      sessionNumber,
-      jobId,
-      workerId,
-      interrupted: previous !== null,
-    });
     return { project, previous, extraOptions };
   }
 
   async #reportInterrupted(previous: ActiveSessionInfo): Promise<void> {
     this.#request.onInterrupted?.(previous);
     this.#log.warn({ previous }, 'previous session was interrupted; resuming');
-    await this.#chain.publish({
-      v: 1,
-      type: 'session-interrupted',
-      at: Date.now(),
-      projectId: this.#request.projectId,
-      sessionId: previous.sessionId,
-      sessionNumber: previous.sessionNumber,
-      jobId: previous.jobId,
-      workerId: previous.workerId,
-    });
+    await this.#chain.publish(
+      {
+        v: 1,
+        type: 'session-interrupted',
+        at: Date.now(),
+        projectId: this.#request.projectId,
+        sessionId: previous.sessionId,
+        sessionNumber: previous.sessionNumber,
+        jobId: previous.jobId,
+        workerId: previous.workerId,
+      },
+      this.#projects,
+    );
   }
 
   /** Opens the project's memory, brings the workspace to the last checkpoint, picks the session kind. */
@@ -321,17 +348,20 @@ class ChainStep {
     });
     const prepared = await prepareWorkspace(workspace, project.lastCheckpoint);
     if (prepared.ok) {
-      await this.#chain.publish({
-        v: 1,
-        type: 'workspace-prepared',
-        at: Date.now(),
-        projectId,
-        sessionId,
-        sessionNumber,
-        jobId,
-        workerId: this.#options.workerId,
-        ...prepared.workspace,
-      });
+      await this.#chain.publish(
+        {
+          v: 1,
+          type: 'workspace-prepared',
+          at: Date.now(),
+          projectId,
+          sessionId,
+          sessionNumber,
+          jobId,
+          workerId: this.#options.workerId,
+          ...prepared.workspace,
+        },
+        this.#projects,
+      );
     }
     const checkpoint = prepared.ok ? prepared.workspace.head : null;
     if (previous) {
@@ -400,26 +430,40 @@ class ChainStep {
             },
       onEvent: (event) => {
         this.#options.observeSessionEvent?.(event);
-        return this.#chain.publish(event);
+        return this.#chain.publish(event, this.#projects);
       },
     };
   }
 
   /** Records the session on the project and carries out what happens next. */
   async #finish(claim: Claim, setup: Setup, result: SessionResult): Promise<ChainedSessionOutcome> {
-    const { log } = this.#options;
+    if (this.#request.control.abandoned) return this.#abandon(claim, result);
+    try {
+      return await this.#record(claim, setup, result);
+    } catch (error) {
+      // The lease moved on while this session ended: its record belongs to the new holder.
+      if (isFenced(error)) return this.#abandon(claim, result);
+      throw error;
+    }
+  }
+
+  /** Another process may already be running this session again: leave the record alone. */
+  #abandon(claim: Claim, result: SessionResult): ChainedSessionOutcome {
+    const abortReason = this.#request.control.abortReason ?? 'lease_lost';
+    this.#log.warn({ abortReason, outcome: result.outcome }, 'session abandoned');
+    const decision = decideAfterSession({
+      ...this.#chainInput(result, claim.project, undefined),
+      abortReason,
+    });
+    return { ran: true, sessionId: this.#sessionId, result, decision, status: null };
+  }
+
+  /** Stores the session's summary, decides what happens next and carries it out. */
+  async #record(claim: Claim, setup: Setup, result: SessionResult): Promise<ChainedSessionOutcome> {
+    const log = this.#projects;
     const { control, projectId } = this.#request;
     const sessionId = this.#sessionId;
     const abortReason = control.abortReason;
-    if (control.abandoned) {
-      // Another process may already be running this session again: leave the record alone.
-      this.#log.warn({ abortReason, outcome: result.outcome }, 'session abandoned');
-      const decision = decideAfterSession({
-        ...this.#chainInput(result, claim.project, undefined),
-        abortReason,
-      });
-      return { ran: true, sessionId, result, decision, status: null };
-    }
     const { summary, failed } = summarizeSession(
       {
         sessionId,
@@ -449,17 +493,20 @@ class ChainStep {
       'session finished',
     );
     const status = await this.#carryOut(decision, after);
-    await this.#chain.publish({
-      v: 1,
-      type: 'session-released',
-      at: Date.now(),
-      projectId,
-      sessionId,
-      sessionNumber: this.#request.sessionNumber,
-      jobId: this.#request.jobId,
-      workerId: this.#options.workerId,
-      outcome: result.outcome,
-    });
+    await this.#chain.publish(
+      {
+        v: 1,
+        type: 'session-released',
+        at: Date.now(),
+        projectId,
+        sessionId,
+        sessionNumber: this.#request.sessionNumber,
+        jobId: this.#request.jobId,
+        workerId: this.#options.workerId,
+        outcome: result.outcome,
+      },
+      this.#projects,
+    );
     return { ran: true, sessionId, result, decision, status };
   }
 
@@ -490,7 +537,7 @@ class ChainStep {
 
   /** Moves the project as decided (and queues the next session); returns its status. */
   async #carryOut(decision: ChainDecision, after: ProjectRecord): Promise<ProjectStatus | null> {
-    const { log } = this.#options;
+    const log = this.#projects;
     const { projectId } = this.#request;
     if (decision.kind === 'finish') {
       const moved = await log.transition(projectId, decision.status, {

@@ -18,8 +18,10 @@ export interface ScriptCommands {
     transitions: string,
     changes: string,
     version: string,
+    lease: string,
     ...args: (string | number)[]
   ): Reply;
+  batonFencedBatch(lease: string, token: string, writes: string): Reply;
   batonTouchProject(changes: string, version: string, projectId: string): Reply;
   batonIndexProject(project: string, search: string, ...args: (string | number)[]): Reply;
   batonUnindexProject(
@@ -40,7 +42,8 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
   directory: new URL('../commands/', import.meta.url),
   files: {
     batonCreateProject: 'create-project-5.lua',
-    batonTransition: 'transition-4.lua',
+    batonTransition: 'transition-5.lua',
+    batonFencedBatch: 'fenced-batch-1.lua',
     batonTouchProject: 'touch-project-2.lua',
     batonIndexProject: 'index-project-2.lua',
     batonUnindexProject: 'unindex-project-3.lua',

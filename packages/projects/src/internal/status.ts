@@ -10,4 +10,5 @@ export const SCRIPT_STATUS = {
   missing: -1,
   owned: 1,
   notOwned: 0,
+  fenced: -2,
 } as const;

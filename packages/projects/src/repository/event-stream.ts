@@ -1,5 +1,6 @@
 import { decodeProjectEventJson } from '../event-decoder.js';
 import type { EventEntry, WorkerEvent } from '../events.js';
+import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { LoggedEvent } from '../project-log.js';
 import type { RedisClient } from '../redis-connection.js';
@@ -55,6 +56,25 @@ export class ProjectEventStreams {
       JSON.stringify(event),
     );
     return id ?? '';
+  }
+
+  /** `append` through `batch` (a session's fenced write); returns the stream id. */
+  async appendIn(
+    batch: WriteBatch,
+    projectId: string,
+    event: WorkerEvent | LoggedEvent,
+  ): Promise<string> {
+    batch.xadd(
+      this.#keys.events(projectId),
+      'MAXLEN',
+      '~',
+      this.#maxEvents,
+      '*',
+      'e',
+      JSON.stringify(event),
+    );
+    const [id] = await batch.exec();
+    return typeof id === 'string' ? id : '';
   }
 
   /**

@@ -1,5 +1,6 @@
 import type { FeatureChecks, FeatureCheckState } from '@baton/session';
 import { execPipeline } from '../internal/pipeline.js';
+import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '../redis-connection.js';
@@ -42,31 +43,23 @@ export class SessionLog {
     this.#maxSessions = options.maxSessions;
   }
 
-  /** Queues the summary and its feature flips on `pipeline` (the caller's session-end write). */
-  appendIn(
-    pipeline: ReturnType<RedisClient['pipeline']>,
-    projectId: string,
-    summary: SessionSummary,
-  ): void {
+  /** Queues the summary and its feature flips on `batch` (the caller's session-end write). */
+  appendIn(batch: WriteBatch, projectId: string, summary: SessionSummary): void {
     const flip = JSON.stringify({
       sessionNumber: summary.sessionNumber,
       sessionId: summary.sessionId,
     } satisfies FeatureFlip);
     for (const id of summary.flippedFeatures)
-      pipeline.hset(this.#keys.featureFlips(projectId), id, flip);
-    pipeline.rpush(this.#keys.sessions(projectId), JSON.stringify(summary));
-    pipeline.ltrim(this.#keys.sessions(projectId), -this.#maxSessions, -1);
+      batch.hset(this.#keys.featureFlips(projectId), id, flip);
+    batch.rpush(this.#keys.sessions(projectId), JSON.stringify(summary));
+    batch.ltrim(this.#keys.sessions(projectId), -this.#maxSessions, -1);
   }
 
-  /** Queues the entries a session changed in the check record on `pipeline` (its session-end write). */
-  checksIn(
-    pipeline: ReturnType<RedisClient['pipeline']>,
-    projectId: string,
-    checks: FeatureChecks,
-  ): void {
+  /** Queues the entries a session changed in the check record on `batch` (its session-end write). */
+  checksIn(batch: WriteBatch, projectId: string, checks: FeatureChecks): void {
     const entries = Object.entries(checks);
     if (entries.length === 0) return;
-    pipeline.hset(
+    batch.hset(
       this.#keys.checks(projectId),
       ...entries.flatMap(([id, state]) => [id, JSON.stringify(state)]),
     );

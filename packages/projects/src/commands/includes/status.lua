@@ -6,3 +6,4 @@ local NOT_ALLOWED = 0
 local MISSING = -1
 local OWNED = 1
 local NOT_OWNED = 0
+local FENCED = -2

@@ -6,6 +6,7 @@
   KEYS[2] transitions list
   KEYS[3] change feed (zset id -> version)
   KEYS[4] change version counter
+  KEYS[5] the project's lease (checked only with ARGV[8])
   ARGV[1] new status
   ARGV[2] reason ('' = none)
   ARGV[3] now ms
@@ -13,14 +14,17 @@
   ARGV[5] transitions kept
   ARGV[6] index key base (keys.ts projectIndexBase)
   ARGV[7] project id
+  ARGV[8] the writer's fencing token ('' = unfenced: control calls); a fenced move happens only
+          while KEYS[5] still holds it (docs/operations.md "Fencing")
 
-  Returns { MOVED, previous }, { NOT_ALLOWED, current } or { MISSING, '' }.
+  Returns { MOVED, previous }, { NOT_ALLOWED, current }, { MISSING, '' } or { FENCED, current }.
 ]]
 --- @include "status"
 --- @include "index"
 
 local current = redis.call('HGET', KEYS[1], 'status')
 if not current then return { MISSING, '' } end
+if ARGV[8] ~= '' and redis.call('GET', KEYS[5]) ~= ARGV[8] then return { FENCED, current } end
 if ARGV[4] ~= '*' then
   local allowed = false
   for status in string.gmatch(ARGV[4], '[^,]+') do

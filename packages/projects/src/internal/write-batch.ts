@@ -1,0 +1,130 @@
+import { ProjectError } from '../errors.js';
+import type { BatonKeys } from '../keys.js';
+import type { RedisClient } from '../redis-connection.js';
+import { execPipeline, scriptPipeline } from './pipeline.js';
+import { defineScripts } from './scripts.js';
+import { SCRIPT_STATUS } from './status.js';
+
+/**
+ * The writes one step of a project's record makes (a session's start or end, a checkpoint, an
+ * event), queued and then sent together. Two kinds: a plain pipeline, and a fenced batch that
+ * Redis applies only while the writer still holds the project's lease (fenced-batch-1.lua).
+ */
+export interface WriteBatch {
+  hset(key: string, ...fieldsAndValues: (string | number)[]): void;
+  hincrby(key: string, field: string, by: number): void;
+  hincrbyfloat(key: string, field: string, by: number): void;
+  hdel(key: string, field: string): void;
+  rpush(key: string, value: string): void;
+  ltrim(key: string, start: number, stop: number): void;
+  xadd(key: string, ...values: (string | number)[]): void;
+  /** Records in the change feed that `projectId` changed (touch-project-2.lua). */
+  touch(projectId: string): void;
+  /** Sends the writes; resolves with one reply per write. Throws `ProjectError('fenced')` when refused. */
+  exec(): Promise<unknown[]>;
+}
+
+/** A writer's hold on a project: its lease's fencing token. */
+export interface ProjectFence {
+  /** The lease's fencing token (`ProjectLease.fence`). */
+  token: number;
+  /** Called when Redis refused a write because the lease moved on. Must not throw. */
+  onFenced?: (() => void) | undefined;
+}
+
+type Write = (string | number)[];
+
+/** Queues writes as commands; `send` gets them in order. */
+abstract class QueuedBatch implements WriteBatch {
+  protected readonly writes: Write[] = [];
+  constructor(protected readonly keys: BatonKeys) {}
+  hset(key: string, ...fieldsAndValues: (string | number)[]): void {
+    this.writes.push(['HSET', key, ...fieldsAndValues]);
+  }
+  hincrby(key: string, field: string, by: number): void {
+    this.writes.push(['HINCRBY', key, field, by]);
+  }
+  hincrbyfloat(key: string, field: string, by: number): void {
+    this.writes.push(['HINCRBYFLOAT', key, field, by]);
+  }
+  hdel(key: string, field: string): void {
+    this.writes.push(['HDEL', key, field]);
+  }
+  rpush(key: string, value: string): void {
+    this.writes.push(['RPUSH', key, value]);
+  }
+  ltrim(key: string, start: number, stop: number): void {
+    this.writes.push(['LTRIM', key, start, stop]);
+  }
+  xadd(key: string, ...values: (string | number)[]): void {
+    this.writes.push(['XADD', key, ...values]);
+  }
+  touch(projectId: string): void {
+    this.writes.push(['TOUCH', this.keys.projectChanges, this.keys.projectVersion, projectId]);
+  }
+  abstract exec(): Promise<unknown[]>;
+}
+
+class PipelineBatch extends QueuedBatch {
+  constructor(
+    keys: BatonKeys,
+    private readonly redis: RedisClient,
+  ) {
+    super(keys);
+  }
+  async exec(): Promise<unknown[]> {
+    const pipeline = scriptPipeline(this.redis);
+    for (const [command, ...rest] of this.writes) {
+      if (command === 'TOUCH') {
+        const [changes, version, projectId] = rest as [string, string, string];
+        void pipeline.batonTouchProject(changes, version, projectId);
+      } else {
+        void pipeline.call(String(command), ...rest);
+      }
+    }
+    return execPipeline(pipeline);
+  }
+}
+
+class FencedBatch extends QueuedBatch {
+  constructor(
+    keys: BatonKeys,
+    private readonly redis: RedisClient,
+    private readonly projectId: string,
+    private readonly fence: ProjectFence,
+  ) {
+    super(keys);
+  }
+  async exec(): Promise<unknown[]> {
+    const reply = (await defineScripts(this.redis).batonFencedBatch(
+      this.keys.lease(this.projectId),
+      String(this.fence.token),
+      JSON.stringify(this.writes.map((write) => write.map(String))),
+    )) as unknown[];
+    if (reply[0] !== SCRIPT_STATUS.owned) {
+      this.fence.onFenced?.();
+      throw fencedError(this.projectId);
+    }
+    return reply.slice(1);
+  }
+}
+
+/** The error every refused fenced write throws. */
+export function fencedError(projectId: string): ProjectError {
+  return new ProjectError(
+    'fenced',
+    `this session no longer holds project ${projectId} (its lease moved on); nothing was written`,
+  );
+}
+
+/** A batch for `projectId`: fenced when `fence` is given, a plain pipeline otherwise. */
+export function writeBatch(
+  redis: RedisClient,
+  keys: BatonKeys,
+  projectId: string,
+  fence: ProjectFence | undefined,
+): WriteBatch {
+  return fence === undefined
+    ? new PipelineBatch(keys, redis)
+    : new FencedBatch(keys, redis, projectId, fence);
+}
