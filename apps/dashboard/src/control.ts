@@ -8,11 +8,8 @@ import type {
   EventEntry,
   FeatureFlip,
   ProjectEvent,
-  ProjectInput,
   ProjectRecord,
   ProjectStatus,
-  SessionSummary,
-  StatusTransition,
 } from '@baton/projects';
 
 /** The part of `BatonControl` (from `createBatonControl`) the dashboard calls. */
@@ -48,15 +45,4 @@ export type DashboardControl = Pick<
 /** The memory store `memoryStore(projectId)` returns (a `RedisMemoryStore`, with history). */
 export type DashboardMemoryStore = Awaited<ReturnType<BatonControl['memoryStore']>>;
 
-export type {
-  EventEntry,
-  FeatureFlip,
-  ProjectEvent,
-  ProjectInput,
-  ProjectRecord,
-  ProjectStatus,
-  SessionSummary,
-  StatusTransition,
-};
-
-export { PROJECT_STATUSES } from '@baton/projects/schema';
+export type { EventEntry, FeatureFlip, ProjectEvent, ProjectRecord, ProjectStatus };

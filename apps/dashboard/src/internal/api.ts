@@ -62,7 +62,7 @@ export interface ApiOptions {
 }
 
 /** Session summaries the project view starts with; older ones are paged on demand. */
-export const SESSION_WINDOW = 50;
+const SESSION_WINDOW = 50;
 /** Events whose turns the token chart starts with; earlier ones are paged on demand. */
 const TOKEN_WINDOW_EVENTS = 500;
 

@@ -23,7 +23,7 @@ const CONTENT_TYPES: Record<string, string> = {
 };
 
 /** Files the server cannot work without; the build checks them too (scripts/check-assets.mjs). */
-export const REQUIRED_ASSETS = ['index.html', 'login.html', 'app.js', 'style.css'] as const;
+const REQUIRED_ASSETS = ['index.html', 'login.html', 'app.js', 'style.css'] as const;
 
 /** `src/internal` and `dist/internal` are both two levels below the package root. */
 export function defaultAssetsDirectory(): string {

@@ -27,7 +27,7 @@ export const SESSION_COOKIE = 'baton_dashboard';
 /** Session cookie lifetime: 12 hours. */
 export const SESSION_MAX_AGE_SECONDS = 12 * 60 * 60;
 
-export type AuthResult =
+type AuthResult =
   | { ok: true; via: 'none' | 'bearer' | 'cookie' }
   | { ok: false; status: 401 | 403 | 421; message: string }
   | { ok: false; status: 429; message: string; retryAfterSeconds: number };

@@ -8,7 +8,7 @@
  */
 import { diffArrays } from 'diff';
 
-export type DiffOperation = 'equal' | 'insert' | 'delete';
+type DiffOperation = 'equal' | 'insert' | 'delete';
 
 export interface DiffLine {
   /** What happened to the line going from `before` to `after`. */
@@ -22,7 +22,7 @@ export interface DiffLine {
 }
 
 /** Which bound a diff exceeded. */
-export type DiffTooLargeReason = 'lines' | 'edits' | 'time';
+type DiffTooLargeReason = 'lines' | 'edits' | 'time';
 
 export type LineDiff =
   | { tooLarge: false; lines: DiffLine[]; added: number; removed: number }
@@ -43,7 +43,7 @@ export interface DiffLimits {
   timeoutMs?: number;
 }
 
-export const DEFAULT_DIFF_LIMITS: Required<DiffLimits> = {
+const DEFAULT_DIFF_LIMITS: Required<DiffLimits> = {
   maxLines: 20_000,
   maxEdits: 500,
   timeoutMs: 30,

@@ -30,13 +30,13 @@ export type HubMessage =
   | { type: 'counts'; counts: Record<ProjectStatus, number>; total: number; version: number };
 
 /** What a projects-page client gets on connect: no rows (it pages them), the fleet's numbers. */
-export interface HubSnapshot {
+interface HubSnapshot {
   counts: Record<ProjectStatus, number>;
   total: number;
   version: number;
 }
 
-export type HubListener = (message: HubMessage) => void;
+type HubListener = (message: HubMessage) => void;
 
 export interface EventHubOptions {
   control: DashboardControl;

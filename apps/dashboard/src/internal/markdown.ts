@@ -18,7 +18,7 @@ const HTML_ESCAPES: Record<string, string> = {
 };
 
 /** Escape text for use in HTML element content and quoted attribute values. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => HTML_ESCAPES[character] ?? character);
 }
 

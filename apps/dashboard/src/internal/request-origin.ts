@@ -27,7 +27,7 @@ function originHost(origin: string): string | null {
 }
 
 /** True for a browser's top-level navigation (typing the address, a link, a bookmark). */
-export function isTopLevelNavigation(context: Context): boolean {
+function isTopLevelNavigation(context: Context): boolean {
   const mode = context.req.header('sec-fetch-mode');
   const destination = context.req.header('sec-fetch-dest');
   // Clients that send no fetch metadata (curl, older browsers) are taken at their word.

@@ -8,7 +8,7 @@ import { routePath } from 'hono/route';
 import type { Logger } from 'pino';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
-export type SseStreamKind = 'projects' | 'project';
+type SseStreamKind = 'projects' | 'project';
 
 export interface DashboardTelemetry {
   registry: Registry;

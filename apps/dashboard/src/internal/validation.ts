@@ -13,7 +13,7 @@ import { ApiError } from './api-error.js';
 const MAX_BODY_CHARACTERS = 256 * 1024;
 
 /** A `zValidator` hook: a failed parse becomes a 400 that names `what` and every wrong field. */
-export function refuseInvalid(what: string) {
+function refuseInvalid(what: string) {
   return (
     result: { success: true } | { success: false; error: { issues: readonly z.core.$ZodIssue[] } },
   ): void => {

@@ -26,7 +26,7 @@ export interface ProjectActivity {
  * characters, and 500 rows of whole goals made one answer 50 MB. The whole goal is only on the
  * project's own endpoint (`GET /api/projects/:id`).
  */
-export const GOAL_EXCERPT_CHARACTERS = 300;
+const GOAL_EXCERPT_CHARACTERS = 300;
 
 export interface ProjectView {
   id: string;
@@ -242,7 +242,7 @@ export function tokenSeries(entries: readonly EventEntry[]): TurnPoint[] {
   return points;
 }
 
-export interface ChecklistRow {
+interface ChecklistRow {
   id: string;
   description: string;
   steps: string[];
