@@ -274,11 +274,6 @@ export function describeEvent(
         `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}${large}${special}`,
       );
     }
-    case 'mcp-server':
-      return paint(
-        event.state === 'ready' ? 'dim' : 'yellow',
-        `  MCP server ${event.server} (${event.source}, ${event.transport}) ${event.state}${event.state === 'ready' ? `: ${event.tools.length} tool${event.tools.length === 1 ? '' : 's'}` : ''}${event.message === undefined ? '' : `: ${event.message}`}`,
-      );
     case 'workspace-prepared':
       return paint(
         'dim',
@@ -305,13 +300,6 @@ export function describeEvent(
         `    ${evidence.passed ? '✓' : '✗'} check of ${evidence.featureId} (${why}) ${describeEvidence(evidence)}`,
       );
     }
-    case 'mcp-server':
-      return event.state === 'ready'
-        ? paint(
-            'dim',
-            `  MCP server ${event.server} ready (${event.transport}, ${event.source}): ${event.tools.length} tool${event.tools.length === 1 ? '' : 's'}`,
-          )
-        : paint('yellow', `  ${event.message ?? `MCP server ${event.server} ${event.state}`}`);
     case 'feature-regressed':
       return paint(
         'red',
