@@ -1,66 +1,31 @@
-import {
-  ContextConfigError,
-  DEFAULT_CONTEXT_PRESET,
-  loadContextConfigInput,
-  type ContextConfigInput,
-} from '@baton/context-config';
-import {
-  createRedisMemoryStore,
-  type FileVersion,
-  type RedisMemoryStore,
-} from '@baton/storage-redis';
+import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
-import {
-  WorkspaceError,
-  checkWorkspaceDir,
-  projectBranch,
-  resolveProjectSource,
-} from '@baton/workspace';
+import type { BatonControl } from './control/control-api.js';
 import { ProjectError, describeError } from './errors.js';
-import { findStuck, type StuckProject } from './reconcile.js';
-import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
+import { newProjectRecord, projectContext } from './control/new-project.js';
+import {
+  checkReadEventsOptions,
+  checkWaitArguments,
+  followProjectEvents,
+} from './control/event-reads.js';
+import { findStuck } from './reconcile.js';
+import { readDeploymentMarker } from './redis-safety.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
-import type { EventEntry } from './events.js';
-import {
-  createEventWaiter,
-  type ProjectEvents,
-  type WaitForEventsOptions,
-} from './internal/event-waiter.js';
+import { createEventWaiter } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
-import {
-  isTranscriptSessionId,
-  searchProject,
-  searchTextProblem,
-  type FeatureChecks,
-  type OperatorGuidance,
-  type SearchOptions,
-  type SearchResult,
-  type Transcript,
-  type TranscriptSummary,
-} from '@baton/session';
+import { isTranscriptSessionId, searchProject, searchTextProblem } from '@baton/session';
 import { createRedisTranscripts } from './transcripts.js';
 import { OPERATOR_PAUSE_REASON } from './chaining.js';
-import { createRedisGuidance, parseGuidanceText, type StoredGuidance } from './operator.js';
-import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
+import { createRedisGuidance, parseGuidanceText } from './operator.js';
+import { createKeys, DEFAULT_PREFIX, isValidPrefix } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
   isTerminalStatus,
-  isValidProjectId,
+  checkProjectId,
   parseProjectInput,
   type ProjectRecord,
-  type ProjectStatus,
-  type StatusTransition,
 } from './project.js';
-import {
-  ProjectRepository,
-  type FeatureFlip,
-  type ProjectChanges,
-  type ProjectCounts,
-  type ProjectPage,
-  type ReadEventsOptions,
-  type SessionSummary,
-  type SessionWindow,
-} from './project-repository.js';
+import { ProjectRepository } from './project-repository.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
   createRedisConnection,
@@ -82,7 +47,6 @@ import {
 import {
   createWebhookQueue,
   notifyStatusChange,
-  type WebhookDeliveryRecord,
   type WebhookJobData,
 } from './webhooks/webhook-delivery.js';
 
@@ -115,176 +79,14 @@ export interface BatonControlOptions {
   connectTimeoutMs?: number;
 }
 
-export interface FollowEventsOptions {
-  /** Start after this stream id; default `0-0` (the whole retained history). Use `$` for new events only. */
-  fromId?: string;
-  /** Entries fetched per call. Default 100. */
-  count?: number;
-  /** Longest single XREAD BLOCK (ms). Default 5000. */
-  blockMs?: number;
-  /** Stops the iteration. */
-  signal?: AbortSignal;
-}
-
-export type { ProjectEvents, WaitForEventsOptions };
-
-/** A stream id as XREAD takes it after a cursor (`<ms>-<seq>`). */
-const STREAM_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
-
-/** What `cancel` did. */
-export interface CancelResult {
-  project: ProjectRecord;
-  /** The queued job that was removed, if any. */
-  removedJobId: string | null;
-}
-
-/** What `pause` did. */
-export interface PauseResult {
-  project: ProjectRecord;
-  /** The queued job that was removed, if any. */
-  removedJobId: string | null;
-  /** The running session that now closes its log and stops, if any. */
-  runningSessionId: string | null;
-  /** False when the project was already paused (nothing changed). */
-  changed: boolean;
-}
-
-/**
- * The control API shared by the CLI and the dashboard: create, queue, resume and cancel projects,
- * read their records, sessions and events, and open their memory. Every call waits for Redis
- * first and fails with `redis_unreachable` (one readable line) if it does not answer.
- */
-export interface BatonControl {
-  keys: BatonKeys;
-  /**
-   * Validates and stores a new project (status `queued`, no job yet: call `enqueue`). A `repo`
-   * is read (never written) to resolve `base` to a commit and to check that `baton/<id>` is free
-   * or Baton's own for this project; a repository, base or branch that fails that is refused
-   * with `invalid_input` and one line, and nothing is stored. The project's context config is
-   * `loadContextConfigInput` here (`baton.config.json` in `cwd` < `BATON_CONTEXT_*` of `env` <
-   * the input's `context` < its `contextPreset`), stored with the project.
-   */
-  createProject(
-    input: unknown,
-    createOptions?: { sourcePolicy?: SourcePolicy | undefined },
-  ): Promise<ProjectRecord>;
-  /** Queues the project's next session (a freshly created or `queued` project). */
-  enqueue(projectId: string): Promise<{ jobId: string; added: boolean }>;
-  /**
-   * Continues a `paused`, `cancelled` or `failed` project (or re-queues a stuck `queued` one, or
-   * a `running` one no worker holds).
-   */
-  resume(projectId: string): Promise<{ project: ProjectRecord; jobId: string; added: boolean }>;
-  /**
-   * Why nothing runs a `queued` or `running` project (no live session job and no lease; with the
-   * failed job's reason when there is one) and the one command that fixes it; null otherwise.
-   */
-  findStuck(project: ProjectRecord): Promise<StuckProject | null>;
-  /**
-   * The deployment marker the workers wrote in this Redis, or null: no worker ever ran here, or
-   * Redis lost its data (redis-safety.ts).
-   */
-  readDeploymentMarker(): Promise<DeploymentMarker | null>;
-  /** Marks the project `cancelled`, removes its queued job and aborts its running session. */
-  cancel(projectId: string): Promise<CancelResult>;
-  /**
-   * Marks a queued or running project `paused` (reason `paused by operator`): its queued job is
-   * removed; its running session gets its end-of-session turn and no next session is queued.
-   * `resume` continues it. Pausing a paused project changes nothing; a finished one is a conflict.
-   */
-  pause(projectId: string): Promise<PauseResult>;
-  /**
-   * Sends the operator's guidance: the running session gets it at its next model turn, and the
-   * next session's first message carries it while no session acknowledged it. Refuses empty or
-   * too long text (`invalid_input`) and a completed, failed or cancelled project (`conflict`).
-   */
-  say(
-    projectId: string,
-    text: string,
-  ): Promise<{ guidance: OperatorGuidance; project: ProjectRecord }>;
-  /** The project's kept guidance, oldest first, with who acknowledged each. */
-  listGuidance(projectId: string): Promise<StoredGuidance[]>;
-  getProject(projectId: string): Promise<ProjectRecord | null>;
-  /** Every project (oldest first): the CLI's listing. A fleet view pages with `pageProjects`. */
-  listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
-  /**
-   * One page of projects, sorted (`created`, `updated` or `id`, `desc` by default), filtered by
-   * status and by a case-insensitive search of id and goal, after a cursor (`nextCursor` of the
-   * previous page: a sort key and an id, so concurrent creates and moves never shift the pages).
-   * Costs the page, not the fleet. A bad query is `invalid_input` naming the field.
-   */
-  pageProjects(query?: unknown): Promise<ProjectPage>;
-  /** Projects per status and in all (one ZCARD each). */
-  countProjects(): Promise<ProjectCounts>;
-  /**
-   * The projects changed after `version` of the change feed (0 = every project ever changed), at
-   * most `limit` (default 500): status moves, counters, active session, checkpoint, deletion.
-   */
-  projectChanges(version: number, options?: { limit?: number }): Promise<ProjectChanges>;
-  /** The change feed's current version: start `projectChanges` from here to see new changes only. */
-  projectChangeVersion(): Promise<number>;
-  listSessions(projectId: string): Promise<SessionSummary[]>;
-  /**
-   * Feature id → the latest session that flipped it to passing. Costs the project's feature
-   * count, not its sessions (one pipelined HGET + HGETALL).
-   */
-  featureFlips(projectId: string): Promise<Map<string, FeatureFlip>>;
-  /** The project's check record (verified progress): each feature's last check run. */
-  readChecks(projectId: string): Promise<FeatureChecks>;
-  /**
-   * The newest `limit` session summaries (default 50, at most 1,000) before `beforeIndex` (a
-   * previous window's `startIndex`; default: the newest), oldest first: O(shown).
-   */
-  pageSessions(
-    projectId: string,
-    options?: { limit?: number; beforeIndex?: number },
-  ): Promise<SessionWindow>;
-  listTransitions(projectId: string): Promise<StatusTransition[]>;
-  readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;
-  /** Yields events as they arrive (blocking reads on a connection of its own) until aborted. */
-  followEvents(projectId: string, options?: FollowEventsOptions): AsyncIterable<EventEntry>;
-  /**
-   * One XREAD over several projects' streams: the entries after each project's cursor (a stream
-   * id; `0-0` for all), waiting up to `blockMs` when there are none yet. Only projects with new
-   * entries are in the result; `[]` after the wait times out or is aborted (and at once when
-   * `cursors` is empty). Blocking waits run on
-   * a connection the control keeps for them; `close()` ends a pending one.
-   */
-  waitForEvents(
-    cursors: Record<string, string>,
-    options: WaitForEventsOptions,
-  ): Promise<ProjectEvents[]>;
-  /** The project's kept session transcripts, oldest first, without their messages. */
-  listTranscripts(projectId: string): Promise<TranscriptSummary[]>;
-  /** One session's transcript (by session id), or `null` when none is kept. */
-  readTranscript(projectId: string, sessionId: string): Promise<Transcript | null>;
-  /**
-   * Finds `text` (case-insensitive) in the project's memory files and kept transcripts: memory
-   * first, then transcripts newest session first, at most `limit` hits (default 50).
-   */
-  search(projectId: string, text: string, options?: SearchOptions): Promise<SearchResult>;
-  /** The project's memory (a `RedisMemoryStore` on this control's connection). */
-  memoryStore(projectId: string): Promise<RedisMemoryStore>;
-  /**
-   * The kept versions of one memory file (store path, e.g. `features.json`), newest first, at
-   * most `limit` (default all kept: the store keeps a few per file). One read of the file and
-   * its own history list: the cost does not grow with how often the file, or the namespace,
-   * changed.
-   */
-  memoryHistory(
-    projectId: string,
-    path: string,
-    options?: { limit?: number },
-  ): Promise<FileVersion[]>;
-  /** The project's latest webhook delivery outcomes, newest first. */
-  listWebhookDeliveries(projectId: string): Promise<WebhookDeliveryRecord[]>;
-  /** Job counts of the session queue. */
-  queueCounts(): Promise<Record<string, number>>;
-  /** Deletes a project's records, events and memory (not its workspace). */
-  deleteProject(projectId: string): Promise<void>;
-  /** Closes what this control opened. */
-  close(): Promise<void>;
-}
+export type {
+  BatonControl,
+  CancelResult,
+  FollowEventsOptions,
+  PauseResult,
+  ProjectEvents,
+  WaitForEventsOptions,
+} from './control/control-api.js';
 
 export function createBatonControl(options: BatonControlOptions = {}): BatonControl {
   const prefix = options.prefix ?? DEFAULT_PREFIX;
@@ -357,11 +159,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     return queue;
   }
 
-  function checkId(projectId: string): void {
-    if (!isValidProjectId(projectId)) {
-      throw new ProjectError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
-    }
-  }
+  const checkId = checkProjectId;
 
   function openMemory(projectId: string): RedisMemoryStore {
     return createRedisMemoryStore({
@@ -393,58 +191,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       if ((await repository.get(parsed.id)) !== null) {
         throw new ProjectError('conflict', `project ${parsed.id} already exists`);
       }
-      let source = null;
-      if (parsed.workspace !== undefined) {
-        try {
-          await checkWorkspaceDir(parsed.workspace, { adopt: parsed.adoptWorkspace === true });
-        } catch (error) {
-          if (error instanceof WorkspaceError) {
-            throw new ProjectError('invalid_input', error.message, { cause: error });
-          }
-          throw error;
-        }
-      }
-      if (parsed.repo !== undefined) {
-        try {
-          source = await resolveProjectSource({
-            repo: parsed.repo,
-            ...(parsed.base === undefined ? {} : { base: parsed.base }),
-            projectId: parsed.id,
-            ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-            ...(options.repoTimeoutMs === undefined ? {} : { timeoutMs: options.repoTimeoutMs }),
-          });
-        } catch (error) {
-          if (error instanceof WorkspaceError) {
-            throw new ProjectError(
-              'invalid_input',
-              policy.describeRepoFailure(parsed.repo, error),
-              {
-                cause: error,
-              },
-            );
-          }
-          throw error;
-        }
-      }
-      return repository.create({
-        id: parsed.id,
-        goal: parsed.goal,
-        workspace: parsed.workspace ?? null,
-        repo: source?.repo ?? null,
-        base: source?.base ?? null,
-        baseCommit: source?.baseCommit ?? null,
-        branch: projectBranch(parsed.id),
-        skipHooks: parsed.skipHooks === true,
-        lastCheckpoint: source?.existingHead ?? null,
-        model: parsed.model ?? null,
-        fallbackModel: parsed.fallbackModel ?? null,
-        budgets: parsed.budgets ?? {},
-        contextPreset: context.preset ?? DEFAULT_CONTEXT_PRESET,
-        context,
-        sandbox: parsed.sandbox ?? null,
-        verification: parsed.verification ?? null,
-        createdAt: Date.now(),
-      });
+      return repository.create(await newProjectRecord(parsed, context, policy, options));
     },
 
     async enqueue(projectId) {
@@ -673,31 +420,7 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
 
     async readEvents(projectId, readOptions = {}) {
       checkId(projectId);
-      if (readOptions.last !== undefined) {
-        if (!Number.isSafeInteger(readOptions.last) || readOptions.last < 1) {
-          throw new ProjectError(
-            'invalid_input',
-            `last must be an integer >= 1, got ${readOptions.last}`,
-          );
-        }
-        if (readOptions.fromId !== undefined || readOptions.blockMs !== undefined) {
-          throw new ProjectError(
-            'invalid_input',
-            'last reads backwards: give no fromId or blockMs',
-          );
-        }
-      }
-      if (readOptions.beforeId !== undefined) {
-        if (readOptions.last === undefined) {
-          throw new ProjectError('invalid_input', 'beforeId pages backwards: give last with it');
-        }
-        if (!STREAM_ID_PATTERN.test(readOptions.beforeId)) {
-          throw new ProjectError(
-            'invalid_input',
-            `invalid stream id ${JSON.stringify(readOptions.beforeId)}`,
-          );
-        }
-      }
+      checkReadEventsOptions(readOptions);
       await ready();
       if (readOptions.blockMs !== undefined) {
         // A blocking read must not hold the shared connection.
@@ -717,77 +440,15 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
 
     followEvents(projectId, followOptions = {}) {
       checkId(projectId);
-      return {
-        async *[Symbol.asyncIterator]() {
-          await ready();
-          const blocking = duplicateConnection(redis, {
-            maxRetriesPerRequest: null,
-            enableOfflineQueue: true,
-          });
-          blocking.on('error', () => undefined);
-          followers.add(blocking);
-          const signal = followOptions.signal;
-          const stop = () => blocking.disconnect();
-          signal?.addEventListener('abort', stop, { once: true });
-          let fromId = followOptions.fromId ?? '0-0';
-          try {
-            if (fromId === '$') {
-              const last = (await redis.xrevrange(
-                keys.events(projectId),
-                '+',
-                '-',
-                'COUNT',
-                1,
-              )) as [string, string[]][];
-              fromId = last[0]?.[0] ?? '0-0';
-            }
-            while (!signal?.aborted) {
-              let entries: EventEntry[];
-              try {
-                entries = await repository.readEvents(
-                  projectId,
-                  {
-                    fromId,
-                    count: followOptions.count ?? 100,
-                    blockMs: followOptions.blockMs ?? 5000,
-                  },
-                  blocking,
-                );
-              } catch (error) {
-                if (signal?.aborted) return;
-                throw error;
-              }
-              for (const entry of entries) {
-                fromId = entry.id;
-                yield entry;
-              }
-            }
-          } finally {
-            signal?.removeEventListener('abort', stop);
-            followers.delete(blocking);
-            blocking.disconnect();
-          }
-        },
-      };
+      return followProjectEvents(
+        { redis, keys, repository, followers, ready },
+        projectId,
+        followOptions,
+      );
     },
 
     async waitForEvents(cursors, waitOptions) {
-      for (const [projectId, cursor] of Object.entries(cursors)) {
-        checkId(projectId);
-        if (typeof cursor !== 'string' || !STREAM_ID_PATTERN.test(cursor)) {
-          throw new ProjectError(
-            'invalid_input',
-            `invalid stream id ${JSON.stringify(cursor)} for project ${projectId}`,
-          );
-        }
-      }
-      const { blockMs, count } = waitOptions;
-      if (!Number.isSafeInteger(blockMs) || blockMs < 0) {
-        throw new ProjectError('invalid_input', `blockMs must be an integer >= 0, got ${blockMs}`);
-      }
-      if (count !== undefined && (!Number.isSafeInteger(count) || count < 1)) {
-        throw new ProjectError('invalid_input', `count must be an integer >= 1, got ${count}`);
-      }
+      checkWaitArguments(cursors, waitOptions);
       if (Object.keys(cursors).length === 0) return [];
       await ready();
       return waiter.wait(cursors, waitOptions);
@@ -877,34 +538,6 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       if (ownsRedis) redis.disconnect();
     },
   };
-}
-
-/** The context config a new project stores: the creator's file and env, under the input's own. */
-async function projectContext(
-  input: { context?: ContextConfigInput; contextPreset?: ContextConfigInput['preset'] },
-  options: BatonControlOptions,
-): Promise<ContextConfigInput> {
-  const override: ContextConfigInput = {
-    ...input.context,
-    ...(input.contextPreset === undefined ? {} : { preset: input.contextPreset }),
-  };
-  let loaded: ContextConfigInput;
-  try {
-    loaded = await loadContextConfigInput({
-      cwd: options.cwd ?? process.cwd(),
-      env: options.env ?? process.env,
-      ...(Object.keys(override).length === 0 ? {} : { override }),
-    });
-  } catch (error) {
-    if (!(error instanceof ContextConfigError)) throw error;
-    throw new ProjectError(
-      'invalid_input',
-      `invalid context config: ${error.issues.map((issue) => `${issue.source === 'override' ? 'context' : issue.source}: ${issue.path}: ${issue.message}`).join('; ')}`,
-      { cause: error },
-    );
-  }
-  // The preset is written out so the record says what it runs without knowing the default.
-  return { preset: loaded.preset ?? DEFAULT_CONTEXT_PRESET, ...loaded };
 }
 
 function describeClient(redis: RedisClient): string {

@@ -66,6 +66,13 @@ export function isValidProjectId(value: unknown): value is string {
   return typeof value === 'string' && PROJECT_ID_PATTERN.test(value);
 }
 
+/** Throws `invalid_input` naming the value unless it is a valid project id. */
+export function checkProjectId(projectId: string): void {
+  if (!isValidProjectId(projectId)) {
+    throw new ProjectError('invalid_input', `invalid project id ${JSON.stringify(projectId)}`);
+  }
+}
+
 /** Limits of one session, passed to `runSession` (same shape as `@baton/session`'s `SessionBudgets`). */
 export interface SessionBudgetsInput {
   maxTurns?: number;
