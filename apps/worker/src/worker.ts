@@ -7,8 +7,10 @@ import {
   createSessionQueue,
   createWebhookQueue,
   createWebhookWorker,
+  notifyFeatureRegressed,
   notifyStatusChange,
   reconcileProjects,
+  webhookProjectSnapshot,
   type BatonKeys,
   type RedisClient,
   type SessionJobData,
@@ -172,7 +174,27 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     ...(options.defaultFallbackModel === undefined
       ? {}
       : { defaultFallbackModel: options.defaultFallbackModel }),
-    ...(options.observeEvent === undefined ? {} : { observeEvent: options.observeEvent }),
+    observeEvent: (event) => {
+      options.observeEvent?.(event);
+      if (event.type !== 'feature-regressed') return;
+      const { evidence } = event;
+      notifyFeatureRegressed(webhookQueue, {
+        projectId: event.projectId,
+        at: event.at,
+        feature: {
+          id: event.featureId,
+          check: evidence.command,
+          exitCode: evidence.exitCode,
+          commit: evidence.commit,
+          output: evidence.outputTail,
+        },
+      }).catch((error: unknown) =>
+        logger.warn(
+          { projectId: event.projectId, err: error },
+          'could not queue the webhook notification',
+        ),
+      );
+    },
     workerId: options.workerId,
     logger,
     metrics,
@@ -263,17 +285,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     autorun: false,
     loadProject: async (projectId) => {
       const project = await repository.get(projectId);
-      if (!project) return null;
-      return {
-        id: project.id,
-        status: project.status,
-        statusReason: project.statusReason,
-        featuresPassing: project.counters.featuresPassing,
-        featuresTotal: project.counters.featuresTotal,
-        inputTokens: project.counters.inputTokens,
-        outputTokens: project.counters.outputTokens,
-        costUsd: project.counters.costUsd,
-      };
+      return project === null ? null : webhookProjectSnapshot(project);
     },
     onDelivery: async (record) => {
       const log = record.ok ? logger.info.bind(logger) : logger.warn.bind(logger);

@@ -210,8 +210,11 @@ export { createSessionQueue, enqueueSession, sessionJobId } from './session-queu
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {
   WEBHOOK_EVENT_TYPES,
+  WEBHOOK_OUTPUT_CHARS,
   buildWebhookPayload,
   webhookEventType,
+  webhookProjectSnapshot,
+  type RegressedFeature,
   type WebhookEventType,
   type WebhookPayload,
   type WebhookProjectSnapshot,
@@ -231,6 +234,7 @@ export {
   WEBHOOK_QUEUE_NAME,
   createWebhookQueue,
   createWebhookWorker,
+  notifyFeatureRegressed,
   notifyStatusChange,
   webhookTarget,
   type WebhookDeliveryRecord,

@@ -17,6 +17,8 @@ import {
   verifyWebhookSignature,
   workerConnectionOptions,
   type RedisClient,
+  WEBHOOK_OUTPUT_CHARS,
+  notifyFeatureRegressed,
   type WebhookDeliveryRecord,
   type WebhookJobData,
   type WebhookPayload,
@@ -29,6 +31,9 @@ const project = {
   statusReason: 'all 3 features pass',
   featuresPassing: 3,
   featuresTotal: 3,
+  featuresVerified: 2,
+  featuresClaimed: 1,
+  featuresRegressed: 0,
   inputTokens: 1200,
   outputTokens: 300,
   costUsd: 0.0125,
@@ -91,6 +96,40 @@ async function receiver(options: { failFirst?: number; status?: number } = {}) {
   return started;
 }
 
+it('posts a signed feature.regressed with the failed check, its output cut to its last characters', async () => {
+  const target = await receiver();
+  startWorker([target.url]);
+  await notifyFeatureRegressed(queue, {
+    projectId: 'p1',
+    at: Date.parse('2026-12-01T12:00:00Z'),
+    feature: {
+      id: 'F2',
+      check: 'sh features/f2.sh',
+      exitCode: 1,
+      commit: 'c0ffee',
+      output: `${'x'.repeat(2_000)}\nF2 broken`,
+    },
+  });
+  const [request] = await target.received(1);
+  expect(
+    verifyWebhookSignature(
+      request!.rawBody,
+      SECRET,
+      request!.headers['x-baton-signature'] as string,
+    ),
+  ).toBe(true);
+  expect(request!.headers['x-baton-event']).toBe('feature.regressed');
+  const payload = JSON.parse(request!.rawBody) as WebhookPayload;
+  expect(payload).toMatchObject({
+    type: 'feature.regressed',
+    project: { id: 'p1', status: 'running', reason: 'F2 regressed: its check failed on a re-run' },
+    feature: { id: 'F2', check: 'sh features/f2.sh', exitCode: 1, commit: 'c0ffee' },
+  });
+  expect(payload.feature?.output).toHaveLength(WEBHOOK_OUTPUT_CHARS);
+  expect(payload.feature?.output.endsWith('\nF2 broken')).toBe(true);
+  expect((await recordsFor(1))[0]).toMatchObject({ ok: true, type: 'feature.regressed' });
+});
+
 it('posts one signed body to every URL on completion', async () => {
   const [first, second] = [await receiver(), await receiver()];
   startWorker([first.url, second.url]);
@@ -123,7 +162,7 @@ it('posts one signed body to every URL on completion', async () => {
       id: 'p1',
       status: 'completed',
       reason: 'all 3 features pass',
-      features: { passing: 3, total: 3 },
+      features: { passing: 3, total: 3, verified: 2, claimed: 1, regressed: 0 },
       tokens: { input: 1200, output: 300, total: 1500 },
       usd: 0.0125,
     },

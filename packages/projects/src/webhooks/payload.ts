@@ -1,10 +1,13 @@
+import type { ProjectRecord } from '../project.js';
+
 /** What a webhook tells: a project reached one of these. */
 export type WebhookEventType =
   | 'project.completed'
   | 'project.failed'
   | 'project.paused'
   | 'project.cancelled'
-  | 'project.budget_reached';
+  | 'project.budget_reached'
+  | 'feature.regressed';
 
 export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'project.completed',
@@ -12,7 +15,23 @@ export const WEBHOOK_EVENT_TYPES: readonly WebhookEventType[] = [
   'project.paused',
   'project.cancelled',
   'project.budget_reached',
+  'feature.regressed',
 ];
+
+/** Most characters of a regressed check's output a webhook carries (its last ones). */
+export const WEBHOOK_OUTPUT_CHARS = 500;
+
+/** A feature Baton set back to failing because its check failed on a re-run. */
+export interface RegressedFeature {
+  id: string;
+  /** The check that failed. */
+  check: string;
+  exitCode: number | null;
+  /** The commit it failed on. */
+  commit: string | null;
+  /** The last characters of its output (at most `WEBHOOK_OUTPUT_CHARS`), redacted. */
+  output: string;
+}
 
 /** A status change as the webhook trigger sees it. */
 export interface WebhookTrigger {
@@ -24,6 +43,8 @@ export interface WebhookTrigger {
   at: number;
   /** The move was a pause because a project budget was used up. */
   budgetReached?: boolean;
+  /** Not a status change: this feature regressed (`feature.regressed`; `to` is the status then). */
+  regressed?: RegressedFeature;
 }
 
 /** The project figures a payload reports, read when the notification is built. */
@@ -33,9 +54,30 @@ export interface WebhookProjectSnapshot {
   statusReason: string | null;
   featuresPassing: number;
   featuresTotal: number;
+  featuresVerified: number;
+  featuresClaimed: number;
+  featuresRegressed: number;
   inputTokens: number;
   outputTokens: number;
   costUsd: number;
+}
+
+/** A project's figures as a payload reports them. */
+export function webhookProjectSnapshot(project: ProjectRecord): WebhookProjectSnapshot {
+  const counters = project.counters;
+  return {
+    id: project.id,
+    status: project.status,
+    statusReason: project.statusReason,
+    featuresPassing: counters.featuresPassing,
+    featuresTotal: counters.featuresTotal,
+    featuresVerified: counters.featuresVerified,
+    featuresClaimed: counters.featuresClaimed,
+    featuresRegressed: counters.featuresRegressed,
+    inputTokens: counters.inputTokens,
+    outputTokens: counters.outputTokens,
+    costUsd: counters.costUsd,
+  };
 }
 
 /** The JSON body of every webhook. */
@@ -49,16 +91,26 @@ export interface WebhookPayload {
     id: string;
     status: string;
     reason: string | null;
-    features: { passing: number; total: number };
+    /** Passing and total features; of the passing ones, verified and claimed; regressed ones. */
+    features: {
+      passing: number;
+      total: number;
+      verified: number;
+      claimed: number;
+      regressed: number;
+    };
     tokens: { input: number; output: number; total: number };
     usd: number;
   };
+  /** `feature.regressed` only: the feature and the evidence of the check that failed. */
+  feature?: RegressedFeature;
 }
 
 /** The webhook type of a status change, or null if that change is not notified (queued, running). */
 export function webhookEventType(
-  trigger: Pick<WebhookTrigger, 'to' | 'budgetReached'>,
+  trigger: Pick<WebhookTrigger, 'to' | 'budgetReached' | 'regressed'>,
 ): WebhookEventType | null {
+  if (trigger.regressed !== undefined) return 'feature.regressed';
   switch (trigger.to) {
     case 'completed':
       return 'project.completed';
@@ -88,7 +140,13 @@ export function buildWebhookPayload(
       id: project.id,
       status: trigger.to,
       reason: trigger.reason,
-      features: { passing: project.featuresPassing, total: project.featuresTotal },
+      features: {
+        passing: project.featuresPassing,
+        total: project.featuresTotal,
+        verified: project.featuresVerified,
+        claimed: project.featuresClaimed,
+        regressed: project.featuresRegressed,
+      },
       tokens: {
         input: project.inputTokens,
         output: project.outputTokens,
@@ -96,5 +154,6 @@ export function buildWebhookPayload(
       },
       usd: Math.round(project.costUsd * 1e6) / 1e6,
     },
+    ...(trigger.regressed === undefined ? {} : { feature: trigger.regressed }),
   };
 }

@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Queue, Worker, type Job } from 'bullmq';
 import type { RedisClient } from '../redis-connection.js';
 import {
+  WEBHOOK_OUTPUT_CHARS,
   buildWebhookPayload,
   webhookEventType,
+  type RegressedFeature,
   type WebhookEventType,
   type WebhookProjectSnapshot,
   type WebhookTrigger,
@@ -86,6 +88,35 @@ export async function notifyStatusChange(
     },
   );
   return type;
+}
+
+/**
+ * Queues a `feature.regressed` notification: Baton set `regressed.id` back to failing because its
+ * check failed on the end-of-session re-run. Idempotent per project, feature and time.
+ */
+export async function notifyFeatureRegressed(
+  queue: Queue<WebhookJobData>,
+  regression: { projectId: string; at: number; feature: RegressedFeature },
+): Promise<void> {
+  const trigger: WebhookTrigger = {
+    projectId: regression.projectId,
+    to: 'running',
+    reason: `${regression.feature.id} regressed: its check failed on a re-run`,
+    at: regression.at,
+    regressed: {
+      ...regression.feature,
+      output: regression.feature.output.slice(-WEBHOOK_OUTPUT_CHARS),
+    },
+  };
+  await queue.add(
+    'notify',
+    { kind: 'notify', trigger },
+    {
+      jobId: `${regression.projectId}@feature.regressed@${regression.feature.id}@${regression.at}`,
+      attempts: 5,
+      backoff: { type: 'exponential', delay: 1000 },
+    },
+  );
 }
 
 /** Options of `createWebhookWorker`. */
