@@ -6,6 +6,7 @@ import {
   createRedisGuidance,
   createRedisTranscripts,
   enqueueSession,
+  retryRefused,
   startLeaseHeartbeat,
   type AbortReason,
   type LeaseOptions,
@@ -147,11 +148,15 @@ export class SessionJob {
         onInterrupted: () => this.#options.metrics?.interruptions.inc(),
         onSessionReturned: () => heartbeat.stop(),
         queueNext: async (next) => {
-          await enqueueSession(
-            this.#options.queue,
-            this.#options.repository,
-            { projectId, sessionNumber: next.sessionNumber, reason: next.reason },
-            { delayMs: next.delayMs },
+          // Redis full or read-only for a moment: the next job is retried, not lost to a failed
+          // job; a longer fault is the reconciler's.
+          await retryRefused(() =>
+            enqueueSession(
+              this.#options.queue,
+              this.#options.repository,
+              { projectId, sessionNumber: next.sessionNumber, reason: next.reason },
+              { delayMs: next.delayMs },
+            ),
           );
         },
       });

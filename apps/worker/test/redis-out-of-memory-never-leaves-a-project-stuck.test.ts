@@ -99,4 +99,49 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
     const done = await waitForCompleted(control, id, 40_000);
     expect(done.counters.featuresPassing).toBe(2);
   });
+
+  it('Redis full for a moment at the end of a session: the session records itself and chains on its own, no reconciler needed', async () => {
+    const id = randomProjectId('oom');
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let started = false;
+    // No maintenance: no reconciler runs, so only the chain's own retries can carry the project on.
+    const worker = await startInProcessWorker({
+      prefix: control.keys.prefix,
+      url: redis.url,
+      runSession: createScriptedRunner({
+        onStart: async ({ sessionNumber }) => {
+          if (sessionNumber !== 2) return;
+          started = true;
+          await held;
+        },
+      }),
+    });
+    cleanups.push(() => worker.stop());
+    await control.createProject({ id, goal: 'Build it\n- one\n- two' });
+    await control.enqueue(id);
+    await waitFor('session 2 to start', () => started);
+    const refusals = async () =>
+      Number(/errorstat_OOM:count=(\d+)/u.exec(await admin.info('errorstats'))?.[1] ?? 0);
+    const before = await refusals();
+    await admin.config('SET', 'maxmemory', '1');
+    release();
+    await waitFor(
+      'Redis to refuse the session end with OOM',
+      async () => (await refusals()) >= before + 3,
+    );
+    await admin.config('SET', 'maxmemory', '0');
+    const done = await waitForCompleted(control, id, 40_000);
+    expect(done.counters.featuresPassing).toBe(2);
+    const sessions = await control.listSessions(id);
+    // Session 2's own memory writes met the full Redis (it may have failed and been retried);
+    // every session recorded itself, in order, and each one queued the next.
+    expect(sessions.map((session) => session.sessionNumber)).toEqual(
+      sessions.map((_, index) => index + 1),
+    );
+    const transitions = await control.listTransitions(id);
+    expect(transitions.filter((move) => move.reason?.startsWith('reconciled'))).toEqual([]);
+  });
 });

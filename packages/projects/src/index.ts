@@ -145,6 +145,7 @@ export type {
 } from './project.js';
 export { ProjectRepository } from './project-repository.js';
 export type { ProjectFence } from './internal/write-batch.js';
+export { isRefusedBeforeRunning, retryRefused } from './internal/refused-retry.js';
 export type {
   FeatureFlip,
   ProjectChanges,

@@ -4,6 +4,7 @@ import { ProjectError } from './errors.js';
 import type { EventEntry, WorkerEvent } from './events.js';
 import { execPipeline, scriptPipeline, type ScriptPipeline } from './internal/pipeline.js';
 import { defineScripts } from './internal/scripts.js';
+import { retryRefused } from './internal/refused-retry.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import {
   fencedError,
@@ -225,21 +226,25 @@ export class ProjectRepository implements ProjectLog {
     const now = Date.now();
     const reason = options.reason ?? '';
     const fence = this.#fenceOf(projectId);
-    const reply = (await defineScripts(this.redis).batonTransition(
-      this.keys.project(projectId),
-      this.keys.transitions(projectId),
-      this.keys.projectChanges,
-      this.keys.projectVersion,
-      this.keys.lease(projectId),
-      to,
-      reason,
-      now,
-      options.from ? options.from.join(',') : '*',
-      this.#maxTransitions,
-      this.keys.projectIndexBase,
-      projectId,
-      fence === undefined ? '' : String(fence.token),
-    )) as [number, string];
+    const send = () =>
+      defineScripts(this.redis).batonTransition(
+        this.keys.project(projectId),
+        this.keys.transitions(projectId),
+        this.keys.projectChanges,
+        this.keys.projectVersion,
+        this.keys.lease(projectId),
+        to,
+        reason,
+        now,
+        options.from ? options.from.join(',') : '*',
+        this.#maxTransitions,
+        this.keys.projectIndexBase,
+        projectId,
+        fence === undefined ? '' : String(fence.token),
+      );
+    // A session's move is retried while Redis refuses it before running it (full, read-only):
+    // nothing was applied. A control call fails at once and says why.
+    const reply = (await (fence === undefined ? send() : retryRefused(send))) as [number, string];
     const [code, status] = reply;
     if (code === SCRIPT_STATUS.missing) return { ok: false, current: null };
     if (code === SCRIPT_STATUS.fenced) {

@@ -2,6 +2,7 @@ import { ProjectError } from '../errors.js';
 import type { BatonKeys } from '../keys.js';
 import type { RedisClient } from '../redis-connection.js';
 import { execPipeline, scriptPipeline } from './pipeline.js';
+import { retryRefused } from './refused-retry.js';
 import { defineScripts } from './scripts.js';
 import { SCRIPT_STATUS } from './status.js';
 
@@ -96,10 +97,13 @@ class FencedBatch extends QueuedBatch {
     super(keys);
   }
   async exec(): Promise<unknown[]> {
-    const reply = (await defineScripts(this.redis).batonFencedBatch(
-      this.keys.lease(this.projectId),
-      String(this.fence.token),
-      JSON.stringify(this.writes.map((write) => write.map(String))),
+    // A script Redis refused (full, read-only) applied nothing: sending it again is safe.
+    const reply = (await retryRefused(() =>
+      defineScripts(this.redis).batonFencedBatch(
+        this.keys.lease(this.projectId),
+        String(this.fence.token),
+        JSON.stringify(this.writes.map((write) => write.map(String))),
+      ),
     )) as unknown[];
     if (reply[0] !== SCRIPT_STATUS.owned) {
       this.fence.onFenced?.();
