@@ -169,7 +169,9 @@ describe('baton run on the built-in simulator', () => {
   });
 
   it('stops with exit 4 when --budget-usd is used up', async () => {
-    const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--budget-usd', '0.01'], {
+    // `sim` costs nothing: the simulator at Sonnet's prices spends the budget.
+    const flags = ['--model', 'sim-sonnet', '--budget-usd', '0.01'];
+    const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, ...flags], {
       cwd: dir,
       env: cliEnv(home()),
     });

@@ -44,17 +44,21 @@ const SCENARIOS: Scenario[] = [
 
 async function throughBatonRun(scenario: Scenario, id: string): Promise<ProjectRecord> {
   const home = path.join(dir, 'run-home');
-  const result = await runCli(['run', '--project', id, ...scenario.flags], {
-    cwd: dir,
-    env: world.env(home),
-  });
+  // The simulator at Sonnet's prices (`sim` costs nothing), so the cost budget can run out.
+  const result = await runCli(
+    ['run', '--project', id, '--model', 'sim-sonnet', ...scenario.flags],
+    {
+      cwd: dir,
+      env: world.env(home),
+    },
+  );
   expect(result.code, result.stderr).toBe(scenario.exitCode);
   return createFileProjectLog({ home }).require(id);
 }
 
 async function throughWorker(scenario: Scenario, id: string): Promise<ProjectRecord> {
   const env = world.env(path.join(dir, 'worker-home'), {
-    BATON_MODEL: 'sim',
+    BATON_MODEL: 'sim-sonnet',
     BATON_CHAIN_DELAY_MS: '0',
     BATON_RETRY_DELAY_MS: '0',
   });

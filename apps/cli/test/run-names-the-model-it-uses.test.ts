@@ -37,20 +37,38 @@ describe('baton run uses the model it names, or says why not', () => {
     }
   });
 
-  it('no key and no model: the simulator, recorded as sim', async () => {
+  it('no key and no model: the simulator, recorded as sim and priced at 0; --model sim-sonnet runs it at Sonnet prices', async () => {
+    type Line = { type: string; model?: string; costUsd?: number };
+    const parse = (stdout: string) =>
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as Line);
     const result = await runCli(['run', '--goal', 'Tiny\n- One thing', '--json'], {
       cwd: dir,
       env: cliEnv(home()),
     });
     expect(result.code).toBe(0);
-    const events = result.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; model?: string });
+    const events = parse(result.stdout);
     expect(events.find((event) => event.type === 'session-start')?.model).toBe('sim');
-    // Not priced at 0 yet: `sim` costs like Sonnet in @baton/context-config so that the budget
-    // tests (--budget-usd, maxUsd) can run offline; see docs/sessions.md.
+    const turns = events.filter((event) => event.type === 'turn');
+    expect(turns.length).toBeGreaterThan(0);
+    expect(turns.every((event) => event.costUsd === 0)).toBe(true);
     expect(result.stderr).toContain('Using the built-in model simulator');
+
+    // The named simulated model needs no key either, and costs what Sonnet would.
+    const priced = await runCli(
+      ['run', '--goal', 'Tiny\n- One thing', '--project', 'priced', '--model', 'sim-sonnet'],
+      { cwd: dir, env: cliEnv(home()) },
+    );
+    expect(priced.code).toBe(0);
+    const pricedEvents = parse(
+      (await runCli(['logs', 'priced', '--local', '--json'], { cwd: dir, env: cliEnv(home()) }))
+        .stdout,
+    );
+    expect(pricedEvents.find((event) => event.type === 'session-start')?.model).toBe('sim-sonnet');
+    const pricedTurns = pricedEvents.filter((event) => event.type === 'turn');
+    expect(pricedTurns.every((event) => (event.costUsd ?? 0) > 0)).toBe(true);
   });
 
   it('a key the API refuses (401) pauses the project with reason auth after one request', async () => {

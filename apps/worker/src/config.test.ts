@@ -36,6 +36,14 @@ describe('loadWorkerConfig', () => {
       model: 'sim',
     });
     expect(loadWorkerConfig({ BATON_SIMULATOR: '1' }).simulator).toBe(true);
+    // The simulator at Sonnet's prices is the simulator too; a real model without a key is not.
+    expect(loadWorkerConfig({ BATON_MODEL: 'sim-sonnet' })).toMatchObject({
+      simulator: true,
+      model: 'sim-sonnet',
+    });
+    expect(() => loadWorkerConfig({ BATON_MODEL: 'claude-sonnet-4-6' })).toThrow(
+      /ANTHROPIC_API_KEY is not set/,
+    );
   });
 
   it('reports one line per problem, each naming the variable', () => {

@@ -1,7 +1,7 @@
 import os from 'node:os';
 import path from 'node:path';
 import { type SandboxSetting, WorkspaceError, parseSandboxSetting } from '@baton/workspace';
-import { CONTEXT_ENV_VARS } from '@baton/context-config';
+import { CONTEXT_ENV_VARS, isSimulatedModel } from '@baton/context-config';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
 import {
@@ -268,7 +268,8 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
       problems.push(issue.message.includes(key) ? issue.message : `${key}: ${issue.message}`);
     }
   }
-  const simulator = env.BATON_MODEL === 'sim' || /^(1|true|yes)$/i.test(env.BATON_SIMULATOR ?? '');
+  const simulator =
+    isSimulatedModel(env.BATON_MODEL?.trim()) || /^(1|true|yes)$/i.test(env.BATON_SIMULATOR ?? '');
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   if (!simulator && !apiKey) {
     problems.push(

@@ -40,7 +40,14 @@ export type {
   PreviewCacheInvalidation,
   PreviewClearingOptions,
 } from './preview-clearing.js';
-export { DEFAULT_PRICES, estimateCostUsd, priceForModel } from './prices.js';
+export {
+  DEFAULT_PRICES,
+  PRICED_SIM_MODEL,
+  SIM_MODEL,
+  estimateCostUsd,
+  isSimulatedModel,
+  priceForModel,
+} from './prices.js';
 export type { BillableUsage, ModelPrice, PriceTable } from './prices.js';
 export {
   accountTurn,

@@ -100,7 +100,7 @@ describe('mirrorAppliedEdits', () => {
 describe('previewClearing shows what each applied edit costs the cache', () => {
   it('rewrites from the first changed message on, priced at write - read, with its break-even', () => {
     const messages = history(['bash', 'bash', 'bash', 'bash']);
-    const preview = previewClearing({ messages, config, model: 'sim' });
+    const preview = previewClearing({ messages, config, model: 'sim-sonnet' });
     expect(preview.cacheInvalidation).toHaveLength(1);
     const [entry] = preview.cacheInvalidation;
     // The first cleared result is in message 2 (user, after the first tool_use).

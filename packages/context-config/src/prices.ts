@@ -38,11 +38,28 @@ function price(
 
 const SONNET = price(3, 15);
 
+/** The simulator's model: what it costs is nothing. */
+export const SIM_MODEL = 'sim';
+
+/**
+ * The simulator under a price: it runs exactly as `sim` and is billed at Sonnet's list prices,
+ * so that budgets (`--budget-usd`, `maxUsd`) and cost reports can be tested offline.
+ */
+export const PRICED_SIM_MODEL = 'sim-sonnet';
+
+/**
+ * The model ids that mean "the built-in simulator" to `baton run` and the worker: they run
+ * without `ANTHROPIC_API_KEY`, and are never mistaken for a real model.
+ */
+export function isSimulatedModel(model: string | undefined): boolean {
+  return model === SIM_MODEL || model === PRICED_SIM_MODEL;
+}
+
 /**
  * Anthropic list prices (USD per MTok) as known when this table was written. They are
  * estimates for budgets and dashboards, not a bill: override them with `prices` when they change.
- * Unknown models cost like Sonnet (`default`), and so does the simulator's `sim` model, so that
- * budget limits can be tested offline.
+ * Unknown models cost like Sonnet (`default`). The simulator's `sim` model (and any `sim-...` id
+ * without an entry of its own) costs 0; `sim-sonnet` is the simulator at Sonnet's prices.
  */
 export const DEFAULT_PRICES: PriceTable = {
   // Opus 4.5 and later (and unversioned future Opus ids) are priced lower than Opus 4 / 4.1.
@@ -62,7 +79,8 @@ export const DEFAULT_PRICES: PriceTable = {
   'claude-haiku-4-5': price(1, 5),
   'claude-3-5-haiku': price(0.8, 4),
   'claude-3-haiku': price(0.25, 1.25, 0.3, 0.03),
-  sim: SONNET,
+  [SIM_MODEL]: price(0, 0, 0, 0),
+  [PRICED_SIM_MODEL]: SONNET,
   default: SONNET,
 };
 

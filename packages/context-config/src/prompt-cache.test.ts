@@ -145,7 +145,7 @@ describe('minimum cacheable length', () => {
 describe('clearing arithmetic', () => {
   it('a clear pays after rewritten x (write - read) / (cleared x read) requests', () => {
     const cost = clearingCacheCost({
-      model: 'sim',
+      model: 'sim-sonnet',
       rewrittenInputTokens: 40_000,
       clearedInputTokens: 40_000,
     });
@@ -175,7 +175,7 @@ function usage(fields: Partial<BetaUsage>): BetaUsage {
 
 describe('cache accounting', () => {
   it('splits writes by TTL from usage.cache_creation and prices 1-hour writes at 2x', () => {
-    const accumulator = createUsageAccumulator({ model: 'sim' });
+    const accumulator = createUsageAccumulator({ model: 'sim-sonnet' });
     const turn = accumulator.recordTurn({
       usage: usage({
         input_tokens: 100,
@@ -198,7 +198,7 @@ describe('cache accounting', () => {
   });
 
   it('a turn with an applied edit carries what the clear cost in cache rewrites', () => {
-    const accumulator = createUsageAccumulator({ model: 'sim' });
+    const accumulator = createUsageAccumulator({ model: 'sim-sonnet' });
     accumulator.recordTurn({
       usage: usage({
         input_tokens: 10,

@@ -1,6 +1,6 @@
 import type { BetaMessage, BetaUsage } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_PRICES, estimateCostUsd, priceForModel } from './prices.js';
+import { DEFAULT_PRICES, estimateCostUsd, isSimulatedModel, priceForModel } from './prices.js';
 import { accountTurn, createUsageAccumulator, emptyUsageTotals } from './usage-accumulator.js';
 
 function usage(fields: Partial<BetaUsage>): BetaUsage {
@@ -68,10 +68,19 @@ describe('estimateCostUsd', () => {
     },
   );
 
-  it('the simulator model and unknown models cost like Sonnet', () => {
-    expect(priceForModel('sim')).toEqual(DEFAULT_PRICES['claude-sonnet']);
+  it('the simulator model costs 0, sim-sonnet and unknown models cost like Sonnet', () => {
+    expect(estimateCostUsd('sim', usage({ input_tokens: 1_000_000, output_tokens: 1_000 }))).toBe(
+      0,
+    );
+    expect(priceForModel('sim-small-context').inputPerMTok).toBe(0);
+    expect(priceForModel('sim-sonnet')).toEqual(DEFAULT_PRICES['claude-sonnet']);
     expect(priceForModel('some-new-model')).toEqual(DEFAULT_PRICES['claude-sonnet']);
-    expect(estimateCostUsd('sim', usage({ input_tokens: 1_000_000 }))).toBeCloseTo(3, 10);
+    expect(estimateCostUsd('sim-sonnet', usage({ input_tokens: 1_000_000 }))).toBeCloseTo(3, 10);
+    expect([isSimulatedModel('sim'), isSimulatedModel('sim-sonnet')]).toEqual([true, true]);
+    expect([isSimulatedModel('claude-sonnet-4-6'), isSimulatedModel('sim-x')]).toEqual([
+      false,
+      false,
+    ]);
   });
 
   it('a price table override wins and is merged over the defaults', () => {
@@ -94,11 +103,11 @@ describe('createUsageAccumulator', () => {
   });
 
   it('starts at zero', () => {
-    expect(createUsageAccumulator({ model: 'sim' }).totals()).toEqual(emptyUsageTotals());
+    expect(createUsageAccumulator({ model: 'sim-sonnet' }).totals()).toEqual(emptyUsageTotals());
   });
 
   it('adds usage and applied edits of every turn into running totals', () => {
-    const accumulator = createUsageAccumulator({ model: 'sim' });
+    const accumulator = createUsageAccumulator({ model: 'sim-sonnet' });
     const first = accumulator.recordTurn(
       response({ input_tokens: 1_000, output_tokens: 200, cache_creation_input_tokens: 800 }),
     );
@@ -153,7 +162,7 @@ describe('createUsageAccumulator', () => {
   });
 
   it('totals() returns a copy', () => {
-    const accumulator = createUsageAccumulator({ model: 'sim' });
+    const accumulator = createUsageAccumulator({ model: 'sim-sonnet' });
     accumulator.totals().turns = 5;
     expect(accumulator.totals().turns).toBe(0);
   });
@@ -177,7 +186,7 @@ describe('createUsageAccumulator', () => {
   });
 
   it('reads a response without context_management (absent or null)', () => {
-    expect(accountTurn({ usage: { input_tokens: 1, output_tokens: 2 } }, 'sim')).toMatchObject({
+    expect(accountTurn({ usage: { input_tokens: 1, output_tokens: 2 } }, 'sim-sonnet')).toMatchObject({
       appliedEdits: [],
       clearedInputTokens: 0,
       usage: {

@@ -77,7 +77,7 @@ export async function runEconomySession(
       store: createInMemoryStore(),
       workspace,
       client: new Anthropic({ apiKey: 'bench', baseURL: sim.url, maxRetries: 0 }),
-      model: 'sim',
+      model: 'sim-sonnet',
       context: defineContextConfig({ preset, ...(promptCache ? {} : { promptCache: false }) }),
       onEvent: (event) => {
         if (event.type === 'turn' && event.appliedEdits.length > 0) turnsWithEdits += 1;

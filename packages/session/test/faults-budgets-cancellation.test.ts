@@ -122,7 +122,8 @@ describe('budgets end the session after an end-of-session turn', () => {
     ['max_usd', { maxUsd: 0.000_001 }],
   ] as const)('%s', async (reason, budgets) => {
     const { h, seen } = await initialised();
-    const result = await runSession(h.options({ sessionNumber: 2, budgets }));
+    // The simulator at Sonnet's prices (`sim` costs nothing), so max_usd can be reached.
+    const result = await runSession(h.options({ sessionNumber: 2, budgets, model: 'sim-sonnet' }));
     expect(result).toMatchObject({ outcome: 'budget_exhausted', stopReason: reason });
     const endRequests = seen.filter((request) =>
       lastUserText(request).includes(`<baton_end_of_session reason="${reason}">`),

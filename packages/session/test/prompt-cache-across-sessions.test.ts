@@ -57,8 +57,10 @@ describe('prompt caching across the sessions of a project', () => {
   it('reads the cache from the second request on, and the second session reads the prefix the first wrote', async () => {
     harness = await createHarness();
     const h = harness;
-    const init = await runSession(h.options({ kind: 'init', sessionNumber: 1 }));
-    const resume = await runSession(h.options({ kind: 'resume', sessionNumber: 2 }));
+    // The simulator at Sonnet's prices (`sim` costs nothing), so the costs can be compared.
+    const model = 'sim-sonnet';
+    const init = await runSession(h.options({ kind: 'init', sessionNumber: 1, model }));
+    const resume = await runSession(h.options({ kind: 'resume', sessionNumber: 2, model }));
     expect(init.outcome).toBe('completed');
     expect(resume.outcome).toBe('completed');
 
@@ -113,6 +115,7 @@ describe('prompt caching across the sessions of a project', () => {
     await writeFile(path.join(h.workspace, 'big.txt'), 'line of test output\n'.repeat(300));
     const result = await runSession(
       h.options({
+        model: 'sim-sonnet',
         context: defineContextConfig({
           clearToolUses: {
             trigger: { type: 'input_tokens', value: 8_000 },

@@ -1,4 +1,5 @@
 import Anthropic from '@anthropic-ai/sdk';
+import { isSimulatedModel } from '@baton/context-config';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { MODEL_ID_RULE, modelIdSchema } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
@@ -20,8 +21,8 @@ export interface ModelConnection {
 
 /**
  * `ANTHROPIC_API_KEY` (+ optional `ANTHROPIC_BASE_URL`) -> the real API with `BATON_MODEL` or
- * `--model`. The model `sim`, or no key and no model named, -> an in-process simulator (recorded
- * as `sim`, priced at 0). A real model named without a key is refused (usage, exit 2), as the
+ * `--model`. The model `sim` (or `sim-sonnet`, the simulator at Sonnet's prices), or no key and no
+ * model named, -> an in-process simulator (recorded as `sim`, priced at 0). A real model named without a key is refused (usage, exit 2), as the
  * worker refuses it. The SDK's own retries are
  * off: @baton/session retries itself and reports every retry as an event.
  */
@@ -34,10 +35,10 @@ export async function connectModel(options: {
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
   refuseModelWithoutKey(options);
-  if (apiKey === undefined || apiKey === '' || requested === 'sim') {
+  if (apiKey === undefined || apiKey === '' || isSimulatedModel(requested)) {
     const sim = await startModelSim({ port: 0 });
     const client = new Anthropic({ apiKey: 'sim', baseURL: sim.url, maxRetries: 0 });
-    const why = apiKey ? 'model "sim" requested' : 'no ANTHROPIC_API_KEY set';
+    const why = apiKey ? `model "${requested}" requested` : 'no ANTHROPIC_API_KEY set';
     return {
       client,
       model: requested ?? 'sim',
@@ -67,7 +68,11 @@ export function refuseModelWithoutKey(options: { model?: string; env?: NodeJS.Pr
   const env = options.env ?? process.env;
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);
-  if ((apiKey === undefined || apiKey === '') && requested !== undefined && requested !== 'sim') {
+  if (
+    (apiKey === undefined || apiKey === '') &&
+    requested !== undefined &&
+    !isSimulatedModel(requested)
+  ) {
     throw new CliError(
       'usage',
       `ANTHROPIC_API_KEY is not set: model ${JSON.stringify(requested)} needs it; set it, or choose the simulator with --model sim`,
