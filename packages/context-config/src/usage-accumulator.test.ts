@@ -186,7 +186,9 @@ describe('createUsageAccumulator', () => {
   });
 
   it('reads a response without context_management (absent or null)', () => {
-    expect(accountTurn({ usage: { input_tokens: 1, output_tokens: 2 } }, 'sim-sonnet')).toMatchObject({
+    expect(
+      accountTurn({ usage: { input_tokens: 1, output_tokens: 2 } }, 'sim-sonnet'),
+    ).toMatchObject({
       appliedEdits: [],
       clearedInputTokens: 0,
       usage: {
