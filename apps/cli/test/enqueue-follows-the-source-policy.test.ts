@@ -1,0 +1,77 @@
+import { mkdir } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import path from 'node:path';
+import { createUserRepo } from '@baton/test-support';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { runCli } from './helpers.js';
+import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+/**
+ * `baton enqueue` applies the operator's source policy when its variables are set, exactly as
+ * the dashboard does (the one control API): a `--repo` URL whose host is not in BATON_REPO_HOSTS
+ * is refused before anything contacts it (a canary server counts requests), a local repository
+ * outside BATON_REPO_ROOTS is refused naming that rule, and nothing is created or queued; one
+ * inside the roots is accepted.
+ */
+
+let dir: string;
+let world: RedisWorld;
+useRedisWorld((fixture) => ({ dir, world } = fixture));
+
+let canary: Server;
+let canaryHits = 0;
+let canaryUrl: string;
+beforeEach(async () => {
+  canaryHits = 0;
+  canary = createServer((_request, response) => {
+    canaryHits++;
+    response.writeHead(404).end();
+  });
+  await new Promise<void>((resolve) => canary.listen(0, '127.0.0.1', resolve));
+  canaryUrl = `http://127.0.0.1:${(canary.address() as AddressInfo).port}/repo.git`;
+});
+afterEach(async () => {
+  await new Promise((resolve) => canary.close(resolve));
+});
+
+describe('baton enqueue under BATON_REPO_HOSTS / BATON_REPO_ROOTS', () => {
+  it('refuses a repository the policy does not allow, contacts nothing, creates nothing; accepts one it allows', async () => {
+    const allowedRoot = path.join(dir, 'allowed');
+    const elsewhere = path.join(dir, 'elsewhere');
+    await mkdir(allowedRoot);
+    await mkdir(elsewhere);
+    const inside = await createUserRepo(allowedRoot);
+    const outside = await createUserRepo(elsewhere);
+    const env = world.env(dir, {
+      BATON_REPO_HOSTS: 'github.com',
+      BATON_REPO_ROOTS: allowedRoot,
+    });
+    for (const repo of [canaryUrl, outside]) {
+      const id = world.projectId('refused');
+      const result = await runCli(['enqueue', '--project', id, '--goal', 'x', '--repo', repo], {
+        cwd: dir,
+        env,
+      });
+      expect(result.code, repo).toBe(2);
+      const line = oneLine(result.stderr);
+      expect(line, repo).toMatch(/^baton: /u);
+      // The CLI acts for the user on their own machine: it may say which rule refused.
+      expect(line, repo).toMatch(
+        repo === outside ? /must be under BATON_REPO_ROOTS/u : /BATON_REPO_HOSTS/u,
+      );
+      expect(await world.control.getProject(id)).toBeNull();
+    }
+    expect(canaryHits).toBe(0);
+    expect((await world.control.queueCounts()).waiting).toBe(0);
+
+    const id = world.projectId('allowed');
+    const accepted = await runCli(['enqueue', '--project', id, '--goal', 'x', '--repo', inside], {
+      cwd: dir,
+      env,
+    });
+    expect(accepted.stderr).toBe('');
+    expect(accepted.code).toBe(0);
+    expect((await world.control.getProject(id))?.repo).toBe(inside);
+  }, 120_000);
+});
