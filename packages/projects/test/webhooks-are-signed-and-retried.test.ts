@@ -1,83 +1,30 @@
+import { beforeEach, expect, it } from 'vitest';
 import {
-  REDIS_URL,
-  deletePrefix,
-  randomHex,
-  startWebhookReceiver,
-  type WebhookReceiver,
-} from '@baton/test-support';
-import type { Queue, Worker } from 'bullmq';
-import { afterEach, beforeEach, expect, it } from 'vitest';
-import {
-  createRedisConnection,
-  createWebhookQueue,
-  createWebhookWorker,
-  notifyStatusChange,
-  producerConnectionOptions,
-  readRedisTarget,
-  verifyWebhookSignature,
-  workerConnectionOptions,
-  type RedisClient,
   WEBHOOK_OUTPUT_CHARS,
   notifyFeatureRegressed,
+  notifyStatusChange,
+  verifyWebhookSignature,
   type WebhookDeliveryRecord,
-  type WebhookJobData,
   type WebhookPayload,
 } from '../src/index.js';
+import { useWebhookHarness } from './support/webhook-harness.js';
 
 const SECRET = 'whsec-test';
-const project = {
-  id: 'p1',
-  status: 'completed',
-  statusReason: 'all 3 features pass',
-  featuresPassing: 3,
-  featuresTotal: 3,
-  featuresVerified: 2,
-  featuresClaimed: 1,
-  featuresRegressed: 0,
-  inputTokens: 1200,
-  outputTokens: 300,
-  costUsd: 0.0125,
-};
-
-let prefix: string;
-let connections: RedisClient[];
-let queue: Queue<WebhookJobData>;
-let worker: Worker<WebhookJobData> | undefined;
-let receivers: WebhookReceiver[];
+const harness = useWebhookHarness('wh');
 let records: WebhookDeliveryRecord[];
 let recordWaiters: Array<() => void>;
 
 beforeEach(() => {
-  prefix = `{wh-${randomHex(6)}}`;
-  const target = readRedisTarget({ REDIS_URL });
-  connections = [
-    createRedisConnection(target, producerConnectionOptions()),
-    createRedisConnection(target, workerConnectionOptions()),
-  ];
-  queue = createWebhookQueue({ connection: connections[0]!, prefix });
-  receivers = [];
   records = [];
   recordWaiters = [];
 });
 
-afterEach(async () => {
-  await worker?.close();
-  worker = undefined;
-  await queue.close();
-  for (const connection of connections) connection.disconnect();
-  await Promise.all(receivers.map((receiver) => receiver.close()));
-  await deletePrefix(prefix);
-});
-
 function startWorker(urls: string[], attempts = 3): void {
-  worker = createWebhookWorker({
-    connection: connections[1]!,
-    prefix,
+  harness.startWorker({
     urls,
     secret: SECRET,
     attempts,
     backoffMs: 20,
-    loadProject: (id) => Promise.resolve(id === project.id ? project : null),
     onDelivery(record) {
       records.push(record);
       for (const wake of recordWaiters.splice(0)) wake();
@@ -90,16 +37,13 @@ async function recordsFor(count: number): Promise<WebhookDeliveryRecord[]> {
   return records;
 }
 
-async function receiver(options: { failFirst?: number; status?: number } = {}) {
-  const started = await startWebhookReceiver(options);
-  receivers.push(started);
-  return started;
-}
+const receiver = (options: { failFirst?: number; status?: number } = {}) =>
+  harness.receiver(options);
 
 it('posts a signed feature.regressed with the failed check, its output cut to its last characters', async () => {
   const target = await receiver();
   startWorker([target.url]);
-  await notifyFeatureRegressed(queue, {
+  await notifyFeatureRegressed(harness.queue, {
     projectId: 'p1',
     at: Date.parse('2026-12-01T12:00:00Z'),
     feature: {
@@ -133,7 +77,7 @@ it('posts a signed feature.regressed with the failed check, its output cut to it
 it('posts one signed body to every URL on completion', async () => {
   const [first, second] = [await receiver(), await receiver()];
   startWorker([first.url, second.url]);
-  const type = await notifyStatusChange(queue, {
+  const type = await notifyStatusChange(harness.queue, {
     projectId: 'p1',
     to: 'completed',
     reason: 'all 3 features pass',
@@ -179,7 +123,7 @@ it('posts one signed body to every URL on completion', async () => {
 it('a receiver that fails twice gets the same signed body a third time, after backoff', async () => {
   const flaky = await receiver({ failFirst: 2 });
   startWorker([flaky.url], 5);
-  await notifyStatusChange(queue, {
+  await notifyStatusChange(harness.queue, {
     projectId: 'p1',
     to: 'failed',
     reason: '3 failed sessions',
@@ -196,7 +140,7 @@ it('a receiver that fails twice gets the same signed body a third time, after ba
 it('a receiver that never accepts is recorded as failed after the last attempt', async () => {
   const down = await receiver({ status: 503 });
   startWorker([down.url], 2);
-  await notifyStatusChange(queue, {
+  await notifyStatusChange(harness.queue, {
     projectId: 'p1',
     to: 'paused',
     reason: 'budget: 3 of 3 sessions used',
@@ -216,7 +160,12 @@ it('a receiver that never accepts is recorded as failed after the last attempt',
 
 it('running and queued are not notified', async () => {
   expect(
-    await notifyStatusChange(queue, { projectId: 'p1', to: 'running', reason: null, at: 3 }),
+    await notifyStatusChange(harness.queue, {
+      projectId: 'p1',
+      to: 'running',
+      reason: null,
+      at: 3,
+    }),
   ).toBeNull();
-  expect(await queue.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0 });
+  expect(await harness.queue.getJobCounts()).toMatchObject({ waiting: 0, delayed: 0 });
 });

@@ -1,29 +1,14 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import {
-  REDIS_URL,
-  deletePrefix,
-  randomHex,
-  startWebhookReceiver,
-  type ReceivedRequest,
-  type WebhookReceiver,
-} from '@baton/test-support';
-import type { Queue, Worker } from 'bullmq';
+import { type ReceivedRequest } from '@baton/test-support';
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
-  createRedisConnection,
-  createWebhookQueue,
   createWebhookSigner,
-  createWebhookWorker,
   notifyStatusChange,
-  producerConnectionOptions,
-  readRedisTarget,
   verifyWebhookSignature,
   webhookSigningKey,
-  workerConnectionOptions,
-  type RedisClient,
-  type WebhookJobData,
 } from '../src/index.js';
+import { useWebhookHarness } from './support/webhook-harness.js';
 
 /**
  * Deliveries follow the Standard Webhooks specification, so the stock verifier (the
@@ -33,60 +18,21 @@ import {
 
 const SPEC_SECRET = `whsec_${randomBytes(32).toString('base64')}`;
 const PLAIN_SECRET = 'a plain secret, as Baton took before';
-const project = {
-  id: 'p1',
-  status: 'completed',
-  statusReason: 'all 3 features pass',
-  featuresPassing: 3,
-  featuresTotal: 3,
-  featuresVerified: 2,
-  featuresClaimed: 1,
-  featuresRegressed: 0,
-  inputTokens: 1200,
-  outputTokens: 300,
-  costUsd: 0.0125,
-};
+const harness = useWebhookHarness('whs');
 
-let prefix: string;
-let connections: RedisClient[];
-let queue: Queue<WebhookJobData>;
-let worker: Worker<WebhookJobData> | undefined;
-let receivers: WebhookReceiver[];
-
-beforeEach(() => {
-  prefix = `{whs-${randomHex(6)}}`;
-  const target = readRedisTarget({ REDIS_URL });
-  connections = [
-    createRedisConnection(target, producerConnectionOptions()),
-    createRedisConnection(target, workerConnectionOptions()),
-  ];
-  queue = createWebhookQueue({ connection: connections[0]!, prefix });
-  receivers = [];
-});
-
-afterEach(async () => {
+afterEach(() => {
   vi.useRealTimers();
-  await worker?.close();
-  worker = undefined;
-  await queue.close();
-  for (const connection of connections) connection.disconnect();
-  await Promise.all(receivers.map((receiver) => receiver.close()));
-  await deletePrefix(prefix);
 });
 
 async function deliverOne(secret: string, failFirst = 0): Promise<ReceivedRequest[]> {
-  const receiver = await startWebhookReceiver({ failFirst });
-  receivers.push(receiver);
-  worker = createWebhookWorker({
-    connection: connections[1]!,
-    prefix,
+  const receiver = await harness.receiver({ failFirst });
+  harness.startWorker({
     urls: [receiver.url],
     secret,
     attempts: failFirst + 1,
     backoffMs: 1000,
-    loadProject: (id) => Promise.resolve(id === project.id ? project : null),
   });
-  await notifyStatusChange(queue, {
+  await notifyStatusChange(harness.queue, {
     projectId: 'p1',
     to: 'completed',
     reason: 'all 3 features pass',
