@@ -105,6 +105,15 @@ const written: Array<SessionEvent | WorkerEvent> = [
   { ...session, type: 'empty-reply', turn: 4, nudged: true },
   {
     ...session,
+    type: 'mcp-server',
+    server: 'everything',
+    source: 'project',
+    transport: 'stdio',
+    state: 'ready',
+    tools: ['mcp__everything__echo'],
+  },
+  {
+    ...session,
     type: 'checkpoint',
     reason: 'turn',
     commit: 'abc',
