@@ -14,6 +14,7 @@ import { execFileSync } from 'node:child_process';
 import { createBatonControl, type BatonControl } from '@baton/projects';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { pino } from 'pino';
+import { inParallel } from './in-parallel.js';
 import { createDashboardServer, type DashboardServer } from '../src/index.js';
 
 const PROJECTS = Number(process.env.BATON_BENCH_PROJECTS ?? 1_500);
@@ -25,27 +26,22 @@ interface Fleet {
   server: DashboardServer;
 }
 
-async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(IN_FLIGHT, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
-}
-
 async function startFleet(goalCharacters: number): Promise<Fleet> {
   const prefix = `{bench-bounds-${randomHex(4)}}`;
   const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix: `${prefix}m` });
   const ids = Array.from({ length: PROJECTS }, (_, index) => `p-${String(index).padStart(5, '0')}`);
-  await inParallel(ids, (id) => {
-    const head = `Fleet project ${id}\n- one feature\n`;
-    const goal = (head + '- a feature with a long description\n'.repeat(3_000)).slice(
-      0,
-      Math.max(head.length, goalCharacters),
-    );
-    return control.createProject({ id, goal });
-  });
+  await inParallel(
+    ids,
+    (id) => {
+      const head = `Fleet project ${id}\n- one feature\n`;
+      const goal = (head + '- a feature with a long description\n'.repeat(3_000)).slice(
+        0,
+        Math.max(head.length, goalCharacters),
+      );
+      return control.createProject({ id, goal });
+    },
+    IN_FLIGHT,
+  );
   const server = await createDashboardServer({
     control,
     port: 0,

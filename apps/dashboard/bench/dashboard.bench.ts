@@ -25,6 +25,7 @@ import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import type { Page } from 'playwright-core';
+import { inParallel } from './in-parallel.js';
 import { createDashboardServer, type DashboardServer } from '../src/index.js';
 import { launchTestBrowser } from '../test/support/browser.js';
 import { sessionSummary } from '../test/support/session-summary.js';
@@ -34,8 +35,6 @@ const BASELINE_PROJECTS = 100;
 const BURST = Number(process.env.BATON_BENCH_BURST ?? 500);
 const EVENTS = Number(process.env.BATON_BENCH_EVENTS ?? 10_000);
 const SESSIONS = 500;
-/** Writes in flight at once on the one connection: ioredis pipelines them on the socket. */
-const IN_FLIGHT = 200;
 
 interface Fleet {
   prefix: string;
@@ -45,15 +44,6 @@ interface Fleet {
   server: DashboardServer;
   ids: string[];
   seedSeconds: number;
-}
-
-async function inParallel<T>(items: readonly T[], work: (item: T) => Promise<unknown>) {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(IN_FLIGHT, items.length) }, async () => {
-      while (next < items.length) await work(items[next++] as T);
-    }),
-  );
 }
 
 async function startFleet(count: number): Promise<Fleet> {
