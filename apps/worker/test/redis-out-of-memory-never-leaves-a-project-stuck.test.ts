@@ -14,6 +14,22 @@ const MAINTENANCE = {
   reconcileMinAgeMs: 0,
 };
 
+/** Holds session `sessionNumber` at its start until `release()`. */
+function holdSession(sessionNumber: number) {
+  let release: () => void = () => undefined;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const hold = {
+    started: false,
+    release: () => release(),
+    onStart: async (info: { sessionNumber: number }) => {
+      if (info.sessionNumber !== sessionNumber) return;
+      hold.started = true;
+      await held;
+    },
+  };
+  return hold;
+}
+
 describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
   let redis: RedisServer;
   let admin: Redis;
@@ -64,32 +80,22 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
 
   it('Redis full at the end of a session: the project is resumed once memory is freed and completes', async () => {
     const id = randomProjectId('oom');
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started = false;
+    const hold = holdSession(2);
     const worker = await startInProcessWorker({
       prefix: control.keys.prefix,
       url: redis.url,
       lockDurationMs: 2_000,
       stalledIntervalMs: 1_000,
       leaseTtlMs: 2_000,
-      runSession: createScriptedRunner({
-        onStart: async ({ sessionNumber }) => {
-          if (sessionNumber !== 2) return;
-          started = true;
-          await held;
-        },
-      }),
+      runSession: createScriptedRunner({ onStart: hold.onStart }),
       maintenance: MAINTENANCE,
     });
     cleanups.push(() => worker.stop());
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     await control.enqueue(id);
-    await waitFor('session 2 to start', () => started);
+    await waitFor('session 2 to start', () => hold.started);
     await admin.config('SET', 'maxmemory', '1');
-    release();
+    hold.release();
     // Everything the session and BullMQ write at its end is refused: Redis counts the refusals.
     await waitFor('Redis to refuse writes with OOM', async () => {
       const stats = await admin.info('errorstats');
@@ -102,32 +108,22 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
 
   it('Redis full for a moment at the end of a session: the session records itself and chains on its own, no reconciler needed', async () => {
     const id = randomProjectId('oom');
-    let release: () => void = () => undefined;
-    const held = new Promise<void>((resolve) => {
-      release = resolve;
-    });
-    let started = false;
+    const hold = holdSession(2);
     // No maintenance: no reconciler runs, so only the chain's own retries can carry the project on.
     const worker = await startInProcessWorker({
       prefix: control.keys.prefix,
       url: redis.url,
-      runSession: createScriptedRunner({
-        onStart: async ({ sessionNumber }) => {
-          if (sessionNumber !== 2) return;
-          started = true;
-          await held;
-        },
-      }),
+      runSession: createScriptedRunner({ onStart: hold.onStart }),
     });
     cleanups.push(() => worker.stop());
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     await control.enqueue(id);
-    await waitFor('session 2 to start', () => started);
+    await waitFor('session 2 to start', () => hold.started);
     const refusals = async () =>
       Number(/errorstat_OOM:count=(\d+)/u.exec(await admin.info('errorstats'))?.[1] ?? 0);
     const before = await refusals();
     await admin.config('SET', 'maxmemory', '1');
-    release();
+    hold.release();
     await waitFor(
       'Redis to refuse the session end with OOM',
       async () => (await refusals()) >= before + 3,

@@ -46,16 +46,8 @@ export class ProjectEventStreams {
 
   /** Appends an event to the project's capped stream; returns its stream id. */
   async append(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string> {
-    const id = await this.#redis.xadd(
-      this.#keys.events(projectId),
-      'MAXLEN',
-      '~',
-      this.#maxEvents,
-      '*',
-      'e',
-      JSON.stringify(event),
-    );
-    return id ?? '';
+    const [key, ...rest] = this.#xadd(projectId, event);
+    return (await this.#redis.xadd(key, ...rest)) ?? '';
   }
 
   /** `append` through `batch` (a session's fenced write); returns the stream id. */
@@ -64,7 +56,18 @@ export class ProjectEventStreams {
     projectId: string,
     event: WorkerEvent | LoggedEvent,
   ): Promise<string> {
-    batch.xadd(
+    const [key, ...rest] = this.#xadd(projectId, event);
+    batch.xadd(key, ...rest);
+    const [id] = await batch.exec();
+    return typeof id === 'string' ? id : '';
+  }
+
+  /** The XADD of one event: the capped stream, an auto id, the JSON in field `e`. */
+  #xadd(
+    projectId: string,
+    event: WorkerEvent | LoggedEvent,
+  ): [string, 'MAXLEN', '~', number, '*', 'e', string] {
+    return [
       this.#keys.events(projectId),
       'MAXLEN',
       '~',
@@ -72,9 +75,7 @@ export class ProjectEventStreams {
       '*',
       'e',
       JSON.stringify(event),
-    );
-    const [id] = await batch.exec();
-    return typeof id === 'string' ? id : '';
+    ];
   }
 
   /**
