@@ -20,7 +20,11 @@ export interface FileSystemFixture {
 export async function createFixture(limits?: StoreLimits): Promise<FileSystemFixture> {
   const directory = await mkdtemp(join(tmpdir(), 'baton-fs-'));
   const root = join(directory, 'memories');
-  const store = await createFileSystemStore({ root, ...(limits === undefined ? {} : { limits }) });
+  const store = await createFileSystemStore({
+    root,
+    lockTimeoutMs: 120_000,
+    ...(limits === undefined ? {} : { limits }),
+  });
   return {
     directory,
     root,
