@@ -66,9 +66,13 @@ describe('baton run --workspace on a directory with files', () => {
 
   it('is refused without --adopt, with the preview; adopted, every file stays and no credential is pushed', async () => {
     const mine = await userDirectory(dir);
+    // BATON_MAX_FILE_BYTES: a file over the limit is kept and never committed.
+    const data = 'd'.repeat(2048);
+    await writeFile(path.join(mine, 'data.bin'), data);
+    const limit = { BATON_MAX_FILE_BYTES: '1024' };
     const refused = await runCli(
       ['run', '--workspace', mine, '--goal', GOAL, '--project', 'adopt'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: dir, env: cliEnv(home(), limit) },
     );
     expect(refused.code).toBe(2);
     expect(oneLine(refused.stderr)).toContain(
@@ -81,18 +85,29 @@ describe('baton run --workspace on a directory with files', () => {
     expect(refused.stdout).toContain(
       'kept, never committed (look like secrets): 4 files (.aws/credentials, .env, .npmrc, id_rsa)',
     );
+    expect(refused.stdout).toContain(
+      'kept, never committed (over 1.0 KiB): 1 file (data.bin 2.0 KiB)',
+    );
     expect(await readdir(path.join(home(), 'projects')).catch(() => [])).toEqual([]);
-    expect((await readdir(mine)).sort()).toEqual(['.aws', '.env', '.npmrc', 'id_rsa', 'notes']);
+    expect((await readdir(mine)).sort()).toEqual([
+      '.aws',
+      '.env',
+      '.npmrc',
+      'data.bin',
+      'id_rsa',
+      'notes',
+    ]);
 
     const adopted = await runCli(
       ['run', '--workspace', mine, '--adopt', '--goal', GOAL, '--project', 'adopt'],
-      { cwd: dir, env: cliEnv(home(), { BATON_CHECKPOINT_INTERVAL_MS: '0' }) },
+      { cwd: dir, env: cliEnv(home(), { ...limit, BATON_CHECKPOINT_INTERVAL_MS: '0' }) },
     );
     expect(adopted.stderr).toBe('');
     expect(adopted.code).toBe(0);
     expect(adopted.stdout).toContain(`Adopting ${mine}: nothing in it is ever deleted.`);
     // The live view names what each checkpoint left out.
     expect(adopted.stdout).toContain('left out as secrets: .aws/credentials, .env, .npmrc, id_rsa');
+    expect(adopted.stdout).toContain('left out as too large: data.bin (2.0 KiB)');
     const events = (await readFile(path.join(home(), 'projects', 'adopt', 'events.jsonl'), 'utf8'))
       .trim()
       .split('\n')
@@ -101,8 +116,10 @@ describe('baton run --workspace on a directory with files', () => {
     const checkpoints = events.filter((event) => event.type === 'checkpoint');
     expect(checkpoints.at(-1)?.skipped).toEqual(['.aws/credentials', '.env', '.npmrc', 'id_rsa']);
     await expectCanariesIntact(mine);
+    expect(await readFile(path.join(mine, 'data.bin'), 'utf8')).toBe(data);
     const remote = path.join(home(), 'remotes', 'adopt.git');
     expectNoCanaryPublished(remote, 'baton/adopt');
+    expect(branchFiles(remote, 'baton/adopt')).not.toContain('data.bin');
     expect(branchFiles(remote, 'baton/adopt')).toEqual(
       expect.arrayContaining(['features/f1.sh', 'init.sh']),
     );

@@ -1,6 +1,11 @@
 import os from 'node:os';
 import path from 'node:path';
-import { type SandboxSetting, WorkspaceError, parseSandboxSetting } from '@baton/workspace';
+import {
+  DEFAULT_MAX_FILE_BYTES,
+  type SandboxSetting,
+  WorkspaceError,
+  parseSandboxSetting,
+} from '@baton/workspace';
 import { CONTEXT_ENV_VARS, isSimulatedModel } from '@baton/context-config';
 import { z } from 'zod';
 import { WorkerError } from './errors.js';
@@ -74,6 +79,8 @@ export interface WorkerConfig {
   home: string;
   /** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two mid-session checkpoints. Default 5000. */
   checkpointIntervalMs: number;
+  /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints. Default 52428800 (50 MiB). */
+  maxFileBytes: number;
   /** `BATON_MEMORY_SWEEP_MS`: memory expiry sweep period; 0 = off. Default 3600000. */
   memorySweepEveryMs: number;
   /** `BATON_MEMORY_IDLE_TTL_MS`: memory files idle this long are swept; 0 = never. Default 0. */
@@ -174,6 +181,7 @@ const envSchema = z.object({
   BATON_MODEL_RPS: integer('BATON_MODEL_RPS', 50, 0),
   BATON_HOME: z.string().optional(),
   BATON_CHECKPOINT_INTERVAL_MS: integer('BATON_CHECKPOINT_INTERVAL_MS', 5000, 0),
+  BATON_MAX_FILE_BYTES: integer('BATON_MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES, 1),
   BATON_MEMORY_SWEEP_MS: integer('BATON_MEMORY_SWEEP_MS', 3_600_000, 0),
   BATON_MEMORY_IDLE_TTL_MS: integer('BATON_MEMORY_IDLE_TTL_MS', 0, 0),
   BATON_JOB_RETENTION_MS: integer('BATON_JOB_RETENTION_MS', 7 * 24 * 3_600_000, 1000),
@@ -335,6 +343,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     modelRequestsPerSecond: values.BATON_MODEL_RPS,
     home,
     checkpointIntervalMs: values.BATON_CHECKPOINT_INTERVAL_MS,
+    maxFileBytes: values.BATON_MAX_FILE_BYTES,
     memorySweepEveryMs: values.BATON_MEMORY_SWEEP_MS,
     memoryIdleTtlMs: values.BATON_MEMORY_IDLE_TTL_MS,
     jobRetentionMs: values.BATON_JOB_RETENTION_MS,

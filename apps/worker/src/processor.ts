@@ -25,6 +25,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
     defaultModel: options.defaultModel,
     defaultFallbackModel: options.defaultFallbackModel,
     push: options.push,
+    maxFileBytes: options.maxFileBytes,
     checkpointIntervalMs: options.checkpointIntervalMs,
     logger: options.logger,
     observeEvent: metrics === undefined ? undefined : (event) => countEvent(metrics, event),

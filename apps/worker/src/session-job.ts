@@ -88,6 +88,8 @@ export interface SessionProcessorOptions {
   checkpointIntervalMs?: number;
   /** Retries of checkpoint pushes. Default `@baton/workspace`'s (4 final attempts, 0.5 s doubling). */
   push?: PushRetryOptions;
+  /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints. Default 50 MiB. */
+  maxFileBytes?: number | undefined;
 }
 
 /**

@@ -195,6 +195,7 @@ export async function startWorkerFromConfig(
     maxConsecutiveFailures: config.maxConsecutiveFailures,
     home: config.home,
     checkpointIntervalMs: config.checkpointIntervalMs,
+    maxFileBytes: config.maxFileBytes,
     runSession: options.runSession ?? runSession,
     client,
     memoryStore: sessionMemory,

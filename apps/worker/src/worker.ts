@@ -61,6 +61,7 @@ type ProcessorPassThrough = Pick<
   | 'leaseBusyRetryMs'
   | 'home'
   | 'checkpointIntervalMs'
+  | 'maxFileBytes'
   | 'push'
 >;
 
@@ -206,6 +207,7 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
       ? {}
       : { checkpointIntervalMs: options.checkpointIntervalMs }),
     ...(options.push === undefined ? {} : { push: options.push }),
+    maxFileBytes: options.maxFileBytes,
     running,
     stopping: () => closing !== undefined,
     ...(options.leaseBusyRetryMs !== undefined

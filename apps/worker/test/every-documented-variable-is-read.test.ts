@@ -75,6 +75,7 @@ describe('every variable in docs/workers.md changes the worker process', () => {
       BATON_API_MAX_RETRIES: ['2', (started) => started.settings.apiMaxRetries, 2],
       BATON_API_RETRY_BASE_MS: ['250', (started) => started.settings.apiRetryBaseMs, 250],
       BATON_HOME: [home, (started) => started.settings.home, home],
+      BATON_MAX_FILE_BYTES: ['1048576', (started) => started.settings.maxFileBytes, 1048576],
       BATON_CHECKPOINT_INTERVAL_MS: [
         '2500',
         (started) => started.settings.checkpointIntervalMs,

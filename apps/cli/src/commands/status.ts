@@ -11,7 +11,7 @@ import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
 import { remoteRows, renderProjectRows } from './projects.js';
 import { COST_HELP } from '../internal/cost-help.js';
-import { formatHitRate } from '../internal/format.js';
+import { formatFileSize, formatHitRate } from '../internal/format.js';
 import {
   cacheHitRate,
   defineContextConfig,
@@ -145,7 +145,7 @@ function describeCheckpointProblems(sessions: readonly SessionSummary[]): string
     const leftOut = [
       ...checkpoint.skipped.map((file) => `${file} (secret)`),
       ...(checkpoint.tooLarge ?? []).map(
-        (file) => `${file.path} (too large: ${(file.bytes / 1024 / 1024).toFixed(1)} MiB)`,
+        (file) => `${file.path} (too large: ${formatFileSize(file.bytes)})`,
       ),
       ...(checkpoint.special ?? []).map((file) => `${file.path} (${file.kind})`),
     ];

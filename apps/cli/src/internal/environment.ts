@@ -17,6 +17,8 @@ export const CLI_ENV_VARIABLES = {
   sandbox: 'BATON_SANDBOX',
   /** Least time between two checkpoints after turns (`baton run`). */
   checkpointIntervalMs: 'BATON_CHECKPOINT_INTERVAL_MS',
+  /** Files larger than this (bytes) are left out of checkpoints (`baton run`). */
+  maxFileBytes: 'BATON_MAX_FILE_BYTES',
   /** Where `baton up` looks for a running Redis. */
   redisProbeUrl: 'BATON_REDIS_PROBE_URL',
 } as const;

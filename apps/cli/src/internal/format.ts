@@ -7,6 +7,13 @@ export function formatTokens(count: number): string {
   return `${(count / 1_000_000).toFixed(1)}M`;
 }
 
+/** A file's size for a person: `2.0 KiB`, `300.0 MiB`. */
+export function formatFileSize(bytes: number): string {
+  if (bytes < 1024) return `${bytes} B`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} KiB`;
+  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+}
+
 export function formatUsd(value: number): string {
   return `$${value.toFixed(value < 1 ? 4 : 2)}`;
 }

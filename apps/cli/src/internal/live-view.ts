@@ -1,6 +1,6 @@
 import type { ProjectEvent } from '@baton/projects/schema';
 import { describeEvidence, type FeatureCounts } from '@baton/session';
-import { featureBar, formatHitRate, formatTokens, formatUsd } from './format.js';
+import { featureBar, formatFileSize, formatHitRate, formatTokens, formatUsd } from './format.js';
 import { terminalSafe } from './terminal-text.js';
 
 /**
@@ -121,10 +121,6 @@ function shortList(names: readonly string[]): string {
   return names.length > 5
     ? `${names.slice(0, 5).join(', ')} and ${names.length - 5} more`
     : names.join(', ');
-}
-
-function formatMegabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 function formatBytes(bytes: number): string {
@@ -264,7 +260,7 @@ export function describeEvent(
       const large =
         event.tooLarge === undefined || event.tooLarge.length === 0
           ? ''
-          : ` · left out as too large: ${shortList(event.tooLarge.map((file) => `${file.path} (${formatMegabytes(file.bytes)})`))}`;
+          : ` · left out as too large: ${shortList(event.tooLarge.map((file) => `${file.path} (${formatFileSize(file.bytes)})`))}`;
       const special =
         event.special === undefined || event.special.length === 0
           ? ''

@@ -216,6 +216,7 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     );
   await checkNewWorkspace(options.workspace, {
     adopt: options.adopt === true,
+    maxFileBytes: maxFileBytes(),
     // The live view is on stdout; with --json that is JSON lines only.
     out: options.json === true ? process.stderr : process.stdout,
   });
@@ -274,18 +275,29 @@ async function readContextConfig(options: RunOptions): Promise<ResolvedContextCo
   }
 }
 
-/** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
-function checkpointIntervalMs(env: NodeJS.ProcessEnv = process.env): number | undefined {
-  const value = env[CLI_ENV_VARIABLES.checkpointIntervalMs]?.trim();
+/** An integer variable of `baton run`, at least `min`; unset or empty: `undefined`. */
+function integerVariable(
+  name: string,
+  min: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
+  const value = env[name]?.trim();
   if (value === undefined || value === '') return undefined;
   const parsed = Number(value);
-  if (!Number.isInteger(parsed) || parsed < 0) {
-    throw new CliError(
-      'usage',
-      `BATON_CHECKPOINT_INTERVAL_MS must be an integer >= 0, got "${value}".`,
-    );
+  if (!Number.isInteger(parsed) || parsed < min) {
+    throw new CliError('usage', `${name} must be an integer >= ${min}, got "${value}".`);
   }
   return parsed;
+}
+
+/** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
+function checkpointIntervalMs(): number | undefined {
+  return integerVariable(CLI_ENV_VARIABLES.checkpointIntervalMs, 0);
+}
+
+/** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints (default 50 MiB). */
+function maxFileBytes(): number | undefined {
+  return integerVariable(CLI_ENV_VARIABLES.maxFileBytes, 1);
 }
 
 /**
@@ -326,6 +338,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   // Read before anything starts, so a bad value stops the run with nothing to clean up.
   const sandboxSetting = readSandboxSetting(options);
   const intervalMs = checkpointIntervalMs();
+  const fileLimit = maxFileBytes();
   const context = await readContextConfig(options);
   refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   const json = options.json === true;
@@ -436,6 +449,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     defaultModel: connection.model,
     defaultFallbackModel: fallbackModel,
     checkpointIntervalMs: intervalMs,
+    maxFileBytes: fileLimit,
     observeSessionEvent: (event) => {
       traces?.tracing.record(event);
       // A session's own events are decoded events as they are (what `baton logs` reads back).

@@ -7,6 +7,7 @@ import {
   type AdoptionPreview,
 } from '@baton/workspace';
 import { CliError } from '../errors.js';
+import { formatFileSize } from './format.js';
 import { terminalText } from './terminal-text.js';
 
 /** At most this many names per list in the preview; the rest is counted. */
@@ -17,10 +18,6 @@ function names(list: readonly string[]): string {
   return list.length > NAMES_SHOWN
     ? `${shown.join(', ')} and ${list.length - NAMES_SHOWN} more`
     : shown.join(', ');
-}
-
-function megabytes(bytes: number): string {
-  return `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
 }
 
 /** What adopting a directory will do, in lines a user reads before anything is written. */
@@ -37,7 +34,7 @@ export function formatAdoptionPreview(preview: AdoptionPreview, adopting: boolea
   }
   if (preview.tooLarge.length > 0) {
     lines.push(
-      `  kept, never committed (over ${megabytes(preview.maxFileBytes)}): ${plural(preview.tooLarge.length, 'file')} (${names(preview.tooLarge.map((file) => `${file.path} ${megabytes(file.bytes)}`))})`,
+      `  kept, never committed (over ${formatFileSize(preview.maxFileBytes)}): ${plural(preview.tooLarge.length, 'file')} (${names(preview.tooLarge.map((file) => `${file.path} ${formatFileSize(file.bytes)}`))})`,
     );
   }
   if (preview.ignored.length > 0) {

@@ -82,6 +82,8 @@ export interface SessionChainOptions {
   defaultFallbackModel?: string | undefined;
   /** Retries of checkpoint pushes. Default `@baton/workspace`'s. */
   push?: PushRetryOptions | undefined;
+  /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints. Default 50 MiB. */
+  maxFileBytes?: number | undefined;
   /** Least time between two checkpoints after turns that changed files (ms). Default the session's. */
   checkpointIntervalMs?: number | undefined;
   /** Sees every event before it is appended (metrics, the terminal). Must not throw. */
@@ -343,6 +345,7 @@ class ChainStep {
       skipHooks: project.skipHooks,
       dir: project.workspace ?? undefined,
       push: this.#options.push,
+      maxFileBytes: this.#options.maxFileBytes,
       // Commit hooks run in the same sandbox as the session's commands.
       hookSandbox: extraOptions.tools?.sandbox,
     });

@@ -23,6 +23,8 @@ export interface OpenProjectWorkspaceOptions {
   push?: PushRetryOptions | undefined;
   /** Where commit hooks run: the session's sandbox setup. Default: the default sandbox. */
   hookSandbox?: SandboxSetup | undefined;
+  /** Files larger than this are left out of checkpoints. Default 52_428_800 (50 MiB). */
+  maxFileBytes?: number | undefined;
 }
 
 /** The project's clone on this machine, laid out under `home` the same way by every entry point. */
@@ -38,5 +40,6 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     ...(options.skipHooks === undefined ? {} : { skipHooks: options.skipHooks }),
     ...(options.push === undefined ? {} : { push: options.push }),
     hookSandbox: options.hookSandbox,
+    maxFileBytes: options.maxFileBytes,
   });
 }
