@@ -8,6 +8,7 @@ import {
 } from '@baton/workspace';
 import { CONTEXT_ENV_VARS, isSimulatedModel } from '@baton/context-config';
 import { z } from 'zod';
+import { MCP_CONFIG_ENV_VARIABLE, type McpConfig, loadMcpConfigFile } from '@baton/session';
 import { WorkerError } from './errors.js';
 import {
   DEFAULT_PREFIX,
@@ -100,6 +101,11 @@ export interface WorkerConfig {
    * operator's explicit opt-out) or a JSON sandbox policy (`@baton/workspace`'s schema).
    */
   sandbox: SandboxSetting;
+  /**
+   * `BATON_MCP_CONFIG`: a `.mcp.json`-format file of MCP servers every project's sessions get
+   * (a project's own servers of the same name win). Default none.
+   */
+  mcp?: McpConfig | undefined;
   /** `BATON_WEBHOOK_URL`: receivers of project notifications (comma- or space-separated). */
   webhookUrls: string[];
   /** `BATON_WEBHOOK_SECRET`: the signing secret (`whsec_...` or plain); required with `BATON_WEBHOOK_URL`. */
@@ -214,6 +220,8 @@ const envSchema = z.object({
   BATON_WEBHOOK_BACKOFF_MS: integer('BATON_WEBHOOK_BACKOFF_MS', 5000, 0),
   // Checked by `parseSandboxSetting` below; listed so the typo guard knows the name.
   BATON_SANDBOX: z.string().optional(),
+  // Read and checked by `loadMcpConfigFile` below.
+  [MCP_CONFIG_ENV_VARIABLE]: z.string().optional(),
 });
 
 /**
@@ -302,6 +310,15 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
   } catch (error) {
     problems.push(error instanceof WorkspaceError ? error.message : String(error));
   }
+  let mcp: McpConfig | undefined;
+  const mcpFile = env[MCP_CONFIG_ENV_VARIABLE]?.trim() ?? '';
+  if (mcpFile !== '') {
+    try {
+      mcp = loadMcpConfigFile(mcpFile, MCP_CONFIG_ENV_VARIABLE);
+    } catch (error) {
+      problems.push(error instanceof Error ? error.message : String(error));
+    }
+  }
   if (problems.length > 0 || !parsed.success || sandbox === undefined || redis === undefined) {
     throw new WorkerError('invalid_config', problems.join('\n'));
   }
@@ -355,6 +372,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         ? values.BATON_WORKER_ID
         : `${os.hostname()}:${process.pid}`,
     sandbox,
+    ...(mcp === undefined ? {} : { mcp }),
     webhookUrls: values.BATON_WEBHOOK_URL,
     webhookSecret,
     webhookAttempts: values.BATON_WEBHOOK_ATTEMPTS,

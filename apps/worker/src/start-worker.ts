@@ -202,6 +202,7 @@ export async function startWorkerFromConfig(
     sessionOptions: (project) => ({
       retry: { maxRetries: config.apiMaxRetries, baseDelayMs: config.apiRetryBaseMs },
       tools: { sandbox: sessionSandboxSetup(sandbox, project.sandbox) },
+      mcp: { worker: config.mcp },
     }),
     defaultModel: config.model,
     ...(config.fallbackModel === undefined ? {} : { defaultFallbackModel: config.fallbackModel }),

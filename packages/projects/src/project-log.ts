@@ -176,6 +176,8 @@ export interface SessionSummary {
   model?: string;
   /** Set when the session moved to its fallback model because `from` stayed overloaded. */
   fallback?: { from: string; to: string; turn: number; at: number };
+  /** The session's MCP servers at its end: state, tool count, and the line when not ready. */
+  mcp?: Array<{ server: string; state: string; tools: number; message?: string }>;
 }
 
 /** What a session summary keeps of its end-of-session checkpoint. */

@@ -12,6 +12,7 @@ import {
   type SandboxDescription,
   projectSandboxSchema,
 } from '@baton/workspace/policy';
+import { type McpConfig, mcpConfigSchema } from '@baton/session';
 import { ProjectError } from './errors.js';
 
 /** Where a project stands. */
@@ -151,6 +152,12 @@ export interface ProjectInput {
    * and `requireChecks`. Default: each feature's own check; a flip without one is claimed.
    */
   verification?: ProjectVerification;
+  /**
+   * MCP servers of every session (`.mcp.json`'s format, `@baton/session`'s `mcpConfigSchema`;
+   * secrets only as `${VAR}` references, resolved from the worker's environment). Default none
+   * besides the repository's `.mcp.json` and the worker's file.
+   */
+  mcp?: McpConfig;
 }
 
 /**
@@ -232,6 +239,8 @@ export interface ProjectRecord extends ProjectSourceFields {
   sandbox: ProjectSandbox | null;
   /** How flips are verified (`--check`, `--require-checks`), `null` for the defaults. */
   verification: ProjectVerification | null;
+  /** The project's MCP servers (`${VAR}` references unresolved); absent for none. */
+  mcp?: McpConfig | undefined;
   /** Where the latest session's commands ran (set when a session starts), `null` before any. */
   sessionSandbox: SandboxDescription | null;
   createdAt: number;
@@ -411,6 +420,7 @@ export const projectInputSchema = z
     context: contextConfigSchema.optional(),
     sandbox: projectSandboxSchema.optional(),
     verification: projectVerificationSchema.optional(),
+    mcp: mcpConfigSchema.optional(),
   })
   .strict()
   .refine((input) => input.base === undefined || input.repo !== undefined, {

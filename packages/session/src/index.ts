@@ -162,8 +162,10 @@ export {
 export type { CommandContext, CommandPolicy } from './internal/command-policy.js';
 export { buildUserTurn, noteBlock } from './user-turn.js';
 export {
+  MCP_CONFIG_ENV_VARIABLE,
   MCP_SERVER_NAME_PATTERN,
   describeMcpServer,
+  loadMcpConfigFile,
   mcpConfigReferences,
   mcpConfigSchema,
   mergeMcpConfigs,

@@ -265,6 +265,8 @@ export interface SessionResult {
   checks?: FeatureChecks;
   /** Verified, claimed, regressed and unverified features after this session (absent when off). */
   verification?: SessionVerification;
+  /** The session's MCP servers and how each stood at its end (absent without servers). */
+  mcp?: McpServerStatus[];
 }
 
 /** What a session's verification left: counts, and what the end-of-session re-run did. */

@@ -12,6 +12,8 @@ import {
   ALLOW_HOST_HELP,
   CHECK_HELP,
   REQUIRE_CHECKS_HELP,
+  MCP_CONFIG_HELP,
+  readJsonFile,
   collectAllowedHost,
   parseBudget,
   parseModelId,
@@ -41,6 +43,7 @@ interface EnqueueOptions {
   allowHost?: string[];
   check?: string;
   requireChecks?: boolean;
+  mcpConfig?: string;
   json?: boolean;
 }
 
@@ -105,6 +108,7 @@ export function registerEnqueueCommand(program: Command): void {
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--check <command>', CHECK_HELP)
     .option('--require-checks', REQUIRE_CHECKS_HELP)
+    .option('--mcp-config <file>', MCP_CONFIG_HELP)
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {
       if ((options.goal === undefined) === (options.goalFile === undefined)) {
@@ -134,6 +138,8 @@ export function registerEnqueueCommand(program: Command): void {
         adopt: options.adopt === true,
         out: options.json === true ? process.stderr : process.stdout,
       });
+      const mcp =
+        options.mcpConfig === undefined ? undefined : await readJsonFile(options.mcpConfig);
       await withControl(async (control) => {
         const project = await control.createProject({
           id: options.project,
@@ -153,6 +159,7 @@ export function registerEnqueueCommand(program: Command): void {
             ? {}
             : { sandbox: { allowedHosts: options.allowHost } }),
           ...verificationInput(options),
+          ...(mcp === undefined ? {} : { mcp }),
         });
         const queued = await control.enqueue(project.id);
         if (options.json) {

@@ -9,6 +9,7 @@ import {
   ALLOW_HOST_HELP,
   CHECK_HELP,
   REQUIRE_CHECKS_HELP,
+  MCP_CONFIG_HELP,
   collectAllowedHost,
   parseBudget,
   parseModelId,
@@ -94,6 +95,7 @@ export function registerRunCommand(program: Command): void {
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--check <command>', CHECK_HELP)
     .option('--require-checks', REQUIRE_CHECKS_HELP)
+    .option('--mcp-config <file>', MCP_CONFIG_HELP)
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(
       '--no-sandbox',

@@ -195,6 +195,7 @@ function describeProject(
   ) {
     lines.push(`hosts     ${settings.allowedHosts.join(', ')} (allowed through the sandbox proxy)`);
   }
+  lines.push(...describeMcpServers(project, sessions));
   if (project.activeSession) {
     lines.push(
       `running   session ${project.activeSession.sessionNumber} on ${project.activeSession.workerId}`,
@@ -226,6 +227,26 @@ function describeProject(
   }
   lines.push(...describeDeliveries(deliveries));
   return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The project's MCP servers: those it was created with (names only; values are `${VAR}`
+ * references, never shown resolved) and how each stood at the end of the latest session that had
+ * any (the repository's `.mcp.json` and the worker's file included).
+ */
+function describeMcpServers(project: ProjectRecord, sessions: readonly SessionSummary[]): string[] {
+  const configured = Object.keys(project.mcp?.mcpServers ?? {});
+  const latest = [...sessions].reverse().find((session) => (session.mcp?.length ?? 0) > 0);
+  if (configured.length === 0 && latest === undefined) return [];
+  const lines = [
+    `mcp       ${configured.length === 0 ? "no servers of its own (the repository's .mcp.json and the worker's BATON_MCP_CONFIG apply)" : configured.join(', ')}`,
+  ];
+  for (const server of latest?.mcp ?? []) {
+    lines.push(
+      `  ${server.server}: ${server.state}${server.state === 'ready' ? ` (${server.tools} tools)` : ''} in session ${latest?.sessionNumber ?? ''}${server.message === undefined ? '' : ` · ${server.message}`}`,
+    );
+  }
+  return lines;
 }
 
 /** `baton status [ID]`: one project's record, or every project in one table. */

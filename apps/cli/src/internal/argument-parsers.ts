@@ -1,3 +1,4 @@
+import { readFile } from 'node:fs/promises';
 import {
   MODEL_ID_RULE,
   PROJECT_ID_RULE,
@@ -5,6 +6,7 @@ import {
   modelIdSchema,
 } from '@baton/projects/schema';
 import { InvalidArgumentError } from 'commander';
+import { CliError } from '../errors.js';
 import type { z } from 'zod';
 
 /** Commander argument parsers: each throws `InvalidArgumentError` with a short reason (printed as one line). */
@@ -68,6 +70,31 @@ export function parseNonEmpty(value: string): string {
 /** `--allow-host` of `enqueue` and `run`: repeatable, validated later with the project schema. */
 export const ALLOW_HOST_HELP =
   "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)";
+
+/** `--mcp-config` of `enqueue` and `run`. */
+export const MCP_CONFIG_HELP =
+  "MCP servers for the project's sessions, in .mcp.json format (secrets as ${VAR} from the worker's environment; see docs/mcp.md)";
+
+/**
+ * A JSON file given on the command line (`--mcp-config`), parsed but not validated: the control
+ * API validates it with the project schema. One usage line when it cannot be read or parsed.
+ */
+export async function readJsonFile(file: string, flag = '--mcp-config'): Promise<unknown> {
+  let text: string;
+  try {
+    text = await readFile(file, 'utf8');
+  } catch (error) {
+    throw new CliError(
+      'usage',
+      `cannot read ${flag} ${file} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+    );
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    throw new CliError('usage', `${flag} ${file} is not valid JSON`);
+  }
+}
 
 /** Collects repeated `--allow-host` values. */
 export function collectAllowedHost(value: string, previous: string[] | undefined): string[] {

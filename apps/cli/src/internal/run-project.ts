@@ -23,8 +23,13 @@ import {
   type ProjectVerification,
 } from '@baton/projects';
 import {
+  MCP_CONFIG_ENV_VARIABLE,
+  type McpConfig,
   SessionError,
   createFileTranscriptStore,
+  describeMcpServer,
+  loadMcpConfigFile,
+  mergeMcpConfigs,
   readFeatures,
   runSession,
   startOtlpTracing,
@@ -80,6 +85,19 @@ export interface RunOptions {
   requireChecks?: boolean;
   /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
   adopt?: boolean;
+  /** `--mcp-config FILE`: the project's MCP servers (`.mcp.json` format), kept with the project. */
+  mcpConfig?: string;
+}
+
+/** An MCP configuration file (`--mcp-config`, `BATON_MCP_CONFIG`) as a one-line usage error. */
+function readMcpConfig(file: string | undefined, what: string): McpConfig | undefined {
+  if (file === undefined || file.trim() === '') return undefined;
+  try {
+    return loadMcpConfigFile(file, what);
+  } catch (error) {
+    if (error instanceof SessionError) throw new CliError('usage', error.message);
+    throw error;
+  }
 }
 
 async function readGoal(options: RunOptions): Promise<string | undefined> {
@@ -137,6 +155,12 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
     throw new CliError(
       'usage',
       `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
+    );
+  }
+  if (options.mcpConfig !== undefined) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} already exists; --mcp-config is set when a project is created.`,
     );
   }
 }
@@ -220,6 +244,7 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     // The live view is on stdout; with --json that is JSON lines only.
     out: options.json === true ? process.stderr : process.stdout,
   });
+  const mcp = readMcpConfig(options.mcpConfig, `--mcp-config ${options.mcpConfig ?? ''}`);
   const source = await resolveSource(options, id);
   return log.create({
     id,
@@ -234,6 +259,7 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     context: {},
     sandbox: readProjectSandbox(options) ?? null,
     verification: readProjectVerification(options) ?? null,
+    ...(mcp === undefined ? {} : { mcp }),
     createdAt: Date.now(),
     repo: source?.repo ?? null,
     base: source?.base ?? null,
@@ -337,6 +363,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const home = batonHome();
   // Read before anything starts, so a bad value stops the run with nothing to clean up.
   const sandboxSetting = readSandboxSetting(options);
+  const workerMcp = readMcpConfig(process.env[MCP_CONFIG_ENV_VARIABLE], MCP_CONFIG_ENV_VARIABLE);
   const intervalMs = checkpointIntervalMs();
   const fileLimit = maxFileBytes();
   const context = await readContextConfig(options);
@@ -393,6 +420,15 @@ export async function runProject(options: RunOptions): Promise<number> {
   const allowedHosts = project.sandbox?.allowedHosts ?? [];
   if (sandbox.kind === 'sandboxed' && allowedHosts.length > 0) {
     say(`Allowed hosts: ${allowedHosts.join(', ')} (through the sandbox proxy).`);
+  }
+  const mcpServers = mergeMcpConfigs([
+    { source: 'worker', config: workerMcp },
+    { source: 'project', config: project.mcp },
+  ]);
+  if (mcpServers.length > 0) {
+    say(
+      `MCP servers: ${mcpServers.map(describeMcpServer).join(', ')}; and the workspace's .mcp.json.`,
+    );
   }
 
   const control = new SessionControl(undefined);
@@ -486,6 +522,7 @@ export async function runProject(options: RunOptions): Promise<number> {
         sessionOptions: () => ({
           context,
           tools: { sandbox: sandboxSetup },
+          mcp: { worker: workerMcp },
           transcript: transcripts,
         }),
         budgets,

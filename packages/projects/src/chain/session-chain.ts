@@ -404,6 +404,8 @@ class ChainStep {
       model: project.model ?? this.#options.defaultModel,
       ...fallbackModelOption(project, this.#options.defaultFallbackModel),
       project: { id: project.id, goal: project.goal },
+      // The project's own MCP servers over the worker's (and the repository's .mcp.json).
+      mcp: { ...extraOptions.mcp, project: project.mcp },
       client: this.#options.client,
       kind,
       store,

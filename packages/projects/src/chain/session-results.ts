@@ -128,6 +128,16 @@ export function summarizeSession(
     model: identity.model,
     ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
     ...(result.verification === undefined ? {} : { verification: result.verification }),
+    ...(result.mcp === undefined
+      ? {}
+      : {
+          mcp: result.mcp.map((status) => ({
+            server: status.server,
+            state: status.state,
+            tools: status.tools.length,
+            ...(status.message === undefined ? {} : { message: status.message }),
+          })),
+        }),
     ...(result.checkpoint === undefined
       ? {}
       : { checkpoint: checkpointSummary(result.checkpoint) }),

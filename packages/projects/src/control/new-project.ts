@@ -80,6 +80,7 @@ export async function newProjectRecord(
     context,
     sandbox: parsed.sandbox ?? null,
     verification: parsed.verification ?? null,
+    ...(parsed.mcp === undefined ? {} : { mcp: parsed.mcp }),
     createdAt: Date.now(),
   };
 }

@@ -4,6 +4,7 @@
  * with HINCRBY and a control call never overwrites a worker's count.
  */
 import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
+import type { McpConfig } from '@baton/session';
 import type { NewProjectRecord } from '../project-log.js';
 import {
   emptyCounters,
@@ -47,7 +48,12 @@ type StoredConfig = Pick<
   | 'baseCommit'
   | 'branch'
   | 'skipHooks'
-> & { fallbackModel?: string; sandbox?: ProjectSandbox; verification?: ProjectVerification };
+> & {
+  fallbackModel?: string;
+  sandbox?: ProjectSandbox;
+  verification?: ProjectVerification;
+  mcp?: McpConfig;
+};
 
 /** The hash fields (name, value, name, value...) of a new project in status `queued`. */
 export function newProjectHashFields(record: NewProjectRecord): (string | number)[] {
@@ -61,6 +67,7 @@ export function newProjectHashFields(record: NewProjectRecord): (string | number
     context: record.context,
     ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
     ...(record.verification === null ? {} : { verification: record.verification }),
+    ...(record.mcp === undefined ? {} : { mcp: record.mcp }),
     repo: record.repo,
     base: record.base,
     baseCommit: record.baseCommit,
@@ -121,6 +128,7 @@ export function parseProjectHash(
     context: config.context ?? { preset: config.contextPreset ?? 'coding' },
     sandbox: config.sandbox ?? null,
     verification: config.verification ?? null,
+    ...(config.mcp === undefined ? {} : { mcp: config.mcp }),
     sessionSandbox: hash.sessionSandbox
       ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)
       : null,

@@ -56,6 +56,7 @@ import {
 } from './phase-stop.js';
 import { type Toolbox, createToolbox } from './toolbox.js';
 import { startSessionMcp } from '../mcp/session-mcp.js';
+import type { McpSession } from '../mcp/mcp-servers.js';
 import { TranscriptRecorder } from './transcript-recorder.js';
 import { WorkSignal } from './work-signal.js';
 
@@ -214,6 +215,7 @@ export class SessionRunner {
   #lastPrompt: { tokens: number; estimate: number } | undefined;
   /** Baton's estimate of the request in flight (the same estimate as `#lastPrompt.estimate`). */
   #sentEstimate = 0;
+  #mcp: McpSession | undefined;
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
@@ -372,6 +374,7 @@ export class SessionRunner {
     const verdict = await this.#workAndVerdict(work);
     const result = await this.#result(verdict, featuresBefore, startedAt);
     result.progressEntry = await this.#closeProgressGap(result, entriesBefore);
+    if (this.#mcp !== undefined) result.mcp = this.#mcp.statuses.map((status) => ({ ...status }));
     await this.#finalCheckpoint(result);
     await this.#verifyAtEnd(result);
     result.endedAt = Date.now();
@@ -404,6 +407,7 @@ export class SessionRunner {
     });
     this.#mcpNotes = started.notes;
     const session = started.session;
+    this.#mcp = session;
     if (session !== undefined) this.toolbox.add(session.tools, () => session.dispose());
   }
 

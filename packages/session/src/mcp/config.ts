@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { containsSecret } from '@baton/core';
 import { z } from 'zod';
 import { SessionError } from '../errors.js';
@@ -79,6 +80,12 @@ export const mcpConfigSchema = z.strictObject({
           'server names are 1-32 letters, digits, "-" or "_" (no "__"), starting with a letter or digit',
         ),
       mcpServerSchema,
+      {
+        error: (issue) =>
+          issue.input === undefined
+            ? 'is required: a configuration is {"mcpServers": {"<name>": {"command": ...}}}'
+            : undefined,
+      },
     )
     .refine((value) => Object.keys(value).length <= 16, 'has more than 16 servers'),
 });
@@ -94,10 +101,14 @@ export type McpConfigSource = 'worker' | 'repository' | 'project';
 
 /** One line naming the first problem of a configuration, as `what.mcpServers.x.command: ...`. */
 function firstIssue(error: z.ZodError, what: string): string {
-  const issue = error.issues[0];
+  let issue = error.issues[0];
   if (issue === undefined) return `${what} is invalid`;
+  // A bad server name: zod reports the record key with the name's own issue inside.
+  if (issue.code === 'invalid_key' && issue.issues[0] !== undefined) {
+    issue = { ...issue, message: issue.issues[0].message };
+  }
   const at = issue.path.map(String).join('.');
-  return `${what}${at === '' ? '' : `.${at}`}: ${issue.message}`;
+  return `${what}: ${at === '' ? '' : `${at}: `}${issue.message}`;
 }
 
 /** Validates a configuration; throws `SessionError('invalid_options')` in one line naming the field. */
@@ -116,6 +127,24 @@ export function parseMcpConfigText(textValue: string, what: string): McpConfig {
     throw new SessionError('invalid_options', `${what} is not valid JSON`);
   }
   return parseMcpConfig(json, what);
+}
+
+/** The variable naming the worker-wide MCP configuration file. */
+export const MCP_CONFIG_ENV_VARIABLE = 'BATON_MCP_CONFIG';
+
+/**
+ * Reads and validates an MCP configuration file (`--mcp-config`, `BATON_MCP_CONFIG`); `what`
+ * names it in the one-line error (`SessionError('invalid_options')`).
+ */
+export function loadMcpConfigFile(file: string, what: string): McpConfig {
+  let textValue: string;
+  try {
+    textValue = readFileSync(file, 'utf8');
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new SessionError('invalid_options', `${what} cannot be read (${code})`);
+  }
+  return parseMcpConfigText(textValue, what);
 }
 
 /** One server with where its configuration came from. */
