@@ -29,6 +29,7 @@ describe('projects live under BATON_HOME', () => {
       sessions: '/h/projects/p1/sessions.jsonl',
       transitions: '/h/projects/p1/transitions.jsonl',
       transcripts: '/h/projects/p1/transcripts',
+      checks: '/h/projects/p1/checks.json',
     });
   });
 
