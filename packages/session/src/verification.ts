@@ -127,19 +127,23 @@ export function countVerification(
 
 /**
  * Passing features whose check has not passed on `commit`: what still has to run before the
- * project may complete (claimed features, having no check, are not pending).
+ * project may complete (claimed features, having no check, are not pending). Without
+ * checkpoints (`commit` is `null`) no evidence names the workspace's state, so only a check that
+ * passed in `sessionId`, the session now ending, counts.
  */
 export function pendingChecks(
   features: readonly Feature[] | null,
   checks: FeatureChecks,
   commit: string | null,
   defaultCheck: string | undefined,
+  sessionId?: string,
 ): string[] {
   return (features ?? [])
     .filter((feature) => feature.passes && effectiveCheck(feature, defaultCheck) !== undefined)
     .filter((feature) => {
       const evidence = checks[feature.id]?.evidence;
-      return !(evidence?.passed === true && commit !== null && evidence.commit === commit);
+      if (evidence?.passed !== true) return true;
+      return commit === null ? evidence.sessionId !== sessionId : evidence.commit !== commit;
     })
     .map((feature) => feature.id);
 }

@@ -1003,7 +1003,13 @@ export class SessionRunner {
       result.checks = { ...verifier.checks };
       result.verification = {
         ...countVerification(features, verifier.checks),
-        pending: pendingChecks(features, verifier.checks, commit, verifier.defaultCheck).length,
+        pending: pendingChecks(
+          features,
+          verifier.checks,
+          commit,
+          verifier.defaultCheck,
+          this.#sessionId,
+        ).length,
         regressedIds: pass.regressed,
         rerun: pass.ran,
         rerunMs: pass.durationMs,
