@@ -14,3 +14,4 @@ export {
 } from './stores/internal/store-paths.js';
 export { assertWithinLimits, validateLimits } from './stores/internal/store-limits.js';
 export type { ProjectedUsage } from './stores/internal/store-limits.js';
+export { containsSecret } from './redaction.js';

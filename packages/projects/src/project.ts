@@ -12,7 +12,7 @@ import {
   type SandboxDescription,
   projectSandboxSchema,
 } from '@baton/workspace/policy';
-import { type McpConfig, mcpConfigSchema } from '@baton/session';
+import { type McpConfig, mcpConfigSchema } from '@baton/session/mcp-config';
 import { ProjectError } from './errors.js';
 
 /** Where a project stands. */

@@ -20,12 +20,15 @@ const ALLOWED_SPECIFIERS = new Set([
   'node:path',
   '@baton/context-config',
   '@baton/workspace/policy',
+  '@baton/session/mcp-config',
 ]);
 
 /** The outer world, as it shows in the paths of loaded modules. */
 const OUTER_MODULES = [
   /node_modules\/(\.pnpm\/)?(ioredis|bullmq|@anthropic-ai)/,
-  /packages\/(storage-redis|session|workspace\/src\/index)/,
+  /packages\/(storage-redis|workspace\/src\/index)/,
+  // @baton/session's light entry (the MCP config schema) is allowed; nothing else of it.
+  /packages\/session\/(?!src\/(mcp-config|mcp\/config|errors)\.ts)/,
   /packages\/projects\/src\/(redis-connection|project-repository|control|repository\/|chain\/)/,
 ];
 

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { containsSecret } from '@baton/core';
+import { containsSecret } from '@baton/core/store-kit';
 import { z } from 'zod';
 import { SessionError } from '../errors.js';
 
