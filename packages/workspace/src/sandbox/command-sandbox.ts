@@ -12,9 +12,9 @@ import {
   sandboxedCommand,
 } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
-import type { CgroupLimiter, CommandCgroup, LimitsEnforcement } from './limits.js';
+import type { CgroupLimiter, CommandCgroup } from './limits.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
-import type { SandboxDescription } from './description.js';
+import type { BubblewrapDescription, SandboxDescription } from './description.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
 import { prepareSandboxGit } from './sandbox-git.js';
@@ -85,12 +85,7 @@ export interface CommandSandbox {
 
 /** How a session's commands are to be run: in the sandbox with a policy, or not at all sandboxed. */
 export type SandboxSetup =
-  | {
-      mode: 'bubblewrap';
-      policy: SandboxPolicy;
-      /** How this machine enforces the limits (from the probe), shown in events and status. */
-      limits?: LimitsEnforcement | undefined;
-    }
+  | BubblewrapDescription
   | {
       mode: 'off';
       reason: 'opted-out' | 'simulator';
@@ -349,6 +344,32 @@ const PROCESS_LAUNCHER_SCRIPT = [
   'exec "${command[@]}"',
 ].join('\n');
 
+/**
+ * Starts `script` (`LAUNCHER_SCRIPT` or `PROCESS_LAUNCHER_SCRIPT`) in its own process group with
+ * the cgroups' `cgroup.procs` files as arguments and, without cgroups, the data limit to set.
+ */
+function spawnLauncher(
+  script: string,
+  cgroup: CommandCgroup,
+  stdio: ('pipe' | 'ignore')[],
+): ChildProcess {
+  return spawn(
+    '/bin/bash',
+    ['--norc', '--noprofile', '-c', script, 'launcher', ...cgroup.procsFiles],
+    {
+      cwd: '/',
+      env: {
+        PATH: '/usr/bin:/bin',
+        ...(cgroup.dataLimitKb === undefined
+          ? {}
+          : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
+      },
+      detached: true,
+      stdio,
+    },
+  );
+}
+
 class BubblewrapSandbox extends TrackedCommands {
   readonly description: SandboxDescription;
   readonly #workspace: string;
@@ -428,21 +449,7 @@ class BubblewrapSandbox extends TrackedCommands {
     const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
     let child: ChildProcess;
     try {
-      child = spawn(
-        '/bin/bash',
-        ['--norc', '--noprofile', '-c', PROCESS_LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
-        {
-          cwd: '/',
-          env: {
-            PATH: '/usr/bin:/bin',
-            ...(cgroup.dataLimitKb === undefined
-              ? {}
-              : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
-          },
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe', 'pipe'],
-        },
-      );
+      child = spawnLauncher(PROCESS_LAUNCHER_SCRIPT, cgroup, ['pipe', 'pipe', 'pipe', 'pipe']);
     } catch (error) {
       cgroup.remove();
       throw new WorkspaceError('sandbox_unavailable', 'the process could not start', {
@@ -528,21 +535,7 @@ class BubblewrapSandbox extends TrackedCommands {
   #spawnLauncher(): Launcher {
     const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
     try {
-      const child = spawn(
-        '/bin/bash',
-        ['--norc', '--noprofile', '-c', LAUNCHER_SCRIPT, 'launcher', ...cgroup.procsFiles],
-        {
-          cwd: '/',
-          env: {
-            PATH: '/usr/bin:/bin',
-            ...(cgroup.dataLimitKb === undefined
-              ? {}
-              : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
-          },
-          detached: true,
-          stdio: ['pipe', 'pipe', 'pipe'],
-        },
-      );
+      const child = spawnLauncher(LAUNCHER_SCRIPT, cgroup, ['pipe', 'pipe', 'pipe']);
       // Until a command takes it nobody else listens: a failed spawn must not be unhandled.
       child.on('error', () => undefined);
       child.stdin?.on('error', () => undefined);
