@@ -29,6 +29,7 @@ export type DashboardControl = Pick<
   | 'projectChanges'
   | 'projectChangeVersion'
   | 'featureFlips'
+  | 'readChecks'
   | 'pageSessions'
   | 'listTransitions'
   | 'listWebhookDeliveries'

@@ -243,3 +243,4 @@ export {
   type WebhookQueueOptions,
   type WebhookWorkerOptions,
 } from './webhooks/webhook-delivery.js';
+export { projectChecksReport, type ProjectChecksReport } from './checks-report.js';

@@ -1,12 +1,8 @@
 import type { Command } from 'commander';
 import type { MemoryStore } from '@baton/core';
+import { projectChecksReport, type ProjectChecksReport } from '@baton/projects';
 import type { ProjectRecord } from '@baton/projects';
-import {
-  featureCheckRows,
-  readFeatures,
-  type FeatureCheckRow,
-  type FeatureChecks,
-} from '@baton/session';
+import { readFeatures, type FeatureChecks } from '@baton/session';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import {
@@ -24,10 +20,10 @@ interface ChecksOptions {
   local?: boolean;
 }
 
-/** What `baton checks` reads: the project, its checklist and its check record. */
+/** What `baton checks` reads: the project and its report (the dashboard's `/checks` too). */
 interface ProjectChecks {
   project: ProjectRecord;
-  rows: FeatureCheckRow[];
+  report: ProjectChecksReport;
 }
 
 async function readRows(
@@ -36,7 +32,7 @@ async function readRows(
   checks: FeatureChecks,
 ): Promise<ProjectChecks> {
   const features = await readFeatures(store);
-  return { project, rows: featureCheckRows(features, checks, project.verification?.check) };
+  return { project, report: projectChecksReport(project, features, checks) };
 }
 
 async function readProjectChecks(id: string, local: boolean): Promise<ProjectChecks> {
@@ -75,7 +71,8 @@ function excerpt(text: string, max = 60): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-function render({ project, rows }: ProjectChecks): string {
+function render({ project, report }: ProjectChecks): string {
+  const rows = report.features;
   const c = project.counters;
   const head = [
     `project   ${project.id}: ${c.featuresPassing}/${c.featuresTotal} passing (${c.featuresVerified} verified, ${c.featuresClaimed} claimed, ${c.featuresRegressed} regressed)`,
@@ -129,24 +126,7 @@ export function registerChecksCommand(program: Command): void {
     .action(async (id: string, options: ChecksOptions) => {
       const checks = await readProjectChecks(id, options.local === true);
       if (options.json === true) {
-        const c = checks.project.counters;
-        process.stdout.write(
-          `${outputJson(
-            {
-              id: checks.project.id,
-              counts: {
-                passing: c.featuresPassing,
-                total: c.featuresTotal,
-                verified: c.featuresVerified,
-                claimed: c.featuresClaimed,
-                regressed: c.featuresRegressed,
-              },
-              verification: checks.project.verification,
-              features: checks.rows,
-            },
-            2,
-          )}\n`,
-        );
+        process.stdout.write(`${outputJson(checks.report, 2)}\n`);
         return;
       }
       process.stdout.write(render(terminalSafe(checks)));

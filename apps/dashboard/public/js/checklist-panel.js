@@ -1,9 +1,10 @@
-// The project page's feature checklist: `/memories/features.json` as a table, pass or fail and
-// the session that flipped each row (GET /api/projects/:id/checklist).
+// The project page's feature checklist: `/memories/features.json` as a table, pass or fail, the
+// session that flipped each row (GET /api/projects/:id/checklist) and its check (check-badges.js).
 import { getJson, projectPath } from './api.js';
+import { checkCell, checkCounts, loadCheckReport } from './check-badges.js';
 import { h, replace } from './dom.js';
 
-function checklistTable(view) {
+function checklistTable(projectId, view, report) {
   return h(
     'table',
     { class: 'features-table' },
@@ -13,7 +14,7 @@ function checklistTable(view) {
       h(
         'tr',
         {},
-        ['ID', 'Feature', 'Result', 'Flipped in'].map((label) => h('th', {}, label)),
+        ['ID', 'Feature', 'Result', 'Check', 'Flipped in'].map((label) => h('th', {}, label)),
       ),
     ),
     h(
@@ -34,6 +35,7 @@ function checklistTable(view) {
               row.passes ? 'pass' : 'fail',
             ),
           ),
+          checkCell(projectId, report, row.id),
           h('td', {}, row.flippedInSession ? `session ${row.flippedInSession}` : '–'),
         ),
       ),
@@ -47,7 +49,10 @@ export function createChecklistPanel(projectId) {
 
   async function load() {
     try {
-      const view = await getJson(`${projectPath(projectId)}/checklist`);
+      const [view, report] = await Promise.all([
+        getJson(`${projectPath(projectId)}/checklist`),
+        loadCheckReport(projectId),
+      ]);
       if (view.state !== 'ok') {
         replace(
           element,
@@ -63,8 +68,13 @@ export function createChecklistPanel(projectId) {
       }
       replace(
         element,
-        h('p', { class: 'muted' }, `${view.passing} of ${view.total} features pass.`),
-        checklistTable(view),
+        h(
+          'p',
+          { class: 'muted', dataset: { testid: 'check-counts' } },
+          `${view.passing} of ${view.total} features pass.`,
+          report === null ? null : ` ${checkCounts(report)}`,
+        ),
+        checklistTable(projectId, view, report),
       );
     } catch (error) {
       replace(element, h('p', { class: 'error' }, error.message));

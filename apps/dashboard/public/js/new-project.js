@@ -57,6 +57,35 @@ function sandboxFieldset() {
   );
 }
 
+/** Verified progress (the project's `verification`, as `--check` and `--require-checks` set it). */
+function verificationFieldset() {
+  return h(
+    'fieldset',
+    { dataset: { testid: 'verification-fields' } },
+    h('legend', {}, 'Verified progress (optional)'),
+    field(
+      'Default check',
+      h('input', {
+        name: 'check',
+        placeholder: 'npm test -- --grep "$BATON_FEATURE_ID"',
+        autocomplete: 'off',
+      }),
+      'Run in the sandbox for features without a check of their own, with the feature’s id in BATON_FEATURE_ID; exit 0 means it works.',
+    ),
+    field(
+      'Require checks',
+      h('input', { name: 'requireChecks', type: 'checkbox', value: 'yes' }),
+      'Refuse a flip to passing when the feature has no check to run, instead of accepting it as claimed.',
+    ),
+  );
+}
+
+/** The form's verification settings as the project input has them; the server validates them. */
+function verificationInput(check, requireChecks) {
+  const input = { check, requireChecks: requireChecks ? true : undefined };
+  return input.check === undefined && input.requireChecks === undefined ? undefined : input;
+}
+
 /** The form's sandbox settings as the project input has them; the server validates each name. */
 function sandboxInput(allowedHosts) {
   const hosts = (allowedHosts ?? '').split(/[\s,]+/).filter((host) => host !== '');
@@ -139,6 +168,7 @@ export function newProjectPage(main) {
       ),
     ),
     sandboxFieldset(),
+    verificationFieldset(),
     h(
       'div',
       { class: 'form-actions' },
@@ -173,6 +203,7 @@ export function newProjectPage(main) {
       contextPreset: text('contextPreset'),
       budgets: Object.keys(budgets).length > 0 ? budgets : undefined,
       sandbox: sandboxInput(text('allowedHosts')),
+      verification: verificationInput(text('check'), data.get('requireChecks') === 'yes'),
     };
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;

@@ -33,6 +33,10 @@ function partsChangedBy(event, isOpen) {
       ...(isOpen(path) ? ['file'] : []),
     ];
   }
+  // A check's result moves the checklist's badge (check-badges.js).
+  if (['check-passed', 'check-failed', 'feature-regressed'].includes(event.type)) {
+    return ['checklist'];
+  }
   if (['session-end', 'project-status', 'webhook-delivery'].includes(event.type)) {
     return ['detail', 'checklist'];
   }

@@ -4,7 +4,12 @@ import {
   CONTEXT_PRESET_NAMES,
   DEFAULT_CONTEXT_PRESET,
 } from '@baton/context-config';
-import { readProgressArchives, readProgressLog, type Transcript } from '@baton/session';
+import {
+  readFeatures,
+  readProgressArchives,
+  readProgressLog,
+  type Transcript,
+} from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import {
@@ -22,7 +27,7 @@ import {
   tokensQuerySchema,
 } from '@baton/projects/schema';
 import { PROJECT_SORTS, projectPageCursor } from '@baton/projects/schema';
-import type { SourcePolicy } from '@baton/projects';
+import { projectChecksReport, type SourcePolicy } from '@baton/projects';
 import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { diffLines } from './diff.js';
 import type { EventHub } from './event-hub.js';
@@ -34,7 +39,13 @@ import { fitRows } from './page-bytes.js';
 import { createSingleFlight } from './single-flight.js';
 import { createClientRateLimit, createWorkGate, rateLimited, underGate } from './work-limits.js';
 import type { DashboardTelemetry } from './telemetry.js';
-import { jsonBody, validJson, validProjectId, validQuery } from './validation.js';
+import {
+  jsonBody,
+  validFeatureParams,
+  validJson,
+  validProjectId,
+  validQuery,
+} from './validation.js';
 import { checklistView, projectView, tokenSeries } from './views.js';
 
 export interface ApiOptions {
@@ -439,6 +450,42 @@ export function createApiRoutes(options: ApiOptions): Hono {
       control.featureFlips(projectId),
     ]);
     return context.json(checklistView(content, flips));
+  });
+
+  /** The project's check report (`baton checks --json`'s shape) as it stands now. */
+  async function checksReport(projectId: string) {
+    const project = await requireProject(projectId);
+    const memory = await control.memoryStore(projectId);
+    const [features, checks] = await Promise.all([
+      readFeatures(memory),
+      control.readChecks(projectId),
+    ]);
+    return projectChecksReport(project, features, checks);
+  }
+
+  // The checklist's badges: every feature's check state and last run, without the output tails,
+  // so the answer grows with the features, not with what their checks printed.
+  api.get('/projects/:id/checks', validProjectId, async (context) => {
+    const report = await checksReport(context.req.valid('param').id);
+    return context.json({
+      ...report,
+      features: report.features.map((row) => ({
+        ...row,
+        evidence: row.evidence === null ? null : { ...row.evidence, outputTail: undefined },
+      })),
+    });
+  });
+
+  // One feature's row with its whole evidence: the output tail a badge shows on demand.
+  api.get('/projects/:id/checks/:feature', validProjectId, validFeatureParams, async (context) => {
+    const projectId = context.req.valid('param').id;
+    const featureId = context.req.param('feature');
+    const report = await checksReport(projectId);
+    const row = report.features.find((feature) => feature.id === featureId);
+    if (row === undefined) {
+      throw new ApiError(404, 'not_found', `Project ${projectId} has no feature ${featureId}.`);
+    }
+    return context.json(row);
   });
 
   api.get('/projects/:id/memory', validProjectId, async (context) => {

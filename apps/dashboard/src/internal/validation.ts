@@ -34,6 +34,23 @@ export const validProjectId = zValidator(
   refuseInvalid('project id'),
 );
 
+/** `/projects/:id/checks/:feature`: the project id rule, and a checklist id of one short line. */
+export const validFeatureParams = zValidator(
+  'param',
+  z.object({
+    id: projectIdSchema,
+    feature: z
+      .string()
+      .min(1, 'must not be empty')
+      .max(200, 'is longer than 200 characters')
+      .refine(
+        (value) => [...value].every((character) => character >= ' ' && character !== '\u007f'),
+        'must be one line',
+      ),
+  }),
+  refuseInvalid('project or feature id'),
+);
+
 /** A route's query string, by one of `@baton/projects`' request schemas. */
 export function validQuery<Schema extends z.ZodType>(schema: Schema) {
   return zValidator('query', schema, refuseInvalid('query'));
