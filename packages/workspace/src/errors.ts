@@ -25,7 +25,9 @@ export type WorkspaceErrorCode =
   /** Commands cannot be sandboxed here (bubblewrap missing, no user namespaces, no cgroups). */
   | 'sandbox_unavailable'
   /** `BATON_SANDBOX` or a project's `sandbox` settings are not a valid policy. */
-  | 'invalid_sandbox_policy';
+  | 'invalid_sandbox_policy'
+  /** The workspace is over its size or file-count limit (`limits.workspaceMb`, `workspaceFiles`). */
+  | 'workspace_full';
 
 /**
  * The one error base of `@baton/workspace`. Messages name what was wrong in one line and never

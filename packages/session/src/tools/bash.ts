@@ -61,6 +61,9 @@ export interface BashToolOptions extends WorkspaceToolsOptions {
 
 function stoppedMessage(result: CommandResult, timeoutMs: number, text: string): string {
   const so = text ? `\nOutput so far:\n${text}` : '';
+  if (result.stopped === 'workspace-full') {
+    return `The command was stopped: ${result.workspaceFull ?? 'the workspace is over its limits.'}${so}`;
+  }
   return result.stopped === 'timeout'
     ? `The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped.${so}`
     : `The command was stopped because the session is ending.${so}`;
@@ -115,11 +118,13 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     const status =
       result.exitCode === 0 ? '' : `\n[exit code ${result.exitCode ?? result.signal ?? 'unknown'}]`;
     const gitNote = readOnlyGitNote(text);
-    return {
-      content:
-        (text === '' ? '(no output)' : text) + status + (gitNote === null ? '' : `\n${gitNote}`),
-      isError: false,
-    };
+    const content =
+      (text === '' ? '(no output)' : text) + status + (gitNote === null ? '' : `\n${gitNote}`);
+    // Over the workspace's limits the command itself finished; what it left must be deleted.
+    if (result.workspaceFull !== undefined) {
+      return { content: `${content}\n${result.workspaceFull}`, isError: true };
+    }
+    return { content, isError: false };
   }
 
   return {

@@ -5,6 +5,12 @@ import { redactSecrets } from '@baton/core';
 import { WorkspaceError, type WorkspaceErrorCode } from '../errors.js';
 import { DEFAULT_SANDBOX_SETUP, type SandboxSetup } from '../sandbox/command-sandbox.js';
 import { runCommitHooks } from '../sandbox/hook-runner.js';
+import { DEFAULT_SANDBOX_POLICY } from '../sandbox/policy.js';
+import {
+  measureWorkspace,
+  workspaceLimits,
+  workspaceOverLimit,
+} from '../sandbox/workspace-usage.js';
 import { gitMessage, redactUrlCredentials, runGit, type GitOutput } from './git.js';
 import { DEFAULT_MAX_FILE_BYTES } from './file-limits.js';
 import { ensureSecretExcludes, hasSecretFileName, looksLikeSecretFile } from './secret-files.js';
@@ -442,6 +448,12 @@ class GitProjectWorkspace implements ProjectWorkspace {
     if (!this.#prepared) {
       throw new WorkspaceError('git', 'checkpoint before prepare: the workspace is not ready.');
     }
+    // Over its limits, nothing is committed (and nothing pushed) until files are deleted: what a
+    // command stopped at the limit left behind must not land on the user's branch.
+    const setup = this.#options.hookSandbox ?? DEFAULT_SANDBOX_SETUP;
+    const limits = workspaceLimits(setup.policy ?? DEFAULT_SANDBOX_POLICY);
+    const over = workspaceOverLimit(await measureWorkspace(this.dir, limits), limits);
+    if (over !== null) throw new WorkspaceError('workspace_full', over);
     const trailers: Array<readonly [string, string]> = [
       ...(request.trailers ?? []),
       [BATON_PROJECT_TRAILER, this.projectId],

@@ -18,6 +18,15 @@ import type { BubblewrapDescription, SandboxDescription } from './description.js
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 import { requireSandbox } from './probe.js';
 import { prepareSandboxGit } from './sandbox-git.js';
+import {
+  type WorkspaceUsage,
+  measureWorkspace,
+  workspaceLimits,
+  workspaceOverLimit,
+} from './workspace-usage.js';
+
+/** How often, at the least, a running command's workspace is measured against its limits. */
+const WORKSPACE_WATCH_MS = 1_000;
 
 /** How one command of a session runs. */
 export interface RunCommandOptions {
@@ -37,8 +46,16 @@ export interface CommandResult {
   exitCode: number | null;
   /** The signal that ended it, if any. */
   signal: NodeJS.Signals | null;
-  /** Set when Baton stopped it: its wall clock ran out, or the session is ending. */
-  stopped?: 'timeout' | 'aborted';
+  /**
+   * Set when Baton stopped it: its wall clock ran out, the session is ending, or the workspace
+   * went over its disk or file limit (`workspaceFull` says which).
+   */
+  stopped?: 'timeout' | 'aborted' | 'workspace-full';
+  /**
+   * Set when the workspace is over its limits (`limits.workspaceMb`, `workspaceFiles`) once the
+   * command ended: one line for the model and events, naming the setting and no host path.
+   */
+  workspaceFull?: string;
   /** Set when the command could not start at all (a plain sentence, no host paths). */
   startError?: string;
   /** How long the command ran, in ms. */
@@ -176,6 +193,35 @@ abstract class TrackedCommands implements CommandSandbox {
 
   protected abstract defaultTimeoutMs(): number;
 
+  /** The workspace, measured against `workspaceLimits()` while and after each command runs. */
+  protected abstract readonly workspace: string;
+  protected abstract workspaceLimits(): WorkspaceUsage;
+
+  /**
+   * Measures the workspace while a command runs, every second or ten times as long as a walk
+   * took, and calls `over` with the line once it is past its limits. Returns the stop.
+   */
+  #watchWorkspace(over: (line: string) => void): () => void {
+    const limits = this.workspaceLimits();
+    let timer: NodeJS.Timeout | undefined;
+    let stopped = false;
+    const look = async () => {
+      const startedAt = Date.now();
+      const line = workspaceOverLimit(await measureWorkspace(this.workspace, limits), limits);
+      if (stopped) return;
+      if (line !== null) {
+        over(line);
+        return;
+      }
+      timer = setTimeout(look, Math.max(WORKSPACE_WATCH_MS, 10 * (Date.now() - startedAt)));
+    };
+    timer = setTimeout(look, WORKSPACE_WATCH_MS);
+    return () => {
+      stopped = true;
+      clearTimeout(timer);
+    };
+  }
+
   /** Starts `command` with stdin, stdout and stderr piped, for as long as it runs. */
   protected abstract startChild(
     command: string,
@@ -243,7 +289,8 @@ abstract class TrackedCommands implements CommandSandbox {
     }
     const { child } = started;
     let stopped: CommandResult['stopped'];
-    const kill = (why: 'timeout' | 'aborted') => {
+    let workspaceFull: string | undefined;
+    const kill = (why: 'timeout' | 'aborted' | 'workspace-full') => {
       stopped ??= why;
       try {
         if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
@@ -261,6 +308,10 @@ abstract class TrackedCommands implements CommandSandbox {
     const timer = setTimeout(() => kill('timeout'), options.timeoutMs ?? this.defaultTimeoutMs());
     const onAbort = () => kill('aborted');
     options.signal?.addEventListener('abort', onAbort, { once: true });
+    const stopWatching = this.#watchWorkspace((line) => {
+      workspaceFull = line;
+      kill('workspace-full');
+    });
     child.stdout?.setEncoding('utf8').on('data', options.onOutput);
     child.stderr?.setEncoding('utf8').on('data', options.onOutput);
     return new Promise<CommandResult>((resolve) => {
@@ -270,6 +321,7 @@ abstract class TrackedCommands implements CommandSandbox {
       });
       child.on('close', async (code, signal) => {
         clearTimeout(timer);
+        stopWatching();
         options.signal?.removeEventListener('abort', onAbort);
         // Whatever a command left behind (background jobs, daemons) ends with it. A killed
         // sandbox's processes die asynchronously: the result waits until they are gone.
@@ -283,12 +335,18 @@ abstract class TrackedCommands implements CommandSandbox {
           started.killAll();
         }
         started.cleanup();
+        if (workspaceFull === undefined) {
+          const limits = this.workspaceLimits();
+          workspaceFull =
+            workspaceOverLimit(await measureWorkspace(this.workspace, limits), limits) ?? undefined;
+        }
         this.running.delete(entry);
         markClosed();
         resolve({
           exitCode: code,
           signal,
           ...(stopped === undefined ? {} : { stopped }),
+          ...(workspaceFull === undefined ? {} : { workspaceFull }),
           ...(startError === undefined ? {} : { startError }),
           durationMs: Date.now() - startedAt,
         });
@@ -325,7 +383,9 @@ const LAUNCHER_SCRIPT = [
   'for file in "$@"; do echo $$ > "$file" || exit 125; done',
   // Without cgroups: a hard per-process memory limit nothing inside can raise.
   'if [ -n "${BATON_DATA_LIMIT_KB:-}" ]; then ulimit -S -H -d "$BATON_DATA_LIMIT_KB" || exit 125; fi',
-  'unset BATON_DATA_LIMIT_KB',
+  // No single file larger than the workspace may hold (a runaway write stops at once).
+  'if [ -n "${BATON_FILE_LIMIT_KB:-}" ]; then ulimit -S -H -f "$BATON_FILE_LIMIT_KB" || exit 125; fi',
+  'unset BATON_DATA_LIMIT_KB BATON_FILE_LIMIT_KB',
   // No arguments: the worker went away before sending a command (its end of stdin closed).
   "mapfile -d '' -t command && [ ${#command[@]} -gt 0 ] || exit 125",
   'exec "${command[@]}" </dev/null',
@@ -338,7 +398,9 @@ const LAUNCHER_SCRIPT = [
 const PROCESS_LAUNCHER_SCRIPT = [
   'for file in "$@"; do echo $$ > "$file" || exit 125; done',
   'if [ -n "${BATON_DATA_LIMIT_KB:-}" ]; then ulimit -S -H -d "$BATON_DATA_LIMIT_KB" || exit 125; fi',
-  'unset BATON_DATA_LIMIT_KB',
+  // No single file larger than the workspace may hold (a runaway write stops at once).
+  'if [ -n "${BATON_FILE_LIMIT_KB:-}" ]; then ulimit -S -H -f "$BATON_FILE_LIMIT_KB" || exit 125; fi',
+  'unset BATON_DATA_LIMIT_KB BATON_FILE_LIMIT_KB',
   "mapfile -d '' -t command <&3 && [ ${#command[@]} -gt 0 ] || exit 125",
   'exec 3<&-',
   'exec "${command[@]}"',
@@ -351,6 +413,7 @@ const PROCESS_LAUNCHER_SCRIPT = [
 function spawnLauncher(
   script: string,
   cgroup: CommandCgroup,
+  limits: WorkspaceUsage,
   stdio: ('pipe' | 'ignore')[],
 ): ChildProcess {
   return spawn(
@@ -360,6 +423,7 @@ function spawnLauncher(
       cwd: '/',
       env: {
         PATH: '/usr/bin:/bin',
+        BATON_FILE_LIMIT_KB: String(Math.ceil(limits.bytes / 1024)),
         ...(cgroup.dataLimitKb === undefined
           ? {}
           : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),
@@ -372,7 +436,7 @@ function spawnLauncher(
 
 class BubblewrapSandbox extends TrackedCommands {
   readonly description: SandboxDescription;
-  readonly #workspace: string;
+  protected readonly workspace: string;
   readonly #policy: SandboxPolicy;
   readonly #bwrap: string;
   readonly #limiter: CgroupLimiter;
@@ -404,7 +468,7 @@ class BubblewrapSandbox extends TrackedCommands {
     proxy: FilteringProxy | undefined;
   }) {
     super();
-    this.#workspace = options.workspace;
+    this.workspace = options.workspace;
     this.#policy = options.policy;
     this.#bwrap = options.bwrap;
     this.#limiter = options.limiter;
@@ -422,6 +486,10 @@ class BubblewrapSandbox extends TrackedCommands {
 
   protected defaultTimeoutMs(): number {
     return this.#policy.limits.commandTimeoutMs;
+  }
+
+  protected workspaceLimits(): WorkspaceUsage {
+    return workspaceLimits(this.#policy);
   }
 
   protected start(command: string, options: RunCommandOptions) {
@@ -449,7 +517,12 @@ class BubblewrapSandbox extends TrackedCommands {
     const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
     let child: ChildProcess;
     try {
-      child = spawnLauncher(PROCESS_LAUNCHER_SCRIPT, cgroup, ['pipe', 'pipe', 'pipe', 'pipe']);
+      child = spawnLauncher(PROCESS_LAUNCHER_SCRIPT, cgroup, this.workspaceLimits(), [
+        'pipe',
+        'pipe',
+        'pipe',
+        'pipe',
+      ]);
     } catch (error) {
       cgroup.remove();
       throw new WorkspaceError('sandbox_unavailable', 'the process could not start', {
@@ -483,7 +556,7 @@ class BubblewrapSandbox extends TrackedCommands {
       }
       proxyEnv.NO_PROXY = proxyEnv.no_proxy = 'localhost,127.0.0.1';
     }
-    const env = commandEnvironment(this.#workspace, SANDBOX_PATH, '/tmp', {
+    const env = commandEnvironment(this.workspace, SANDBOX_PATH, '/tmp', {
       ...proxyEnv,
       ...extraEnv,
     });
@@ -498,7 +571,7 @@ class BubblewrapSandbox extends TrackedCommands {
           };
     const args = bubblewrapArguments(
       {
-        workspace: this.#workspace,
+        workspace: this.workspace,
         tmp: path.join(this.#tmp, 'tmp'),
         etc: this.#etc,
         ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
@@ -535,7 +608,11 @@ class BubblewrapSandbox extends TrackedCommands {
   #spawnLauncher(): Launcher {
     const cgroup = this.#idle.pop() ?? this.#limiter.create(this.#policy.limits);
     try {
-      const child = spawnLauncher(LAUNCHER_SCRIPT, cgroup, ['pipe', 'pipe', 'pipe']);
+      const child = spawnLauncher(LAUNCHER_SCRIPT, cgroup, this.workspaceLimits(), [
+        'pipe',
+        'pipe',
+        'pipe',
+      ]);
       // Until a command takes it nobody else listens: a failed spawn must not be unhandled.
       child.on('error', () => undefined);
       child.stdin?.on('error', () => undefined);
@@ -566,7 +643,7 @@ class BubblewrapSandbox extends TrackedCommands {
    */
   #dotGitIsFile(): boolean {
     try {
-      return lstatSync(path.join(this.#workspace, '.git')).isFile();
+      return lstatSync(path.join(this.workspace, '.git')).isFile();
     } catch {
       return false;
     }
@@ -594,18 +671,22 @@ class BubblewrapSandbox extends TrackedCommands {
 
 class HostCommands extends TrackedCommands {
   readonly description: SandboxDescription;
-  readonly #workspace: string;
-  readonly #timeoutMs: number;
+  protected readonly workspace: string;
+  readonly #policy: SandboxPolicy;
 
-  constructor(workspace: string, reason: 'opted-out' | 'simulator', timeoutMs: number) {
+  constructor(workspace: string, reason: 'opted-out' | 'simulator', policy: SandboxPolicy) {
     super();
-    this.#workspace = workspace;
-    this.#timeoutMs = timeoutMs;
+    this.workspace = workspace;
+    this.#policy = policy;
     this.description = describeSandbox({ mode: 'off', reason });
   }
 
   protected defaultTimeoutMs(): number {
-    return this.#timeoutMs;
+    return this.#policy.limits.commandTimeoutMs;
+  }
+
+  protected workspaceLimits(): WorkspaceUsage {
+    return workspaceLimits(this.#policy);
   }
 
   protected start(
@@ -614,13 +695,13 @@ class HostCommands extends TrackedCommands {
     stdin: 'ignore' | 'pipe' = 'ignore',
   ) {
     const env = commandEnvironment(
-      this.#workspace,
+      this.workspace,
       process.env.PATH ?? SANDBOX_PATH,
       os.tmpdir(),
       options.env,
     );
     const child = spawn('bash', ['-c', command], {
-      cwd: this.#workspace,
+      cwd: this.workspace,
       env,
       detached: true,
       stdio: [stdin, 'pipe', 'pipe'],
@@ -688,8 +769,7 @@ export interface OpenSandboxOptions {
 export async function openSandbox(options: OpenSandboxOptions): Promise<CommandSandbox> {
   const { workspace, setup } = options;
   if (setup.mode === 'off') {
-    const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
-    return new HostCommands(workspace, setup.reason, timeoutMs);
+    return new HostCommands(workspace, setup.reason, setup.policy ?? DEFAULT_SANDBOX_POLICY);
   }
   const ready = requireSandbox({ needsProxy: setup.policy.network.allowedHosts.length > 0 });
   const tmp = mkdtempSync(path.join(os.tmpdir(), 'baton-sandbox-'));

@@ -104,9 +104,15 @@ describe('the policy', () => {
   it('a project adds hosts and paths and can only lower limits', () => {
     const policy = resolveSandboxPolicy(DEFAULT_SANDBOX_POLICY, {
       allowedHosts: ['registry.npmjs.org'],
-      limits: { memoryMb: 1_000_000, processes: 64 },
+      limits: { memoryMb: 1_000_000, processes: 64, workspaceMb: 100_000, workspaceFiles: 500 },
     });
     expect(policy.network.allowedHosts).toEqual(['registry.npmjs.org']);
-    expect(policy.limits).toEqual({ commandTimeoutMs: 120_000, memoryMb: 2048, processes: 64 });
+    expect(policy.limits).toEqual({
+      commandTimeoutMs: 120_000,
+      memoryMb: 2048,
+      processes: 64,
+      workspaceMb: 4096,
+      workspaceFiles: 500,
+    });
   });
 });

@@ -39,6 +39,13 @@ export const sandboxLimitsSchema = z.strictObject({
   memoryMb: z.number().int().min(16).max(1_048_576).default(2048),
   /** Processes and threads one command may have at once. Default 512. */
   processes: z.number().int().min(8).max(100_000).default(512),
+  /**
+   * Disk the project's workspace may use, in MiB, counted as `du` does: a command that goes over
+   * is stopped, and no checkpoint is committed until files are deleted. Default 4096.
+   */
+  workspaceMb: z.number().int().min(1).max(16_777_216).default(4096),
+  /** Files, directories and links the project's workspace may hold, as for `workspaceMb`. Default 200_000. */
+  workspaceFiles: z.number().int().min(10).max(1_000_000_000).default(200_000),
 });
 
 /** Network of commands: none, or named hosts through the filtering proxy. */
@@ -140,6 +147,14 @@ export function resolveSandboxPolicy(
       ),
       memoryMb: Math.min(worker.limits.memoryMb, limits.memoryMb ?? Number.POSITIVE_INFINITY),
       processes: Math.min(worker.limits.processes, limits.processes ?? Number.POSITIVE_INFINITY),
+      workspaceMb: Math.min(
+        worker.limits.workspaceMb,
+        limits.workspaceMb ?? Number.POSITIVE_INFINITY,
+      ),
+      workspaceFiles: Math.min(
+        worker.limits.workspaceFiles,
+        limits.workspaceFiles ?? Number.POSITIVE_INFINITY,
+      ),
     },
   };
 }
