@@ -6,6 +6,8 @@ export type WorkerErrorCode =
   | 'sandbox_unavailable'
   /** Redis may evict keys (`maxmemory-policy` is not `noeviction`) and BATON_ALLOW_EVICTION is off. */
   | 'unsafe_redis'
+  /** Redis holds data migrated by a newer Baton: this worker must be upgraded before it starts. */
+  | 'newer_data'
   | 'internal';
 
 export interface WorkerErrorOptions {

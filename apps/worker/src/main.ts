@@ -28,7 +28,10 @@ try {
   process.exit(
     isWorkerError(error) && error.code === 'redis_unreachable'
       ? EXIT.redisUnreachable
-      : isWorkerError(error) && (error.code === 'invalid_config' || error.code === 'unsafe_redis')
+      : isWorkerError(error) &&
+          (error.code === 'invalid_config' ||
+            error.code === 'unsafe_redis' ||
+            error.code === 'newer_data')
         ? EXIT.usage
         : EXIT.internal,
   );

@@ -16,8 +16,10 @@ import {
   createRedisConnection,
   describeError,
   describeRedisTarget,
+  isProjectError,
   memoryConnectionOptions,
   rateLimitedFetch,
+  runRedisMigrations,
   waitForRedis,
   webhookTarget,
   workerConnectionOptions,
@@ -126,6 +128,18 @@ export async function startWorkerFromConfig(
     await redisWatch.start();
   } catch (error) {
     disconnectAll();
+    throw error;
+  }
+  // Before any job is taken: data an earlier version stored is upgraded once (one runner at a
+  // time), and data a newer version migrated is refused.
+  try {
+    const migrated = await runRedisMigrations({ redis: commandConnection, keys });
+    if (migrated.length > 0) logger.info({ migrations: migrated }, 'Redis data migrated');
+  } catch (error) {
+    redisWatch.stop();
+    disconnectAll();
+    if (isProjectError(error) && error.code === 'newer_data')
+      throw new WorkerError('newer_data', error.message, { cause: error });
     throw error;
   }
   const workerConnection = open(workerConnectionOptions());

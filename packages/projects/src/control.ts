@@ -127,16 +127,6 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     graceMs: options.connectTimeoutMs ?? 5000,
   });
 
-  let indexedPromise: Promise<void> | undefined;
-  /** Projects stored before the index existed are added once, by the first page read. */
-  async function indexed(): Promise<void> {
-    indexedPromise ??= repository.ensureIndexed().catch((error: unknown) => {
-      indexedPromise = undefined;
-      throw error;
-    });
-    await indexedPromise;
-  }
-
   let readyPromise: Promise<void> | undefined;
   async function ready(): Promise<void> {
     readyPromise ??= waitForRedis(redis, options.connectTimeoutMs ?? 5000).catch((error) => {
@@ -347,13 +337,11 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
     async pageProjects(query = {}) {
       const parsed = parseProjectPageQuery(query);
       await ready();
-      await indexed();
       return repository.page({ limit: PROJECT_PAGE_DEFAULT_LIMIT, ...parsed });
     },
 
     async countProjects() {
       await ready();
-      await indexed();
       return repository.counts();
     },
 

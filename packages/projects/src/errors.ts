@@ -7,6 +7,8 @@ export type ProjectErrorCode =
   | 'conflict'
   /** A session's write refused: its lease moved on to a newer session (docs/operations.md "Fencing"). */
   | 'fenced'
+  /** Redis holds data migrated by a newer Baton (`runRedisMigrations`, docs/operations.md "Upgrading"). */
+  | 'newer_data'
   | 'internal';
 
 export interface ProjectErrorOptions {

@@ -201,6 +201,18 @@ export {
   type EvictionPolicy,
 } from './redis-safety.js';
 export {
+  REDIS_MIGRATIONS,
+  type MigrationContext,
+  type RedisMigration,
+} from './migrations/redis-migrations.js';
+export {
+  newerDataError,
+  readMigrationState,
+  runRedisMigrations,
+  type MigrationState,
+  type RunRedisMigrationsOptions,
+} from './migrations/run-migrations.js';
+export {
   findStuck,
   reconcileProjects,
   type ReconcileAction,

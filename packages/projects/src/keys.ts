@@ -31,7 +31,10 @@ export interface BatonKeys {
   projectIndexBase: string;
   /** Hash: project id → the lowercased text a search matches (id and goal). */
   projectSearch: string;
-  /** Set when the index holds every project (projects stored before it existed are added once). */
+  /**
+   * Set by earlier versions once their read-time fold-in had indexed every project; the
+   * `2026-12-04-project-index` migration reads it (nothing more to index) and deletes it.
+   */
   projectIndexReady: string;
   /** Sorted set of project ids scored by the `projectVersion` of their latest change. */
   projectChanges: string;
@@ -76,6 +79,10 @@ export interface BatonKeys {
    * held projects means Redis lost its data (redis-safety.ts).
    */
   deployment: string;
+  /** Hash: id of each data migration applied (`migrations/redis-migrations.ts`) → when (ISO 8601). */
+  migrations: string;
+  /** The lock one migration runner holds at a time (its value is the runner's token, with a TTL). */
+  migrationLock: string;
   /** Pub/sub channel telling workers to abort a project's running session. */
   cancelChannel: string;
   /** Pub/sub channel telling workers to pause a project's running session (end-of-session turn, then stop). */
@@ -118,6 +125,8 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
     webhookDeliveries: (projectId) => `${base}${projectId}:webhooks`,
     modelRateLimit: `${prefix}:rate:model`,
     deployment: `${prefix}:deployment`,
+    migrations: `${prefix}:migrations`,
+    migrationLock: `${prefix}:migrations:lock`,
     cancelChannel: `${prefix}:cancel`,
     pauseChannel: `${prefix}:pause`,
   };

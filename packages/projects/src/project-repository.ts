@@ -472,10 +472,6 @@ export class ProjectRepository implements ProjectLog {
     return this.index.changesSince(version, limit);
   }
 
-  ensureIndexed(): Promise<void> {
-    return this.index.ensureIndexed();
-  }
-
   /** Adds "this project changed" to a pipeline that changes it. */
   #touchIn(pipeline: ScriptPipeline, projectId: string): void {
     void pipeline.batonTouchProject(this.keys.projectChanges, this.keys.projectVersion, projectId);

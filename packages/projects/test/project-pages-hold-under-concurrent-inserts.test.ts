@@ -1,11 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { openCommandMonitor, REDIS_URL } from '@baton/test-support';
-import {
-  createBatonControl,
-  isProjectError,
-  type ProjectPage,
-  type ProjectRecord,
-} from '../src/index.js';
+import { openCommandMonitor } from '@baton/test-support';
+import { isProjectError, type ProjectPage, type ProjectRecord } from '../src/index.js';
 import { useControlWorld } from './support/redis.js';
 
 describe('pageProjects', () => {
@@ -134,21 +129,6 @@ describe('pageProjects', () => {
     expect((await world.control.pageProjects({ search: 'nothing matches this' })).projects).toEqual(
       [],
     );
-  });
-
-  it('indexes projects stored before the index existed, once', async () => {
-    const ids = await create(5, 'legacy');
-    const keys = await world.redis.keys(`${world.prefix}:projects:*`);
-    // What a prefix written by an older Baton holds: the creation-time set and the hashes.
-    await world.redis.del(...keys);
-    const fresh = createBatonControl({ url: REDIS_URL, prefix: world.prefix });
-    try {
-      const page = await fresh.pageProjects({ sort: 'id', order: 'asc', search: 'LEGACY' });
-      expect(page.projects.map((project) => project.id)).toEqual(ids);
-      expect((await fresh.countProjects()).counts.queued).toBe(5);
-    } finally {
-      await fresh.close();
-    }
   });
 
   it('reports what changed after a version of the change feed', async () => {

@@ -15,4 +15,6 @@ export type {
 export { createNamespaceKeys, DEFAULT_KEY_PREFIX } from './keys.js';
 export type { NamespaceKeys } from './keys.js';
 export { createLuaScripts } from './lua-scripts.js';
+export { moveContentToBodies } from './move-content-to-bodies.js';
+export type { MoveContentToBodiesOptions } from './move-content-to-bodies.js';
 export type { LuaScript, LuaScripts, LuaScriptsOptions, RedisClient } from './lua-scripts.js';

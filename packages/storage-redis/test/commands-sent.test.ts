@@ -262,7 +262,7 @@ describe('writes: small content in one script call, large content staged so it n
     expect(longestScriptArgument(sent)).toBeLessThan(200);
     expect(lua(sent)).toEqual([
       'hget',
-      'hmget', // version, header, history sizes (and 'c' of a file from before bodies)
+      'hmget', // version, header, history sizes
       'strlen',
       'hmget',
       'hset',

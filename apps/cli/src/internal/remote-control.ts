@@ -74,6 +74,7 @@ export function toCommandFailure(error: unknown): unknown {
       return new CliError('internal', error.message, { cause: error });
     case 'invalid_input':
     case 'invalid_config':
+    case 'newer_data':
     case 'conflict':
       return new CliError('usage', `${error.message}.`, { cause: error });
     default:

@@ -35,6 +35,8 @@ export interface ScriptCommands {
   batonRenewLease(lease: string, project: string, ...args: (string | number)[]): Reply;
   batonReleaseLease(lease: string, ...args: (string | number)[]): Reply;
   batonTakeToken(bucket: string, ...args: (string | number)[]): Reply;
+  batonExtendLock(lock: string, ...args: (string | number)[]): Reply;
+  batonReplaceField(hash: string, ...args: (string | number)[]): Reply;
 }
 
 /** Registers the scripts on `client` (once per client) and returns it typed with them. */
@@ -52,5 +54,7 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
     batonRenewLease: 'renew-lease-2.lua',
     batonReleaseLease: 'release-lease-1.lua',
     batonTakeToken: 'take-token-1.lua',
+    batonExtendLock: 'extend-lock-1.lua',
+    batonReplaceField: 'replace-field-1.lua',
   },
 });

@@ -3,7 +3,7 @@ import type { BatonKeys } from '../keys.js';
 import type { ProjectPageQuery } from '../project-page.js';
 import { PROJECT_STATUSES, type ProjectRecord, type ProjectStatus } from '../project.js';
 import type { RedisClient } from '../redis-connection.js';
-import { parseProjectHash, searchText } from './project-hash.js';
+import { parseProjectHash } from './project-hash.js';
 
 export type { ProjectPageQuery } from '../project-page.js';
 
@@ -169,34 +169,6 @@ export class FleetIndex {
       removed: ids.filter((id) => !present.has(id)),
       more,
     };
-  }
-
-  /**
-   * Adds projects stored before the index existed (once per prefix; later creates and moves
-   * maintain it in their own scripts).
-   */
-  async ensureIndexed(): Promise<void> {
-    if ((await this.#redis.exists(this.#keys.projectIndexReady)) === 1) return;
-    const ids = await this.#redis.zrange(this.#keys.projects, '0', '-1');
-    for (let start = 0; start < ids.length; start += 200) {
-      const batch = ids.slice(start, start + 200);
-      const read = this.#redis.pipeline();
-      for (const id of batch) read.hget(this.#keys.project(id), 'config');
-      const configs = (await execPipeline(read)) as (string | null)[];
-      const write = scriptPipeline(this.#redis);
-      batch.forEach((id, index) => {
-        const goal = (JSON.parse(configs[index] ?? '{}') as { goal?: string }).goal ?? '';
-        void write.batonIndexProject(
-          this.#keys.project(id),
-          this.#keys.projectSearch,
-          this.#keys.projectIndexBase,
-          id,
-          searchText(id, goal),
-        );
-      });
-      await execPipeline(write);
-    }
-    await this.#redis.set(this.#keys.projectIndexReady, '1');
   }
 
   /** Projects by id in the order given (one pipelined HGETALL each); ids without one are left out. */

@@ -105,7 +105,8 @@ export function parseProjectHash(
   hash: Record<string, string> | null | undefined,
 ): ProjectRecord | null {
   if (!hash || hash.id === undefined || hash.config === undefined) return null;
-  const config = JSON.parse(hash.config) as Partial<StoredConfig> & { goal: string };
+  const config = JSON.parse(hash.config) as Partial<StoredConfig> &
+    Pick<StoredConfig, 'goal' | 'context'>;
   const counters = emptyCounters();
   for (const field of COUNTER_FIELDS) {
     const value = Number(hash[field]);
@@ -124,8 +125,7 @@ export function parseProjectHash(
     fallbackModel: config.fallbackModel ?? null,
     budgets: config.budgets ?? {},
     contextPreset: config.contextPreset ?? 'coding',
-    // Projects stored before the context config was kept ran their preset alone.
-    context: config.context ?? { preset: config.contextPreset ?? 'coding' },
+    context: config.context,
     sandbox: config.sandbox ?? null,
     verification: config.verification ?? null,
     ...(config.mcp === undefined ? {} : { mcp: config.mcp }),

@@ -1,5 +1,4 @@
 import type { FeatureChecks, FeatureCheckState } from '@baton/session';
-import { execPipeline } from '../internal/pipeline.js';
 import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
@@ -20,12 +19,6 @@ export interface FeatureFlip {
   sessionNumber: number;
   sessionId: string;
 }
-
-/**
- * Field of the project hash set once the feature-flip hash holds the flips of every stored
- * session summary (summaries stored before that hash existed are folded in on first read).
- */
-const FLIPS_INDEXED_FIELD = 'featureFlipsIndexed';
 
 /**
  * Each project's finished sessions: a capped list of summaries (oldest first), a hash of the
@@ -103,39 +96,12 @@ export class SessionLog {
   }
 
   /**
-   * Which session last flipped each feature to passing: one pipelined HGET + HGETALL of the
-   * flip hash (its size is the feature count, whatever the number of sessions). The first read
-   * of a project whose summaries predate the hash folds them in once (HSETNX: a flip a session
-   * recorded meanwhile is newer and stays).
+   * Which session last flipped each feature to passing: one HGETALL of the flip hash (its size is
+   * the feature count, whatever the number of sessions).
    */
   async featureFlips(projectId: string): Promise<Map<string, FeatureFlip>> {
-    const flipsKey = this.#keys.featureFlips(projectId);
-    const [indexed, stored] = (await execPipeline(
-      this.#redis
-        .pipeline()
-        .hget(this.#keys.project(projectId), FLIPS_INDEXED_FIELD)
-        .hgetall(flipsKey),
-    )) as [string | null, Record<string, string>];
+    const stored = await this.#redis.hgetall(this.#keys.featureFlips(projectId));
     const flips = new Map<string, FeatureFlip>();
-    if (indexed === null) {
-      const fromSummaries = new Map<string, string>();
-      for (const session of await this.list(projectId)) {
-        const flip = JSON.stringify({
-          sessionNumber: session.sessionNumber,
-          sessionId: session.sessionId,
-        } satisfies FeatureFlip);
-        for (const id of session.flippedFeatures) fromSummaries.set(id, flip);
-      }
-      const pipeline = this.#redis.pipeline();
-      for (const [id, flip] of fromSummaries) {
-        pipeline.hsetnx(flipsKey, id, flip);
-        stored[id] ??= flip;
-      }
-      // Only on an existing project: never create a hash for an id that has none.
-      pipeline.hsetnx(this.#keys.project(projectId), FLIPS_INDEXED_FIELD, '1');
-      if ((await this.#redis.exists(this.#keys.project(projectId))) === 1)
-        await execPipeline(pipeline);
-    }
     for (const [id, flip] of Object.entries(stored)) flips.set(id, JSON.parse(flip) as FeatureFlip);
     return flips;
   }

@@ -12,9 +12,6 @@
 
 local path = ARGV[6]
 local body = redis.call('GET', BODIES .. path)
-if not body and ensureBody(path) then
-  body = redis.call('GET', BODIES .. path)
-end
 if body then
   redis.call('ZADD', KEYS[1], nowMs(), path)
   return { OK, body }

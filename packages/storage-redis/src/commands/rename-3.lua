@@ -53,7 +53,7 @@ local toParent, toName = splitPath(to)
 local value = redis.call('HGET', CHILDREN .. fromParent, fromName)
 
 local function moveFile(oldPath, newPath)
-  if ensureBody(oldPath) then
+  if redis.call('EXISTS', BODIES .. oldPath) == 1 then
     redis.call('RENAME', BODIES .. oldPath, BODIES .. newPath)
   end
   redis.call('RENAME', FILES .. oldPath, FILES .. newPath)

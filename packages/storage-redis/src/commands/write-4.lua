@@ -71,17 +71,13 @@ if kind == 'd' then
   return { IS_DIRECTORY }
 end
 local missing = {}
--- The replaced version's id, header and history sizes (files only), and the content of a file
--- from before bodies (nil otherwise).
+-- The replaced version's id, header and history sizes (files only).
 local previous
 if kind == 'f' then
   if mode == 'create' then
     return { EXISTS }
   end
-  previous = redis.call('HMGET', FILES .. path, 'v', 'm', 'hs', 'c')
-  if previous[4] then
-    moveToBody(path, previous[4], previous[1])
-  end
+  previous = redis.call('HMGET', FILES .. path, 'v', 'm', 'hs')
   if mode == 'cas' and previous[1] ~= ARGV[8] then
     return { CONFLICT, previous[1], redis.call('GET', BODIES .. path) }
   end

@@ -83,14 +83,13 @@ export class MemoryHistory {
       return [];
     }
     let body: string | null;
-    let file: Array<string | null>;
+    let header: string | null;
     let entries: string[];
     try {
-      // A file written before bodies had keys of their own still has 'c' and 'v' in its hash.
       const replies = await this.#client
         .multi()
         .get(this.#keys.body(path))
-        .hmget(this.#keys.file(path), 'm', 'c', 'v')
+        .hget(this.#keys.file(path), 'm')
         .lrange(this.#keys.history(path), 0, Math.max(0, this.#depth - 2))
         .exec();
       const [bodyReply, fileReply, listReply] = replies ?? [];
@@ -99,18 +98,12 @@ export class MemoryHistory {
         throw error;
       }
       body = bodyReply?.[1] as string | null;
-      file = fileReply?.[1] as Array<string | null>;
+      header = fileReply?.[1] as string | null;
       entries = listReply?.[1] as string[];
     } catch (error) {
       throw toStoreError(error, `read the history of ${path}`);
     }
-    const [header, legacyContent, legacyVersion] = file;
-    const current =
-      body !== null
-        ? parseBody(body)
-        : typeof legacyContent === 'string' && typeof legacyVersion === 'string'
-          ? { content: legacyContent, version: legacyVersion }
-          : undefined;
+    const current = body === null ? undefined : parseBody(body);
     if (current === undefined || typeof header !== 'string') {
       return [];
     }

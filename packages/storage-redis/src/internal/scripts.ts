@@ -19,6 +19,7 @@ export interface ScriptCommands {
   batonMemoryRename(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
   batonMemorySweep(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
   batonMemoryFence(meta: string, token: string): Reply;
+  batonMemoryMoveBody(file: string, body: string): Promise<number>;
 }
 
 /** Registers the scripts on `client` (once per client) and returns it typed with them. */
@@ -32,5 +33,6 @@ export const defineScripts = createLuaScripts<ScriptCommands>({
     batonMemoryRename: 'rename-3.lua',
     batonMemorySweep: 'sweep-3.lua',
     batonMemoryFence: 'fence-1.lua',
+    batonMemoryMoveBody: 'move-body-2.lua',
   },
 });

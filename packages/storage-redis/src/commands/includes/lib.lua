@@ -181,24 +181,3 @@ local function bodyHeader(version)
   return version .. string.rep(' ', HEADER - string.len(version))
 end
 
--- A file written before bodies had keys of their own keeps its content in the file hash's 'c'
--- field (and its version in 'v'): moveToBody puts them in a body, once per file (this copies the
--- content through Lua).
-local function moveToBody(path, content, version)
-  redis.call('SET', BODIES .. path, bodyHeader(version) .. content)
-  redis.call('HDEL', FILES .. path, 'c')
-end
-
--- Moves the content of a file from before bodies to its body. Returns whether the file has a
--- body now.
-local function ensureBody(path)
-  if redis.call('EXISTS', BODIES .. path) == 1 then
-    return true
-  end
-  local legacy = redis.call('HMGET', FILES .. path, 'c', 'v')
-  if not legacy[1] then
-    return false
-  end
-  moveToBody(path, legacy[1], legacy[2])
-  return true
-end

@@ -1,0 +1,162 @@
+/**
+ * The run-once upgrades of the data Baton keeps in Redis, in the order they run (BullMQ's
+ * `migrations.ts` shape). Readers assume the current shape: what an earlier version stored is
+ * upgraded here once, at `baton up` and worker start (`runRedisMigrations`), never interpreted on
+ * every read. An id is never renamed or reused once released: it is what Redis remembers, and a
+ * Redis holding an id this version does not list was upgraded by a newer Baton.
+ */
+import { moveContentToBodies } from '@baton/storage-redis';
+import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
+import { defineScripts } from '../internal/scripts.js';
+import type { BatonKeys } from '../keys.js';
+import type { SessionSummary } from '../project-log.js';
+import type { RedisClient } from '../redis-connection.js';
+import { searchText } from '../repository/project-hash.js';
+import type { FeatureFlip } from '../repository/session-log.js';
+
+/** What a migration runs against. */
+export interface MigrationContext {
+  redis: RedisClient;
+  keys: BatonKeys;
+  /** The memory stores' key prefix (storage-redis `DEFAULT_KEY_PREFIX` unless configured). */
+  memoryPrefix: string | undefined;
+}
+
+export interface RedisMigration {
+  /** Never renamed once released: it is what Redis remembers (`keys.migrations`). */
+  id: string;
+  description: string;
+  /** Idempotent: a run cut short is run again whole by the next start. */
+  run(context: MigrationContext): Promise<void>;
+}
+
+/** Projects read per round trip. */
+const BATCH = 200;
+
+export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
+  {
+    id: '2026-12-04-project-index',
+    description:
+      'projects stored before the paged index existed join it (was: folded in by the first page read)',
+    run: indexProjects,
+  },
+  {
+    id: '2026-12-04-feature-flips',
+    description:
+      'the feature-flip hash holds the flips of summaries stored before it existed (was: folded in by the first checklist read)',
+    run: foldFeatureFlips,
+  },
+  {
+    id: '2026-12-04-project-context',
+    description:
+      'every project config holds its context config; projects stored before it was kept ran their preset alone (was: a default on every read)',
+    run: storeProjectContexts,
+  },
+  {
+    id: '2026-12-04-memory-bodies',
+    description:
+      'memory files written before bodies had keys of their own move their content to a body (was: moved by the first script that touched them)',
+    run: (context) =>
+      moveContentToBodies({ redis: context.redis, prefix: context.memoryPrefix }).then(
+        () => undefined,
+      ),
+  },
+];
+
+/** Calls `each` with every stored project id, `BATCH` at a time, oldest first. */
+async function forEachProjectBatch(
+  context: MigrationContext,
+  each: (ids: string[]) => Promise<void>,
+): Promise<void> {
+  for (let start = 0; ; start += BATCH) {
+    const ids = await context.redis.zrange(
+      context.keys.projects,
+      String(start),
+      String(start + BATCH - 1),
+    );
+    if (ids.length > 0) await each(ids);
+    if (ids.length < BATCH) return;
+  }
+}
+
+async function indexProjects(context: MigrationContext): Promise<void> {
+  const { redis, keys } = context;
+  // Set by the read-time fold-in this migration replaces: that prefix is indexed already.
+  if ((await redis.exists(keys.projectIndexReady)) === 0) {
+    await forEachProjectBatch(context, async (ids) => {
+      const read = redis.pipeline();
+      for (const id of ids) read.hget(keys.project(id), 'config');
+      const configs = (await execPipeline(read)) as (string | null)[];
+      const write = scriptPipeline(redis);
+      ids.forEach((id, index) => {
+        const goal = (JSON.parse(configs[index] ?? '{}') as { goal?: string }).goal ?? '';
+        // The script reads the status itself, so a concurrent transition is never undone.
+        void write.batonIndexProject(
+          keys.project(id),
+          keys.projectSearch,
+          keys.projectIndexBase,
+          id,
+          searchText(id, goal),
+        );
+      });
+      await execPipeline(write);
+    });
+  }
+  await redis.del(keys.projectIndexReady);
+}
+
+/** Field the read-time fold-in set on a project hash once its flips were folded in. */
+const FLIPS_FOLDED_FIELD = 'featureFlipsIndexed';
+
+async function foldFeatureFlips(context: MigrationContext): Promise<void> {
+  const { redis, keys } = context;
+  await forEachProjectBatch(context, async (ids) => {
+    const read = redis.pipeline();
+    for (const id of ids) read.hget(keys.project(id), FLIPS_FOLDED_FIELD);
+    const folded = (await execPipeline(read)) as (string | null)[];
+    for (const [index, id] of ids.entries()) {
+      if (folded[index] === null) {
+        const fromSummaries = new Map<string, string>();
+        for (const entry of await redis.lrange(keys.sessions(id), 0, -1)) {
+          const session = JSON.parse(entry) as SessionSummary;
+          const flip = JSON.stringify({
+            sessionNumber: session.sessionNumber,
+            sessionId: session.sessionId,
+          } satisfies FeatureFlip);
+          // Oldest first: a later session's flip of the same feature wins.
+          for (const feature of session.flippedFeatures) fromSummaries.set(feature, flip);
+        }
+        const write = redis.pipeline();
+        // HSETNX: a flip a session recorded since it ended is newer and stays.
+        for (const [feature, flip] of fromSummaries)
+          write.hsetnx(keys.featureFlips(id), feature, flip);
+        if (fromSummaries.size > 0) await execPipeline(write);
+      }
+    }
+    const clear = redis.pipeline();
+    for (const id of ids) clear.hdel(keys.project(id), FLIPS_FOLDED_FIELD);
+    await execPipeline(clear);
+  });
+}
+
+async function storeProjectContexts(context: MigrationContext): Promise<void> {
+  const { redis, keys } = context;
+  const scripts = defineScripts(redis);
+  await forEachProjectBatch(context, async (ids) => {
+    const read = redis.pipeline();
+    for (const id of ids) read.hget(keys.project(id), 'config');
+    const configs = (await execPipeline(read)) as (string | null)[];
+    for (const [index, id] of ids.entries()) {
+      const stored = configs[index];
+      if (stored === null || stored === undefined) continue;
+      const config = JSON.parse(stored) as { context?: unknown; contextPreset?: string };
+      if (config.context !== undefined) continue;
+      const upgraded = JSON.stringify({
+        ...config,
+        context: { preset: config.contextPreset ?? 'coding' },
+      });
+      // The config is written once at creation; the compare only guards a re-created project.
+      await scripts.batonReplaceField(keys.project(id), 'config', stored, upgraded);
+    }
+  });
+}

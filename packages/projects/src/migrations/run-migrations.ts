@@ -1,0 +1,134 @@
+/**
+ * Runs the Redis data migrations (`REDIS_MIGRATIONS`) once per prefix: at `baton up` and worker
+ * start, one runner at a time (a lock with a fencing token, extended while it works), each id
+ * recorded in `keys.migrations` as it completes. A Redis that holds an id this version does not
+ * know was upgraded by a newer Baton: nothing runs and the caller refuses to start.
+ */
+import { randomUUID } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
+import { ProjectError } from '../errors.js';
+import { defineScripts } from '../internal/scripts.js';
+import { SCRIPT_STATUS } from '../internal/status.js';
+import type { BatonKeys } from '../keys.js';
+import type { RedisClient } from '../redis-connection.js';
+import { REDIS_MIGRATIONS } from './redis-migrations.js';
+
+export interface RunRedisMigrationsOptions {
+  redis: RedisClient;
+  keys: BatonKeys;
+  /** The memory stores' key prefix. Default storage-redis `DEFAULT_KEY_PREFIX` (`baton`). */
+  memoryPrefix?: string | undefined;
+  /** How long another runner's lock is waited for before giving up (ms). Default 120000. */
+  waitMs?: number | undefined;
+  /** Lifetime of the lock if this runner dies; extended every third of it (ms). Default 30000. */
+  lockTtlMs?: number | undefined;
+}
+
+/** Which migrations Redis has had, and which of its ids this version does not know. */
+export interface MigrationState {
+  /** Ids of this version's migrations not applied yet, in order. */
+  pending: string[];
+  /** Ids Redis holds that this version does not list (a newer Baton applied them). */
+  unknown: string[];
+}
+
+/** One HKEYS: what is pending and what is newer than this version. */
+export async function readMigrationState(
+  redis: RedisClient,
+  keys: BatonKeys,
+): Promise<MigrationState> {
+  const applied = new Set(await redis.hkeys(keys.migrations));
+  const known = new Set(REDIS_MIGRATIONS.map((migration) => migration.id));
+  return {
+    pending: REDIS_MIGRATIONS.map((migration) => migration.id).filter((id) => !applied.has(id)),
+    unknown: [...applied].filter((id) => !known.has(id)).sort(),
+  };
+}
+
+/** The one-line refusal on data a newer Baton migrated. */
+export function newerDataError(keys: BatonKeys, unknown: readonly string[]): ProjectError {
+  return new ProjectError(
+    'newer_data',
+    `Redis (prefix ${keys.prefix}) holds data migrated by a newer Baton (migration ${unknown.join(', ')}): ` +
+      'upgrade this Baton to the version the other workers run (docs/operations.md#upgrading)',
+  );
+}
+
+/**
+ * Applies every pending migration under the lock; returns the ids this call applied (empty when
+ * another runner applied them first). Throws `ProjectError('newer_data')` without running
+ * anything when Redis holds an id this version does not know.
+ */
+export async function runRedisMigrations(options: RunRedisMigrationsOptions): Promise<string[]> {
+  const { redis, keys } = options;
+  const before = await readMigrationState(redis, keys);
+  if (before.unknown.length > 0) throw newerDataError(keys, before.unknown);
+  if (before.pending.length === 0) return [];
+  const lock = await takeLock(options);
+  try {
+    // Read again under the lock: a runner that held it before may have applied them.
+    const state = await readMigrationState(redis, keys);
+    if (state.unknown.length > 0) throw newerDataError(keys, state.unknown);
+    const ran: string[] = [];
+    for (const migration of REDIS_MIGRATIONS) {
+      if (!state.pending.includes(migration.id)) continue;
+      await migration.run({ redis, keys, memoryPrefix: options.memoryPrefix });
+      lock.check();
+      await redis.hset(keys.migrations, migration.id, new Date().toISOString());
+      ran.push(migration.id);
+    }
+    return ran;
+  } finally {
+    await lock.release();
+  }
+}
+
+interface HeldLock {
+  /** Throws when the lock was lost while a migration ran (its next id is then not recorded). */
+  check(): void;
+  release(): Promise<void>;
+}
+
+async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
+  const { redis, keys } = options;
+  const scripts = defineScripts(redis);
+  const token = randomUUID();
+  const ttlMs = options.lockTtlMs ?? 30_000;
+  const deadline = Date.now() + (options.waitMs ?? 120_000);
+  // Another process is migrating: its lock goes when it is done (or dies and the TTL runs out).
+  while ((await redis.set(keys.migrationLock, token, 'PX', ttlMs, 'NX')) !== 'OK') {
+    if (Date.now() > deadline) {
+      throw new ProjectError(
+        'conflict',
+        `Redis migrations are still held by another process after ${Math.round((options.waitMs ?? 120_000) / 1000)} s (lock ${keys.migrationLock}): wait for it, or delete that key if no Baton process is running`,
+      );
+    }
+    await delay(100);
+  }
+  let lost = false;
+  const timer = setInterval(
+    () => {
+      scripts.batonExtendLock(keys.migrationLock, token, ttlMs).then(
+        (reply) => {
+          if (reply !== SCRIPT_STATUS.owned) lost = true;
+        },
+        () => undefined,
+      );
+    },
+    Math.max(1, Math.floor(ttlMs / 3)),
+  );
+  timer.unref();
+  return {
+    check() {
+      if (lost)
+        throw new ProjectError(
+          'conflict',
+          `lost the Redis migration lock ${keys.migrationLock} while migrating: start again`,
+        );
+    },
+    async release() {
+      clearInterval(timer);
+      await scripts.batonReleaseLease(keys.migrationLock, token);
+    },
+  };
+}

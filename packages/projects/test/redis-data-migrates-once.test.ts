@@ -1,0 +1,176 @@
+/**
+ * What an earlier Baton stored in Redis is upgraded once, by `runRedisMigrations` (run at
+ * `baton up` and worker start), and the readers assume the current shape. The old shapes are
+ * written here raw, as an earlier version left them.
+ */
+import { describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { randomHex, REDIS_URL } from '@baton/test-support';
+import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
+import {
+  REDIS_MIGRATIONS,
+  createKeys,
+  isProjectError,
+  readMigrationState,
+  runRedisMigrations,
+} from '../src/index.js';
+import { useControlWorld } from './support/redis.js';
+
+const ALL_IDS = REDIS_MIGRATIONS.map((migration) => migration.id);
+
+describe('Redis data migrations', () => {
+  const world = useControlWorld();
+
+  /** Projects as an earlier version stored them, with a memory file of the earlier layout. */
+  async function storeTheOldWay(memoryPrefix: string): Promise<{
+    ids: string[];
+    memory: RedisMemoryStore;
+  }> {
+    const ids = ['old-a', 'old-b', 'old-c'];
+    for (const id of ids) await world.control.createProject({ id, goal: `Old goal ${id}` });
+    // No paged index: an earlier version kept only the creation-time set and the hashes.
+    const indexKeys = await world.redis.keys(`${world.prefix}:projects:*`);
+    await world.redis.del(...indexKeys);
+    // No context config in the stored config: that project ran its preset alone.
+    const projectKey = world.control.keys.project('old-a');
+    const config = JSON.parse((await world.redis.hget(projectKey, 'config')) ?? '{}') as Record<
+      string,
+      unknown
+    >;
+    delete config.context;
+    await world.redis.hset(
+      projectKey,
+      'config',
+      JSON.stringify({ ...config, contextPreset: 'long' }),
+    );
+    // Summaries stored before the flip hash existed (the list only).
+    for (const [number, flipped] of [
+      [1, ['F1']],
+      [2, ['F2']],
+      [3, ['F1']],
+    ] as const) {
+      await world.redis.rpush(
+        world.control.keys.sessions('old-b'),
+        JSON.stringify({
+          sessionId: `s${number}`,
+          sessionNumber: number,
+          flippedFeatures: flipped,
+        }),
+      );
+    }
+    // A memory file whose content is in its hash's `c` field, with no body key.
+    const memory = createRedisMemoryStore({
+      url: REDIS_URL,
+      prefix: memoryPrefix,
+      namespace: 'old-c',
+    });
+    await memory.write('progress.md', '## Session 1\nold layout', { mode: 'create' });
+    const body = await world.redis.get(memory.keys.body('progress.md'));
+    await world.redis
+      .multi()
+      .del(memory.keys.body('progress.md'))
+      .hset(
+        memory.keys.file('progress.md'),
+        'c',
+        '## Session 1\nold layout',
+        'v',
+        body?.slice(0, 40).trimEnd() ?? '',
+      )
+      .exec();
+    return { ids, memory };
+  }
+
+  it('upgrades what an earlier version stored, and the readers see it afterwards', async () => {
+    const memoryPrefix = `bt-${randomHex(5)}`;
+    const { ids, memory } = await storeTheOldWay(memoryPrefix);
+    const fresh = () =>
+      createRedisMemoryStore({ url: REDIS_URL, prefix: memoryPrefix, namespace: 'old-c' });
+    try {
+      // The readers have no fallbacks any more: before the migrations, none of it shows.
+      expect((await world.control.pageProjects({ sort: 'id', order: 'asc' })).projects).toEqual([]);
+      expect(await world.repository.featureFlips('old-b')).toEqual(new Map());
+      const before = fresh();
+      expect(await before.read('progress.md')).toBeNull();
+      await before.close();
+      expect(await readMigrationState(world.redis, world.control.keys)).toEqual({
+        pending: ALL_IDS,
+        unknown: [],
+      });
+
+      const ran = await runRedisMigrations({
+        redis: world.redis,
+        keys: world.control.keys,
+        memoryPrefix,
+      });
+      expect(ran).toEqual(ALL_IDS);
+
+      const page = await world.control.pageProjects({
+        sort: 'id',
+        order: 'asc',
+        search: 'OLD GOAL',
+      });
+      expect(page.projects.map((project) => project.id)).toEqual(ids);
+      expect((await world.control.countProjects()).counts.queued).toBe(3);
+      expect((await world.control.getProject('old-a'))?.context).toEqual({ preset: 'long' });
+      expect(await world.repository.featureFlips('old-b')).toEqual(
+        new Map([
+          ['F1', { sessionNumber: 3, sessionId: 's3' }],
+          ['F2', { sessionNumber: 2, sessionId: 's2' }],
+        ]),
+      );
+      const after = fresh();
+      expect(await after.read('progress.md')).toBe('## Session 1\nold layout');
+      await after.close();
+      expect(await world.redis.hkeys(world.control.keys.migrations)).toEqual(ALL_IDS);
+      // Run once: a second start finds nothing pending.
+      expect(
+        await runRedisMigrations({ redis: world.redis, keys: world.control.keys, memoryPrefix }),
+      ).toEqual([]);
+    } finally {
+      await memory.clear();
+      await memory.close();
+    }
+  });
+
+  it('refuses, running nothing, when Redis holds a migration this version does not know', async () => {
+    await world.control.createProject({ id: 'newer', goal: 'from the future' });
+    await world.redis.hset(world.control.keys.migrations, '2099-01-01-from-a-newer-baton', 'x');
+    const refusal = await runRedisMigrations({
+      redis: world.redis,
+      keys: world.control.keys,
+      memoryPrefix: `bt-${randomHex(5)}`,
+    }).catch((error: unknown) => error);
+    expect(isProjectError(refusal) && refusal.code).toBe('newer_data');
+    expect((refusal as Error).message).toMatch(
+      /^Redis \(prefix \{bt-[0-9a-f]+\}\) holds data migrated by a newer Baton \(migration 2099-01-01-from-a-newer-baton\): upgrade/,
+    );
+    expect((refusal as Error).message).not.toContain('\n');
+    expect(await world.redis.hkeys(world.control.keys.migrations)).toEqual([
+      '2099-01-01-from-a-newer-baton',
+    ]);
+  });
+
+  it('runs each migration once when several processes start together', async () => {
+    const memoryPrefix = `bt-${randomHex(5)}`;
+    const { ids, memory } = await storeTheOldWay(memoryPrefix);
+    const connections = Array.from({ length: 5 }, () => new Redis(REDIS_URL));
+    try {
+      const runs = await Promise.all(
+        connections.map((redis) =>
+          runRedisMigrations({ redis, keys: createKeys(world.prefix), memoryPrefix }),
+        ),
+      );
+      // Every id was applied by exactly one of them; the others waited for the lock, then found
+      // nothing pending.
+      expect(runs.flat().sort()).toEqual([...ALL_IDS].sort());
+      expect(runs.filter((ran) => ran.length > 0)).toHaveLength(1);
+      expect(await world.redis.exists(world.control.keys.migrationLock)).toBe(0);
+      const page = await world.control.pageProjects({ sort: 'id', order: 'asc' });
+      expect(page.projects.map((project) => project.id)).toEqual(ids);
+    } finally {
+      for (const redis of connections) redis.disconnect();
+      await memory.clear();
+      await memory.close();
+    }
+  });
+});
