@@ -4,15 +4,11 @@ import {
   closeSync,
   constants,
   existsSync,
-  fchmodSync,
   fstatSync,
-  fsync,
-  linkSync,
   lstatSync,
   mkdirSync,
   openSync,
   readFileSync,
-  readdirSync,
   renameSync,
   unlinkSync,
   writeFileSync,
@@ -32,62 +28,33 @@ import {
   type StoreUsage,
   type WriteOptions,
 } from '../store.js';
+import {
+  FILE_SYSTEM_STORE_RESERVED_NAME,
+  type FileSystemStoreOptions,
+} from './file-system-store-options.js';
 import { AsyncMutex } from './internal/async-mutex.js';
-import {
-  DirectorySnapshots,
-  snapshotEntry,
-  type SnapshotEntry,
-} from './internal/directory-snapshots.js';
+import { DirectorySnapshots } from './internal/directory-snapshots.js';
+import { syncDirectory, writeFileAtomically } from './internal/durable-files.js';
 import { PROCESS_TOKEN, acquireFileLock, isOwnerGone } from './internal/file-lock.js';
+import { measureTree } from './internal/file-tree.js';
+import { collectListing, prepareListingChange, type ListingTree } from './internal/listing.js';
 import { errnoCode, toStoreError } from './internal/fs-errors.js';
-import { assertWithinLimits, validateLimits } from './internal/store-limits.js';
 import {
-  DIRECTORY_SIZE,
-  ancestorsOf,
-  assertStorePath,
-  compareCodeUnits,
-  isBelow,
-  isHiddenName,
-  parentOf,
-} from './internal/store-paths.js';
+  assertUserPath,
+  isSystemError,
+  notAFileError,
+  notFoundError,
+  ownerOfTempName,
+  symlinkError,
+  toEntryStat,
+} from './internal/fs-store-checks.js';
+import { assertWithinLimits, validateLimits } from './internal/store-limits.js';
+import { ancestorsOf, compareCodeUnits, isBelow, parentOf } from './internal/store-paths.js';
 
-/**
- * The name of the store's own directory inside the root (temp files, trash, locks). No store path
- * may start with it: every method refuses it with `invalid_path` and `list` never shows it.
- */
-export const FILE_SYSTEM_STORE_RESERVED_NAME = '.baton-store';
-
-/** Options of `createFileSystemStore`. */
-export interface FileSystemStoreOptions {
-  /** Directory holding the memory files; created with mode 0700 if missing. */
-  root: string;
-  /** Limits enforced on every write and edit. Default: none. */
-  limits?: StoreLimits;
-  /** How long a mutation waits for another process's lock before failing with `conflict`. Default 10 000 ms. */
-  lockTimeoutMs?: number;
-  /** A lock file whose owner cannot be identified is broken after this long. Default 30 000 ms. */
-  lockStaleMs?: number;
-  /**
-   * `full` (default): fsync the file before it is renamed or linked into place and fsync the
-   * directory after every change of its entries, so an acknowledged mutation survives a power
-   * cut. `data`: fsync file content only, like the SDK's reference implementation; still atomic
-   * (never a torn or empty file), but a crash can roll back the last acknowledged mutations.
-   */
-  durability?: 'full' | 'data';
-  /**
-   * How many directory entries `list` keeps cached, over all directories, so a view of an
-   * unchanged directory costs one `lstat` of the directory instead of one per entry (see
-   * docs/memory-store.md, "Listing cache"). 0 turns the cache off. Default 50 000.
-   */
-  listingCacheEntries?: number;
-  /**
-   * A cached directory listing is read again from the disk after this long, so changes made to
-   * the folder by programs other than a `FileSystemStore` (which may not change the directory's
-   * time, like an in-place append) show in a listing at most this late. Changes made through any
-   * `FileSystemStore`, in any process, show at once. 0 turns the cache off. Default 10 000 ms.
-   */
-  listingCacheMaxAgeMs?: number;
-}
+export {
+  FILE_SYSTEM_STORE_RESERVED_NAME,
+  type FileSystemStoreOptions,
+} from './file-system-store-options.js';
 
 /** The result of walking a path's ancestors. */
 type AncestorState =
@@ -127,6 +94,8 @@ export class FileSystemStore implements MemoryStore {
   readonly #syncDirectories: boolean;
   readonly #mutex: AsyncMutex;
   readonly #snapshots: DirectorySnapshots;
+  /** The listing cache with this store's paths, for `collectListing` and `prepareListingChange`. */
+  readonly #tree: ListingTree;
   #usage: StoreUsage | undefined;
   #generation = '';
   /** The generation token read when the current mutation took the store lock. */
@@ -155,6 +124,7 @@ export class FileSystemStore implements MemoryStore {
       options.listingCacheEntries,
       options.listingCacheMaxAgeMs,
     );
+    this.#tree = { snapshots: this.#snapshots, host: (path) => this.#host(path) };
     let mutex = ROOT_MUTEXES.get(realRoot);
     if (mutex === undefined) {
       mutex = new AsyncMutex();
@@ -326,7 +296,14 @@ export class FileSystemStore implements MemoryStore {
         const entries: ListedEntry[] = [];
         let generation: string | undefined;
         const readGeneration = (): string => (generation ??= this.#readGeneration());
-        this.#collect(path, stats, 1, options, entries, readGeneration);
+        collectListing(this.#tree, {
+          directory: path,
+          stats,
+          depth: 1,
+          options,
+          into: entries,
+          generation: readGeneration,
+        });
         return entries.sort((left, right) => compareCodeUnits(left.path, right.path));
       } catch (error) {
         throw toStoreError(error);
@@ -346,7 +323,7 @@ export class FileSystemStore implements MemoryStore {
       const usage = await this.#currentUsage();
       const host = this.#host(path);
       if (existing.isDirectory()) {
-        const removed = this.#measure(host);
+        const removed = measureTree(this.#root, host);
         this.#dirty = true;
         const patch = this.#prepareChange(path);
         // One rename makes the whole subtree disappear at once; removal happens afterwards.
@@ -520,119 +497,15 @@ export class FileSystemStore implements MemoryStore {
   async #currentUsage(): Promise<StoreUsage> {
     if (this.#usage !== undefined) return this.#usage;
     const generation = this.#readGeneration();
-    const usage = this.#measure(this.#root);
+    const usage = measureTree(this.#root);
     this.#usage = usage;
     this.#generation = generation;
     return usage;
   }
 
-  /** Bytes and files below a host directory (symlinks and the reserved directory excluded). O(files), synchronous like `#collect`. */
-  #measure(directory: string): StoreUsage {
-    const totals = { bytes: 0, files: 0 };
-    for (const entry of readdirSync(directory, { withFileTypes: true })) {
-      if (directory === this.#root && entry.name === FILE_SYSTEM_STORE_RESERVED_NAME) continue;
-      const host = join(directory, entry.name);
-      if (entry.isDirectory()) {
-        const below = this.#measure(host);
-        totals.bytes += below.bytes;
-        totals.files += below.files;
-      } else if (entry.isFile()) {
-        const stats = lstatSync(host, { throwIfNoEntry: false });
-        if (stats?.isFile() === true) {
-          totals.bytes += stats.size;
-          totals.files += 1;
-        }
-      }
-    }
-    return totals;
-  }
-
-  /**
-   * Appends the entries below `directory` (whose `lstat` is `stats`) to `into`, from the listing
-   * cache when the directory is unchanged. Subdirectories are always `lstat`ed live: their own
-   * times change without their parent changing.
-   */
-  #collect(
-    directory: string,
-    stats: Stats,
-    depth: number,
-    options: ListOptions,
-    into: ListedEntry[],
-    generation: () => string,
-  ): void {
-    let entries = this.#snapshots.get(directory, stats, generation);
-    if (entries === undefined) {
-      const takenAt = Date.now();
-      entries = this.#readEntries(directory);
-      this.#snapshots.set(directory, stats, entries, takenAt, generation());
-    }
-    for (const entry of entries) {
-      if (options.skipHidden === true && isHiddenName(entry.name)) continue;
-      const path = directory === '' ? entry.name : `${directory}/${entry.name}`;
-      if (entry.kind === 'file') {
-        into.push({ path, depth, kind: 'file', size: entry.size, modifiedAt: entry.modifiedAt });
-        continue;
-      }
-      const below = lstatSync(this.#host(path), { throwIfNoEntry: false });
-      // Gone or replaced since the directory was read: its parent changed, the next list sees it.
-      if (below?.isDirectory() !== true) continue;
-      into.push({
-        path,
-        depth,
-        kind: 'directory',
-        size: DIRECTORY_SIZE,
-        modifiedAt: below.mtimeMs,
-      });
-      if (depth < options.depth) this.#collect(path, below, depth + 1, options, into, generation);
-    }
-  }
-
-  /**
-   * A directory's entries sorted by name, with the stats of its files. Synchronous on purpose:
-   * for thousands of entries lstatSync is several times faster than thousands of thread-pool
-   * round trips, and a 2,000-entry read blocks the loop for a few ms.
-   */
-  #readEntries(directory: string): SnapshotEntry[] {
-    const entries: SnapshotEntry[] = [];
-    for (const dirent of readdirSync(this.#host(directory), { withFileTypes: true })) {
-      if (directory === '' && dirent.name === FILE_SYSTEM_STORE_RESERVED_NAME) continue;
-      // Symbolic links and special files are not part of the store.
-      if (dirent.isDirectory()) {
-        entries.push({ name: dirent.name, kind: 'directory' });
-      } else if (dirent.isFile()) {
-        const path = directory === '' ? dirent.name : `${directory}/${dirent.name}`;
-        const stats = lstatSync(this.#host(path), { throwIfNoEntry: false });
-        const entry = stats === undefined ? undefined : snapshotEntry(dirent.name, stats);
-        if (entry !== undefined) entries.push(entry);
-      }
-    }
-    return entries.sort((left, right) => compareCodeUnits(left.name, right.name));
-  }
-
-  /**
-   * Before a mutation changes the entry at `path` (store lock held): keeps the cached listing of
-   * its directory only if it is current, and returns the function that, after the change, patches
-   * the entry's new state into it (one `lstat` of the directory and one of the entry).
-   */
+  /** `prepareListingChange` for `path`, under the generation this mutation's lock found. */
   #prepareChange(path: string): () => void {
-    const directory = parentOf(path);
-    if (!this.#snapshots.has(directory)) return () => undefined;
-    const hostDirectory = this.#host(directory);
-    const before = lstatSync(hostDirectory, { throwIfNoEntry: false });
-    if (!this.#snapshots.prepareChange(directory, before, this.#lockedGeneration)) {
-      return () => undefined;
-    }
-    const name = path.slice(directory === '' ? 0 : directory.length + 1);
-    return () => {
-      const after = lstatSync(hostDirectory, { throwIfNoEntry: false });
-      const stats = lstatSync(this.#host(path), { throwIfNoEntry: false });
-      this.#snapshots.patch(
-        directory,
-        after,
-        name,
-        stats === undefined ? undefined : snapshotEntry(name, stats),
-      );
-    };
+    return prepareListingChange(this.#tree, path, this.#lockedGeneration);
   }
 
   /**
@@ -676,37 +549,9 @@ export class FileSystemStore implements MemoryStore {
     }
   }
 
-  /**
-   * Temp file in the store's own directory (same filesystem), fsync, then `link()` for a create
-   * (fails if anything appeared at the target) or `rename()` for a replace; then fsync the target
-   * directory so the new entry survives a crash.
-   */
+  /** `writeFileAtomically` through a temp file of the store's own, then fsync of the directory. */
   async #writeAtomically(target: string, bytes: Buffer, mode: 'create' | 'replace'): Promise<void> {
-    const temp = this.#tempPath('tmp');
-    try {
-      const descriptor = openSync(temp, 'wx', 0o600);
-      try {
-        // The umask may have removed bits from 0600; the mode must not depend on the environment.
-        fchmodSync(descriptor, 0o600);
-        writeFileSync(descriptor, bytes);
-        await fsyncAsync(descriptor);
-      } finally {
-        closeSync(descriptor);
-      }
-      if (mode === 'create') {
-        linkSync(temp, target);
-        unlinkSync(temp);
-      } else {
-        renameSync(temp, target);
-      }
-    } catch (error) {
-      try {
-        unlinkSync(temp);
-      } catch {
-        // Already gone, or never created.
-      }
-      throw error;
-    }
+    await writeFileAtomically(this.#tempPath('tmp'), target, bytes, mode);
     await this.#syncDirectory(dirname(target));
   }
 
@@ -743,68 +588,4 @@ export async function createFileSystemStore(
   const store = new FileSystemStore(await realpath(root), rest);
   await store.prepare();
   return store;
-}
-
-/** Refuses the store's own directory as well as anything that is not a canonical store path. */
-function assertUserPath(path: string): void {
-  assertStorePath(path);
-  const first = path.split('/', 1)[0];
-  if (first === FILE_SYSTEM_STORE_RESERVED_NAME) {
-    throw new StoreError(
-      'invalid_path',
-      `The name ${FILE_SYSTEM_STORE_RESERVED_NAME} is reserved for the store's own files.`,
-    );
-  }
-}
-
-/** `<pid>-<nonce>.<n>.<kind>` (temp file) or `<pid>-<nonce>` (lock owner) -> `<pid>-<nonce>`. */
-function ownerOfTempName(name: string): string {
-  return name.split('.', 1)[0] ?? '';
-}
-
-/** A Node system error (it carries the syscall), as opposed to an error thrown by user code. */
-function isSystemError(error: unknown): boolean {
-  return (
-    error instanceof Error &&
-    typeof (error as NodeJS.ErrnoException).code === 'string' &&
-    typeof (error as NodeJS.ErrnoException).syscall === 'string'
-  );
-}
-
-/** fsync of a directory, so entries created, renamed or removed in it survive a crash. */
-async function syncDirectory(host: string): Promise<void> {
-  const descriptor = openSync(host, constants.O_RDONLY | constants.O_DIRECTORY);
-  try {
-    await fsyncAsync(descriptor);
-  } finally {
-    closeSync(descriptor);
-  }
-}
-
-/** The only slow call of a write (milliseconds): it goes to the thread pool; everything else is sync. */
-function fsyncAsync(descriptor: number): Promise<void> {
-  return new Promise((resolve, reject) => {
-    fsync(descriptor, (error) => (error === null ? resolve() : reject(error)));
-  });
-}
-
-function toEntryStat(stats: Stats): EntryStat {
-  return stats.isDirectory()
-    ? { kind: 'directory', size: DIRECTORY_SIZE, modifiedAt: stats.mtimeMs }
-    : { kind: 'file', size: stats.size, modifiedAt: stats.mtimeMs };
-}
-
-function symlinkError(): StoreError {
-  return new StoreError(
-    'invalid_path',
-    'The path goes through a symbolic link, which the store does not follow.',
-  );
-}
-
-function notAFileError(): StoreError {
-  return new StoreError('invalid_path', 'The path is neither a regular file nor a directory.');
-}
-
-function notFoundError(which = 'path'): StoreError {
-  return new StoreError('not_found', `Nothing exists at the ${which}.`);
 }
