@@ -26,67 +26,71 @@ afterEach(async () => {
 const home = () => path.join(dir, 'home');
 
 describe('baton run and the workspace limits', () => {
-  it('tells the model, keeps the files off the branch, and says why in events', async () => {
-    const repo = await createUserRepo(dir);
-    const results: { output: string; isError: boolean }[] = [];
-    sim = await startModelSim({
-      port: 0,
-      script: scriptedCommands({
-        commands: [
-          'head -c 800000 /dev/urandom > blob1.bin && head -c 800000 /dev/urandom > blob2.bin',
-        ],
-        onResult: (result) => results.push(result),
-      }),
-    });
-    const result = await runCli(
-      [
-        'run',
-        '--repo',
-        repo,
-        '--goal',
-        'Greeter\n- say hello',
-        '--project',
-        'full',
-        '--sessions',
-        '1',
-      ],
-      {
-        cwd: dir,
-        env: cliEnv(home(), {
-          ANTHROPIC_API_KEY: 'test-key',
-          ANTHROPIC_BASE_URL: sim.url,
-          BATON_SANDBOX: '{"limits":{"workspaceMb":1}}',
-          BATON_CHECKPOINT_INTERVAL_MS: '0',
+  it(
+    'tells the model, keeps the files off the branch, and says why in events',
+    { timeout: 240_000 },
+    async () => {
+      const repo = await createUserRepo(dir);
+      const results: { output: string; isError: boolean }[] = [];
+      sim = await startModelSim({
+        port: 0,
+        script: scriptedCommands({
+          commands: [
+            'head -c 800000 /dev/urandom > blob1.bin && head -c 800000 /dev/urandom > blob2.bin',
+          ],
+          onResult: (result) => results.push(result),
         }),
-      },
-    );
-    expect(result.stderr).toBe('');
-    // The model heard it once, in one line after the command's output.
-    expect(results).toHaveLength(1);
-    expect(results[0]?.isError).toBe(true);
-    expect(results[0]?.output).toMatch(
-      /^\(no output\)\nThe workspace is over its disk limit: 1\.\d MiB used of 1\.0 MiB \(sandbox limit workspaceMb\); delete files/,
-    );
-    expect(results[0]?.output).not.toContain(dir);
-    // Nothing it wrote reached the user's repository.
-    const branches = git(repo, 'branch', '--list', 'baton/full');
-    if (branches !== '') {
-      expect(git(repo, 'ls-tree', '-r', '--name-only', 'baton/full')).not.toContain('blob1.bin');
-    }
-    // Every checkpoint while over says why, in the events.
-    const events = (await readFile(path.join(home(), 'projects', 'full', 'events.jsonl'), 'utf8'))
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; error?: string });
-    const refused = events.filter(
-      (event) => event.type === 'checkpoint' && event.error !== undefined,
-    );
-    expect(refused.length).toBeGreaterThan(0);
-    for (const event of refused) {
-      expect(event.error).toMatch(
-        /^The workspace is over its disk limit: .* \(sandbox limit workspaceMb\)/,
+      });
+      const result = await runCli(
+        [
+          'run',
+          '--repo',
+          repo,
+          '--goal',
+          'Greeter\n- say hello',
+          '--project',
+          'full',
+          '--sessions',
+          '1',
+        ],
+        {
+          cwd: dir,
+          env: cliEnv(home(), {
+            ANTHROPIC_API_KEY: 'test-key',
+            ANTHROPIC_BASE_URL: sim.url,
+            BATON_SANDBOX: '{"limits":{"workspaceMb":1}}',
+            BATON_CHECKPOINT_INTERVAL_MS: '0',
+          }),
+        },
       );
-    }
-    expect(result.stdout).toContain('sandbox limit workspaceMb');
-  });
+      expect(result.stderr).toBe('');
+      // The model heard it once, in one line after the command's output.
+      expect(results).toHaveLength(1);
+      expect(results[0]?.isError).toBe(true);
+      expect(results[0]?.output).toMatch(
+        /^\(no output\)\nThe workspace is over its disk limit: 1\.\d MiB used of 1\.0 MiB \(sandbox limit workspaceMb\); delete files/,
+      );
+      expect(results[0]?.output).not.toContain(dir);
+      // Nothing it wrote reached the user's repository.
+      const branches = git(repo, 'branch', '--list', 'baton/full');
+      if (branches !== '') {
+        expect(git(repo, 'ls-tree', '-r', '--name-only', 'baton/full')).not.toContain('blob1.bin');
+      }
+      // Every checkpoint while over says why, in the events.
+      const events = (await readFile(path.join(home(), 'projects', 'full', 'events.jsonl'), 'utf8'))
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string; error?: string });
+      const refused = events.filter(
+        (event) => event.type === 'checkpoint' && event.error !== undefined,
+      );
+      expect(refused.length).toBeGreaterThan(0);
+      for (const event of refused) {
+        expect(event.error).toMatch(
+          /^The workspace is over its disk limit: .* \(sandbox limit workspaceMb\)/,
+        );
+      }
+      expect(result.stdout).toContain('sandbox limit workspaceMb');
+    },
+  );
 });

@@ -13,8 +13,11 @@ export { waitFor } from './wait-for.js';
 export {
   checkoutFingerprint,
   createBareRemote,
+  createHuskyRepo,
   createUserRepo,
   git,
+  hostileHookScript,
+  plantCanary,
   writeFiles,
 } from './git-repos.js';
 export {
