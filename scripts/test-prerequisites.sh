@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suites need on a Debian machine, from Debian's packages:
-# Redis (started on 127.0.0.1:6379 when nothing answers at REDIS_URL), bubblewrap and socat (the
+# git, Redis (started on 127.0.0.1:6379 when nothing answers at REDIS_URL), bubblewrap and socat (the
 # command sandbox), Chromium (the browser tests). Run as root (or with sudo); what is already
 # there is left alone. `.ci/run` runs it; on a fresh machine:
 #   bash scripts/test-prerequisites.sh && pnpm test
@@ -15,6 +15,10 @@ apt_install() {
   if [ "$apt_updated" = 0 ]; then as_root apt-get update -qq; apt_updated=1; fi
   as_root apt-get install -y -qq "$@" >/dev/null
 }
+
+log "git (every workspace, checkpoint and repository test)"
+if ! command -v git >/dev/null; then apt_install git; fi
+git --version
 
 log "redis"
 if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then

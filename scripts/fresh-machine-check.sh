@@ -1,0 +1,137 @@
+#!/usr/bin/env bash
+# Runs the README's commands on a fresh Debian machine with Node 20 and nothing else, on this host:
+#   sudo bash scripts/fresh-machine-check.sh                  # the whole `pnpm test`
+#   sudo bash scripts/fresh-machine-check.sh @baton/workspace @baton/storage-redis
+#                                                             # only these packages' suites
+# The machine is a minimal Debian (`debootstrap --variant=minbase`, kept once under
+# FRESH_MACHINE_DIR and copied afresh for every run) with this host's `node` (must be 20) and its
+# npm copied in, as a Node 20 install from a package would leave it. It runs in a chroot inside
+# its own network, mount and PID namespaces: nothing of this host's loopback (its Redis included)
+# is reachable, so `scripts/test-prerequisites.sh` must install and start everything itself. The
+# package clients reach the registries through an HTTP proxy on the machine's loopback
+# (scripts/fresh-machine-proxy.mjs). In the machine, as root, with CI=true:
+#   npm i -g pnpm@12.4.2 && pnpm install --frozen-lockfile       (the README's quickstart)
+#   bash scripts/test-prerequisites.sh && pnpm test              (the README's test command)
+# The project goes in as a copy of this checkout's files (tracked and untracked, not ignored), with
+# no `.git`, as a downloaded archive would. Needs root, debootstrap, unshare and ip (iproute2).
+# Environment: FRESH_MACHINE_DIR (default /var/tmp/baton-fresh-machine), FRESH_MACHINE_MIRROR
+# (default: this host's first Debian mirror), FRESH_MACHINE_RELEASE (default: this host's).
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+dir="${FRESH_MACHINE_DIR:-/var/tmp/baton-fresh-machine}"
+packages=("$@")
+
+fail() {
+  echo "fresh-machine-check: $*" >&2
+  exit 1
+}
+log() { printf '\n== %s\n' "$*"; }
+
+[ "$(id -u)" = 0 ] || fail "run as root (it builds a chroot): sudo bash scripts/fresh-machine-check.sh"
+for tool in debootstrap unshare ip chroot; do
+  command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install debootstrap util-linux iproute2"
+done
+node_bin="$(command -v node)" || fail "node is missing on this host (its Node 20 is copied in)"
+node_major="$("$node_bin" -p 'process.versions.node.split(".")[0]')"
+[ "$node_major" = 20 ] || fail "this host's node is $("$node_bin" -v); the check copies in Node 20"
+
+release="${FRESH_MACHINE_RELEASE:-$(. /etc/os-release && echo "${VERSION_CODENAME:-}")}"
+[ -n "$release" ] || fail "set FRESH_MACHINE_RELEASE (no VERSION_CODENAME in /etc/os-release)"
+mirror="${FRESH_MACHINE_MIRROR:-}"
+if [ -z "$mirror" ]; then
+  mirror="$(cat /etc/apt/sources.list.d/*.sources 2>/dev/null |
+    awk '/^URIs:/ && $2 ~ /debian\/?$/ { print $2; exit }')"
+fi
+if [ -z "$mirror" ]; then
+  mirror="$(awk '$1 == "deb" && $2 ~ /debian\/?$/ { print $2; exit }' /etc/apt/sources.list 2>/dev/null || true)"
+fi
+[ -n "$mirror" ] || fail "set FRESH_MACHINE_MIRROR (no Debian mirror found in this host's apt sources)"
+
+base="$dir/base-$release"
+root="$dir/machine"
+socket="$dir/proxy.sock"
+mkdir -p "$dir"
+
+if [ ! -e "$base/.complete" ]; then
+  log "debootstrap $release (minbase) from $mirror, once"
+  rm -rf "$base"
+  debootstrap --variant=minbase "$release" "$base" "$mirror" >"$dir/debootstrap.log" 2>&1 ||
+    fail "debootstrap failed; see $dir/debootstrap.log"
+  touch "$base/.complete"
+fi
+
+log "a fresh copy of the machine"
+rm -rf "$root"
+cp -a "$base" "$root"
+rm -f "$root/.complete"
+
+log "Node $("$node_bin" -v) and its npm"
+install -m 0755 "$node_bin" "$root/usr/bin/node"
+ldd "$node_bin" | awk '$3 ~ /^\// { print $3 }' | while read -r library; do
+  [ -e "$root$library" ] || install -D -m 0644 "$library" "$root$library"
+done
+node_modules="$(dirname "$(dirname "$(readlink -f "$node_bin")")")/lib/node_modules"
+mkdir -p "$root/usr/lib/node_modules"
+for bundled in npm corepack; do
+  [ -d "$node_modules/$bundled" ] && cp -a "$node_modules/$bundled" "$root/usr/lib/node_modules/"
+done
+ln -sf ../lib/node_modules/npm/bin/npm-cli.js "$root/usr/bin/npm"
+ln -sf ../lib/node_modules/npm/bin/npx-cli.js "$root/usr/bin/npx"
+[ -d "$root/usr/lib/node_modules/corepack" ] &&
+  ln -sf ../lib/node_modules/corepack/dist/corepack.js "$root/usr/bin/corepack"
+
+log "the project (this checkout's files, no .git)"
+mkdir -p "$root/root/baton"
+git -C "$repo" ls-files -z --cached --others --exclude-standard |
+  tar -C "$repo" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$root/root/baton" -xf -
+
+# The machine's network is its loopback; apt and npm reach the registries through the proxy.
+printf 'Acquire::http::Proxy "http://127.0.0.1:3128";\n' >"$root/etc/apt/apt.conf.d/90fresh-machine-proxy"
+# Where this host's HTTPS goes through an inspecting egress, its extra CA certificates are handed
+# to npm and pnpm (NODE_EXTRA_CA_CERTS), as that network's own machines would have them.
+extra_ca=""
+if compgen -G '/usr/local/share/ca-certificates/*.crt' >/dev/null; then
+  cat /usr/local/share/ca-certificates/*.crt >"$root/root/extra-ca.crt"
+  extra_ca=/root/extra-ca.crt
+fi
+
+if [ "${#packages[@]}" = 0 ]; then
+  tests='pnpm test'
+else
+  tests='pnpm exec turbo run test --concurrency=1 --continue=dependencies-successful'
+  for package in "${packages[@]}"; do tests="$tests --filter=$package"; done
+fi
+
+rm -f "$socket"
+node "$repo/scripts/fresh-machine-proxy.mjs" serve "$socket" &
+proxy=$!
+trap 'kill "$proxy" 2>/dev/null || true; rm -f "$socket"' EXIT
+for _ in $(seq 1 100); do [ -S "$socket" ] && break; sleep 0.05; done
+
+log "in the machine: $tests"
+status=0
+# Inside: loopback up, the bridge to the proxy, /proc /sys /dev, then the README's commands.
+unshare --net --mount --pid --fork --kill-child bash -euo pipefail -c '
+  root="$1" socket="$2" proxy_script="$3" tests="$4" extra_ca="$5"
+  ip link set lo up
+  node "$proxy_script" bridge 3128 "$socket" &
+  # The machine'"'"'s / is a mount point, as on a real machine (unshare -m and bwrap remount it).
+  mount --bind "$root" "$root"
+  mount -t proc proc "$root/proc"
+  mount --rbind /sys "$root/sys"
+  mount --rbind /dev "$root/dev"
+  chroot "$root" /usr/bin/env -i HOME=/root USER=root LANG=C.UTF-8 CI=true TERM=dumb \
+    PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TESTS="$tests" \
+    EXTRA_CA="$extra_ca" /bin/bash -euo pipefail -c "
+      cd /root/baton
+      echo \"node \$(node -v), npm \$(npm -v); redis-server: \$(command -v redis-server || echo none), bwrap: \$(command -v bwrap || echo none), chromium: \$(command -v chromium || echo none), git: \$(command -v git || echo none)\"
+      HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 NODE_EXTRA_CA_CERTS=\$EXTRA_CA \
+        bash -c \"npm i -g pnpm@12.4.2 >/dev/null && pnpm install --frozen-lockfile --reporter=append-only >/tmp/pnpm-install.log 2>&1 || { tail -30 /tmp/pnpm-install.log; exit 1; }\"
+      echo \"pnpm \$(pnpm -v), dependencies installed\"
+      bash scripts/test-prerequisites.sh && \$TESTS
+    "
+' fresh-machine "$root" "$socket" "$repo/scripts/fresh-machine-proxy.mjs" "$tests" "$extra_ca" || status=$?
+
+log "fresh machine: exit $status ($tests)"
+exit "$status"
