@@ -10,6 +10,7 @@ import {
   startLeaseHeartbeat,
   type AbortReason,
   type LeaseOptions,
+  type ProjectFence,
   type ProjectLease,
   type ProjectRecord,
   type ProjectRepository,
@@ -43,6 +44,8 @@ export interface RunningSession {
   abort(reason: AbortReason): void;
   /** An operator paused the project: the session closes its log and stops. */
   pause(): void;
+  /** True while the session's project lease still holds its token in Redis. */
+  holdsLease(): Promise<boolean>;
 }
 
 /** Options of `createSessionProcessor`, shared by every `SessionJob` of a worker. */
@@ -103,6 +106,7 @@ export class SessionJob {
   readonly #token: string | undefined;
   readonly #jobSignal: AbortSignal | undefined;
   readonly #log: Logger;
+  #saidFencedOut = false;
 
   constructor(
     options: SessionProcessorOptions,
@@ -142,9 +146,12 @@ export class SessionJob {
         memory: () => this.#options.memoryStore(projectId, fence),
         // Every write of this session's record is refused once the lease moved on.
         log: this.#options.repository.fenced(projectId, fence),
-        sessionOptions: (claimed) => this.#sessionOptions(claimed),
+        sessionOptions: (claimed) => this.#sessionOptions(claimed, fence),
+        // A session that lost its lease pushes no checkpoint: its commits stay in this worker's
+        // clone, and the new holder's branch is left alone.
+        mayPush: () => this.#mayPush(control, lease),
         onClaimed: (sessionId) => {
-          this.#register(control, sessionId);
+          this.#register(control, sessionId, lease);
           registered = true;
         },
         onInterrupted: () => this.#options.metrics?.interruptions.inc(),
@@ -190,18 +197,17 @@ export class SessionJob {
     return { ran: false, skipped: why };
   }
 
-  /** The worker's own session options: guidance and transcripts in Redis, then its configuration. */
-  #sessionOptions(project: ProjectRecord): Partial<RunSessionOptions> {
+  /**
+   * The worker's own session options: guidance and transcripts in Redis, written under the
+   * session's fence (refused once the lease moved on), then its configuration.
+   */
+  #sessionOptions(project: ProjectRecord, fence: ProjectFence): Partial<RunSessionOptions> {
     const { repository } = this.#options;
-    const projectId = project.id;
+    const where = { redis: repository.redis, keys: repository.keys, projectId: project.id, fence };
     return {
       ...this.#options.sessionOptions?.(project),
-      guidance: createRedisGuidance({ redis: repository.redis, keys: repository.keys, projectId }),
-      transcript: createRedisTranscripts({
-        redis: repository.redis,
-        keys: repository.keys,
-        projectId,
-      }),
+      guidance: createRedisGuidance(where),
+      transcript: createRedisTranscripts(where),
     };
   }
 
@@ -229,8 +235,13 @@ export class SessionJob {
   #startHeartbeat(lease: ProjectLease, control: SessionControl): { stop(): void } {
     return startLeaseHeartbeat(lease, {
       intervalMs: Math.max(250, Math.floor(lease.ttlMs / 4)),
-      onLost: () => {
-        this.#log.warn('project lease lost; aborting session');
+      onLost: (why) => {
+        this.#log.warn(
+          { why, fence: lease.fence },
+          why === 'expired'
+            ? 'project lease expired: no renewal reached Redis within its TTL; aborting session'
+            : 'project lease lost; aborting session',
+        );
         control.abort('lease_lost');
       },
       onStatus: (status) => {
@@ -246,7 +257,10 @@ export class SessionJob {
    * lost its lease: a cut link, a stall): stop at once, leave the record to the new holder.
    */
   #fencedOut(control: SessionControl, lease: ProjectLease): void {
-    if (control.abortReason === 'lease_lost') return;
+    // Said once per session, also when the lease watchdog stopped it first: this is the proof
+    // that a late write of a replaced session reached Redis and was refused.
+    if (this.#saidFencedOut) return;
+    this.#saidFencedOut = true;
     this.#log.warn(
       { fence: lease.fence },
       'session fenced out: a newer session holds the project; its write was refused and the session stops',
@@ -254,14 +268,44 @@ export class SessionJob {
     control.abort('lease_lost');
   }
 
-  /** Lets cancel requests and shutdown reach the session. */
-  #register(control: SessionControl, sessionId: string): void {
+  /**
+   * Why a checkpoint push must not happen, if it must not: the lease moved on (the session stops
+   * too) or Redis did not confirm the lease before it could have expired. Git has no fencing of
+   * its own, so the lease is checked right before each push.
+   */
+  async #mayPush(control: SessionControl, lease: ProjectLease): Promise<string | undefined> {
+    const refused =
+      "this session no longer holds the project (its lease moved on): the checkpoint stays in this worker's clone and is not pushed";
+    if (control.abandoned) return refused;
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<'expired'>((resolve) => {
+      timer = setTimeout(
+        () => resolve('expired'),
+        Math.max(0, lease.validUntil - performance.now()),
+      );
+    });
+    try {
+      const holds = await Promise.race([lease.holds(), expired]);
+      if (holds === true) return undefined;
+      if (holds === 'expired') return refused;
+      this.#fencedOut(control, lease);
+      return refused;
+    } catch {
+      return 'Redis did not confirm that this session still holds the project; the checkpoint is pushed at the next one';
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** Lets cancel requests, lost job locks and shutdown reach the session. */
+  #register(control: SessionControl, sessionId: string, lease: ProjectLease): void {
     this.#options.running.set(this.#job.data.projectId, {
       projectId: this.#job.data.projectId,
       jobId: this.#job.id ?? '',
       sessionId,
       abort: control.abort,
       pause: control.pause,
+      holdsLease: () => lease.holds(),
     });
     this.#options.metrics?.activeSessions.inc();
   }

@@ -240,12 +240,28 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   let redisUp = true;
   worker.on('error', (error) => logger.error({ err: error }, 'worker error'));
   worker.on('lockRenewalFailed', (jobIds) => {
-    // Our lock is gone, so another worker may start this job again: stop ours.
-    for (const jobId of jobIds) {
-      logger.warn({ jobId }, 'job lock lost; aborting its session');
-      worker.cancelJob(jobId, 'lock_lost');
-    }
+    for (const jobId of jobIds) void onJobLockLost(jobId);
   });
+
+  /**
+   * BullMQ could not renew a job's lock (it expired during a stall). The project's lease, not the
+   * job lock, is what keeps a second session out (a copy of the job that another worker picks up
+   * waits for the lease), and every write is fenced by it: if the lease still holds, the session
+   * goes on. Otherwise, or before the session holds one, it stops.
+   */
+  async function onJobLockLost(jobId: string): Promise<void> {
+    const session = [...running.values()].find((candidate) => candidate.jobId === jobId);
+    const holds = session ? await session.holdsLease().catch(() => false) : false;
+    if (session && holds) {
+      logger.warn(
+        { jobId, projectId: session.projectId },
+        'job lock lost (Redis stalled); the project lease still holds, so the session goes on',
+      );
+      return;
+    }
+    logger.warn({ jobId }, 'job lock lost; aborting its session');
+    worker.cancelJob(jobId, 'lock_lost');
+  }
   worker.on('stalled', (jobId) => logger.warn({ jobId }, 'stalled job moved back to wait'));
   worker.on('failed', (job, error) =>
     logger.error({ jobId: job?.id, err: error }, 'session job failed'),

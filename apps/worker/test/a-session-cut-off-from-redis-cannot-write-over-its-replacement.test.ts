@@ -119,6 +119,15 @@ describe('fencing: a worker partitioned from Redis cannot write over the session
     const eventsAfter = await control.readEvents(id, { count: 10_000 });
     expect(eventsAfter.slice(eventsAtCompletion.length).map((entry) => entry.event)).toEqual([]);
 
+    // No overlap: A stopped its session (its lease watchdog, with no answer from Redis) before
+    // B claimed the project.
+    const stopped = a.lines.find((line) => String(line.msg).startsWith('project lease expired'));
+    expect(stopped).toBeDefined();
+    const firstClaimByB = eventsAfter.find(
+      (entry) => entry.event.type === 'session-claimed' && entry.event.workerId === 'worker-b',
+    );
+    expect(Number(stopped?.time)).toBeLessThanOrEqual(firstClaimByB?.event.at ?? 0);
+
     // Still completed, with only worker B's sessions recorded.
     const after = await control.getProject(id);
     expect(after?.status).toBe('completed');

@@ -15,8 +15,16 @@ export interface ProjectLease {
   /** `fence` as the lease key's value. */
   token: string;
   ttlMs: number;
+  /**
+   * The latest moment (this process's monotonic clock, `performance.now()`) the lease can still
+   * be ours: the send time of the last acquire or renewal that succeeded, plus `ttlMs`. Past it
+   * Redis has expired the lease, whatever the link did meanwhile.
+   */
+  readonly validUntil: number;
   /** Extends the lease; `owned: false` means it expired or someone else holds it. */
   renew(): Promise<{ owned: boolean; status: string }>;
+  /** True while the lease still holds this token in Redis (one `GET`; renews nothing). */
+  holds(): Promise<boolean>;
   /** Deletes the lease if still owned (compare-and-delete). */
   release(): Promise<boolean>;
 }
@@ -43,6 +51,7 @@ export async function acquireProjectLease(
 ): Promise<AcquireLeaseResult> {
   const { redis, keys, ttlMs } = options;
   const key = keys.lease(projectId);
+  const sentAt = performance.now();
   const [code, value] = (await defineScripts(redis).batonAcquireLease(
     key,
     keys.fenceCounter,
@@ -52,6 +61,7 @@ export async function acquireProjectLease(
     return { acquired: false, retryInMs: value > 0 ? value : 100 };
   }
   const token = String(value);
+  let validUntil = sentAt + ttlMs;
   return {
     acquired: true,
     lease: {
@@ -59,14 +69,22 @@ export async function acquireProjectLease(
       fence: value,
       token,
       ttlMs,
+      get validUntil() {
+        return validUntil;
+      },
       async renew() {
+        const renewSentAt = performance.now();
         const [owned, status] = (await defineScripts(redis).batonRenewLease(
           key,
           keys.project(projectId),
           token,
           ttlMs,
         )) as [number, string];
+        if (owned === SCRIPT_STATUS.owned) validUntil = Math.max(validUntil, renewSentAt + ttlMs);
         return { owned: owned === SCRIPT_STATUS.owned, status };
+      },
+      async holds() {
+        return (await redis.get(key)) === token;
       },
       async release() {
         return (await defineScripts(redis).batonReleaseLease(key, token)) === SCRIPT_STATUS.owned;
@@ -76,43 +94,76 @@ export async function acquireProjectLease(
 }
 
 export interface LeaseHeartbeatOptions {
-  /** Renewal period; a third of the TTL leaves two chances before expiry. */
+  /** Renewal period; a quarter of the TTL leaves three chances before expiry. */
   intervalMs: number;
-  /** Called once when the lease is found lost (expired or taken). */
-  onLost: () => void;
+  /**
+   * Called once when the lease is found lost: a renewal answered that it expired or was taken,
+   * or no renewal succeeded before `lease.validUntil` (the link is cut or Redis stalls for longer
+   * than the TTL: the lease has expired in Redis even though nobody could say so).
+   */
+  onLost: (why: 'taken' | 'expired') => void;
   /** Called with the project status read on every renewal. */
   onStatus?: (status: string) => void;
   /** Called when a renewal call fails (Redis down); the lease may still be ours. */
   onError?: (error: unknown) => void;
 }
 
-/** Renews a lease on a timer until stopped. */
+/**
+ * Renews a lease on a timer until stopped. A renewal that hangs (a stalled link, `CLIENT PAUSE`)
+ * is waited for: once it answers, the lease is extended if Redis still had it, so a stall shorter
+ * than the TTL costs nothing. A watchdog stops the holder at `validUntil` if no renewal answered
+ * by then, without waiting for Redis: that is the moment another worker may take the project.
+ */
 export function startLeaseHeartbeat(
   lease: ProjectLease,
   options: LeaseHeartbeatOptions,
 ): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
+  let watchdog: NodeJS.Timeout | undefined;
+  const lost = (why: 'taken' | 'expired') => {
+    if (stopped) return;
+    stopped = true;
+    if (timer) clearTimeout(timer);
+    if (watchdog) clearTimeout(watchdog);
+    options.onLost(why);
+  };
+  const armWatchdog = () => {
+    if (watchdog) clearTimeout(watchdog);
+    const left = Math.max(0, lease.validUntil - performance.now());
+    watchdog = setTimeout(() => {
+      // After the replies already received (timers run before I/O callbacks in a turn of the
+      // event loop): a renewal that answered while the process was busy still counts.
+      setImmediate(() => {
+        if (stopped) return;
+        if (performance.now() >= lease.validUntil) lost('expired');
+        else armWatchdog();
+      });
+    }, left + 1);
+  };
   const tick = async () => {
     try {
       const { owned, status } = await lease.renew();
       if (stopped) return;
       if (!owned) {
-        stopped = true;
-        options.onLost();
+        lost('taken');
         return;
       }
+      armWatchdog();
       options.onStatus?.(status);
     } catch (error) {
+      if (stopped) return;
       options.onError?.(error);
     }
     if (!stopped) timer = setTimeout(() => void tick(), options.intervalMs);
   };
+  armWatchdog();
   timer = setTimeout(() => void tick(), options.intervalMs);
   return {
     stop() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      if (watchdog) clearTimeout(watchdog);
     },
   };
 }

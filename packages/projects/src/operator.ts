@@ -8,6 +8,7 @@ import type { GuidanceSource, OperatorGuidance } from '@baton/session';
 import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
+import { writeBatch, type ProjectFence } from './internal/write-batch.js';
 
 /** Longest guidance text `say` accepts (characters, after trimming). */
 export const GUIDANCE_MAX_CHARACTERS = 4_000;
@@ -46,8 +47,14 @@ export function createRedisGuidance(options: {
   redis: RedisClient;
   keys: BatonKeys;
   projectId: string;
+  /**
+   * The acknowledging session's lease (a worker's sessions): an acknowledgement is stored only
+   * while the lease holds this token, so a session that lost the project cannot mark guidance
+   * as seen that its replacement never got (`ProjectError('fenced')`). Default: unfenced.
+   */
+  fence?: ProjectFence | undefined;
 }): RedisGuidance {
-  const { redis, keys, projectId } = options;
+  const { redis, keys, projectId, fence } = options;
   const listKey = keys.guidance(projectId);
   const acksKey = keys.guidanceAcks(projectId);
   async function list(): Promise<StoredGuidance[]> {
@@ -84,7 +91,9 @@ export function createRedisGuidance(options: {
     async acknowledge(ids, by) {
       if (ids.length === 0) return;
       const value = JSON.stringify({ sessionId: by.sessionId, turn: by.turn, at: Date.now() });
-      await redis.hset(acksKey, ...ids.flatMap((id) => [id, value]));
+      const writes = writeBatch(redis, keys, projectId, fence);
+      writes.hset(acksKey, ...ids.flatMap((id) => [id, value]));
+      await writes.exec();
     },
   };
 }

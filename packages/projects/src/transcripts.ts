@@ -18,6 +18,7 @@ import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
 import { execPipeline } from './internal/pipeline.js';
+import { writeBatch, type ProjectFence } from './internal/write-batch.js';
 
 /** Options of `createRedisTranscripts`. */
 export interface RedisTranscriptsOptions {
@@ -26,17 +27,26 @@ export interface RedisTranscriptsOptions {
   projectId: string;
   /** Transcripts kept per project; starting one more removes the oldest. Default `TRANSCRIPT_SESSIONS_KEPT`. */
   keep?: number;
+  /**
+   * The writing session's lease (a worker's sessions): every write is applied only while the
+   * lease holds this token, so a session that lost the project adds nothing to its transcripts
+   * (`ProjectError('fenced')`). Default: unfenced.
+   */
+  fence?: ProjectFence | undefined;
 }
 
 export function createRedisTranscripts(options: RedisTranscriptsOptions): TranscriptStore {
-  const { redis, keys, projectId } = options;
+  const { redis, keys, projectId, fence } = options;
   const keep = options.keep ?? TRANSCRIPT_SESSIONS_KEPT;
   const index = keys.transcripts(projectId);
   const key = (sessionId: string) => keys.transcript(projectId, sessionId);
+  const batch = () => writeBatch(redis, keys, projectId, fence);
 
   async function push(sessionId: string, records: readonly TranscriptRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await redis.rpush(key(sessionId), ...records.map((record) => JSON.stringify(record)));
+    const writes = batch();
+    for (const record of records) writes.rpush(key(sessionId), JSON.stringify(record));
+    await writes.exec();
   }
 
   return {
@@ -47,20 +57,20 @@ export function createRedisTranscripts(options: RedisTranscriptsOptions): Transc
           `invalid session id ${JSON.stringify(header.sessionId)}`,
         );
       }
-      const pipeline = redis.pipeline();
-      pipeline.del(key(header.sessionId));
-      pipeline.rpush(key(header.sessionId), JSON.stringify({ type: 'header', ...header }));
-      pipeline.zadd(index, header.startedAt, header.sessionId);
-      await execPipeline(pipeline);
+      const writes = batch();
+      writes.del(key(header.sessionId));
+      writes.rpush(key(header.sessionId), JSON.stringify({ type: 'header', ...header }));
+      writes.zadd(index, header.startedAt, header.sessionId);
+      await writes.exec();
       // The oldest beyond `keep` go, list and index entry together.
       const excess = (await redis.zcard(index)) - keep;
       if (excess <= 0) return;
       const old = await redis.zrange(index, '0', String(excess - 1));
       if (old.length === 0) return;
-      const trim = redis.pipeline();
+      const trim = batch();
       trim.del(...old.map(key));
       trim.zrem(index, ...old);
-      await execPipeline(trim);
+      await trim.exec();
     },
     append: (sessionId, messages) =>
       push(

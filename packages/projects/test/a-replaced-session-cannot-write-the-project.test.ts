@@ -5,7 +5,10 @@ import {
   ProjectRepository,
   acquireProjectLease,
   createKeys,
+  createRedisGuidance,
+  createRedisTranscripts,
   isProjectError,
+  startLeaseHeartbeat,
   type ProjectLease,
 } from '../src/index.js';
 import { newProjectRecord, sessionSummary } from './support/project-log-conformance.js';
@@ -96,6 +99,142 @@ describe("fencing: a session's writes to its project need its lease", () => {
     );
     // No lease on `other`: an operator's move is not fenced.
     expect((await repository.transition(other, 'paused')).ok).toBe(true);
+    await lease.release();
+  });
+
+  it("the replaced session's transcript and guidance acknowledgements are refused too", async () => {
+    const { repository, take } = await world();
+    const { redis, keys } = repository;
+    const id = randomProjectId('fenced');
+    await repository.create(newProjectRecord(id));
+    const oldLease = await take(id, 200);
+    let refusals = 0;
+    const oldFence = { token: oldLease.fence, onFenced: () => (refusals += 1) };
+    const oldTranscripts = createRedisTranscripts({ redis, keys, projectId: id, fence: oldFence });
+    const header = {
+      projectId: id,
+      sessionId: 's-old',
+      sessionNumber: 1,
+      kind: 'init' as const,
+      model: 'sim',
+      interrupted: false,
+      startedAt: 1,
+    };
+    await oldTranscripts.start(header);
+    const message = (text: string) => ({
+      role: 'assistant' as const,
+      turn: 1,
+      phase: 'work' as const,
+      at: 2,
+      content: [{ type: 'text' as const, text, source: 'model' as const }],
+    });
+    await oldTranscripts.append('s-old', [message('before the cut')]);
+    const guidance = createRedisGuidance({ redis, keys, projectId: id });
+    const said = await guidance.add('use tabs');
+    const oldGuidance = createRedisGuidance({ redis, keys, projectId: id, fence: oldFence });
+
+    await waitFor('old lease expired', async () => (await redis.exists(keys.lease(id))) === 0);
+    const newLease = await take(id, 10_000);
+
+    const attempts: [string, () => Promise<unknown>][] = [
+      ['append', () => oldTranscripts.append('s-old', [message('after the cut')])],
+      [
+        'end',
+        () =>
+          oldTranscripts.end('s-old', {
+            endedAt: 3,
+            outcome: 'completed',
+            reason: 'x',
+            turns: 1,
+            costUsd: 0,
+          }),
+      ],
+      ['start', () => oldTranscripts.start({ ...header, sessionId: 's-late' })],
+      ['acknowledge', () => oldGuidance.acknowledge([said.id], { sessionId: 's-old', turn: 1 })],
+    ];
+    for (const [what, attempt] of attempts) {
+      const error = await attempt().then(
+        () => null,
+        (caught: unknown) => caught,
+      );
+      expect(isProjectError(error) && error.code === 'fenced', what).toBe(true);
+    }
+    expect(refusals).toBe(attempts.length);
+    const reader = createRedisTranscripts({ redis, keys, projectId: id });
+    const kept = await reader.read('s-old');
+    expect(kept?.messages.map((entry) => entry.content[0])).toEqual([
+      expect.objectContaining({ text: 'before the cut' }),
+    ]);
+    expect(kept?.end).toBeNull();
+    expect(await reader.read('s-late')).toBeNull();
+    // The guidance is still unseen: the session that will act on it is the new holder.
+    expect(await guidance.pending()).toEqual([{ id: said.id, at: said.at, text: 'use tabs' }]);
+
+    // The holder's writes land.
+    const current = { token: newLease.fence };
+    await createRedisGuidance({ redis, keys, projectId: id, fence: current }).acknowledge(
+      [said.id],
+      { sessionId: 's-new', turn: 1 },
+    );
+    expect(await guidance.pending()).toEqual([]);
+    await newLease.release();
+  });
+
+  it('a holder cut off from Redis is told its lease expired once the TTL passed, without an answer', async () => {
+    const { take } = await world();
+    const id = randomProjectId('watchdog');
+    const lease = await take(id, 600);
+    // Every renewal hangs, as over a stalled link: only the local clock can say the lease is gone.
+    const stalled: ProjectLease = {
+      ...lease,
+      validUntil: lease.validUntil,
+      renew: () => new Promise(() => undefined),
+    };
+    const started = performance.now();
+    const lost = await new Promise<{ why: string; at: number }>((resolve) => {
+      startLeaseHeartbeat(stalled, {
+        intervalMs: 150,
+        onLost: (why) => resolve({ why, at: performance.now() }),
+      });
+    });
+    expect(lost.why).toBe('expired');
+    expect(lost.at).toBeGreaterThanOrEqual(lease.validUntil);
+    expect(lost.at - started).toBeLessThan(600 + 1_000);
+  });
+
+  it('a renewal that answers late, while the lease still lived, keeps it', async () => {
+    const { take } = await world();
+    const id = randomProjectId('stall');
+    const lease = await take(id, 1_000);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    let renewals = 0;
+    let heldOnce: () => void = () => undefined;
+    const renewedAfterStall = new Promise<void>((resolve) => (heldOnce = resolve));
+    const slow: ProjectLease = {
+      ...lease,
+      get validUntil() {
+        return lease.validUntil;
+      },
+      renew: async () => {
+        renewals += 1;
+        if (renewals === 1) await gate;
+        const answer = await lease.renew();
+        if (renewals === 2) heldOnce();
+        return answer;
+      },
+    };
+    let lostWhy: string | undefined;
+    const heartbeat = startLeaseHeartbeat(slow, {
+      intervalMs: 100,
+      onLost: (why) => (lostWhy = why),
+    });
+    // The first renewal hangs for 600 ms (a stall shorter than the 1 s TTL), then goes through.
+    setTimeout(release, 600);
+    await renewedAfterStall;
+    heartbeat.stop();
+    expect(lostWhy).toBeUndefined();
+    expect(await lease.holds()).toBe(true);
     await lease.release();
   });
 });

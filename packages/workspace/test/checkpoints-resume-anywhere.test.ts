@@ -134,6 +134,39 @@ describe('checkpoints', () => {
     expect(git(remote, 'rev-parse', 'baton/p')).toBe(final.head);
   });
 
+  it('are not pushed while the owner refuses (a session that lost its lease): the commit stays in the clone', async () => {
+    const root = await tempDir();
+    const remote = await createBareRemote(root);
+    const base = git(remote, 'rev-parse', 'main');
+    let holds = true;
+    const asked: string[] = [];
+    const workspace = workspaceOn(path.join(root, 'home'), remote, base, {
+      mayPush: () => {
+        asked.push(holds ? 'yes' : 'no');
+        return Promise.resolve(holds ? undefined : 'this session no longer holds the project');
+      },
+    });
+    await workspace.prepare(null);
+    await writeFiles(workspace.dir, { 'a.txt': 'a\n' });
+    const first = await workspace.checkpoint({ subject: 'a' });
+    expect(first.pushed).toBe(true);
+
+    holds = false;
+    await writeFiles(workspace.dir, { 'b.txt': 'b\n' });
+    const refused = await workspace.checkpoint({ subject: 'b', final: true });
+    expect(refused).toMatchObject({
+      pushed: false,
+      pushError: { code: 'push_failed', message: 'this session no longer holds the project' },
+    });
+    expect(refused.commit).not.toBeNull();
+    // Asked once per push, never retried: a refusal is an answer, not a network fault.
+    expect(asked).toEqual(['yes', 'no']);
+    expect(git(remote, 'rev-parse', 'baton/p')).toBe(first.commit);
+    expect(
+      git(path.dirname(workspace.gitDir), '--git-dir', workspace.gitDir, 'rev-parse', 'baton/p'),
+    ).toBe(refused.commit);
+  });
+
   it('are never force-pushed: a branch changed elsewhere is refused as push_rejected', async () => {
     const root = await tempDir();
     const remote = await createBareRemote(root);

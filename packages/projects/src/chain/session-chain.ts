@@ -127,6 +127,12 @@ export interface ChainedSessionRequest {
    * is a budget of one run, never stored).
    */
   budgets?: ((project: ProjectRecord) => ProjectBudgets) | undefined;
+  /**
+   * Asked right before every checkpoint push; a reason refuses it (the commit stays in this
+   * worker's clone). A worker refuses once its lease moved on, so a replaced session never pushes
+   * over the new holder's work. Default: every push goes.
+   */
+  mayPush?: (() => Promise<string | undefined>) | undefined;
   /** Called once the project is claimed (cancel requests can reach the session from now on). */
   onClaimed?: ((sessionId: string) => void) | undefined;
   /** Called when a crashed predecessor is found. */
@@ -346,6 +352,7 @@ class ChainStep {
       dir: project.workspace ?? undefined,
       push: this.#options.push,
       maxFileBytes: this.#options.maxFileBytes,
+      mayPush: this.#request.mayPush,
       // Commit hooks run in the same sandbox as the session's commands.
       hookSandbox: extraOptions.tools?.sandbox,
     });

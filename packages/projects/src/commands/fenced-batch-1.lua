@@ -7,7 +7,8 @@
   KEYS[1] the project's lease (its value is the holder's fencing token)
   ARGV[1] the writer's fencing token
   ARGV[2] JSON array of writes, each [command, key, argument...]: HSET, HINCRBY, HINCRBYFLOAT,
-          HDEL, RPUSH, LTRIM or XADD on a key of the project, or ['TOUCH', changes, version, id]
+          HDEL, RPUSH, LTRIM, XADD, ZADD, ZREM or DEL on keys of the project (its record,
+          transcripts, guidance acknowledgements), or ['TOUCH', changes, version, id]
           (the change feed, as touch-project-2.lua). Every key carries the prefix's {hash tag},
           so all of them live in KEYS[1]'s Cluster slot (as the index keys of transition-4.lua).
 
@@ -21,7 +22,7 @@ if redis.call('GET', KEYS[1]) ~= ARGV[1] then
   return { NOT_OWNED }
 end
 local ALLOWED = { HSET = true, HINCRBY = true, HINCRBYFLOAT = true, HDEL = true, RPUSH = true,
-  LTRIM = true, XADD = true }
+  LTRIM = true, XADD = true, ZADD = true, ZREM = true, DEL = true }
 local writes = cjson.decode(ARGV[2])
 local replies = { OWNED }
 for index, write in ipairs(writes) do

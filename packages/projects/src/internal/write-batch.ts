@@ -19,6 +19,9 @@ export interface WriteBatch {
   rpush(key: string, value: string): void;
   ltrim(key: string, start: number, stop: number): void;
   xadd(key: string, ...values: (string | number)[]): void;
+  zadd(key: string, score: number, member: string): void;
+  zrem(key: string, ...members: string[]): void;
+  del(...keys: string[]): void;
   /** Records in the change feed that `projectId` changed (touch-project-2.lua). */
   touch(projectId: string): void;
   /** Sends the writes; resolves with one reply per write. Throws `ProjectError('fenced')` when refused. */
@@ -59,6 +62,15 @@ abstract class QueuedBatch implements WriteBatch {
   }
   xadd(key: string, ...values: (string | number)[]): void {
     this.writes.push(['XADD', key, ...values]);
+  }
+  zadd(key: string, score: number, member: string): void {
+    this.writes.push(['ZADD', key, score, member]);
+  }
+  zrem(key: string, ...members: string[]): void {
+    this.writes.push(['ZREM', key, ...members]);
+  }
+  del(...keys: string[]): void {
+    this.writes.push(['DEL', ...keys]);
   }
   touch(projectId: string): void {
     this.writes.push(['TOUCH', this.keys.projectChanges, this.keys.projectVersion, projectId]);

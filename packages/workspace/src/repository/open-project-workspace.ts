@@ -25,6 +25,8 @@ export interface OpenProjectWorkspaceOptions {
   hookSandbox?: SandboxSetup | undefined;
   /** Files larger than this are left out of checkpoints. Default 52_428_800 (50 MiB). */
   maxFileBytes?: number | undefined;
+  /** Asked before every push; a reason refuses it (`ProjectWorkspaceOptions.mayPush`). */
+  mayPush?: (() => Promise<string | undefined>) | undefined;
 }
 
 /** The project's clone on this machine, laid out under `home` the same way by every entry point. */
@@ -41,5 +43,6 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     ...(options.push === undefined ? {} : { push: options.push }),
     hookSandbox: options.hookSandbox,
     maxFileBytes: options.maxFileBytes,
+    mayPush: options.mayPush,
   });
 }

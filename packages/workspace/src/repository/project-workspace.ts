@@ -62,6 +62,12 @@ export interface ProjectWorkspaceOptions {
   push?: PushRetryOptions;
   /** Longest wait for one fetch or push (ms). Default 120_000. */
   networkTimeoutMs?: number;
+  /**
+   * Asked right before every push; a returned reason refuses it (`push_failed` with that
+   * message, no retry, the commit kept in the clone). A worker answers from the project's lease,
+   * so a session that lost the project never pushes over its new holder's work.
+   */
+  mayPush?: (() => Promise<string | undefined>) | undefined;
 }
 
 /** Where `prepare` left the workspace. */
@@ -690,6 +696,10 @@ class GitProjectWorkspace implements ProjectWorkspace {
         if (!final)
           return { pushed: false, ...(this.#lastPushError ? { error: this.#lastPushError } : {}) };
         await sleep(wait);
+      }
+      const refused = await this.#options.mayPush?.();
+      if (refused !== undefined) {
+        return { pushed: false, error: { code: 'push_failed', message: refused } };
       }
       const result = await this.#pushOnce(head);
       if (result === null) {
