@@ -93,8 +93,8 @@ describe('hooks and workspace limits, through a worker', () => {
     expect(
       starts.every(
         (event) =>
-          (event.sandbox as { policy: { limits: { workspaceFiles: number } } }).policy.limits
-            .workspaceFiles === 200,
+          (event.sandbox as unknown as { policy: { limits: { workspaceFiles: number } } }).policy
+            .limits.workspaceFiles === 200,
       ),
     ).toBe(true);
   });
