@@ -70,7 +70,9 @@ describe('workspace faults, through a worker process', () => {
       },
       90_000,
     );
-    expect(paused.statusReason).toMatch(/^checkpoint [0-9a-f]{12} was not pushed: /);
+    expect(paused.statusReason).toMatch(
+      /^checkpoint_failed: checkpoint [0-9a-f]{12} was not pushed: /,
+    );
     expect(paused.counters.sessions).toBe(2);
     // The session did its work: its feature passes, its commits are in the worker's clone only.
     const session = (await control.listSessions(id)).at(-1);

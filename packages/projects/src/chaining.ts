@@ -160,7 +160,7 @@ export const DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS = 3;
 
 /**
  * The reason (prefix) a project is paused with when its session's last checkpoint could not be
- * committed: its work is not on the project branch, so it is never `completed` (a
+ * committed or pushed: its work is not on the project branch, so it is never `completed` (a
  * `workspaceProblem`, decided before `completed` below).
  */
 export const CHECKPOINT_FAILED_REASON = 'checkpoint_failed';

@@ -96,7 +96,10 @@ const sessionResultSchema = z.looseObject({
   startedAt: count,
   endedAt: count,
   error: z.string().optional(),
-  checkpoint: z.looseObject({}).optional(),
+  /** The end-of-session checkpoint: whether its head reached the remote is read by the views. */
+  checkpoint: z
+    .looseObject({ head: z.string().nullable().optional(), pushed: z.boolean().optional() })
+    .optional(),
   checkpointError: z.string().optional(),
   checkpointFailures: count.optional(),
   commits: z.array(z.string()).default([]),

@@ -84,4 +84,47 @@ describe('a failed checkpoint', () => {
     expect(failing.calls.length).toBeGreaterThan(1);
     expect(result.checkpointError).toBeUndefined();
   });
+
+  it('that is committed but not pushed is counted and told to the model once, without the host path', async () => {
+    const seen: SimScriptRequest[] = [];
+    harness = await createHarness(
+      { script: (request) => void seen.push(request) },
+      { initialised: true },
+    );
+    const h = harness;
+    let calls = 0;
+    const refused = '/srv/host/repo.git refused the push of baton/x: [remote rejected]';
+    const result = await runSession(
+      h.options({
+        sessionNumber: 2,
+        checkpoints: {
+          intervalMs: 0,
+          target: {
+            checkpoint(): Promise<Checkpoint> {
+              calls += 1;
+              return Promise.resolve({
+                commit: String(calls).repeat(40).slice(0, 40),
+                head: String(calls).repeat(40).slice(0, 40),
+                message: '',
+                skipped: [],
+                hooks: 'none',
+                pushed: false,
+                pushError: { code: 'push_failed', message: refused },
+              });
+            },
+          },
+        },
+      }),
+    );
+    expect(calls).toBeGreaterThan(1);
+    expect(result.checkpointFailures).toBe(calls);
+    const told = seen.filter((request) =>
+      JSON.stringify(request.params.messages.at(-1)).includes('could not be pushed'),
+    );
+    expect(told).toHaveLength(1);
+    expect(JSON.stringify(seen.map((request) => request.params.messages))).not.toContain(
+      '/srv/host',
+    );
+    expect(result.reason).toContain(`The last checkpoint was not pushed: ${refused}`);
+  });
 });

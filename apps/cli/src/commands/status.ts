@@ -129,9 +129,25 @@ function describeCheckpointProblems(sessions: readonly SessionSummary[]): string
   const lines: string[] = [];
   for (const session of sessions) {
     const failures = session.checkpointFailures ?? 0;
+    const unpushed =
+      session.checkpoint !== undefined &&
+      !session.checkpoint.pushed &&
+      session.checkpoint.head !== null;
+    // A later session pushes what an earlier one could not (its commits stayed in the clone).
+    const pushedLater = sessions.some(
+      (later) => later.sessionNumber > session.sessionNumber && later.checkpoint?.pushed === true,
+    );
     if (session.checkpointError !== undefined) {
       lines.push(
         `checkpoint FAILED in session ${session.sessionNumber}: ${session.checkpointError} (its last changes are not on the branch; fix the cause, then baton resume)`,
+      );
+    } else if (unpushed && !pushedLater) {
+      lines.push(
+        `checkpoint NOT PUSHED in session ${session.sessionNumber}: ${session.checkpoint?.error ?? 'unknown reason'} (committed in the worker's clone only; fix the remote, then baton resume)`,
+      );
+    } else if (unpushed) {
+      lines.push(
+        `checkpoint of session ${session.sessionNumber} was not pushed then (pushed by a later session)`,
       );
     } else if (failures > 0) {
       lines.push(

@@ -223,8 +223,12 @@ export function describeEvent(
     case 'session-end': {
       const { result } = event;
       const { outcome, usage } = result;
+      // The session's work is not on the branch: never a green "completed".
+      const lost =
+        result.checkpointError !== undefined ||
+        (result.checkpoint?.pushed === false && typeof result.checkpoint.head === 'string');
       const mark =
-        outcome === 'completed'
+        outcome === 'completed' && !lost
           ? paint('green', '✓')
           : outcome === 'cancelled' || outcome === 'budget_exhausted'
             ? paint('yellow', '■')
@@ -237,9 +241,9 @@ export function describeEvent(
           ? ''
           : paint(
               'red',
-              ` · ${failures} checkpoint${failures === 1 ? '' : 's'} failed${result.checkpointError === undefined ? ' (retried, saved later)' : ', the last one too'}`,
+              ` · ${failures} checkpoint${failures === 1 ? '' : 's'} failed${lost ? ', the last one too' : ' (retried, saved later)'}`,
             );
-      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack}${failed} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${outcome === 'completed' || result.reason === '' ? '' : `\n  ${result.reason}`}`;
+      return `${mark} ${outcome} · ${flipped.length > 0 ? `flipped ${flipped.join(', ')}` : 'no feature flipped'} · features ${featureBar(result.featuresAfter)} · ${result.turns} turns${fellBack}${failed} · ${tokensText(inputOf(usage), usage.cacheReadInputTokens, usage.outputTokens)} · ${formatUsd(usage.costUsd)}${(outcome === 'completed' && !lost) || result.reason === '' ? '' : `\n  ${result.reason}`}`;
     }
     case 'checkpoint': {
       if (event.error !== undefined && event.commit === null && event.head === null) {

@@ -29,4 +29,20 @@ describe('a session whose last checkpoint could not be committed', () => {
       reason: problem,
     });
   });
+
+  it('a last checkpoint committed but not pushed pauses it with checkpoint_failed too', () => {
+    const head = 'f6a7f318a5a6'.padEnd(40, '0');
+    const refused = '/r refused the push of baton/x: [remote rejected] (pre-receive hook declined)';
+    const result = {
+      outcome: 'completed',
+      commits: [head],
+      checkpoint: { head, pushed: false, pushError: { code: 'push_failed', message: refused } },
+    } as unknown as SessionResult;
+    expect(unpushedCheckpoint(result)).toBe(
+      `${CHECKPOINT_FAILED_REASON}: checkpoint f6a7f318a5a6 was not pushed: ${refused}`,
+    );
+    // A pushed one is no problem.
+    const pushed = { ...result, checkpoint: { head, pushed: true } } as unknown as SessionResult;
+    expect(unpushedCheckpoint(pushed)).toBeUndefined();
+  });
 });

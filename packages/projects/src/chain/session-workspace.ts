@@ -35,7 +35,7 @@ export async function prepareWorkspace(
       final: true,
     });
     if (!pushed.pushed) {
-      const message = `checkpoint ${(pushed.head ?? '').slice(0, 12)} of an earlier session was not pushed: ${pushed.pushError?.message ?? 'unknown reason'}`;
+      const message = `${CHECKPOINT_FAILED_REASON}: checkpoint ${(pushed.head ?? '').slice(0, 12)} of an earlier session was not pushed: ${pushed.pushError?.message ?? 'unknown reason'}`;
       return pushed.pushError?.code === 'push_rejected'
         ? { ok: false, error: message }
         : { ok: false, error: message, pause: message };
@@ -44,7 +44,11 @@ export async function prepareWorkspace(
   return { ok: true, workspace: prepared };
 }
 
-/** Why the session's last checkpoint is not on the remote (a rejection fails the session instead). */
+/**
+ * Why the session's last checkpoint is not on the remote, as the reason the project pauses with
+ * (`checkpoint_failed: ...`), or `undefined` when it is there. A rejection as not a fast-forward
+ * fails the session instead.
+ */
 export function unpushedCheckpoint(result: SessionResult): string | undefined {
   if (result.checkpointError !== undefined) {
     return `${CHECKPOINT_FAILED_REASON}: the last checkpoint could not be saved: ${result.checkpointError}`;
@@ -52,7 +56,7 @@ export function unpushedCheckpoint(result: SessionResult): string | undefined {
   const checkpoint = result.checkpoint;
   if (checkpoint === undefined || checkpoint.pushed || checkpoint.head === null) return undefined;
   if (checkpoint.pushError?.code === 'push_rejected') return undefined;
-  return `checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
+  return `${CHECKPOINT_FAILED_REASON}: checkpoint ${checkpoint.head.slice(0, 12)} was not pushed: ${checkpoint.pushError?.message ?? 'unknown reason'}`;
 }
 
 /**

@@ -40,7 +40,10 @@ export class Checkpointer {
   hooks: Checkpoint['hooks'] = 'none';
   /** Why the latest checkpoint could not be committed; `undefined` once one succeeds again. */
   failure: string | undefined;
-  /** How many checkpoints of the session could not be committed. */
+  /**
+   * How many checkpoints of the session did not reach the remote: not committed, or committed
+   * but not pushed (each retried at the next one).
+   */
   failures = 0;
   readonly #options: CheckpointerOptions;
   readonly #intervalMs: number;
@@ -50,6 +53,8 @@ export class Checkpointer {
   #queue: Promise<unknown> = Promise.resolve();
   #notes: string[] = [];
   #rejected = false;
+  /** The model was told pushes fail; told again only after one landed. */
+  #toldUnpushed = false;
   /** Special files the model was already told about (they show up in every checkpoint). */
   readonly #toldSpecial = new Set<string>();
 
@@ -156,6 +161,19 @@ export class Checkpointer {
         `These files were left out of the checkpoint commit because git cannot store them (not regular files): ${describeSpecial(newSpecial)}. ` +
           'They stay in the workspace but are not saved or pushed; remove them when they are no longer needed.',
       );
+    }
+    if (checkpoint.pushed) {
+      this.#toldUnpushed = false;
+    } else if (checkpoint.pushError !== undefined) {
+      this.failures += 1;
+      if (checkpoint.pushError.code === 'push_failed' && !this.#toldUnpushed) {
+        this.#toldUnpushed = true;
+        // The remote's error names host paths and is not the model's to fix: the user is told.
+        this.#notes.push(
+          'Your latest changes are committed in the workspace but could not be pushed to the project branch. ' +
+            'Baton retries at the next checkpoint; nothing is lost, so go on working. If the last checkpoint of the session cannot be pushed either, the project pauses until the user fixes the remote.',
+        );
+      }
     }
     if (checkpoint.pushError?.code === 'push_rejected' && !this.#rejected) {
       this.#rejected = true;

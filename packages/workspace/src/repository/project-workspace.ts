@@ -737,9 +737,11 @@ class GitProjectWorkspace implements ProjectWorkspace {
           message: `${this.#remoteName} refused ${this.branch} as not a fast-forward (${summary}); someone else changed the branch, and Baton never force-pushes.`,
         };
       }
+      // A server-side hook (pre-receive, update) says why in `remote:` lines: the user needs them.
+      const said = remoteMessage(output.stderr);
       return {
         code: 'push_failed',
-        message: `${this.#remoteName} refused the push of ${this.branch}: ${summary}`,
+        message: `${this.#remoteName} refused the push of ${this.branch}: ${summary}${said === '' ? '' : ` (the remote said: ${said})`}`,
       };
     }
     return {
@@ -747,6 +749,24 @@ class GitProjectWorkspace implements ProjectWorkspace {
       message: `cannot push ${this.branch} to ${this.#remoteName}: ${gitMessage(output)}`,
     };
   }
+}
+
+/** What the remote's hooks printed (`remote: ...` lines), redacted, at most 300 characters. */
+function remoteMessage(stderr: string): string {
+  const said = stderr
+    .split('\n')
+    .filter((line) => line.startsWith('remote:'))
+    // The remote's text reaches terminals and logs: no control characters.
+    .map((line) =>
+      line
+        .slice('remote:'.length)
+        // eslint-disable-next-line no-control-regex -- removing them is the point
+        .replace(/[\u0000-\u001f\u007f]/g, '')
+        .trim(),
+    )
+    .filter((line) => line !== '')
+    .join('; ');
+  return redactUrlCredentials(said).slice(0, 300);
 }
 
 function firstLine(text: string): string {
