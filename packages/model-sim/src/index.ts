@@ -9,6 +9,7 @@ export type {
   ModelSimOptions,
   SimContentBlock,
   SimFaults,
+  WorkFault,
   SimRequestRecord,
   SimScript,
   SimScriptRequest,

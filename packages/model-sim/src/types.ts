@@ -56,6 +56,14 @@ export interface SimFaults {
    * mid-work, past their first turn and not yet closing, whatever turn they are in.
    */
   stallNextWork?: number;
+  /**
+   * Faults for the next requests that continue a session's work (as `stallNextWork` picks them:
+   * an assistant turn in the history, no end-of-session tag), one each, in order: the first such
+   * request gets the first fault, and so on; each is removed as it is used (an SDK or harness
+   * retry is a new request and takes the next one). For a real process whose request numbers a
+   * test cannot know. Applied before every other fault.
+   */
+  nextWorkFaults?: WorkFault[];
   /** Requests answered with `stop_reason: "max_tokens"` and a cut-off text block. */
   maxTokensOn?: number[];
   /** Requests answered with `stop_reason: "refusal"`. */
@@ -67,6 +75,21 @@ export interface SimFaults {
   /** Value of the `retry-after` header on 429/529 answers, in seconds. Default 0 (tests stay fast). */
   retryAfterSeconds?: number;
 }
+
+/** A fault `nextWorkFaults` applies to one request, named after the per-request faults. */
+export type WorkFault =
+  | 'unauthorized'
+  | 'forbidden'
+  | 'rate_limit'
+  | 'overloaded'
+  | 'server_error'
+  | 'cut_stream'
+  | 'stream_error'
+  | 'max_tokens'
+  | 'refusal'
+  | 'pause_turn'
+  | 'context_window_exceeded'
+  | 'empty_reply';
 
 /** What a `script` hook may answer instead of the scripted agent. */
 export type SimScriptResult =
@@ -148,11 +171,15 @@ export interface ModelSimOptions {
 export interface SimRequestRecord {
   /** 1-based number among `/v1/messages` requests (0 for count_tokens). */
   number: number;
+  /** When the request arrived (`Date.now()`, ms): retry delays are measured from these. */
+  at: number;
   path: '/v1/messages' | '/v1/messages/count_tokens';
   stream: boolean;
   status: number;
   /** The request's `model` (absent when the body could not be read). */
   model?: string;
+  /** The request's `max_tokens` (absent when the body could not be read). */
+  maxTokens?: number;
   /** The fault applied, if any. */
   fault?: string;
   stopReason?: string;

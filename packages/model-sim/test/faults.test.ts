@@ -223,6 +223,45 @@ describe('fault injection', () => {
     await expect(parked).resolves.toMatchObject({ type: 'message' });
   });
 
+  it('nextWorkFaults gives the next mid-work requests one fault each, in order, and records when each arrived', async () => {
+    const { sim, client } = await setup({
+      nextWorkFaults: ['rate_limit', 'unauthorized', 'empty_reply', 'max_tokens'],
+      retryAfterSeconds: 0.2,
+    });
+    const user = (text: string) => ({ role: 'user' as const, content: text });
+    const midWork = {
+      ...params,
+      messages: [
+        user('Start the session.'),
+        { role: 'assistant' as const, content: 'On it.' },
+        user('Go on.'),
+      ],
+    };
+    // A first turn takes none of them.
+    await expect(client.beta.messages.create(params)).resolves.toMatchObject({ type: 'message' });
+    await expect(client.beta.messages.create(midWork)).rejects.toBeInstanceOf(RateLimitError);
+    await expect(client.beta.messages.create(midWork)).rejects.toMatchObject({ status: 401 });
+    const empty = await client.beta.messages.create(midWork);
+    expect(empty).toMatchObject({ content: [], stop_reason: 'end_turn' });
+    const cut = await client.beta.messages.create(midWork);
+    expect(cut.stop_reason).toBe('max_tokens');
+    await expect(client.beta.messages.create(midWork)).resolves.toMatchObject({
+      stop_reason: 'end_turn',
+    });
+    expect(sim.stats().faults).toEqual({ nextWorkFaults: [], retryAfterSeconds: 0.2 });
+    expect(sim.received.map((record) => [record.status, record.fault ?? null])).toEqual([
+      [200, null],
+      [429, 'rate-limit'],
+      [401, 'unauthorized'],
+      [200, 'empty-reply'],
+      [200, 'max-tokens'],
+      [200, null],
+    ]);
+    const times = sim.received.map((record) => record.at);
+    expect(times).toEqual([...times].sort((a, b) => a - b));
+    expect(sim.received.every((record) => record.maxTokens === params.max_tokens)).toBe(true);
+  });
+
   it('releases stalls through POST /_sim/release and sets faults through POST /_sim/faults', async () => {
     const { sim, client } = await setup({});
     const set = await fetch(`${sim.url}/_sim/faults`, {

@@ -1,8 +1,29 @@
 import { z } from 'zod';
 import { ModelSimError } from '../errors.js';
-import type { SimFaults } from '../types.js';
+import type { SimFaults, WorkFault } from '../types.js';
 
 const requestNumbers = z.array(z.number().int().min(1));
+
+/** Each `WorkFault` and the per-request fault it stands for. */
+const WORK_FAULTS: Readonly<Record<WorkFault, PlannedFault>> = {
+  unauthorized: { kind: 'error', status: 401, name: 'unauthorized' },
+  forbidden: { kind: 'error', status: 403, name: 'forbidden' },
+  rate_limit: { kind: 'error', status: 429, name: 'rate-limit' },
+  overloaded: { kind: 'error', status: 529, name: 'overloaded' },
+  server_error: { kind: 'error', status: 500, name: 'server-error' },
+  cut_stream: { kind: 'cut' },
+  stream_error: { kind: 'stream_error' },
+  max_tokens: { kind: 'max_tokens' },
+  refusal: { kind: 'refusal' },
+  pause_turn: { kind: 'pause_turn' },
+  context_window_exceeded: { kind: 'context_window' },
+  empty_reply: { kind: 'empty_reply' },
+};
+
+/** The per-request fault a `WorkFault` stands for. */
+export function plannedWorkFault(fault: WorkFault): PlannedFault {
+  return WORK_FAULTS[fault];
+}
 
 /** Validates faults given by option, `setFaults` or `POST /_sim/faults`. */
 export const simFaultsSchema = z
@@ -34,6 +55,10 @@ export const simFaultsSchema = z
     streamErrorOn: requestNumbers.optional(),
     stallOn: requestNumbers.optional(),
     stallNextWork: z.number().int().min(0).max(1_000).optional(),
+    nextWorkFaults: z
+      .array(z.enum(Object.keys(WORK_FAULTS) as [WorkFault, ...WorkFault[]]))
+      .max(1_000)
+      .optional(),
     maxTokensOn: requestNumbers.optional(),
     refusalOn: requestNumbers.optional(),
     pauseTurnOn: requestNumbers.optional(),

@@ -13,6 +13,7 @@ import {
   FAULT_MESSAGES,
   faultAfter,
   faultBefore,
+  plannedWorkFault,
   isMidWorkRequest,
   parseFaults,
 } from './faults.js';
@@ -60,6 +61,8 @@ interface Exchange {
 interface MessagesExchange extends Exchange {
   number: number;
   entry: SimRequestRecord;
+  /** The `nextWorkFaults` entry this request took, if any: it replaces the per-request faults. */
+  workFault?: PlannedFault | undefined;
 }
 
 /** A built answer and the after-faults that decide how it is sent. */
@@ -193,7 +196,7 @@ export class SimServer {
     const exchange: MessagesExchange = {
       ...base,
       number,
-      entry: { number, path: '/v1/messages', stream: false, status: 200 },
+      entry: { number, at: Date.now(), path: '/v1/messages', stream: false, status: 200 },
     };
     let body: Record<string, unknown>;
     try {
@@ -203,6 +206,7 @@ export class SimServer {
     }
     exchange.entry.stream = body['stream'] === true;
     if (typeof body['model'] === 'string') exchange.entry.model = body['model'];
+    if (typeof body['max_tokens'] === 'number') exchange.entry.maxTokens = body['max_tokens'];
     await this.waiters.sleep(this.faults.latencyMs ?? 0);
     if (this.closed) return destroy(exchange.response);
     if (!(await this.#passBeforeFaults(exchange, body))) return;
@@ -220,7 +224,19 @@ export class SimServer {
     exchange: MessagesExchange,
     body: Record<string, unknown>,
   ): Promise<boolean> {
-    const before = faultBefore(this.faults, exchange.number, body['model']);
+    const queued = this.faults.nextWorkFaults ?? [];
+    if (queued.length > 0 && isMidWorkRequest(body)) {
+      const [next, ...rest] = queued;
+      this.faults = { ...this.faults, nextWorkFaults: rest };
+      if (next !== undefined) exchange.workFault = plannedWorkFault(next);
+    }
+    const work = exchange.workFault;
+    const before =
+      work === undefined
+        ? faultBefore(this.faults, exchange.number, body['model'])
+        : work.kind === 'error'
+          ? work
+          : undefined;
     const stallWork = (this.faults.stallNextWork ?? 0) > 0 && isMidWorkRequest(body);
     if (stallWork) {
       this.faults = { ...this.faults, stallNextWork: (this.faults.stallNextWork ?? 1) - 1 };
@@ -268,7 +284,8 @@ export class SimServer {
       throw invalidRequest(`prompt is too long: ${promptTokens} tokens > ${window} maximum`);
     }
     const reply = await this.#reply(exchange, params, edited.messages, turn);
-    const after = faultAfter(this.faults, number);
+    const work = exchange.workFault;
+    const after = work === undefined ? faultAfter(this.faults, number) : work;
     const shaped = shapeReply(reply, after, body['max_tokens'] as number, window - promptTokens);
     if (shaped.fault !== undefined) entry.fault = shaped.fault;
     const message = buildMessage({
@@ -417,6 +434,7 @@ export class SimServer {
     this.countTokensRequests += 1;
     const entry: SimRequestRecord = {
       number: 0,
+      at: Date.now(),
       path: '/v1/messages/count_tokens',
       stream: false,
       status: 200,
