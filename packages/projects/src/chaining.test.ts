@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decideAfterSession, type ChainInput } from './chaining.js';
+import { decideAfterSession, uselessContextFill, type ChainInput } from './chaining.js';
 import { emptyCounters } from './project.js';
 
 function input(overrides: Partial<ChainInput> = {}): ChainInput {
@@ -193,13 +193,58 @@ describe('decideAfterSession: what the API answered', () => {
       outcome: 'budget_exhausted',
       stopReason: 'context_full',
       contextFull: { turn: 3, useful: false },
-      counters: { ...emptyCounters(), sessions: 4, sessionsWithoutProgress: 1 },
+      counters: { ...emptyCounters(), sessions: 4, uselessContextFills: 1 },
     });
     expect(decideAfterSession(once)).toMatchObject({ kind: 'next' });
-    const twice = { ...once, counters: { ...once.counters, sessionsWithoutProgress: 2 } };
+    const twice = { ...once, counters: { ...once.counters, uselessContextFills: 2 } };
     const decision = decideAfterSession(twice);
-    expect(decision).toMatchObject({ kind: 'finish', status: 'paused' });
+    expect(decision).toMatchObject({ kind: 'finish', status: 'paused', cause: 'context_full' });
     expect(decision.reason).toMatch(/^context_full: the context window filled at turn 3 .*resume$/);
+  });
+
+  it('sessions without progress that did not fill their context do not make a useless fill a second one', () => {
+    // Two sessions ended without progress (their context never filled), then one filled it:
+    // that is one useless fill, not two; the no-progress rule watches the others.
+    const decision = decideAfterSession(
+      input({
+        outcome: 'budget_exhausted',
+        stopReason: 'context_full',
+        contextFull: { turn: 3, useful: false },
+        counters: {
+          ...emptyCounters(),
+          sessions: 4,
+          sessionsWithoutProgress: 2,
+          uselessContextFills: 1,
+        },
+      }),
+    );
+    expect(decision).toMatchObject({ kind: 'next', cause: 'chain' });
+  });
+
+  it('the useless-fill streak: a useless fill adds one, any other session that ran ends it, a cut-short one leaves it', () => {
+    expect(uselessContextFill({ contextFull: { turn: 3, useful: false } })).toBe(true);
+    expect(uselessContextFill({ contextFull: { turn: 9, useful: true } })).toBe(false);
+    expect(uselessContextFill({})).toBe(false);
+    expect(uselessContextFill({ abortReason: 'shutdown' })).toBeUndefined();
+  });
+
+  it('a model the API does not know (404) pauses with model_not_found and the one line naming it', () => {
+    const decision = decideAfterSession(
+      input({
+        outcome: 'failed',
+        stopReason: 'model_not_found',
+        reason:
+          'The API does not know the model "claude-nope" (404 not_found_error); name a model the API serves.',
+        counters: { ...emptyCounters(), consecutiveFailures: 1 },
+      }),
+    );
+    expect(decision).toEqual({
+      kind: 'finish',
+      cause: 'model_not_found',
+      status: 'paused',
+      reason:
+        'model_not_found: The API does not know the model "claude-nope" (404 not_found_error); name a model the API serves.',
+    });
   });
 
   it('a refused API key pauses with reason auth, before any failure is counted', () => {

@@ -76,6 +76,7 @@ export type ChainCause =
   | 'budget'
   | 'no_progress'
   | 'auth'
+  | 'model_not_found'
   | 'context_full'
   | 'retry'
   | 'shutdown'
@@ -97,6 +98,7 @@ export type ChainDecision =
         | 'budget'
         | 'no_progress'
         | 'auth'
+        | 'model_not_found'
         | 'context_full';
       status: Extract<ProjectStatus, 'completed' | 'paused' | 'failed'>;
       reason: string;
@@ -124,34 +126,63 @@ export function isFailedSession(
 /** The machine-readable head of the status reason of a project paused because the API refused its key. */
 export const AUTH_REASON = 'auth';
 
+/**
+ * The machine-readable head of the status reason of a project whose model the API does not know
+ * (404 `not_found_error`): every session would fail the same way.
+ */
+export const MODEL_NOT_FOUND_REASON = 'model_not_found';
+
 /** The machine-readable head of the status reason of a project whose sessions fill the context uselessly. */
 export const CONTEXT_FULL_REASON = 'context_full';
 
+/** Sessions in a row whose context filled before anything useful that pause the project. */
+export const MAX_USELESS_CONTEXT_FILLS = 2;
+
 /**
- * A session whose context window filled before it did anything useful, after a session that also
- * made no progress: another one would do the same. The project pauses with what to change.
+ * What a finished session means for the `uselessContextFills` streak: its context filled before
+ * it did anything useful (true), it ran and did not (false), or it was cut short by a shutdown or
+ * a lost lease (undefined: the streak stays as it is).
+ */
+export function uselessContextFill(input: {
+  contextFull?: ChainInput['contextFull'];
+  abortReason?: AbortReason | undefined;
+}): boolean | undefined {
+  if (input.contextFull !== undefined) return !input.contextFull.useful;
+  return input.abortReason === undefined ? false : undefined;
+}
+
+/**
+ * A session whose context window filled before it did anything useful, right after a session
+ * whose context did the same (`counters.uselessContextFills`, this session included, reached
+ * `MAX_USELESS_CONTEXT_FILLS`): another one would do the same. The project pauses with what to
+ * change. Sessions that merely made no progress, without filling their context, do not count
+ * here (that is the no-progress rule).
  */
 export function contextFullReason(input: {
   contextFull?: ChainInput['contextFull'];
-  counters: Pick<ProjectCounters, 'sessionsWithoutProgress'>;
+  counters: Pick<ProjectCounters, 'uselessContextFills'>;
 }): string | null {
   const full = input.contextFull;
-  if (full === undefined || full.useful || input.counters.sessionsWithoutProgress < 2) return null;
+  if (full === undefined || full.useful) return null;
+  if (input.counters.uselessContextFills < MAX_USELESS_CONTEXT_FILLS) return null;
   return `${CONTEXT_FULL_REASON}: the context window filled at turn ${full.turn} before the session did anything useful, twice in a row; give the model more room (a model with a larger context window, or context editing with BATON_CONTEXT_* / --context), or split the features into smaller ones, then resume`;
 }
 
 /**
- * Why a project pauses after what the API answered a session, or null: a refused key (`auth`),
- * or a context that filled uselessly twice in a row (`context_full`). `baton run` and the worker
- * both stop here.
+ * Why a project pauses after what the API answered a session, or null: a refused key (`auth`), a
+ * model the API does not know (`model_not_found`), or a context that filled uselessly twice in a
+ * row (`context_full`). `baton run` and the worker both stop here.
  */
 export function apiPauseReason(input: {
   stopReason?: string | undefined;
   reason: string;
   contextFull?: ChainInput['contextFull'];
-  counters: Pick<ProjectCounters, 'sessionsWithoutProgress'>;
+  counters: Pick<ProjectCounters, 'uselessContextFills'>;
 }): string | null {
   if (input.stopReason === AUTH_REASON) return `${AUTH_REASON}: ${input.reason}`;
+  if (input.stopReason === MODEL_NOT_FOUND_REASON) {
+    return `${MODEL_NOT_FOUND_REASON}: ${input.reason}`;
+  }
   return contextFullReason(input);
 }
 
@@ -227,8 +258,9 @@ export function exhaustedBudget(budgets: ProjectBudgets, counters: ProjectCounte
  * What happens after a session: the whole chaining policy in one pure function.
  * Order matters: a lost lease beats everything (another worker takes over), a user's cancel
  * beats the result, work that did not reach the remote beats completion (the branch must hold
- * it), all features passing beats budgets, a refused API key (`auth`) and a context that fills
- * uselessly twice in a row (`context_full`) pause before failures are counted, and failures back
+ * it), all features passing beats budgets, a refused API key (`auth`), an unknown model
+ * (`model_not_found`) and a context that fills uselessly twice in a row (`context_full`) pause
+ * before failures are counted, and failures back
  * off exponentially. A context that filled after useful work is an ordinary session: the next
  * one continues.
  */
@@ -278,11 +310,16 @@ export function decideAfterSession(input: ChainInput): ChainDecision {
       reason: `all ${total} features pass; ${pending} check${pending === 1 ? '' : 's'} still to re-run on the final commit`,
     };
   }
-  // A refused key fails every session the same way, and so does a context that fills before
-  // anything is done: wait for the user, burn nothing.
+  // A refused key or an unknown model fails every session the same way, and so does a context
+  // that fills before anything is done: wait for the user, burn nothing.
   const apiPause = apiPauseReason(input);
   if (apiPause) {
-    const cause = input.stopReason === AUTH_REASON ? 'auth' : 'context_full';
+    const cause =
+      input.stopReason === AUTH_REASON
+        ? 'auth'
+        : input.stopReason === MODEL_NOT_FOUND_REASON
+          ? 'model_not_found'
+          : 'context_full';
     return { kind: 'finish', cause, status: 'paused', reason: apiPause };
   }
   if (isFailedSession(input)) {

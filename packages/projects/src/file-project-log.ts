@@ -209,6 +209,8 @@ export class FileProjectLog implements ProjectLog {
         }
         if (options.progress === 'progressed') counters.sessionsWithoutProgress = 0;
         if (options.progress === 'none') counters.sessionsWithoutProgress += 1;
+        if (options.uselessContextFill === true) counters.uselessContextFills += 1;
+        if (options.uselessContextFill === false) counters.uselessContextFills = 0;
         if (summary.verification !== undefined) {
           counters.featuresVerified = summary.verification.verified;
           counters.featuresClaimed = summary.verification.claimed;
@@ -243,6 +245,7 @@ export class FileProjectLog implements ProjectLog {
       await this.#update(projectId, (project) => {
         project.counters.consecutiveFailures = 0;
         project.counters.sessionsWithoutProgress = 0;
+        project.counters.uselessContextFills = 0;
       }),
       projectId,
     );

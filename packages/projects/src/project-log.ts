@@ -64,7 +64,7 @@ export interface ProjectLog {
   listSessions(projectId: string): Promise<SessionSummary[]>;
   /** A checkpoint the project's remote acknowledged: the next session starts from it. */
   setLastCheckpoint(projectId: string, commit: string): Promise<void>;
-  /** A user's resume: the failure and no-progress streaks start again from zero. */
+  /** A user's resume: the failure, no-progress and useless-context-fill streaks start again from zero. */
   resetFailures(projectId: string): Promise<void>;
   /** Appends one event to the project's log; returns its id in that log. */
   appendEvent(projectId: string, event: WorkerEvent | LoggedEvent): Promise<string>;
@@ -120,6 +120,12 @@ export interface SessionEndOptions {
   /** The session failed: the failure streak grows and `lastError` is set. */
   failed: boolean;
   progress?: SessionProgress | undefined;
+  /**
+   * The session's context window filled before it did anything useful (true: the
+   * `uselessContextFills` streak grows), or it ran and did not (false: the streak ends);
+   * undefined leaves the streak as it is (a session cut short by a shutdown or a lost lease).
+   */
+  uselessContextFill?: boolean | undefined;
   /**
    * The entries of the project's check record this session changed (`changedChecks` of the
    * record before and `SessionResult.checks`). Default: none.

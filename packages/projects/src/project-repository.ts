@@ -332,6 +332,8 @@ export class ProjectRepository implements ProjectLog {
     }
     if (options.progress === 'progressed') batch.hset(key, 'sessionsWithoutProgress', 0);
     if (options.progress === 'none') batch.hincrby(key, 'sessionsWithoutProgress', 1);
+    if (options.uselessContextFill === true) batch.hincrby(key, 'uselessContextFills', 1);
+    if (options.uselessContextFill === false) batch.hset(key, 'uselessContextFills', 0);
     if (summary.verification !== undefined) {
       const { verified, claimed, regressed } = summary.verification;
       batch.hset(
@@ -370,6 +372,8 @@ export class ProjectRepository implements ProjectLog {
       'consecutiveFailures',
       0,
       'sessionsWithoutProgress',
+      0,
+      'uselessContextFills',
       0,
     );
     this.#touchIn(pipeline, projectId);

@@ -203,6 +203,12 @@ export interface ProjectCounters {
   consecutiveFailures: number;
   /** Resume sessions in a row that ended without a newly passing feature; reset by one that flipped one, and by a user's resume. */
   sessionsWithoutProgress: number;
+  /**
+   * Sessions in a row whose context window filled before they did anything useful (no feature
+   * flipped, no workspace change saved); reset by any other session that ran, and by a user's
+   * resume. Two pause the project (`context_full`).
+   */
+  uselessContextFills: number;
   /** Sessions that were interrupted (crash) and resumed. */
   interruptions: number;
 }
@@ -474,6 +480,7 @@ export function emptyCounters(): ProjectCounters {
     costUsd: 0,
     consecutiveFailures: 0,
     sessionsWithoutProgress: 0,
+    uselessContextFills: 0,
     interruptions: 0,
   };
 }

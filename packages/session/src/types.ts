@@ -132,9 +132,11 @@ export interface RunSessionOptions {
   contextWindow?: number | undefined;
   /**
    * Read each response as a stream (`messages.stream(...).finalMessage()`) instead of one JSON
-   * body. `'auto'` (default): stream when `maxTokens` is above `NON_STREAMING_MAX_TOKENS`, where
-   * the SDK refuses non-streaming calls ("may take longer than 10 minutes"). Either way the
-   * session sees the same final message; retries, budgets and cancellation work alike.
+   * body. `true` (default): always, as the API advises for long requests, so a worker meets the
+   * API's mid-stream `error` events and cut streams as they happen. `'auto'`: stream only when
+   * `maxTokens` is above `NON_STREAMING_MAX_TOKENS`, where the SDK refuses non-streaming calls
+   * ("may take longer than 10 minutes"). Either way the session sees the same final message;
+   * retries, budgets and cancellation work alike.
    */
   streaming?: boolean | 'auto';
   /** API retries. Default `DEFAULT_RETRY_OPTIONS`. */

@@ -39,7 +39,7 @@ const retries = (events: SessionEvent[]) =>
   events.flatMap((event) => (event.type === 'api-retry' ? [event] : []));
 
 describe('API faults are retried with backoff', () => {
-  it('429, 529, 500 and a cut connection are each retried and the session completes', async () => {
+  it('429, 529, 500 and a cut stream are each retried and the session completes; sessions stream by default', async () => {
     const { h } = await initialised();
     const n = h.sim.requests;
     h.sim.setFaults({
@@ -52,13 +52,17 @@ describe('API faults are retried with backoff', () => {
     expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
     expect(retries(h.events).map((event) => event.status)).toEqual([429, 529, 500, undefined]);
     expect(retries(h.events).every((event) => event.attempt === 1)).toBe(true);
+    const requests = h.sim.received.filter((record) => record.number > n);
+    expect(requests.every((record) => record.stream)).toBe(true);
   });
 
-  it('streams when maxTokens is above the non-streaming limit; a mid-stream error event and a cut stream are retried', async () => {
+  it("streaming 'auto' streams when maxTokens is above the non-streaming limit; a mid-stream error event and a cut stream are retried", async () => {
     const { h } = await initialised();
     const n = h.sim.requests;
     h.sim.setFaults({ streamErrorOn: [n + 2], cutStreamOn: [n + 4] });
-    const result = await runSession(h.options({ sessionNumber: 2, maxTokens: 32_000 }));
+    const result = await runSession(
+      h.options({ sessionNumber: 2, maxTokens: 32_000, streaming: 'auto' }),
+    );
     expect(result).toMatchObject({ outcome: 'completed', flippedFeatures: ['F1'] });
     expect(retries(h.events)).toHaveLength(2);
     const requests = h.sim.received.filter((record) => record.number > n);

@@ -74,7 +74,7 @@ describe('what the API answers is handled', () => {
     expect(log).toContain(`filled at turn ${result.contextFull?.turn}`);
   });
 
-  it('the context counter: the session hands off before a request whose prompt and max_tokens no longer fit the window the Models API reports', async () => {
+  it('the context counter: the session hands off before a request whose prompt and max_tokens no longer fit the window the Models API reports, keeping room for the end-of-session turn', async () => {
     const maxTokens = 1024;
     const probe = await createHarness({}, { initialised: true });
     const probeResult = await runSession(probe.options({ sessionNumber: 2, maxTokens }));
@@ -84,21 +84,35 @@ describe('what the API answers is handled', () => {
     // A window the request before the last working turn still fits, but not with its max_tokens.
     const target = records.findIndex((record) => record.stopReason === 'end_turn') - 1;
     const window = records[target]!.inputTokensAfter! + maxTokens - 1;
-    expect(records[target - 1]!.inputTokensAfter! + maxTokens).toBeLessThanOrEqual(window);
-    const h = await createHarness({ contextWindow: { sim: window } }, { initialised: true });
+    const seen: SimScriptRequest[] = [];
+    const h = await createHarness(
+      { contextWindow: { sim: window }, script: (request) => void seen.push(request) },
+      { initialised: true },
+    );
     harness = h;
     const result = await runSession(h.options({ sessionNumber: 2, maxTokens }));
     expect(result).toMatchObject({ outcome: 'budget_exhausted', stopReason: 'context_full' });
-    // The API never had to refuse anything: the session counted and stopped first.
+    // The API never had to refuse anything: the session counted and stopped first ...
     expect(h.sim.received.every((record) => record.status === 200)).toBe(true);
-    expect(result.contextFull?.turn).toBe(target + 1);
+    const turn = result.contextFull?.turn ?? 0;
+    expect(turn).toBeGreaterThan(1);
+    expect(turn).toBeLessThanOrEqual(target + 1);
     const full = h.events.find((event) => event.type === 'context-full');
-    expect(full).toMatchObject({ cause: 'counter', turn: target + 1, contextWindow: window });
+    expect(full).toMatchObject({ cause: 'counter', turn, contextWindow: window });
     const counted = full?.type === 'context-full' ? full.promptTokens : null;
-    expect(counted).toBeGreaterThan(window - maxTokens);
     expect(counted).toBeLessThanOrEqual(records[target]!.inputTokensAfter! + 20);
+    // ... early enough that every request, the end-of-session turn's included, fit with its
+    // max_tokens, and the agent closed its log in the same conversation (not from a fresh one).
+    for (const record of h.sim.received) {
+      expect(record.inputTokensAfter! + record.maxTokens!).toBeLessThanOrEqual(window);
+    }
+    const closing = seen.filter((request) => text(request).includes('<baton_end_of_session'));
+    expect(closing.length).toBeGreaterThan(0);
+    expect(JSON.stringify(closing[0]!.params.messages[0])).toContain('kind=\\"resume\\"');
+    expect(closing[0]!.params.messages.length).toBeGreaterThan(2 * (turn - 1));
     const log = await h.store.read('progress.md');
-    expect(log).toContain(`filled at turn ${target + 1}`);
+    expect(log).toContain('## Session 2 end (context_full)');
+    expect(log).toContain(`filled at turn ${turn}`);
   });
 
   it('401 and 403: the session stops at once with stopReason auth, no retries, no end-of-session turn', async () => {
@@ -107,7 +121,9 @@ describe('what the API answers is handled', () => {
       harness = h;
       const result = await runSession(h.options({ sessionNumber: 2 }));
       expect(result).toMatchObject({ outcome: 'failed', stopReason: 'auth', turns: 0 });
-      expect(result.reason).toMatch(/^The API refused the API key: .*ANTHROPIC_API_KEY/);
+      expect(result.reason).toMatch(
+        /^The API refused the API key: 40[13] (authentication|permission)_error: [^{]*\. Check ANTHROPIC_API_KEY/u,
+      );
       expect(h.sim.requests).toBe(1);
       expect(h.events.some((event) => event.type === 'api-retry')).toBe(false);
       await h.close();

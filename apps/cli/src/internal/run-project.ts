@@ -336,6 +336,8 @@ const EXIT_CODE_BY_CAUSE: Record<ChainCause, number> = {
   no_progress: EXIT_CODES.noProgress,
   // The key was refused: no session can run until the user fixes it.
   auth: EXIT_CODES.sessionFailed,
+  // The API does not know the model: no session can run until the user names another.
+  model_not_found: EXIT_CODES.sessionFailed,
   context_full: EXIT_CODES.noProgress,
   failed: EXIT_CODES.sessionFailed,
   refused: EXIT_CODES.refused,

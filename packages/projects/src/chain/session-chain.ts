@@ -20,6 +20,7 @@ import {
   decideAfterSession,
   nextSessionKind,
   sessionProgress,
+  uselessContextFill,
   type AbortReason,
   type ChainDecision,
 } from '../chaining.js';
@@ -492,6 +493,7 @@ class ChainStep {
     await log.recordSessionEnd(projectId, summary, {
       failed,
       progress: sessionProgress({ ...result, kind: setup.kind, abortReason }),
+      uselessContextFill: uselessContextFill({ contextFull: result.contextFull, abortReason }),
       checks: changedChecks(setup.checks, result.checks ?? {}),
     });
     const workspaceProblem = setup.prepared.ok ? unpushedCheckpoint(result) : setup.prepared.pause;

@@ -31,6 +31,7 @@ export const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'costUsd',
   'consecutiveFailures',
   'sessionsWithoutProgress',
+  'uselessContextFills',
   'interruptions',
 ];
 

@@ -177,7 +177,11 @@ export function describeProjectLogConformance(
       };
       await log.markSessionStart(id, active, false);
       const first = sessionSummary({ sessionId: 's1', error: 'HTTP 500' });
-      await log.recordSessionEnd(id, first, { failed: true, progress: 'none' });
+      await log.recordSessionEnd(id, first, {
+        failed: true,
+        progress: 'none',
+        uselessContextFill: true,
+      });
       let project = await log.require(id);
       expect(project.activeSession).toBeNull();
       expect(project.lastError).toBe('HTTP 500');
@@ -191,6 +195,7 @@ export function describeProjectLogConformance(
         featuresTotal: 2,
         consecutiveFailures: 1,
         sessionsWithoutProgress: 1,
+        uselessContextFills: 1,
         // A session without verification leaves the counts as they were.
         featuresVerified: 0,
         featuresClaimed: 0,
@@ -198,25 +203,35 @@ export function describeProjectLogConformance(
       });
       expect(project.counters.costUsd).toBeCloseTo(0.25, 9);
       const second = sessionSummary({ sessionId: 's2', sessionNumber: 2, costUsd: 0.5 });
-      await log.recordSessionEnd(id, second, { failed: false, progress: 'progressed' });
+      await log.recordSessionEnd(id, second, {
+        failed: false,
+        progress: 'progressed',
+        uselessContextFill: false,
+      });
       project = await log.require(id);
       expect(project.counters).toMatchObject({
         sessions: 2,
         consecutiveFailures: 0,
         sessionsWithoutProgress: 0,
+        uselessContextFills: 0,
       });
       expect(project.counters.costUsd).toBeCloseTo(0.75, 9);
       await log.recordSessionEnd(id, sessionSummary({ sessionNumber: 3 }), {
         failed: true,
         progress: 'none',
+        uselessContextFill: true,
       });
+      // A session cut short (undefined) leaves the streak as it is.
+      await log.recordSessionEnd(id, sessionSummary({ sessionNumber: 4 }), { failed: false });
+      expect((await log.require(id)).counters.uselessContextFills).toBe(1);
       await log.resetFailures(id);
       expect((await log.require(id)).counters).toMatchObject({
         consecutiveFailures: 0,
         sessionsWithoutProgress: 0,
+        uselessContextFills: 0,
       });
       expect((await log.listSessions(id)).map((summary) => summary.sessionNumber)).toEqual([
-        1, 2, 3,
+        1, 2, 3, 4,
       ]);
       expect((await log.listSessions(id))[0]).toEqual(first);
     });

@@ -37,7 +37,7 @@ export interface StopVerdict {
   reason: string;
   /** The reason given to the end-of-session turn; undefined: no end-of-session turn. */
   endReason?: string;
-  /** The old conversation no longer fits: the end-of-session turn starts from a fresh context. */
+  /** The old conversation is full: the end-of-session turn starts from a fresh context. */
   freshEndContext?: boolean;
   /** The turn at which the context window filled (a `context_full` verdict). */
   contextFullAt?: number;
@@ -73,6 +73,22 @@ function oneLine(text: string): string {
 export function errorMessage(error: unknown): string {
   if (error instanceof Error) return error.message;
   return String(error);
+}
+
+/**
+ * An API error as one readable line, `401 authentication_error: invalid x-api-key`, from the
+ * error body the API sent (the SDK's own message is the status and the body's JSON); anything
+ * else as its message on one line.
+ */
+export function apiErrorLine(error: unknown): string {
+  const body = (error as { error?: { error?: { type?: unknown; message?: unknown } } } | null)
+    ?.error?.error;
+  if (!(error instanceof Error) || typeof body?.message !== 'string') {
+    return oneLine(errorMessage(error));
+  }
+  const status = (error as { status?: unknown }).status;
+  const type = typeof body.type === 'string' ? `${body.type}: ` : '';
+  return oneLine(`${typeof status === 'number' ? `${status} ` : ''}${type}${body.message}`);
 }
 
 type VerdictOf = {
@@ -135,18 +151,21 @@ const VERDICTS: VerdictOf = {
     reason: `The model hit max_tokens ${facts.maxConsecutiveMaxTokens} times in a row; raise maxTokens.`,
     endReason: 'max_tokens',
   }),
-  // Running out of context is what a chain of sessions is for: never a failure.
+  // Running out of context is what a chain of sessions is for: never a failure. Baton's own
+  // count hands off while the end-of-session turn still fits the conversation (it reserves room
+  // for it), so the agent closes its log knowing what it did; after the API said the context is
+  // full, the log is closed from a fresh context.
   context_window: (stop) => ({
     outcome: 'budget_exhausted',
     stopReason: 'context_full',
     reason: `The context window filled at turn ${stop.turn}; the work is checkpointed and the next session continues from the progress log.`,
     endReason: 'context_full',
-    freshEndContext: true,
+    freshEndContext: stop.cause !== 'counter',
     contextFullAt: stop.turn,
   }),
   // No end-of-session turn: the API would refuse it too. Nothing is lost (checkpoint, memory).
   auth: (stop) => {
-    const error = oneLine(errorMessage(stop.error));
+    const error = apiErrorLine(stop.error);
     return {
       outcome: 'failed',
       stopReason: 'auth',
@@ -161,7 +180,7 @@ const VERDICTS: VerdictOf = {
     error: `unknown model "${facts.model}"`,
   }),
   api_error: (stop) => {
-    const error = errorMessage(stop.error);
+    const error = apiErrorLine(stop.error);
     return {
       outcome: 'failed',
       stopReason: 'api_error',
@@ -181,5 +200,7 @@ export function endPhaseNote(stop: PhaseStop): string {
   if (stop.kind === 'api_error')
     return ` The end-of-session turn failed: ${errorMessage(stop.error)}`;
   if (stop.kind === 'refusal') return ' The model refused the end-of-session turn.';
+  if (stop.kind === 'context_window')
+    return ' The end-of-session turn did not fit the context window, even from a fresh context.';
   return '';
 }

@@ -76,6 +76,12 @@ const CUT_TOOL_CALL =
 /** The most output room a cut tool call is retried with. */
 const MAX_TOKENS_CEILING = 32_000;
 const EMPTY_REPLY_NUDGE = 'Your reply was empty. Please continue with the task.';
+/**
+ * What the context counter keeps free, beyond the end-of-session prompt, for the working phase's
+ * last reply (usually a short summary) before the end-of-session turn. A longer reply moves the
+ * end-of-session turn to a fresh context (the counter checks that phase too).
+ */
+const END_OF_SESSION_REPLY_ROOM = 512;
 const CONTINUE_AFTER_CUT =
   'Your last response was cut off by the max_tokens limit. Continue where you stopped, in shorter steps.';
 
@@ -88,6 +94,8 @@ interface Phase {
   maxTokensInARow: number;
   /** An empty reply was answered with a nudge, and no reply with content came since. */
   nudgedEmpty: boolean;
+  /** End phase: why the session closes, and whether it already runs in a fresh context. */
+  end?: { reason: string; fresh: boolean };
 }
 
 /** What one answered turn asks the loop to do: go on, or stop the phase. */
@@ -215,6 +223,8 @@ export class SessionRunner {
   #lastPrompt: { tokens: number; estimate: number } | undefined;
   /** Baton's estimate of the request in flight (the same estimate as `#lastPrompt.estimate`). */
   #sentEstimate = 0;
+  /** Baton's estimate of the end-of-session prompt (asked once). */
+  #closingTokens: number | undefined;
   #mcp: McpSession | undefined;
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
@@ -236,7 +246,7 @@ export class SessionRunner {
     this.#context = options.context;
     this.#budgets = options.budgets ?? {};
     this.#maxTokens = options.maxTokens ?? DEFAULT_MAX_TOKENS;
-    this.#streaming = options.streaming ?? 'auto';
+    this.#streaming = options.streaming ?? true;
     this.maxConsecutiveMaxTokens =
       options.maxConsecutiveMaxTokens ?? DEFAULT_MAX_CONSECUTIVE_MAX_TOKENS;
     this.#accumulator = createUsageAccumulator({ model: options.model });
@@ -613,19 +623,13 @@ export class SessionRunner {
   /** The end-of-session phase: the agent updates its progress log before the session stops. */
   async #closeLog(verdict: StopVerdict): Promise<string> {
     const endReason = verdict.endReason ?? 'done';
-    const closing = renderEndOfSessionPrompt(endReason, this.#promptContext);
-    if (verdict.freshEndContext === true) {
-      // The old conversation no longer fits: close the log from a fresh context instead.
-      this.conversation.reset();
-      this.conversation.addText(
-        renderSessionPrompt('end', this.#promptContext, {
-          closingReason: endReason,
-          orientation: this.#orientation,
-        }),
-        { source: 'prompt' },
-      );
+    const fresh = verdict.freshEndContext === true;
+    if (fresh) {
+      this.#freshEndOfSession(endReason);
     } else {
-      this.conversation.addText(closing, { source: 'prompt' });
+      this.conversation.addText(renderEndOfSessionPrompt(endReason, this.#promptContext), {
+        source: 'prompt',
+      });
     }
     const grace = new AbortController();
     const graceTimer = setTimeout(
@@ -637,6 +641,7 @@ export class SessionRunner {
         'end',
         grace.signal,
         this.#options.endOfSessionMaxTurns ?? DEFAULT_END_MAX_TURNS,
+        { reason: endReason, fresh },
       );
       return endPhaseNote(stop);
     } finally {
@@ -644,8 +649,29 @@ export class SessionRunner {
     }
   }
 
+  /**
+   * The old conversation is full (the API said so, or the end-of-session turn no longer fits it):
+   * the log is closed from a fresh context, the `end` prompt with the orientation, instead.
+   */
+  #freshEndOfSession(endReason: string): void {
+    this.conversation.reset();
+    this.#lastPrompt = undefined;
+    this.conversation.addText(
+      renderSessionPrompt('end', this.#promptContext, {
+        closingReason: endReason,
+        orientation: this.#orientation,
+      }),
+      { source: 'prompt' },
+    );
+  }
+
   /** The loop: request, record, act on the stop reason, check budgets. */
-  async #runPhase(name: Phase['name'], signal: AbortSignal, maxTurns: number): Promise<PhaseStop> {
+  async #runPhase(
+    name: Phase['name'],
+    signal: AbortSignal,
+    maxTurns: number,
+    end?: Phase['end'],
+  ): Promise<PhaseStop> {
     const phase: Phase = {
       name,
       signal,
@@ -653,6 +679,7 @@ export class SessionRunner {
       turns: 0,
       maxTokensInARow: 0,
       nudgedEmpty: false,
+      ...(end === undefined ? {} : { end }),
     };
     this.#phase = name;
     for (;;) {
@@ -682,9 +709,16 @@ export class SessionRunner {
     await this.#sendNewGuidance();
     await this.#transcript.flush(this.turns + 1, phase.name);
     this.conversation.flush();
-    if (phase.name === 'work') {
-      const full = await this.#contextWouldOverflow();
-      if (full !== undefined) return { stop: full };
+    const full = await this.#contextWouldOverflow(
+      phase.end === undefined ? await this.#endOfSessionReserve() : 0,
+    );
+    if (full !== undefined) {
+      // The end-of-session turn gets one fresh start when the conversation no longer fits.
+      if (phase.end === undefined || phase.end.fresh) return { stop: full };
+      this.#freshEndOfSession(phase.end.reason);
+      phase.end.fresh = true;
+      await this.#transcript.flush(this.turns + 1, phase.name);
+      this.conversation.flush();
     }
     const started = Date.now();
     let response: BetaMessage;
@@ -692,7 +726,14 @@ export class SessionRunner {
       response = await this.#request(phase.signal);
     } catch (error) {
       if (phase.signal.aborted) return { stop: { kind: 'aborted' } };
-      return { stop: stopForApiError(error, this.turns + 1) };
+      const stop = stopForApiError(error, this.turns + 1);
+      if (stop.kind === 'context_window' && phase.end !== undefined && !phase.end.fresh) {
+        // The API found the closing conversation too long (a window Baton could not count).
+        this.#freshEndOfSession(phase.end.reason);
+        phase.end.fresh = true;
+        return { retry: true };
+      }
+      return { stop };
     }
     this.turns += 1;
     phase.turns += 1;
@@ -726,13 +767,13 @@ export class SessionRunner {
    * and `max_tokens` no longer fit the model's window, the request is not sent: the context is
    * full and the session hands off. Unknown window or first request: nothing to count.
    */
-  async #contextWouldOverflow(): Promise<PhaseStop | undefined> {
+  async #contextWouldOverflow(reserve: number): Promise<PhaseStop | undefined> {
     const last = this.#lastPrompt;
     if (last === undefined) return undefined;
     const window = await this.#contextWindowOf(this.#model);
     if (window === null) return undefined;
     const next = last.tokens + Math.max(0, this.#estimateRequest() - last.estimate);
-    if (next + this.#maxTokens <= window) return undefined;
+    if (next + this.#maxTokens + reserve <= window) return undefined;
     return {
       kind: 'context_window',
       turn: this.turns + 1,
@@ -740,6 +781,31 @@ export class SessionRunner {
       promptTokens: next,
       contextWindow: window,
     };
+  }
+
+  /**
+   * Room the working phase keeps for the end-of-session turn, so that the agent can still close
+   * its log in the same conversation when the work stops: the closing prompt (by
+   * `estimateInputTokens`) and `END_OF_SESSION_REPLY_ROOM` for the last working reply. Its own
+   * reply has the `max_tokens` every request reserves.
+   */
+  async #endOfSessionReserve(): Promise<number> {
+    this.#closingTokens ??= estimateInputTokens({
+      system: '',
+      tools: [],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            {
+              type: 'text',
+              text: renderEndOfSessionPrompt('max_output_tokens', this.#promptContext),
+            },
+          ],
+        },
+      ],
+    });
+    return this.#closingTokens + END_OF_SESSION_REPLY_ROOM;
   }
 
   /** Baton's estimate of the next request's input tokens (`estimateInputTokens`). */
