@@ -168,6 +168,7 @@ beforeAll(async () => {
     'tsconfig.nodenext.json',
     'tsconfig.bundler.json',
     'require-check.cjs',
+    'sdk-against-sim.mjs',
   ]) {
     await copyFile(path.join(here, '../consumer', file), path.join(consumer, file));
   }
@@ -274,6 +275,120 @@ describe('the packed libraries in a fresh project with the newest SDK and ioredi
       expect(listing?.content.split('\n')[0]).toBe(LISTING_HEADER);
       expect(rest.map((result) => [result.isError, result.content])).toEqual(EXPECTED.slice(1));
     }
+  });
+
+  it("the newest SDK's streaming and error parsing read the simulator as they read the API", async () => {
+    const faulted = await startModelSim({
+      faults: {
+        streamErrorOn: [3],
+        maxTokensOn: [4],
+        unauthorizedOn: [5],
+        forbiddenOn: [6],
+        unknownModels: ['claude-nope-9'],
+        rateLimitOn: [8, 11],
+        overloadedOn: [9],
+        serverErrorOn: [10],
+        cutStreamOn: [13],
+        emptyReplyOn: [14],
+        retryAfterSeconds: 0.3,
+      },
+      script(request) {
+        if (!JSON.stringify(request.messages[0]?.content).includes('tool')) {
+          return { content: [{ type: 'text', text: 'Hello from the simulator.' }] };
+        }
+        const input = { text: 'a note long enough to be cut in the middle of its input' };
+        return {
+          content: [
+            { type: 'text', text: 'Writing it down.' },
+            { type: 'tool_use', name: 'note', input },
+          ],
+        };
+      },
+    });
+    let stdout: string;
+    try {
+      ({ stdout } = await exec(process.execPath, ['sdk-against-sim.mjs'], consumer, {
+        SIM_URL: faulted.url,
+      }));
+    } finally {
+      await faulted.close();
+    }
+    const steps = new Map(
+      stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { step: string } & Record<string, unknown>)
+        .map((line) => [line.step, line]),
+    );
+    const block = ['content_block_start', 'content_block_delta', 'content_block_stop'];
+    // The API's event order, as the SDK hands it on (it keeps `ping` to itself).
+    expect(steps.get('text')).toMatchObject({
+      events: ['message_start', ...block, 'message_delta', 'message_stop'],
+      stopReason: 'end_turn',
+      content: [{ type: 'text', text: 'Hello from the simulator.' }],
+    });
+    expect(steps.get('tool')).toMatchObject({
+      stopReason: 'tool_use',
+      content: [
+        { type: 'text', text: 'Writing it down.' },
+        {
+          type: 'tool_use',
+          name: 'note',
+          input: { text: 'a note long enough to be cut in the middle of its input' },
+        },
+      ],
+    });
+    const toolEvents = steps.get('tool')?.events as string[];
+    expect(toolEvents.filter((type) => type === 'content_block_start')).toHaveLength(2);
+    expect(toolEvents.at(-2)).toBe('message_delta');
+    // An error event after the 200: an APIError without a status, of the body's type.
+    expect(steps.get('stream-error')).toMatchObject({
+      events: ['message_start', 'content_block_start', 'content_block_delta'],
+      error: { isAPIError: true, status: null, type: 'overloaded_error' },
+    });
+    // max_tokens inside a tool call: the SDK parses the cut input as far as it goes.
+    expect(steps.get('max-tokens-in-tool-use')).toMatchObject({
+      stopReason: 'max_tokens',
+      content: [{ type: 'text' }, { type: 'tool_use', name: 'note' }],
+    });
+    const errors: Array<[string, RegExp, number, string, string]> = [
+      ['401', /^AuthenticationError$/u, 401, 'authentication_error', 'false'],
+      ['403', /^PermissionDeniedError$/u, 403, 'permission_error', 'false'],
+      ['404', /^NotFoundError$/u, 404, 'not_found_error', 'false'],
+      ['429', /^RateLimitError$/u, 429, 'rate_limit_error', 'true'],
+      // SDK 1.16 has a class of its own for 529; older ones give InternalServerError.
+      ['529', /^(OverloadedError|InternalServerError)$/u, 529, 'overloaded_error', 'true'],
+      ['500', /^InternalServerError$/u, 500, 'api_error', 'true'],
+    ];
+    for (const [step, name, status, type, shouldRetry] of errors) {
+      const error = (steps.get(step) as { error?: Record<string, unknown> } | undefined)?.error;
+      expect(error, step).toMatchObject({ isAPIError: true, status, type, shouldRetry });
+      expect(String(error?.name), step).toMatch(name);
+      expect(error?.requestId, step).toBe('req_sim_');
+    }
+    expect(steps.get('429')).toMatchObject({ error: { retryAfter: '0.3' } });
+    expect(steps.get('529')).toMatchObject({ error: { retryAfter: '0.3' } });
+    // With its own retries on, the SDK waited the retry-after before sending the request again.
+    expect(steps.get('429-retried')).toMatchObject({ stopReason: 'end_turn' });
+    const log = faulted.received;
+    const limited = log.find((record) => record.number === 11);
+    const retried = log.find((record) => record.number === 12);
+    expect(limited?.status).toBe(429);
+    expect(retried?.status).toBe(200);
+    expect(retried!.at - limited!.at).toBeGreaterThanOrEqual(300);
+    // A stream cut mid-response is not an APIError (the SDK does not retry it); an empty reply
+    // streams as message_start, message_delta, message_stop.
+    expect(steps.get('cut-stream')).toMatchObject({
+      events: ['message_start', 'content_block_start', 'content_block_delta'],
+      error: { isAPIError: false, status: null },
+    });
+    expect(steps.get('empty-reply')).toMatchObject({
+      events: ['message_start', 'message_delta', 'message_stop'],
+      stopReason: 'end_turn',
+      content: [],
+      usage: { output: 2 },
+    });
+    expect(steps.size).toBe(13);
   });
 
   it('CommonJS consumers can require every library', async () => {
