@@ -37,7 +37,7 @@ import {
   waitForRedis,
   type RedisClient,
   type RedisTarget,
-} from './redis-connection.js';
+} from '@baton/storage-redis';
 import {
   createSessionQueue,
   enqueueSession,

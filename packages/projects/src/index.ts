@@ -187,7 +187,7 @@ export {
   type RedisClient,
   type RedisClusterNode,
   type RedisTarget,
-} from './redis-connection.js';
+} from '@baton/storage-redis';
 export {
   REQUIRED_EVICTION_POLICY,
   checkDeploymentMarker,

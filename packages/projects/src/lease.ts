@@ -1,6 +1,6 @@
 import { defineScripts } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import type { BatonKeys } from './keys.js';
 
 /** Ownership of one project for the length of one session. */

@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { GuidanceSource, OperatorGuidance } from '@baton/session';
 import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { writeBatch, type ProjectFence } from './internal/write-batch.js';
 
 /** Longest guidance text `say` accepts (characters, after trimming). */

@@ -28,7 +28,7 @@ import type {
   ProjectStatus,
   StatusTransition,
 } from './project.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { ProjectEventStreams, type ReadEventsOptions } from './repository/event-stream.js';
 import {
   FleetIndex,

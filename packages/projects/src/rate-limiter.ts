@@ -1,5 +1,5 @@
 import { defineScripts } from './internal/scripts.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 
 export interface ModelRateLimiterOptions {
   redis: RedisClient;

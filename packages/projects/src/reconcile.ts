@@ -10,7 +10,7 @@ import { describeError, isProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { ProjectRecord } from './project.js';
 import type { ProjectRepository } from './project-repository.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { enqueueSession, sessionJobId, type SessionJobData } from './session-queue.js';
 
 /** Options of `reconcileProjects`. */

@@ -9,7 +9,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { BatonKeys } from './keys.js';
-import { isCluster, type RedisClient } from './redis-connection.js';
+import { isCluster, type RedisClient } from '@baton/storage-redis';
 
 /** The only policy under which Redis refuses writes instead of dropping keys when it is full. */
 export const REQUIRED_EVICTION_POLICY = 'noeviction';

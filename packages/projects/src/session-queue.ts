@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { SESSION_QUEUE_NAME, type BatonKeys } from './keys.js';
 import type { ProjectRepository } from './project-repository.js';
 import type { SessionJobReason } from './chaining.js';

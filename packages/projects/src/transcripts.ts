@@ -16,7 +16,7 @@ import {
 } from '@baton/session';
 import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
-import type { RedisClient } from './redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { execPipeline } from './internal/pipeline.js';
 import { writeBatch, type ProjectFence } from './internal/write-batch.js';
 

@@ -11,7 +11,7 @@ import {
   waitForRedis,
   workerConnectionOptions,
   type RedisClient,
-} from '../src/redis-connection.js';
+} from '@baton/storage-redis';
 
 let cluster: RedisClusterProcesses;
 const opened: RedisClient[] = [];

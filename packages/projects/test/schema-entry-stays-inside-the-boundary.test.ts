@@ -29,7 +29,7 @@ const OUTER_MODULES = [
   /packages\/(storage-redis|workspace\/src\/index)/,
   // @baton/session's light entry (the MCP config schema) is allowed; nothing else of it.
   /packages\/session\/(?!src\/(mcp-config|mcp\/config|errors)\.ts)/,
-  /packages\/projects\/src\/(redis-connection|project-repository|control|repository\/|chain\/)/,
+  /packages\/projects\/src\/(project-repository|control|repository\/|chain\/)/,
 ];
 
 const IMPORT = /(?:^|\n)\s*(?:import|export)\s(?:[^'";]*?\sfrom\s)?['"]([^'"]+)['"]/g;

@@ -17,4 +17,26 @@ export type { NamespaceKeys } from './keys.js';
 export { createLuaScripts } from './lua-scripts.js';
 export { moveContentToBodies } from './move-content-to-bodies.js';
 export type { MoveContentToBodiesOptions } from './move-content-to-bodies.js';
-export type { LuaScript, LuaScripts, LuaScriptsOptions, RedisClient } from './lua-scripts.js';
+export type { LuaScript, LuaScripts, LuaScriptsOptions } from './lua-scripts.js';
+export {
+  DEFAULT_REDIS_URL,
+  RedisTargetError,
+  answersPing,
+  createRedisConnection,
+  describeRedisTarget,
+  duplicateConnection,
+  isCluster,
+  memoryConnectionOptions,
+  parseClusterNodes,
+  parseRedisUrl,
+  producerConnectionOptions,
+  readRedisTarget,
+  redactUrl,
+  redisTargetEnvironment,
+  waitForRedis,
+  workerConnectionOptions,
+  type ConnectionTuning,
+  type RedisClient,
+  type RedisClusterNode,
+  type RedisTarget,
+} from './redis-connection.js';

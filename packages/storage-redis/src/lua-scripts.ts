@@ -1,9 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import type { Cluster, Redis } from 'ioredis';
-
-/** Any client scripts can be defined on. */
-export type RedisClient = Redis | Cluster;
+import type { RedisClient } from './redis-connection.js';
 
 /** Options of `createLuaScripts`. */
 export interface LuaScriptsOptions<Commands> {

@@ -1,6 +1,6 @@
 import type { StoreLimits } from '@baton/core';
 import { Redis, type RedisOptions } from 'ioredis';
-import type { RedisClient } from './lua-scripts.js';
+import { memoryConnectionOptions, type RedisClient } from './redis-connection.js';
 
 const UNLIMITED = '-1';
 
@@ -72,11 +72,9 @@ export interface MemoryFence {
  * 50 ms to at most 2 s, so a restarted Redis is picked up quickly.
  */
 export const DEFAULT_CONNECTION_OPTIONS: RedisOptions = {
-  maxRetriesPerRequest: 1,
+  ...memoryConnectionOptions(),
   retryStrategy: (times) =>
     Math.min(50 * 2 ** Math.min(times - 1, 10), 2_000) + Math.floor(Math.random() * 50),
-  autoResendUnfulfilledCommands: false,
-  connectTimeout: 5_000,
 };
 
 /** Options of `readChanges`. */

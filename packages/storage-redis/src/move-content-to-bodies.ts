@@ -1,6 +1,6 @@
 import type { Cluster } from 'ioredis';
 import { DEFAULT_KEY_PREFIX } from './keys.js';
-import type { RedisClient } from './lua-scripts.js';
+import type { RedisClient } from './redis-connection.js';
 import { defineScripts } from './internal/scripts.js';
 
 /** Options of `moveContentToBodies`. */

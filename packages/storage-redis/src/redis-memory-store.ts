@@ -31,7 +31,7 @@ import { MAX_DELTA_SENT, sendWrite } from './internal/send-write.js';
 import { readChanges, sweepInBatches } from './internal/change-feed.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
 import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
-import type { RedisClient } from './lua-scripts.js';
+import type { RedisClient } from './redis-connection.js';
 import {
   openConnection,
   resolveStoreSettings,

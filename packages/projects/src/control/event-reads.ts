@@ -7,7 +7,7 @@ import type { EventEntry } from '../events.js';
 import type { WaitForEventsOptions } from '../internal/event-waiter.js';
 import type { BatonKeys } from '../keys.js';
 import type { ProjectRepository, ReadEventsOptions } from '../project-repository.js';
-import { duplicateConnection, type RedisClient } from '../redis-connection.js';
+import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
 import { STREAM_ID_PATTERN } from '../requests.js';
 import { checkProjectId } from '../project.js';
 import type { FollowEventsOptions } from './control-api.js';

@@ -6,7 +6,7 @@
  * connection). A wait that overlaps another gets a second connection, closed when it ends.
  * Aborting a wait disconnects its connection: that is the only way to end an XREAD BLOCK at once.
  */
-import { duplicateConnection, type RedisClient } from '../redis-connection.js';
+import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
 import { ProjectError, describeError } from '../errors.js';
 import type { EventEntry } from '../events.js';
 import type { ProjectRepository } from '../project-repository.js';

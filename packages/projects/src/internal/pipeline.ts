@@ -1,4 +1,4 @@
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { defineScripts, type ScriptCommands } from './scripts.js';
 
 /** What `execPipeline` needs of a pipeline (ioredis's `ChainableCommander`). */

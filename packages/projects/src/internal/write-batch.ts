@@ -1,6 +1,6 @@
 import { ProjectError } from '../errors.js';
 import type { BatonKeys } from '../keys.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { execPipeline, scriptPipeline } from './pipeline.js';
 import { retryRefused } from './refused-retry.js';
 import { defineScripts } from './scripts.js';

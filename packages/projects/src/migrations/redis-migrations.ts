@@ -10,7 +10,7 @@ import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
 import { defineScripts } from '../internal/scripts.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
 import type { FeatureFlip } from '../repository/session-log.js';
 

@@ -10,7 +10,7 @@ import { ProjectError } from '../errors.js';
 import { defineScripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
 import type { BatonKeys } from '../keys.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { REDIS_MIGRATIONS } from './redis-migrations.js';
 
 export interface RunRedisMigrationsOptions {

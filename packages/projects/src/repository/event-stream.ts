@@ -3,7 +3,7 @@ import type { EventEntry, WorkerEvent } from '../events.js';
 import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { LoggedEvent } from '../project-log.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 
 export interface ReadEventsOptions {
   /** Return entries strictly after this stream id. Default: from the beginning. */

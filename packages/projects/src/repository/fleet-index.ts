@@ -2,7 +2,7 @@ import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
 import type { BatonKeys } from '../keys.js';
 import type { ProjectPageQuery } from '../project-page.js';
 import { PROJECT_STATUSES, type ProjectRecord, type ProjectStatus } from '../project.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import { parseProjectHash } from './project-hash.js';
 
 export type { ProjectPageQuery } from '../project-page.js';

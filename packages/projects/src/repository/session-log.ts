@@ -2,7 +2,7 @@ import type { FeatureChecks, FeatureCheckState } from '@baton/session';
 import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 
 /** A window of a project's session summaries (`sessionWindow`). */
 export interface SessionWindow {

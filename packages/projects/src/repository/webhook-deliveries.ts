@@ -1,6 +1,6 @@
 import { execPipeline } from '../internal/pipeline.js';
 import type { BatonKeys } from '../keys.js';
-import type { RedisClient } from '../redis-connection.js';
+import type { RedisClient } from '@baton/storage-redis';
 import type { WebhookDeliveryRecord } from '../webhooks/webhook-delivery.js';
 import type { ProjectEventStreams } from './event-stream.js';
 

@@ -1,5 +1,5 @@
 /** The namespace's change feed (a capped stream) and the expiry sweep that writes to it. */
-import type { RedisClient } from '../lua-scripts.js';
+import type { RedisClient } from '../redis-connection.js';
 import type { ReadChangesOptions, SweepOptions, SweepResult } from '../memory-store-options.js';
 import { parseChange, type RedisMemoryChange } from './records.js';
 import { toStoreError } from './status.js';

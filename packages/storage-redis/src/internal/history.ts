@@ -1,6 +1,6 @@
 import { assertStorePath } from '@baton/core/store-kit';
 import type { NamespaceKeys } from '../keys.js';
-import type { RedisClient } from '../lua-scripts.js';
+import type { RedisClient } from '../redis-connection.js';
 import { applyReverseDelta } from './history-delta.js';
 import { parseBody, type FileVersion } from './records.js';
 import { toStoreError } from './status.js';

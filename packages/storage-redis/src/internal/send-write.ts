@@ -1,4 +1,4 @@
-import type { RedisClient } from '../lua-scripts.js';
+import type { RedisClient } from '../redis-connection.js';
 import { stagedBody } from './records.js';
 import { defineScripts } from './scripts.js';
 

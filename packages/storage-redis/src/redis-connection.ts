@@ -228,10 +228,11 @@ export function workerConnectionOptions(): ConnectionTuning {
 
 /**
  * Memory-store connections never resend a script that was in flight when the connection dropped:
- * it could apply a mutation twice (same settings as `@baton/storage-redis`'s own connections).
+ * it could apply a mutation twice. A store's own connection (`DEFAULT_CONNECTION_OPTIONS`) has
+ * the same settings.
  */
 export function memoryConnectionOptions(): ConnectionTuning {
-  return { maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, connectTimeout: 5000 };
+  return { maxRetriesPerRequest: 1, autoResendUnfulfilledCommands: false, connectTimeout: 5_000 };
 }
 
 /**
