@@ -141,7 +141,7 @@ describe('baton run verifies progress', () => {
     expect(changed.code).toBe(2);
     expect(changed.stderr.trim().split('\n')).toHaveLength(1);
     expect(changed.stderr).toContain(
-      '--check and --require-checks are set when a project is created',
+      '--check, --require-checks, --check-timeout and --regression-budget are set when a project is created',
     );
 
     const check = 'sh "features/$(echo "$BATON_FEATURE_ID" | tr F f).sh"';

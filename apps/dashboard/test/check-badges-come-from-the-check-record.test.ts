@@ -34,6 +34,9 @@ describe('check badges and the verification field over the dashboard API', () =>
       [{ check: 'npm test\nrm -rf /' }, 'verification.check: must be one line'],
       [{ check: 'x'.repeat(5_000) }, 'verification.check: is longer than 4096 characters'],
       [{ check: 'true', extra: 1 }, 'verification'],
+      [{ checkTimeoutSeconds: 0 }, 'verification.checkTimeoutSeconds: must be at least 1 second'],
+      [{ regressionBudgetSeconds: 1.5 }, 'verification.regressionBudgetSeconds: must be a whole'],
+      [{ regressionBudgetSeconds: 4_000 }, 'must be at most 3600 seconds'],
     ] as const) {
       const refused = await post({ id, goal: 'G\n- one', verification });
       expect(refused.status, JSON.stringify(verification)).toBe(400);
@@ -45,19 +48,24 @@ describe('check badges and the verification field over the dashboard API', () =>
     const created = await post({
       id,
       goal: 'G\n- one',
-      verification: { check: '  sh check.sh "$BATON_FEATURE_ID"  ', requireChecks: true },
+      verification: {
+        check: '  sh check.sh "$BATON_FEATURE_ID"  ',
+        requireChecks: true,
+        checkTimeoutSeconds: 30,
+        regressionBudgetSeconds: 90,
+      },
     });
     expect(created.status).toBe(201);
     // Parsed once by the shared schema (trimmed), stored as `baton enqueue --check` stores it.
-    expect((await dashboard.control.getProject(id))?.verification).toEqual({
+    const stored = {
       check: 'sh check.sh "$BATON_FEATURE_ID"',
       requireChecks: true,
-    });
+      checkTimeoutSeconds: 30,
+      regressionBudgetSeconds: 90,
+    };
+    expect((await dashboard.control.getProject(id))?.verification).toEqual(stored);
     const { body } = await dashboard.json(`/api/projects/${id}/checks`);
-    expect(body.verification).toEqual({
-      check: 'sh check.sh "$BATON_FEATURE_ID"',
-      requireChecks: true,
-    });
+    expect(body.verification).toEqual(stored);
   });
 
   it("shows each feature's state from the check record, the output tail only on demand", async () => {

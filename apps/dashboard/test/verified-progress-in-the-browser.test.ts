@@ -66,11 +66,15 @@ describe.skipIf(!chromiumAvailable)('verified progress in the browser', () => {
 
     await page.fill('input[name=check]', DEFAULT_CHECK);
     await page.check('input[name=requireChecks]');
+    await page.fill('input[name=checkTimeoutSeconds]', '45');
+    await page.fill('input[name=regressionBudgetSeconds]', '30');
     await page.click('[data-testid=create-form] button[type=submit]');
     await page.waitForURL(`**/projects/${id}`);
     expect((await dashboard.control.getProject(id))?.verification).toEqual({
       check: DEFAULT_CHECK,
       requireChecks: true,
+      checkTimeoutSeconds: 45,
+      regressionBudgetSeconds: 30,
     });
 
     const done = await waitFor(

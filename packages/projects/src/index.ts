@@ -122,6 +122,7 @@ export {
   PROJECT_TRANSITIONS,
   RUNNABLE_STATUSES,
   SESSION_BUDGET_RULES,
+  VERIFICATION_SECONDS_RULE,
   emptyCounters,
   formatIssues,
   isTerminalStatus,

@@ -371,6 +371,13 @@ const budgetsSchema = z
  * A project's verified-progress settings (`@baton/session` verification.ts): the same field in
  * the control API, `baton run`, `baton enqueue` and the dashboard form.
  */
+/** `checkTimeoutSeconds` and `regressionBudgetSeconds`: whole seconds, 1 to 3600. */
+export const VERIFICATION_SECONDS_RULE = z
+  .number()
+  .int('must be a whole number of seconds')
+  .min(1, 'must be at least 1 second')
+  .max(3_600, 'must be at most 3600 seconds');
+
 export const projectVerificationSchema = z.strictObject({
   /**
    * The check of features that have none: a shell command run in the workspace's sandbox with
@@ -385,6 +392,16 @@ export const projectVerificationSchema = z.strictObject({
     .optional(),
   /** Refuse a flip of a feature with no check instead of accepting it as claimed. Default false. */
   requireChecks: z.boolean().optional(),
+  /**
+   * Wall clock of one check run, in seconds: past it the check is killed and counts as failed.
+   * Default 120 (`DEFAULT_CHECK_TIMEOUT_MS`).
+   */
+  checkTimeoutSeconds: VERIFICATION_SECONDS_RULE.optional(),
+  /**
+   * Time the end-of-session re-run of passing features' checks may take, in seconds. Default 60
+   * (`DEFAULT_REGRESSION_BUDGET_MS`); when every feature passes, every check runs whatever it is.
+   */
+  regressionBudgetSeconds: VERIFICATION_SECONDS_RULE.optional(),
 });
 
 export type ProjectVerification = z.output<typeof projectVerificationSchema>;

@@ -12,6 +12,7 @@ export {
   PROJECT_TRANSITIONS,
   RUNNABLE_STATUSES,
   SESSION_BUDGET_RULES,
+  VERIFICATION_SECONDS_RULE,
   formatIssues,
   isTerminalStatus,
   isValidProjectId,

@@ -5,6 +5,10 @@
  * (target: last <= 1.2x first), totals, USD, wall time and the final memory sizes. The baseline in
  * the same run is the same project without orientation and without rollover (every session reads
  * the whole log and checklist, paging through cut views), for BASELINE_SESSIONS sessions.
+ * Both run with verified progress on and its defaults, the check record carried from session to
+ * session as the session chain carries it; the table also shows the most checks one session
+ * re-ran, the final session's re-runs and the time all checks took (`pnpm bench:verify` measures
+ * verification against a run without it).
  *
  * Environment: BATON_BENCH_FEATURES (default 200), BATON_BENCH_BASELINE_SESSIONS (default 60,
  * 0 to skip). Results: docs/benchmarks.md.
@@ -15,7 +19,7 @@ import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
 import { createFileSystemStore } from '@baton/core';
 import { startModelSim } from '@baton/model-sim';
-import { runSession, type SessionResult } from '../src/index.js';
+import { runSession, type FeatureChecks, type SessionResult } from '../src/index.js';
 
 const FEATURES = Number(process.env.BATON_BENCH_FEATURES ?? 200);
 const BASELINE_SESSIONS = Number(process.env.BATON_BENCH_BASELINE_SESSIONS ?? 60);
@@ -30,6 +34,8 @@ interface Run {
   label: string;
   sessions: SessionResult[];
   seconds: number;
+  /** Summed duration of every check run (flip checks and re-runs), ms. */
+  checkMs: number;
   memoryBytes: Record<string, number>;
 }
 
@@ -58,6 +64,8 @@ async function runProject(label: string, maxSessions: number, upkeep: boolean): 
   const sim = await startModelSim({ port: 0 });
   const client = new Anthropic({ apiKey: 'bench', baseURL: sim.url, maxRetries: 0 });
   const sessions: SessionResult[] = [];
+  let record: FeatureChecks = {};
+  let checkMs = 0;
   const started = Date.now();
   try {
     for (let number = 1; number <= maxSessions; number += 1) {
@@ -69,17 +77,25 @@ async function runProject(label: string, maxSessions: number, upkeep: boolean): 
         client,
         model: 'claude-sonnet-4-6',
         sessionNumber: number,
+        verification: { previous: record },
+        onEvent: (event) => {
+          if (event.type === 'check-passed' || event.type === 'check-failed') {
+            checkMs += event.evidence.durationMs;
+          }
+        },
         ...(upkeep
           ? {}
           : { orientation: false as const, progressLog: { maxChars: Number.MAX_SAFE_INTEGER } }),
       });
       sessions.push(result);
+      record = result.checks ?? {};
       if (result.allFeaturesPass) break;
     }
     return {
       label,
       sessions,
       seconds: (Date.now() - started) / 1000,
+      checkMs,
       memoryBytes: await sizes(memories),
     };
   } finally {
@@ -118,6 +134,9 @@ function summarize(run: Run) {
     totalOutput: totals.output,
     usd: Number(totals.usd.toFixed(2)),
     seconds: Number(run.seconds.toFixed(1)),
+    maxReruns: Math.max(0, ...run.sessions.slice(0, -1).map((s) => s.verification?.rerun ?? 0)),
+    finalReruns: run.sessions.at(-1)?.verification?.rerun ?? 0,
+    checkSeconds: Number((run.checkMs / 1000).toFixed(1)),
   };
 }
 

@@ -4,6 +4,7 @@ import { Option, type Command } from 'commander';
 import {
   CONTEXT_PRESET_NAMES,
   PROJECT_BUDGET_RULES,
+  VERIFICATION_SECONDS_RULE,
   type ProjectContextPreset,
 } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
@@ -11,6 +12,8 @@ import { verificationInput } from '../internal/verification.js';
 import {
   ALLOW_HOST_HELP,
   CHECK_HELP,
+  CHECK_TIMEOUT_HELP,
+  REGRESSION_BUDGET_HELP,
   REQUIRE_CHECKS_HELP,
   MCP_CONFIG_HELP,
   readJsonFile,
@@ -43,6 +46,8 @@ interface EnqueueOptions {
   allowHost?: string[];
   check?: string;
   requireChecks?: boolean;
+  checkTimeout?: number;
+  regressionBudget?: number;
   mcpConfig?: string;
   json?: boolean;
 }
@@ -108,6 +113,12 @@ export function registerEnqueueCommand(program: Command): void {
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--check <command>', CHECK_HELP)
     .option('--require-checks', REQUIRE_CHECKS_HELP)
+    .option('--check-timeout <seconds>', CHECK_TIMEOUT_HELP, parseBudget(VERIFICATION_SECONDS_RULE))
+    .option(
+      '--regression-budget <seconds>',
+      REGRESSION_BUDGET_HELP,
+      parseBudget(VERIFICATION_SECONDS_RULE),
+    )
     .option('--mcp-config <file>', MCP_CONFIG_HELP)
     .option('--json', 'print JSON')
     .action(async (options: EnqueueOptions) => {

@@ -3,11 +3,14 @@ import {
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   PROJECT_BUDGET_RULES,
   SESSION_BUDGET_RULES,
+  VERIFICATION_SECONDS_RULE,
 } from '@baton/projects/schema';
 import { Option, type Command } from 'commander';
 import {
   ALLOW_HOST_HELP,
   CHECK_HELP,
+  CHECK_TIMEOUT_HELP,
+  REGRESSION_BUDGET_HELP,
   REQUIRE_CHECKS_HELP,
   MCP_CONFIG_HELP,
   collectAllowedHost,
@@ -95,6 +98,12 @@ export function registerRunCommand(program: Command): void {
     .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
     .option('--check <command>', CHECK_HELP)
     .option('--require-checks', REQUIRE_CHECKS_HELP)
+    .option('--check-timeout <seconds>', CHECK_TIMEOUT_HELP, parseBudget(VERIFICATION_SECONDS_RULE))
+    .option(
+      '--regression-budget <seconds>',
+      REGRESSION_BUDGET_HELP,
+      parseBudget(VERIFICATION_SECONDS_RULE),
+    )
     .option('--mcp-config <file>', MCP_CONFIG_HELP)
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(

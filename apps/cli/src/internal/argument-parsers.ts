@@ -108,3 +108,11 @@ export const CHECK_HELP =
 /** `--require-checks` of `enqueue` and `run`. */
 export const REQUIRE_CHECKS_HELP =
   'refuse a flip to passing of a feature with no check, instead of accepting it as claimed (kept for the project)';
+
+/** `--check-timeout` of `enqueue` and `run`. */
+export const CHECK_TIMEOUT_HELP =
+  'seconds one check may run before it is killed and counts as failed (default 120; kept for the project)';
+
+/** `--regression-budget` of `enqueue` and `run`. */
+export const REGRESSION_BUDGET_HELP =
+  "seconds each session's end may spend re-running passing features' checks (default 60; all run before the project completes; kept for the project)";

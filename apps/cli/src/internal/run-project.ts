@@ -83,6 +83,10 @@ export interface RunOptions {
   check?: string;
   /** `--require-checks`: refuse flips of features with no check. */
   requireChecks?: boolean;
+  /** `--check-timeout`: seconds one check may run. */
+  checkTimeout?: number;
+  /** `--regression-budget`: seconds of end-of-session re-runs. */
+  regressionBudget?: number;
   /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
   adopt?: boolean;
   /** `--mcp-config FILE`: the project's MCP servers (`.mcp.json` format), kept with the project. */
@@ -146,7 +150,7 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
   ) {
     throw new CliError(
       'usage',
-      `project ${existing.id} ${describeVerification(existing.verification)}; --check and --require-checks are set when a project is created.`,
+      `project ${existing.id} ${describeVerification(existing.verification)}; --check, --require-checks, --check-timeout and --regression-budget are set when a project is created.`,
     );
   }
   const hosts = existing.sandbox?.allowedHosts ?? [];

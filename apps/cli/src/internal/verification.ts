@@ -1,17 +1,24 @@
 import type { ProjectInput, ProjectVerification } from '@baton/projects';
 
-/** `--check` and `--require-checks` as the project input's `verification` (absent when neither is given). */
+/**
+ * `--check`, `--require-checks`, `--check-timeout` and `--regression-budget` as the project
+ * input's `verification` (absent when none is given).
+ */
 export function verificationInput(options: {
   check?: string | undefined;
   requireChecks?: boolean | undefined;
+  checkTimeout?: number | undefined;
+  regressionBudget?: number | undefined;
 }): Pick<ProjectInput, 'verification'> {
-  if (options.check === undefined && options.requireChecks !== true) return {};
-  return {
-    verification: {
-      ...(options.check === undefined ? {} : { check: options.check }),
-      ...(options.requireChecks === true ? { requireChecks: true } : {}),
-    },
+  const verification = {
+    ...(options.check === undefined ? {} : { check: options.check }),
+    ...(options.requireChecks === true ? { requireChecks: true } : {}),
+    ...(options.checkTimeout === undefined ? {} : { checkTimeoutSeconds: options.checkTimeout }),
+    ...(options.regressionBudget === undefined
+      ? {}
+      : { regressionBudgetSeconds: options.regressionBudget }),
   };
+  return Object.keys(verification).length === 0 ? {} : { verification };
 }
 
 /** One phrase for a project's verification settings: "checks each feature with its own check". */
@@ -24,5 +31,13 @@ export function describeVerification(verification: ProjectVerification | null): 
     verification?.requireChecks === true
       ? 'flips without a check refused'
       : 'flips without a check claimed';
-  return `verifies flips with each feature's check (${fallback}; ${flips})`;
+  const limits = [
+    verification?.checkTimeoutSeconds === undefined
+      ? undefined
+      : `checks stopped after ${verification.checkTimeoutSeconds} s`,
+    verification?.regressionBudgetSeconds === undefined
+      ? undefined
+      : `re-runs ${verification.regressionBudgetSeconds} s per session`,
+  ].filter((text) => text !== undefined);
+  return `verifies flips with each feature's check (${[fallback, flips, ...limits].join('; ')})`;
 }

@@ -77,13 +77,28 @@ function verificationFieldset() {
       h('input', { name: 'requireChecks', type: 'checkbox', value: 'yes' }),
       'Refuse a flip to passing when the feature has no check to run, instead of accepting it as claimed.',
     ),
+    field(
+      'Check timeout (seconds)',
+      h('input', { name: 'checkTimeoutSeconds', type: 'number', min: 1, max: 3600, step: 1 }),
+      'Past it a check is killed and counts as failed. Default 120.',
+    ),
+    field(
+      'Re-run budget per session (seconds)',
+      h('input', { name: 'regressionBudgetSeconds', type: 'number', min: 1, max: 3600, step: 1 }),
+      'Time each session’s end may spend re-running passing features’ checks. Default 60; all run before the project completes.',
+    ),
   );
 }
 
 /** The form's verification settings as the project input has them; the server validates them. */
-function verificationInput(check, requireChecks) {
-  const input = { check, requireChecks: requireChecks ? true : undefined };
-  return input.check === undefined && input.requireChecks === undefined ? undefined : input;
+function verificationInput(check, requireChecks, checkTimeoutSeconds, regressionBudgetSeconds) {
+  const input = {
+    check,
+    requireChecks: requireChecks ? true : undefined,
+    checkTimeoutSeconds: numberOrUndefined(checkTimeoutSeconds),
+    regressionBudgetSeconds: numberOrUndefined(regressionBudgetSeconds),
+  };
+  return Object.values(input).every((value) => value === undefined) ? undefined : input;
 }
 
 /** The form's sandbox settings as the project input has them; the server validates each name. */
@@ -203,7 +218,12 @@ export function newProjectPage(main) {
       contextPreset: text('contextPreset'),
       budgets: Object.keys(budgets).length > 0 ? budgets : undefined,
       sandbox: sandboxInput(text('allowedHosts')),
-      verification: verificationInput(text('check'), data.get('requireChecks') === 'yes'),
+      verification: verificationInput(
+        text('check'),
+        data.get('requireChecks') === 'yes',
+        text('checkTimeoutSeconds'),
+        text('regressionBudgetSeconds'),
+      ),
     };
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;

@@ -438,6 +438,8 @@ class ChainStep {
           : {
               defaultCheck: project.verification?.check,
               requireChecks: project.verification?.requireChecks,
+              checkTimeoutMs: secondsToMs(project.verification?.checkTimeoutSeconds),
+              regressionBudgetMs: secondsToMs(project.verification?.regressionBudgetSeconds),
               ...verification,
               previous: checks,
             },
@@ -584,4 +586,9 @@ class ChainStep {
 /** A chain over `options`. */
 export function createSessionChain(options: SessionChainOptions): SessionChain {
   return new SessionChain(options);
+}
+
+/** A project's verification seconds as the session's milliseconds (`undefined`: the default). */
+function secondsToMs(seconds: number | undefined): number | undefined {
+  return seconds === undefined ? undefined : seconds * 1_000;
 }
