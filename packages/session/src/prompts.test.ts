@@ -25,6 +25,21 @@ describe('prompts carry the tags the simulator and the agent rely on', () => {
       expect(text).toContain(file);
   });
 
+  it('init asks for a check per feature and says what makes a good one', () => {
+    // Whitespace-insensitive: the prompt file wraps its lines.
+    const text = renderSessionPrompt('init', context).replace(/\s+/g, ' ');
+    for (const phrase of [
+      'Give every feature you can a `"check"`',
+      'exits 0 only when the feature works',
+      'Baton runs it before it accepts `"passes": true`',
+      'fast (seconds), deterministic, needs no network unless the project allows it',
+      'tests the behaviour, not that a file exists',
+      'A check cannot be changed later',
+    ]) {
+      expect(text).toContain(phrase);
+    }
+  });
+
   it('resume points at the orientation and memory, and says when the previous session was interrupted', () => {
     const plain = renderSessionPrompt('resume', context, {
       orientation: '<baton_orientation>\nsummary-marker\n</baton_orientation>',
