@@ -1,8 +1,9 @@
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { createUserRepo } from '@baton/test-support';
+import { createBatonControl, sourcePolicyFromEnvironment } from '@baton/projects';
+import { REDIS_URL, createUserRepo } from '@baton/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { runCli } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
@@ -73,5 +74,64 @@ describe('baton enqueue under BATON_REPO_HOSTS / BATON_REPO_ROOTS', () => {
     expect(accepted.stderr).toBe('');
     expect(accepted.code).toBe(0);
     expect((await world.control.getProject(id))?.repo).toBe(inside);
+  }, 120_000);
+});
+
+describe('baton enqueue and the control API under BATON_WORKSPACE_ROOT', () => {
+  it('refuse a workspace outside the root (directly, through a symlink, the root itself), touch nothing, create nothing; accept one under it', async () => {
+    const root = path.join(dir, 'workspaces');
+    const elsewhere = path.join(dir, 'elsewhere');
+    await mkdir(root);
+    await mkdir(elsewhere);
+    const canary = path.join(elsewhere, '.bashrc');
+    await writeFile(canary, 'export TOKEN=canary-bashrc-5e1a\n');
+    await symlink(elsewhere, path.join(root, 'escape'));
+    const env = world.env(dir, { BATON_WORKSPACE_ROOT: root });
+    for (const workspace of [elsewhere, path.join(root, 'escape'), root, '/']) {
+      const id = world.projectId('outside');
+      const result = await runCli(
+        ['enqueue', '--project', id, '--goal', 'x', '--workspace', workspace, '--adopt'],
+        { cwd: dir, env },
+      );
+      expect(result.code, workspace).toBe(2);
+      expect(oneLine(result.stderr), workspace).toMatch(
+        /^baton: .*a workspace must be a directory under the workspace root \(BATON_WORKSPACE_ROOT\)/u,
+      );
+      // Refused before the directory is looked at: no adoption preview of its files.
+      expect(result.stdout, workspace).not.toContain('.bashrc');
+      expect(await world.control.getProject(id)).toBeNull();
+    }
+    expect((await world.control.queueCounts()).waiting).toBe(0);
+
+    // The control API a server builds from the same variables refuses it the same way.
+    const served = createBatonControl({
+      url: REDIS_URL,
+      prefix: world.prefix,
+      cwd: dir,
+      sourcePolicy: sourcePolicyFromEnvironment(
+        { BATON_WORKSPACE_ROOT: root },
+        { served: true, home: root },
+      ),
+    });
+    try {
+      const id = world.projectId('api-outside');
+      await expect(
+        served.createProject({ id, goal: 'x', workspace: elsewhere, adoptWorkspace: true }),
+      ).rejects.toThrow(/a workspace must be a directory under the workspace root/u);
+      expect(await world.control.getProject(id)).toBeNull();
+    } finally {
+      await served.close();
+    }
+    expect(await readFile(canary, 'utf8')).toBe('export TOKEN=canary-bashrc-5e1a\n');
+    expect(await readdir(elsewhere)).toEqual(['.bashrc']);
+
+    const id = world.projectId('inside');
+    const accepted = await runCli(
+      ['enqueue', '--project', id, '--goal', 'x', '--workspace', path.join(root, 'p1')],
+      { cwd: dir, env },
+    );
+    expect(accepted.stderr).toBe('');
+    expect(accepted.code).toBe(0);
+    expect((await world.control.getProject(id))?.workspace).toBe(path.join(root, 'p1'));
   }, 120_000);
 });

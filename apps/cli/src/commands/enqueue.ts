@@ -23,7 +23,7 @@ import {
   parseNonEmpty,
   parseProjectId,
 } from '../internal/argument-parsers.js';
-import { withControl } from '../internal/remote-control.js';
+import { toCommandFailure, withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
 
@@ -145,6 +145,16 @@ export function registerEnqueueCommand(program: Command): void {
       }
       // Loaded on use, so `--help` stays fast.
       const { checkNewWorkspace } = await import('../internal/workspace-adoption.js');
+      if (options.workspace !== undefined) {
+        // The roots the control API applies (BATON_WORKSPACE_ROOT), first: a directory outside
+        // them is refused before the adoption preview reads it.
+        const { sourcePolicyFromEnvironment } = await import('@baton/projects');
+        await sourcePolicyFromEnvironment(process.env, { served: false, home: '' })
+          .check({ workspace: path.resolve(options.workspace) }, process.cwd())
+          .catch((error: unknown) => {
+            throw toCommandFailure(error);
+          });
+      }
       await checkNewWorkspace(options.workspace, {
         adopt: options.adopt === true,
         out: options.json === true ? process.stderr : process.stdout,
