@@ -90,3 +90,38 @@ describe('baton status says why nothing runs a project, and the one command that
     expect(missing.stderr).toContain('Redis lost its data');
   });
 });
+
+describe('a half-written project (fragments written after Redis lost its data) is never a ghost', () => {
+  it('`baton status ID` names the fragments and the fix; `baton enqueue` creates it again in their place', async () => {
+    const id = world.projectId('ghost');
+    // What a session that kept writing into an emptied Redis left before fencing: counters and
+    // a status, no id, no configuration, no index entry.
+    const redis = world.repository.redis;
+    await redis.hset(world.control.keys.project(id), 'status', 'running', 'sessions', '3');
+
+    const shown = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    expect(shown.code).not.toBe(0);
+    expect(shown.stderr.trim().split('\n')).toHaveLength(1);
+    expect(shown.stderr).toContain(`only fragments of its record are left (sessions, status)`);
+    expect(shown.stderr).toContain(`baton enqueue --project ${id}`);
+
+    const created = await runCli(['enqueue', '--project', id, '--goal', 'Build\n- a'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(JSON.parse(json.stdout)).toMatchObject({ id, status: 'queued', sessions: 0 });
+    const listed = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });
+    expect((JSON.parse(listed.stdout) as { id: string }[]).map((row) => row.id)).toContain(id);
+
+    // A real project is still refused.
+    const again = await runCli(['enqueue', '--project', id, '--goal', 'x'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/already exists/u);
+  });
+});

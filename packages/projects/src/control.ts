@@ -329,6 +329,12 @@ export function createBatonControl(options: BatonControlOptions = {}): BatonCont
       return repository.get(projectId);
     },
 
+    async findFragment(projectId) {
+      checkId(projectId);
+      await ready();
+      return repository.fragment(projectId);
+    },
+
     async listProjects(listOptions = {}) {
       await ready();
       return repository.list(listOptions);

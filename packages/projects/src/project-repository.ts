@@ -162,8 +162,35 @@ export class ProjectRepository implements ProjectLog {
     return this.#fence.fence;
   }
 
-  /** Stores a new project in status `queued`; throws `conflict` if the id is taken. */
+  /**
+   * Stores a new project in status `queued`; throws `conflict` if the id is taken. A half-written
+   * project of that id (`fragment`: what a write after Redis lost its data leaves) is repaired:
+   * its record fragments are removed and the project is created in their place (its memory and
+   * branch, if any, are kept), so `status` and `enqueue` never disagree about it.
+   */
   async create(record: NewProjectRecord): Promise<ProjectRecord> {
+    try {
+      return await this.#create(record);
+    } catch (error) {
+      if (!(error instanceof ProjectError && error.code === 'conflict')) throw error;
+      if ((await this.fragment(record.id)) === null) throw error;
+      await this.delete(record.id);
+      return this.#create(record);
+    }
+  }
+
+  /**
+   * The field names of `projectId`'s hash when it exists but holds no project (no id or
+   * configuration: fragments of a project Redis lost), else `null`.
+   */
+  async fragment(projectId: string): Promise<string[] | null> {
+    const hash = await this.redis.hgetall(this.keys.project(projectId));
+    const fields = Object.keys(hash);
+    if (fields.length === 0 || parseProjectHash(hash) !== null) return null;
+    return fields.sort();
+  }
+
+  async #create(record: NewProjectRecord): Promise<ProjectRecord> {
     const now = record.createdAt;
     const transition: StatusTransition = { at: now, from: null, to: 'queued', reason: 'created' };
     const created = await defineScripts(this.redis).batonCreateProject(

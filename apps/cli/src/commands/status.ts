@@ -288,6 +288,13 @@ export function registerStatusCommand(program: Command): void {
         if (id !== undefined) {
           const project = await control.getProject(id);
           if (!project) {
+            const fragment = await control.findFragment(id);
+            if (fragment !== null) {
+              throw projectNotFound(
+                id,
+                `on Redis: only fragments of its record are left (${fragment.join(', ')}), written after Redis lost its data. Nothing runs it; \`baton enqueue --project ${id} ...\` creates it again in their place (its memory and branch are kept)`,
+              );
+            }
             const marked = (await control.readDeploymentMarker()) !== null;
             throw projectNotFound(
               id,

@@ -115,6 +115,12 @@ export interface BatonControl {
   /** The project's kept guidance, oldest first, with who acknowledged each. */
   listGuidance(projectId: string): Promise<StoredGuidance[]>;
   getProject(projectId: string): Promise<ProjectRecord | null>;
+  /**
+   * When `projectId` is half-written (a record hash without its configuration, left by a write
+   * after Redis lost its data): its field names. `null` otherwise. Creating the project again
+   * repairs it.
+   */
+  findFragment(projectId: string): Promise<string[] | null>;
   /** Every project (oldest first): the CLI's listing. A fleet view pages with `pageProjects`. */
   listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
   /**
