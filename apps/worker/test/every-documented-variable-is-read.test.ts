@@ -2,7 +2,7 @@
 // what the worker process does. This starts the real entry point (`node dist/main.js`) with every
 // documented variable set to a value other than its default and reads them back from the
 // worker's "worker started" line. A variable added to the table without a case here fails.
-import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,6 +49,15 @@ describe('every variable in docs/workers.md changes the worker process', () => {
     const home = await mkdtemp(path.join(os.tmpdir(), 'baton-docvars-'));
     cleanups.push(() => rm(home, { recursive: true, force: true }));
     cleanups.push(() => deletePrefix(prefix, REDIS_URL));
+    const mcpFile = path.join(home, 'mcp.json');
+    await writeFile(
+      mcpFile,
+      JSON.stringify({
+        mcpServers: {
+          docs: { command: 'node', args: ['server.js'], env: { TOKEN: '${DOCS_MCP_TOKEN}' } },
+        },
+      }),
+    );
 
     // variable -> [value given, where it shows in the log line, what it shows]
     const cases: Record<string, [string, (started: Started) => unknown, unknown]> = {
@@ -107,6 +116,16 @@ describe('every variable in docs/workers.md changes the worker process', () => {
       BATON_WEBHOOK_ATTEMPTS: ['2', (started) => started.settings.webhookAttempts, 2],
       BATON_WEBHOOK_BACKOFF_MS: ['100', (started) => started.settings.webhookBackoffMs, 100],
       LOG_LEVEL: ['debug', (started) => started.settings.logLevel, 'debug'],
+      // The worker-wide MCP servers, as references: the variable's value is never read into it.
+      BATON_MCP_CONFIG: [
+        mcpFile,
+        (started) => started.settings.mcp,
+        {
+          mcpServers: {
+            docs: { command: 'node', args: ['server.js'], env: { TOKEN: '${DOCS_MCP_TOKEN}' } },
+          },
+        },
+      ],
     };
 
     const documented = await documentedVariables();
@@ -123,7 +142,7 @@ describe('every variable in docs/workers.md changes the worker process', () => {
     }
 
     const env = Object.fromEntries(Object.entries(cases).map(([name, [value]]) => [name, value]));
-    const worker = await spawnWorker({ REDIS_URL, ...env });
+    const worker = await spawnWorker({ REDIS_URL, ...env, DOCS_MCP_TOKEN: 'docs-mcp-token-value' });
     workers.push(worker);
     const started = (await worker.waitForLog(
       (line) => line.msg === 'worker started',
@@ -135,6 +154,7 @@ describe('every variable in docs/workers.md changes the worker process', () => {
     expect(started.settings.baseUrl).toBeNull();
     expect(started.settings).not.toHaveProperty('apiKey');
     expect(started.settings).not.toHaveProperty('webhookSecret');
+    expect(JSON.stringify(started)).not.toContain('docs-mcp-token-value');
     // The chosen interface answers the probes.
     const response = await fetch(`http://127.0.0.2:${worker.httpPort}/livez`);
     expect(response.status).toBe(200);
