@@ -91,6 +91,28 @@ describe('baton run with MCP servers', () => {
     expect(record).toContain('${MCP_TEST_SERVICE_TOKEN}');
     expect(record).not.toContain(secret);
     expect(JSON.stringify(all)).not.toContain(secret);
+    // `baton status --local` shows the project's servers and how each stood in its last session.
+    const status = await runCli(['status', 'mcp', '--local'], { cwd: dir, env });
+    expect(status.stderr).toBe('');
+    expect(status.stdout).toContain('mcp       everything\n');
+    expect(status.stdout).toMatch(/\n {2}everything: ready \(\d+ tools\) in session \d\n/);
+    expect(status.stdout).toMatch(/\n {2}broken: failed in session \d · [^\n]+\n/);
+    const json = await runCli(['status', 'mcp', '--local', '--json'], { cwd: dir, env });
+    const parsed = JSON.parse(json.stdout) as {
+      mcpServers: unknown;
+      sessionCommits: Array<{ mcp: Array<{ server: string; state: string }> }>;
+    };
+    expect(parsed.mcpServers).toEqual([{ name: 'everything', type: 'stdio' }]);
+    expect(
+      parsed.sessionCommits.at(-1)?.mcp.map((server) => [server.server, server.state]),
+    ).toEqual([
+      ['broken', 'failed'],
+      ['everything', 'ready'],
+    ]);
+    expect(status.stdout + json.stdout).not.toContain(secret);
+    const noId = await runCli(['status', '--local'], { cwd: dir, env });
+    expect(noId.code).toBe(2);
+    expect(noId.stderr).toBe('baton: baton status --local needs a project id\n');
   });
 
   it('refuses a bad --mcp-config in one line naming the field, and creates nothing', async () => {

@@ -6,9 +6,11 @@ import type {
   WebhookDeliveryRecord,
 } from '@baton/projects';
 import { summarizeSandbox } from '@baton/workspace';
+import { CliError } from '../errors.js';
 import { parseProjectId } from '../internal/argument-parsers.js';
 import { projectNotFound } from '../internal/command-failure.js';
 import { withControl } from '../internal/remote-control.js';
+import { openLocalProjectLog, requireLocalProject } from '../internal/local-projects.js';
 import { remoteRows, renderProjectRows } from './projects.js';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatFileSize, formatHitRate } from '../internal/format.js';
@@ -67,6 +69,11 @@ export function projectJson(project: ProjectRecord) {
     costUsd: project.counters.costUsd,
     activeSession: project.activeSession,
     lastError: project.lastError,
+    /** The project's own MCP servers by name and kind (their values are never shown). */
+    mcpServers: Object.entries(project.mcp?.mcpServers ?? {}).map(([name, server]) => ({
+      name,
+      type: server.type ?? 'stdio',
+    })),
     createdAt: new Date(project.createdAt).toISOString(),
   };
 }
@@ -103,6 +110,8 @@ function sessionJson(session: SessionSummary) {
     checkpointFailures: session.checkpointFailures ?? 0,
     model: session.model ?? null,
     fallback: session.fallback ?? null,
+    /** Each MCP server's state at the session's end: `{ server, state, tools, message? }`. */
+    mcp: session.mcp ?? [],
   };
 }
 
@@ -270,7 +279,7 @@ export function registerStatusCommand(program: Command): void {
   program
     .command('status')
     .description(
-      'Show a queued project from Redis: status, features, sessions, tokens, the share of input read from the prompt cache, cost, workspace, sandbox, webhooks. Without an id: every project, exactly as `baton projects` lists them (same columns, same --json rows).',
+      'Show a queued project from Redis (a `baton run` project with --local): status, features, sessions, tokens, the share of input read from the prompt cache, cost, workspace, sandbox, MCP servers and their state, webhooks. Without an id: every project, exactly as `baton projects` lists them (same columns, same --json rows).',
     )
     .addHelpText('after', COST_HELP)
     .addHelpText(
@@ -283,7 +292,21 @@ export function registerStatusCommand(program: Command): void {
     )
     .argument('[id]', 'project id', parseProjectId)
     .option('--json', 'print JSON')
-    .action(async (id: string | undefined, options: { json?: boolean }) => {
+    .option('--local', 'a `baton run` project under BATON_HOME instead of Redis (needs the id)')
+    .action(async (id: string | undefined, options: { json?: boolean; local?: boolean }) => {
+      if (options.local === true) {
+        if (id === undefined)
+          throw new CliError('usage', 'baton status --local needs a project id');
+        const { record } = await requireLocalProject(id);
+        const log = await openLocalProjectLog();
+        const sessions = await log.listSessions(id);
+        process.stdout.write(
+          options.json === true
+            ? `${outputJson({ ...projectJson(record), sessionCommits: sessions.map(sessionJson) }, 2)}\n`
+            : describeProject(terminalSafe(record), terminalSafe(sessions), [], null),
+        );
+        return;
+      }
       await withControl(async (control) => {
         if (id !== undefined) {
           const project = await control.getProject(id);
