@@ -1,12 +1,16 @@
 import { createHash } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import type { BetaImageBlockParam } from '@anthropic-ai/sdk/resources/beta/messages/messages';
 import {
   type CommandSandbox,
   DEFAULT_SANDBOX_POLICY,
   SANDBOX_PATH,
   type SandboxSetup,
-  hostAllowed,
+  type FilteringProxy,
   openCommandSandbox,
+  startFilteringProxy,
 } from '@baton/workspace';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -20,7 +24,17 @@ import {
   type McpServerEntry,
   resolveMcpServer,
 } from './config.js';
+import { DestinationRefusedError, fetchThroughProxy } from './proxied-fetch.js';
 import { SandboxStdioTransport } from './sandbox-transport.js';
+
+/** The proxy's refusal of a remote server's host, wherever the SDK wrapped it. */
+function refusalOf(error: unknown): DestinationRefusedError | undefined {
+  for (let current = error, depth = 0; current !== undefined && depth < 5; depth += 1) {
+    if (current instanceof DestinationRefusedError) return current;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return undefined;
+}
 
 /** Where one MCP server stands, as events, `baton status` and the dashboard show it. */
 export interface McpServerStatus {
@@ -52,6 +66,11 @@ export interface StartMcpServersOptions {
   callTimeoutMs?: number | undefined;
   /** Most characters of text one result returns (head kept). Default 30_000. */
   maxOutputChars?: number | undefined;
+  /**
+   * Resolves a remote server's host name to addresses for the filtering proxy (tests use a
+   * fixed table). Default: the host's resolver.
+   */
+  resolveHost?: ((host: string) => Promise<string[]>) | undefined;
   /** Told of every server's state: at start, and when one exits. Errors it throws are ignored. */
   onStatus?: ((status: McpServerStatus) => Promise<void> | void) | undefined;
 }
@@ -301,6 +320,8 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
     }
   };
   let sandbox: Promise<CommandSandbox> | undefined;
+  let proxy: Promise<FilteringProxy> | undefined;
+  let proxyDirectory: string | undefined;
 
   const startOne = async (entry: McpServerEntry): Promise<SessionTool[]> => {
     const status: McpServerStatus = {
@@ -339,6 +360,8 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
       await client.close().catch(() => undefined);
       await transport.close().catch(() => undefined);
       const stderr = stdio === undefined ? '' : lastLine(stdio.stderrTail);
+      const refused = refusalOf(error);
+      if (refused !== undefined) return fail(refused.message);
       if (stdio !== undefined && stdio.garbageLines > 0) {
         return fail(
           `it printed ${stdio.garbageLines} line(s) that are not MCP messages and never answered${stderr}`,
@@ -369,17 +392,27 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
   const openTransport = async (config: McpServerConfig): Promise<Transport> => {
     if (config.type === 'http') {
       const url = new URL(config.url);
-      const host = url.hostname.replace(/^\[|\]$/g, '');
-      const port = Number(url.port || (url.protocol === 'https:' ? 443 : 80));
-      if (
-        setup.mode === 'bubblewrap' &&
-        (!hostAllowed(host, policy.network.allowedHosts) ||
-          !policy.network.allowedPorts.includes(port))
-      ) {
-        throw new Error(`${url.host} is not an allowed host of this project (--allow-host)`);
+      if (setup.mode === 'off') {
+        return new StreamableHTTPClientTransport(url, {
+          requestInit: { headers: config.headers ?? {} },
+        });
       }
+      // Remote servers go through a filtering proxy of the sandbox's own kind: the project's
+      // allowed hosts and ports, no IP literal, no name resolving to loopback or a private address.
+      proxy ??= (async () => {
+        const directory = await mkdtemp(path.join(os.tmpdir(), 'baton-mcp-proxy-'));
+        proxyDirectory = directory;
+        return startFilteringProxy({
+          socketPath: path.join(directory, 'proxy.sock'),
+          allowedHosts: policy.network.allowedHosts,
+          allowedPorts: policy.network.allowedPorts,
+          ...(options.resolveHost === undefined ? {} : { resolve: options.resolveHost }),
+        });
+      })();
+      const { socketPath } = await proxy;
       return new StreamableHTTPClientTransport(url, {
         requestInit: { headers: config.headers ?? {} },
+        fetch: fetchThroughProxy(socketPath),
       });
     }
     sandbox ??= openCommandSandbox({
@@ -419,6 +452,9 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
       await Promise.all(running.map((server) => server.stop()));
       const opened = await sandbox?.catch(() => undefined);
       await opened?.dispose();
+      const remote = await proxy?.catch(() => undefined);
+      await remote?.close();
+      if (proxyDirectory !== undefined) await rm(proxyDirectory, { recursive: true, force: true });
     },
   };
 }
