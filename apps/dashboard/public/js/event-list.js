@@ -41,6 +41,8 @@ export function describeEvent(event) {
       return `${event.from} stays overloaded: the session continues on ${event.to} from turn ${event.turn}`;
     case 'tool-call':
       return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
+    case 'mcp-server':
+      return `MCP server ${event.server} (${event.source}, ${event.transport}): ${event.state}${event.state === 'ready' ? ` · ${event.tools.length} tools` : ''}${event.message ? ` · ${event.message}` : ''}`;
     case 'memory-change': {
       const change = event.change;
       return `memory ${change.command} ${change.path}${change.newPath ? ` → ${change.newPath}` : ''} (${formatNumber(change.bytes)} B)`;

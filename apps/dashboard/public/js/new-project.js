@@ -107,6 +107,39 @@ function sandboxInput(allowedHosts) {
   return hosts.length > 0 ? { allowedHosts: hosts } : undefined;
 }
 
+/**
+ * MCP servers in `.mcp.json`'s format. The server validates them with the same schema as
+ * `baton enqueue --mcp-config` and the control API; here only the JSON is checked.
+ */
+function mcpFieldset() {
+  return h(
+    'fieldset',
+    {},
+    h('legend', {}, 'MCP servers (optional)'),
+    field(
+      'Configuration',
+      h('textarea', {
+        name: 'mcp',
+        rows: 5,
+        spellcheck: false,
+        placeholder:
+          '{"mcpServers": {"browser": {"command": "npx", "args": ["@playwright/mcp@latest"]}}}',
+      }),
+      'The .mcp.json format. Secrets as ${VAR}, read from the worker’s environment at each session; never stored. Servers run in the sandbox; remote ones only at allowed hosts.',
+    ),
+  );
+}
+
+/** The form's MCP text as the project input has it, or a one-line error for bad JSON. */
+function mcpInput(text) {
+  if (text === undefined) return { value: undefined };
+  try {
+    return { value: JSON.parse(text) };
+  } catch {
+    return { error: 'mcp: is not valid JSON' };
+  }
+}
+
 export function newProjectPage(main) {
   const message = h('p', { class: 'form-message', role: 'alert' });
   const form = h(
@@ -184,6 +217,7 @@ export function newProjectPage(main) {
     ),
     sandboxFieldset(),
     verificationFieldset(),
+    mcpFieldset(),
     h(
       'div',
       { class: 'form-actions' },
@@ -206,6 +240,12 @@ export function newProjectPage(main) {
     };
     if (budgets.session.maxTurns === undefined) delete budgets.session;
     for (const key of Object.keys(budgets)) if (budgets[key] === undefined) delete budgets[key];
+    const mcp = mcpInput(text('mcp'));
+    if (mcp.error !== undefined) {
+      message.classList.add('error');
+      replace(message, mcp.error);
+      return;
+    }
     const body = {
       id: text('id'),
       goal: text('goal'),
@@ -224,6 +264,7 @@ export function newProjectPage(main) {
         text('checkTimeoutSeconds'),
         text('regressionBudgetSeconds'),
       ),
+      mcp: mcp.value,
     };
     const button = form.querySelector('button[type=submit]');
     button.disabled = true;

@@ -4,6 +4,7 @@ import { createChecklistPanel } from './checklist-panel.js';
 import { h, replace } from './dom.js';
 import { createEventList } from './event-list.js';
 import { guidanceBox } from './guidance-box.js';
+import { createMcpPanel } from './mcp-panel.js';
 import { createMemoryFilesPanel } from './memory-files-panel.js';
 import { createProgressPanel } from './progress-panel.js';
 import { createProjectHeader } from './project-header.js';
@@ -53,6 +54,7 @@ export function projectPage(main, projectId) {
   const eventList = createEventList(projectId);
   const memory = createMemoryFilesPanel(projectId);
   const history = createStatusHistory();
+  const mcp = createMcpPanel();
 
   replace(
     main,
@@ -76,6 +78,7 @@ export function projectPage(main, projectId) {
         ),
         section('Live events', 'events', ...eventList.elements),
         section('Memory', 'memory', memory.element),
+        section('MCP servers', 'mcp', mcp.element),
         section('Status history', 'transitions-card', history.transitions),
         section('Webhooks', 'webhooks-card', history.webhooks),
       ),
@@ -87,6 +90,7 @@ export function projectPage(main, projectId) {
     header.show(detail.project);
     sessionTable.showNewest(detail.sessions, detail.sessionsBefore);
     history.show(detail);
+    mcp.show(detail);
   }
 
   // Refreshing on the events that change each panel keeps Redis reads proportional to activity.
@@ -101,6 +105,7 @@ export function projectPage(main, projectId) {
   function onEvent(entry) {
     eventList.add(entry);
     const event = entry.event;
+    if (event.type === 'mcp-server') mcp.addEvent(event);
     if (event.type === 'turn') tokens.addTurn(event);
     else if (event.type === 'session-start') tokens.load();
     else markDirty(...partsChangedBy(event, memory.isOpen));
@@ -117,6 +122,8 @@ export function projectPage(main, projectId) {
       header.show(data.project);
       sessionTable.showNewest(data.sessions, data.sessionsBefore);
       eventList.showSnapshot(data.events);
+      for (const entry of data.events ?? []) mcp.addEvent(entry.event);
+      mcp.show({ project: data.project, sessions: data.sessions });
     },
     event: onEvent,
     project: header.show,

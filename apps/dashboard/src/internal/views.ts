@@ -85,6 +85,11 @@ export interface ProjectView {
   lastError: string | null;
   /** Where the latest session's commands ran, as one line; `off` is shown as a warning. */
   sandbox: { mode: 'bubblewrap' | 'off' | null; summary: string; allowedHosts: string[] };
+  /**
+   * The project's own MCP servers by name and kind. Never their commands, arguments, `env` or
+   * headers: those hold `${VAR}` references to the worker's secrets.
+   */
+  mcpServers: Array<{ name: string; type: 'stdio' | 'http' }>;
 }
 
 export function projectView(
@@ -160,6 +165,10 @@ export function projectView(
           : summarizeSandbox(project.sessionSandbox),
       allowedHosts: project.sandbox?.allowedHosts ?? [],
     },
+    mcpServers: Object.entries(project.mcp?.mcpServers ?? {}).map(([name, server]) => ({
+      name,
+      type: server.type ?? 'stdio',
+    })),
   };
 }
 

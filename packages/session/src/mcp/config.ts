@@ -81,10 +81,14 @@ export const mcpConfigSchema = z.strictObject({
         ),
       mcpServerSchema,
       {
+        // A bad name's own rule, not zod's "Invalid key in record": every caller (the control
+        // API's generic formatting too) then names the rule in its one line.
         error: (issue) =>
-          issue.input === undefined
-            ? 'is required: a configuration is {"mcpServers": {"<name>": {"command": ...}}}'
-            : undefined,
+          issue.code === 'invalid_key'
+            ? issue.issues[0]?.message
+            : issue.input === undefined
+              ? 'is required: a configuration is {"mcpServers": {"<name>": {"command": ...}}}'
+              : undefined,
       },
     )
     .refine((value) => Object.keys(value).length <= 16, 'has more than 16 servers'),
