@@ -38,9 +38,10 @@ beforeEach(async () => {
 afterEach(async () => {
   for (const child of children.splice(0)) {
     if (child.exitCode === null && child.signalCode === null && child.pid !== undefined)
-      process.kill(child.pid, 'SIGKILL');
+      process.kill(-child.pid, 'SIGKILL');
   }
-  await rm(base, { recursive: true, force: true });
+  // A killed flipper's last `ln`/`mv` may still finish inside the kernel; rm retries ENOTEMPTY.
+  await rm(base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 });
 
 async function canaryUntouched(): Promise<void> {
@@ -121,7 +122,8 @@ describe('the editor never follows a link out of the workspace', () => {
         '-c',
         `cd "${root}" && while :; do mv d d.real && ln -s "${outside}" d && rm d && mv d.real d; done`,
       ],
-      { stdio: 'ignore' },
+      // Its own process group, so killing it also kills the `ln` or `mv` it is running.
+      { stdio: 'ignore', detached: true },
     );
     children.push(flipper);
     const editor = createTextEditorTool({ root });
@@ -136,8 +138,9 @@ describe('the editor never follows a link out of the workspace', () => {
       const viewed = await editor.execute({ command: 'view', path: 'd/secret.txt' });
       expect(viewed.content).not.toContain('top secret');
     }
-    process.kill(flipper.pid as number, 'SIGKILL');
-    await new Promise((resolve) => flipper.once('exit', resolve));
+    const exited = new Promise((resolve) => flipper.once('exit', resolve));
+    process.kill(-(flipper.pid as number), 'SIGKILL');
+    await exited;
     await canaryUntouched();
     // Some writes landed in the real directory: the race was really run against working code.
     expect(written).toBeGreaterThan(0);
@@ -152,15 +155,17 @@ describe('the editor never follows a link out of the workspace', () => {
         '-c',
         `cd "${root}" && while :; do ln -sf "${outside}/secret.txt" a.tmp && mv -f a.tmp a.txt; done`,
       ],
-      { stdio: 'ignore' },
+      // Its own process group, so killing it also kills the `ln` or `mv` it is running.
+      { stdio: 'ignore', detached: true },
     );
     children.push(flipper);
     for (let attempt = 0; attempt < 300; attempt += 1) {
       await editor.execute({ command: 'create', path: 'a.txt', file_text: 'pwned\n' });
       await editor.execute({ command: 'insert', path: 'a.txt', insert_line: 0, insert_text: 'x' });
     }
-    process.kill(flipper.pid as number, 'SIGKILL');
-    await new Promise((resolve) => flipper.once('exit', resolve));
+    const exited = new Promise((resolve) => flipper.once('exit', resolve));
+    process.kill(-(flipper.pid as number), 'SIGKILL');
+    await exited;
     await canaryUntouched();
   }, 60_000);
 });
