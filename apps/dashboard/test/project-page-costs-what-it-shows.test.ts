@@ -117,7 +117,7 @@ describe('the project page costs O(shown), not O(history)', () => {
     expect(history.changes.at(-1)?.session).toBe(`s${VERSIONS - 1}`);
     // The file's body, its hash and its own history list (depth 5: the file + 4 older), nothing
     // else: not the namespace's change feed, whose length grows with every write.
-    expect(historySent.map((entry) => entry.command)).toEqual(['get', 'hmget', 'lrange']);
+    expect(historySent.map((entry) => entry.command)).toEqual(['get', 'hget', 'lrange']);
     expect(historySent.find((entry) => entry.command === 'lrange')?.args).toEqual([
       store.keys.history('progress.md'),
       '0',

@@ -90,6 +90,14 @@ describe.skipIf(!chromiumAvailable)('verified progress in the browser', () => {
     // The page refreshes its checklist on the stream's events; no reload.
     for (const feature of ['F1', 'F2', 'F3']) {
       await page.waitForSelector(`${badge(feature)}[data-check=verified]`, { timeout: 30_000 });
+      // The badge may first show an earlier commit's evidence; it must come to the final one.
+      await page
+        .waitForFunction(
+          ([selector, text]) => document.querySelector(selector as string)?.textContent === text,
+          [badge(feature), `verified at ${commit.slice(0, 8)}`],
+          { timeout: 30_000 },
+        )
+        .catch(() => undefined);
       expect(await page.textContent(badge(feature))).toBe(`verified at ${commit.slice(0, 8)}`);
     }
     // F2 has no check of its own: the project's default ran for it (require-checks let it pass).
