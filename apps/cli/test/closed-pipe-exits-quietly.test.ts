@@ -100,10 +100,9 @@ const redisVerbs: Array<[string, () => string[]]> = [
 
 describe('a reader that goes away ends baton quietly with status 0', () => {
   it.each(localVerbs)('baton %s | head', async (_name, args) => {
-    const [open, closed] = await Promise.all([
-      runCli(args, { cwd: dir, env: localEnv() }),
-      runWithClosedReader(args, { cwd: dir, env: localEnv(), close: 'stdout' }),
-    ]);
+    // One after the other: two local verbs at once share one clone (`diff` runs host git in it).
+    const open = await runCli(args, { cwd: dir, env: localEnv() });
+    const closed = await runWithClosedReader(args, { cwd: dir, env: localEnv(), close: 'stdout' });
     // The verb does print (so the closed pipe is really written to) ...
     expect(open.stdout).not.toBe('');
     // ... and with the reader gone it exits 0 without a word on stderr.
