@@ -136,7 +136,7 @@ export const MODEL_NOT_FOUND_REASON = 'model_not_found';
 export const CONTEXT_FULL_REASON = 'context_full';
 
 /** Sessions in a row whose context filled before anything useful that pause the project. */
-export const MAX_USELESS_CONTEXT_FILLS = 2;
+const MAX_USELESS_CONTEXT_FILLS = 2;
 
 /**
  * What a finished session means for the `uselessContextFills` streak: its context filled before

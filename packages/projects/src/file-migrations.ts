@@ -125,7 +125,7 @@ async function readChecklist(memories: string): Promise<{ passing: number; total
  * A version 1 record as the `ProjectRecord` both adapters keep. Version 1 had no status: it is
  * derived as `baton projects --local` did (running, every feature passing, the last outcome).
  */
-export function upgradeRecord(
+function upgradeRecord(
   old: LocalRecordV1,
   features: { passing: number; total: number },
 ): ProjectRecord {

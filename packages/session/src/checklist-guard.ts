@@ -22,7 +22,7 @@ export interface FlipGate {
 }
 
 /** The refusal the gate throws; the model never reads it (the memory tool replaces it). */
-export const FLIP_PENDING_MESSAGE = 'Refused: the flip waits for its check.';
+const FLIP_PENDING_MESSAGE = 'Refused: the flip waits for its check.';
 
 /** Options of `createChecklistGuard`. */
 export interface ChecklistGuardOptions extends ChecklistRuleOptions {

@@ -31,7 +31,7 @@ export function loadPrompt(name: PromptName): string {
 }
 
 /** Escape a value placed inside a double-quoted tag attribute. */
-export function escapeAttribute(value: string): string {
+function escapeAttribute(value: string): string {
   return value
     .replace(/&/g, '&amp;')
     .replace(/"/g, '&quot;')
@@ -40,7 +40,7 @@ export function escapeAttribute(value: string): string {
 }
 
 /** Fill `{{name}}` placeholders; unknown placeholders are an error so a typo never reaches the model. */
-export function renderTemplate(template: string, values: Record<string, string>): string {
+function renderTemplate(template: string, values: Record<string, string>): string {
   return template.replace(/\{\{(\w+)\}\}/g, (_match, key: string) => {
     const value = values[key];
     if (value === undefined) {

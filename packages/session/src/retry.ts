@@ -148,7 +148,7 @@ export function retryDelayMs(
 }
 
 /** Wait `ms`, or reject early with the signal's reason when it aborts. */
-export function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
+function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(signal.reason instanceof Error ? signal.reason : new APIUserAbortError());

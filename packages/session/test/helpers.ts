@@ -30,7 +30,7 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-export const GOAL = [
+const GOAL = [
   'A tiny todo command line app.',
   '- Add a todo with a title',
   '- List todos',

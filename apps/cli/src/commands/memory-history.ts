@@ -17,7 +17,7 @@ interface HistoryOptions {
 }
 
 /** One version in `baton memory history --json`. */
-export interface HistoryEntry {
+interface HistoryEntry {
   version: string;
   at: number;
   bytes: number;

@@ -14,7 +14,7 @@ interface TransferOptions {
 }
 
 /** What export and import report (`--json`). */
-export interface TransferSummary {
+interface TransferSummary {
   project: string;
   directory: string;
   files: number;

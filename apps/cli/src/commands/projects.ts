@@ -46,7 +46,7 @@ export interface ProjectRow {
 }
 
 /** Projects as rows, the same for Redis and `BATON_HOME` (both keep a `ProjectRecord`). */
-export function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
+function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
   return projects.map((project) => ({
     id: project.id,
     status: project.status,

@@ -26,7 +26,7 @@ function parseSearchText(value: string): string {
 }
 
 /** One line per hit: where (memory path and line, or session and turn), then the snippet. */
-export function formatHit(hit: SearchHit): string {
+function formatHit(hit: SearchHit): string {
   const where =
     hit.source === 'memory'
       ? `memory ${hit.path}:${hit.line}`

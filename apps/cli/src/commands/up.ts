@@ -22,7 +22,7 @@ interface UpOptions {
 }
 
 /** What `baton up --json` prints once everything runs (then `{ "type": "stopped", ... }` at exit). */
-export interface UpReady {
+interface UpReady {
   type: 'ready';
   dashboardUrl: string;
   /** Where Redis is, without secrets: a URL, or `redis cluster host:port,...` for a Cluster. */

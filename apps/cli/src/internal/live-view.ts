@@ -28,7 +28,7 @@ export interface LiveViewOptions {
 }
 
 /** What the view knows after the events it has seen. */
-export interface LiveViewState {
+interface LiveViewState {
   session: { number: number; kind: string } | null;
   turn: number;
   recentToolCalls: string[];

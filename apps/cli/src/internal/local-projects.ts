@@ -41,12 +41,6 @@ export async function requireLocalProject(id: string): Promise<LocalProject> {
   return localProject(log, record);
 }
 
-/** Every local project under `BATON_HOME/projects`, oldest first. */
-export async function listLocalProjects(): Promise<LocalProject[]> {
-  const log = await openLocalProjectLog();
-  return (await log.list()).map((record) => localProject(log, record));
-}
-
 /** The local project's memory: the same `FileSystemStore` layout `baton run` uses. */
 export async function openLocalMemory(project: LocalProject): Promise<FileSystemStore> {
   return createFileSystemStore({ root: project.memories, limits: memoryStoreLimits() });

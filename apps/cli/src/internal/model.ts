@@ -6,7 +6,7 @@ import { CliError } from '../errors.js';
 import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Default model for the real API when neither `--model` nor `BATON_MODEL` is set. */
-export const DEFAULT_MODEL = 'claude-sonnet-4-6';
+const DEFAULT_MODEL = 'claude-sonnet-4-6';
 
 /** The client a command uses, and the simulator it started (if any). */
 export interface ModelConnection {

@@ -10,7 +10,7 @@ import { redisTargetFromEnvironment, toCommandFailure } from './remote-control.j
 import { CLI_ENV_VARIABLES } from './environment.js';
 
 /** Where the Redis that `baton up` uses came from. */
-export type RedisSource = 'env' | 'probe' | 'child';
+type RedisSource = 'env' | 'probe' | 'child';
 
 /** The Redis `baton up` runs on. */
 export interface DiscoveredRedis {
@@ -40,7 +40,7 @@ export interface RedisDiscoveryOptions {
 }
 
 /** The command that installs a Redis server on Debian and Ubuntu. */
-export const REDIS_INSTALL_HINT = 'apt-get install redis-server';
+const REDIS_INSTALL_HINT = 'apt-get install redis-server';
 
 /**
  * `REDIS_CLUSTER_NODES` or `REDIS_URL` when set (used as is, never replaced by a fallback), else

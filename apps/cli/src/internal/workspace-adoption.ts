@@ -21,7 +21,7 @@ function names(list: readonly string[]): string {
 }
 
 /** What adopting a directory will do, in lines a user reads before anything is written. */
-export function formatAdoptionPreview(preview: AdoptionPreview, adopting: boolean): string {
+function formatAdoptionPreview(preview: AdoptionPreview, adopting: boolean): string {
   const plural = (count: number, word: string) => `${count} ${word}${count === 1 ? '' : 's'}`;
   const lines = [
     `${adopting ? 'Adopting' : 'Adopting would take'} ${terminalText(preview.dir, { oneLine: true })}: nothing in it is ever deleted.`,

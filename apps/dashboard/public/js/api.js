@@ -1,7 +1,7 @@
 // Same-origin fetch helpers. The session cookie travels automatically (SameSite=Strict);
 // state changes are POSTs with a JSON body, and the browser adds the Origin header we check.
 
-export class ApiError extends Error {
+class ApiError extends Error {
   constructor(status, code, message) {
     super(message);
     this.status = status;

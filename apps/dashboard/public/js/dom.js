@@ -48,7 +48,7 @@ function append(element, children) {
   }
 }
 
-export function isSafeHref(href) {
+function isSafeHref(href) {
   const compact = href.replace(/[\u0000-\u0020\u007f-\u009f]/g, '');
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(compact);
   return scheme === null || ['http', 'https', 'mailto'].includes(scheme[1].toLowerCase());

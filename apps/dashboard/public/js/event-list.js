@@ -26,7 +26,7 @@ export function describeDelivery(delivery) {
 }
 
 /** One readable line per stream event. */
-export function describeEvent(event) {
+function describeEvent(event) {
   switch (event.type) {
     case 'session-start':
       return `session ${event.sessionNumber} started (${event.kind}${event.interrupted ? ', after an interruption' : ''}) on ${event.model}`;

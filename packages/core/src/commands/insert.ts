@@ -52,7 +52,7 @@ export async function insert(input: InsertInput, context: CommandContext): Promi
 }
 
 /** Inserts `text` after line `line` of `content`, or throws the protocol error. Pure. */
-export function insertLines(content: string, line: number, text: string): string {
+function insertLines(content: string, line: number, text: string): string {
   const document = parseText(content);
   const lineCount = document.lines.length;
   if (!Number.isInteger(line) || line < 0 || line > lineCount) {

@@ -84,12 +84,7 @@ interface Replacement {
 }
 
 /** Replaces the single occurrence of `oldStr`, or throws the protocol error. Pure. */
-export function replaceUnique(
-  content: string,
-  oldStr: string,
-  newStr: string,
-  path: string,
-): Replacement {
+function replaceUnique(content: string, oldStr: string, newStr: string, path: string): Replacement {
   const crlf = isCrlfText(content);
   // In a CRLF file, match and write with the file's own line endings: the model writes `\n`.
   const search = crlf ? toCrlf(oldStr) : oldStr;

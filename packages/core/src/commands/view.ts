@@ -158,7 +158,7 @@ function viewFile(
  * Validates `view_range` against a file of `lineCount` lines and returns the inclusive 1-based
  * range. The messages follow Anthropic's text-editor tool, which the model already knows.
  */
-export function checkViewRange(viewRange: number[], lineCount: number): [number, number] {
+function checkViewRange(viewRange: number[], lineCount: number): [number, number] {
   const shown = `[${viewRange.join(', ')}]`;
   if (viewRange.length !== 2 || !viewRange.every((value) => Number.isInteger(value))) {
     throw invalid(

@@ -16,7 +16,7 @@ import type { MemoryStore, MutationContext, StoreUsage } from '../store.js';
 import { byteLength } from './text.js';
 
 /** A path the policy accepted, in both spellings. */
-export interface ResolvedPath {
+interface ResolvedPath {
   /** The `StorePath` handed to the store (`''` for the root). */
   storePath: string;
   /** The canonical virtual path used in every message (`/memories/...`). */

@@ -45,7 +45,7 @@ export function serializeText(document: TextDocument): string {
 }
 
 /** Width of the right-aligned line number column (`999999` has six digits). */
-export const LINE_NUMBER_WIDTH = 6;
+const LINE_NUMBER_WIDTH = 6;
 
 /** The largest file `view` will show. */
 export const MAX_VIEW_LINES = 999_999;
@@ -56,7 +56,7 @@ const PADDING = Array.from({ length: LINE_NUMBER_WIDTH + 1 }, (_, digits) =>
 );
 
 /** One numbered line: the number right-aligned in six characters, a TAB, the line. */
-export function numberLine(lineNumber: number, line: string): string {
+function numberLine(lineNumber: number, line: string): string {
   const digits = String(lineNumber);
   return `${PADDING[digits.length] ?? ''}${digits}\t${line}`;
 }

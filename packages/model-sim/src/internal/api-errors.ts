@@ -12,7 +12,7 @@ export type ApiErrorType =
   | 'api_error'
   | 'overloaded_error';
 
-export const STATUS_BY_ERROR_TYPE: Record<ApiErrorType, number> = {
+const STATUS_BY_ERROR_TYPE: Record<ApiErrorType, number> = {
   invalid_request_error: 400,
   authentication_error: 401,
   permission_error: 403,

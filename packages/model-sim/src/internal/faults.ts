@@ -26,7 +26,7 @@ export function plannedWorkFault(fault: WorkFault): PlannedFault {
 }
 
 /** Validates faults given by option, `setFaults` or `POST /_sim/faults`. */
-export const simFaultsSchema = z
+const simFaultsSchema = z
   .object({
     latencyMs: z.number().int().min(0).max(600_000).optional(),
     eventDelayMs: z.number().int().min(0).max(60_000).optional(),

@@ -5,7 +5,7 @@ import { FAULT_MESSAGES } from './faults.js';
 import { formatSse, streamEvents } from './message.js';
 
 /** The Messages API's request size limit (32 MB). */
-export const MAX_BODY_BYTES = 32 * 1024 * 1024;
+const MAX_BODY_BYTES = 32 * 1024 * 1024;
 
 export function readBody(request: IncomingMessage, maxBytes = MAX_BODY_BYTES): Promise<string> {
   return new Promise((resolve, reject) => {

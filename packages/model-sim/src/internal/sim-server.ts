@@ -33,13 +33,13 @@ import {
 import { Waiters } from './waiters.js';
 
 /** The beta `context_management` needs (api-rules.md; the context-editing documentation). */
-export const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
+const CONTEXT_MANAGEMENT_BETA = 'context-management-2025-06-27';
 
 /** The context window of a model the `contextWindow` option does not name. */
-export const DEFAULT_CONTEXT_WINDOW = 200_000;
+const DEFAULT_CONTEXT_WINDOW = 200_000;
 
 /** `max_tokens` the Models API reports for every simulated model. */
-export const SIM_MAX_OUTPUT_TOKENS = 64_000;
+const SIM_MAX_OUTPUT_TOKENS = 64_000;
 
 const ENDPOINTS = [
   '/v1/messages',

@@ -9,17 +9,17 @@ import { ApiError, invalidRequest } from './api-errors.js';
  * refused, as the API does).
  */
 
-export interface StoredThread {
+interface StoredThread {
   system: unknown;
   tools: unknown;
   /** Full history including the stored reply, as message params. */
   messages: BetaMessageParam[];
 }
 
-export type ThreadField =
+type ThreadField =
   { type: 'create' } | { type: 'continue'; previous_message_id: string } | undefined;
 
-export interface ResolvedThread {
+interface ResolvedThread {
   thread: ThreadField;
   system: unknown;
   tools: unknown;
@@ -34,7 +34,7 @@ export interface ThreadStore {
   readonly size: number;
 }
 
-export function parseThreadField(value: unknown): ThreadField {
+function parseThreadField(value: unknown): ThreadField {
   if (value === undefined || value === null || value === false) return undefined;
   if (typeof value === 'object' && !Array.isArray(value)) {
     const record = value as Record<string, unknown>;

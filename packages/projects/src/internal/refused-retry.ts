@@ -25,7 +25,7 @@ export function isRefusedBeforeRunning(error: unknown): boolean {
  * short Redis hiccup at the end of a session neither loses its record nor breaks the chain.
  * Longer faults are the reconciler's (reconcile.ts).
  */
-export const REFUSED_RETRY_DELAYS_MS: readonly number[] = [100, 200, 400, 800, 1_600, 2_000];
+const REFUSED_RETRY_DELAYS_MS: readonly number[] = [100, 200, 400, 800, 1_600, 2_000];
 
 /** Calls `call`, again after each delay while Redis refuses it before running it. */
 export async function retryRefused<T>(

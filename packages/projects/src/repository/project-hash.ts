@@ -15,7 +15,7 @@ import {
   type ProjectVerification,
 } from '../project.js';
 
-export const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
+const COUNTER_FIELDS: readonly (keyof ProjectCounters)[] = [
   'sessions',
   'sessionsStarted',
   'featuresPassing',

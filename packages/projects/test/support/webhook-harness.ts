@@ -21,7 +21,7 @@ import {
 } from '../../src/index.js';
 
 /** The project every delivery describes (what `loadProject` finds for `p1`). */
-export const WEBHOOK_PROJECT = {
+const WEBHOOK_PROJECT = {
   id: 'p1',
   status: 'completed',
   statusReason: 'all 3 features pass',

@@ -89,7 +89,7 @@ function wordsOf(segment: string): string[] {
 }
 
 /** The program names a shell command runs (first word of each simple command). */
-export function programsOf(command: string): string[] {
+function programsOf(command: string): string[] {
   const programs: string[] = [];
   for (const segment of command.split(SEPARATORS)) {
     const words = wordsOf(segment);

@@ -2,7 +2,7 @@ import type { ContextFullCause, SessionOutcome } from '../types.js';
 import type { WorkAbortCause } from './work-signal.js';
 
 /** Budgets the loop checks after every working turn. */
-export type BudgetReason = 'max_turns' | 'max_input_tokens' | 'max_output_tokens' | 'max_usd';
+type BudgetReason = 'max_turns' | 'max_input_tokens' | 'max_output_tokens' | 'max_usd';
 
 /** Why a phase of the loop stopped. */
 export type PhaseStop =
@@ -80,7 +80,7 @@ export function errorMessage(error: unknown): string {
  * error body the API sent (the SDK's own message is the status and the body's JSON); anything
  * else as its message on one line.
  */
-export function apiErrorLine(error: unknown): string {
+function apiErrorLine(error: unknown): string {
   const body = (error as { error?: { error?: { type?: unknown; message?: unknown } } } | null)
     ?.error?.error;
   if (!(error instanceof Error) || typeof body?.message !== 'string') {

@@ -13,7 +13,7 @@ export interface ProgressGap {
 }
 
 /** The heading marks the entry as Baton's, so a reader never mistakes it for the agent's account. */
-export function gapEntryHeading(sessionNumber: number): string {
+function gapEntryHeading(sessionNumber: number): string {
   return `## Session ${sessionNumber} (written by Baton: the agent left no progress entry)`;
 }
 
@@ -29,7 +29,7 @@ function toolSummary(toolCalls: ProgressGap['toolCalls']): string {
 }
 
 /** The entry Baton appends: outcome, turns, tools used, features flipped, what comes next. */
-export async function gapEntry(store: MemoryStore, gap: ProgressGap): Promise<string> {
+async function gapEntry(store: MemoryStore, gap: ProgressGap): Promise<string> {
   const { result } = gap;
   const features = await readFeatures(store);
   const next = features?.find((feature) => !feature.passes);
@@ -44,7 +44,7 @@ export async function gapEntry(store: MemoryStore, gap: ProgressGap): Promise<st
 }
 
 /** The line Baton adds to the progress log when a session's context window filled. */
-export function contextFullLine(turn: number, sessionNumber: number): string {
+function contextFullLine(turn: number, sessionNumber: number): string {
   return `- Baton: the context window of session ${sessionNumber} filled at turn ${turn}; the work is checkpointed and the next session continues from here.`;
 }
 

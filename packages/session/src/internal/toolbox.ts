@@ -38,7 +38,7 @@ export interface ToolboxHooks {
  * time to stop the processes). A call that hangs (a read the kernel never answers, a store that
  * stopped responding) must not hang the session: the model is told and the session goes on.
  */
-export const DEFAULT_TOOL_TIME_LIMIT_MS = 120_000;
+const DEFAULT_TOOL_TIME_LIMIT_MS = 120_000;
 
 /** What the model reads when a call ran out of time. */
 export function toolTimeLimitMessage(limitMs: number): string {

@@ -45,7 +45,7 @@ export interface WorkspacePath {
 }
 
 /** What an entry is, from `lstat` (a link is a link, whatever it points at). */
-export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
+type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
 function kindOf(info: Stats): EntryKind {
   if (info.isSymbolicLink()) return 'symlink';
@@ -124,7 +124,7 @@ export interface WorkspaceFilesOptions {
 }
 
 /** One entry of a directory listing. */
-export interface ListedEntry {
+interface ListedEntry {
   /** Path relative to the listed directory. */
   relative: string;
   kind: EntryKind;
@@ -133,7 +133,7 @@ export interface ListedEntry {
 }
 
 /** What `list` returns: the entries, and whether a budget cut it short. */
-export interface Listing {
+interface Listing {
   entries: ListedEntry[];
   truncated: boolean;
 }
@@ -418,7 +418,7 @@ function tooLarge(target: WorkspacePath, size: number, maxBytes: number): Worksp
 }
 
 /** `1.5 GB`, `12.0 KB`, `300 bytes`. */
-export function formatBytes(bytes: number): string {
+function formatBytes(bytes: number): string {
   if (bytes < 1024) return `${bytes} bytes`;
   const units = ['KB', 'MB', 'GB', 'TB'];
   let value = bytes / 1024;

@@ -24,7 +24,7 @@ export const BUNDLED_MCP_PACKAGES = [
 ] as const;
 
 /** One package Baton can run in the sandbox. */
-export interface BundledServer {
+interface BundledServer {
   name: string;
   /** Its bin names (`playwright-mcp`). */
   bins: string[];

@@ -42,7 +42,7 @@ const variableMap = z
   .refine((value) => Object.keys(value).length <= 64, 'has more than 64 entries');
 
 /** A server Baton starts inside the session's sandbox and talks to over stdin/stdout. */
-export const mcpStdioServerSchema = z.strictObject({
+const mcpStdioServerSchema = z.strictObject({
   type: z.literal('stdio').optional(),
   /** The program, found on the sandbox's PATH (`npx <package>` runs Baton's installed copy). */
   command: text(1_024).pipe(z.string().trim().min(1, 'must not be empty')),
@@ -53,7 +53,7 @@ export const mcpStdioServerSchema = z.strictObject({
 });
 
 /** A remote server reached over Streamable HTTP, only at a host the project allows. */
-export const mcpHttpServerSchema = z.strictObject({
+const mcpHttpServerSchema = z.strictObject({
   type: z.literal('http'),
   url: text(2_048).refine(
     (value) => /^https?:\/\/[^\s/]+/i.test(value),
@@ -63,7 +63,7 @@ export const mcpHttpServerSchema = z.strictObject({
   headers: variableMap.optional(),
 });
 
-export const mcpServerSchema = z.union([mcpStdioServerSchema, mcpHttpServerSchema], {
+const mcpServerSchema = z.union([mcpStdioServerSchema, mcpHttpServerSchema], {
   error: (issue) =>
     issue.code === 'invalid_union'
       ? 'must be {"command", "args", "env"} (a server Baton starts) or {"type": "http", "url"} (a remote one)'

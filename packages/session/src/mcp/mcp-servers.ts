@@ -134,7 +134,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
 }
 
 /** The model's view of a tool result: text (capped) and image blocks. */
-export function toolOutcomeFromResult(result: CallToolResult, maxChars: number): ToolOutcome {
+function toolOutcomeFromResult(result: CallToolResult, maxChars: number): ToolOutcome {
   const texts: string[] = [];
   const images: BetaImageBlockParam[] = [];
   for (const part of result.content ?? []) {

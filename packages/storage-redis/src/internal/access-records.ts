@@ -1,5 +1,5 @@
 /** Paths whose last access-time recording a store remembers (oldest dropped first). */
-export const ACCESS_RECORD_ENTRIES = 10_000;
+const ACCESS_RECORD_ENTRIES = 10_000;
 
 interface AccessRecord {
   /** `performance.now()` just before the command that recorded the access was sent. */

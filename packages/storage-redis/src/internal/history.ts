@@ -15,7 +15,7 @@ export interface HistoryEntry extends FileVersion {
 }
 
 /** Parses `<version>\n<at>\n<bytes>\n<command>\n<session>\n<kind>\n<payload>` (see write-4.lua). */
-export function parseHistoryEntry(entry: string): HistoryEntry {
+function parseHistoryEntry(entry: string): HistoryEntry {
   const lines: string[] = [];
   let offset = 0;
   for (let index = 0; index < 6; index += 1) {

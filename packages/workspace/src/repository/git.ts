@@ -74,7 +74,7 @@ const PASSED_ENV = new Set([
  * `add`/`diff`/`status`; the untracked cache trusts stat data the agent controls; `ext::` remotes
  * run commands. (Hooks are chosen per command by the checkpoint code.)
  */
-export const HOST_GIT_SETTINGS: readonly string[] = [
+const HOST_GIT_SETTINGS: readonly string[] = [
   '-c',
   'core.fsmonitor=false',
   '-c',

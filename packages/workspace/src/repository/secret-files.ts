@@ -71,7 +71,7 @@ export async function looksLikeSecretFile(root: string, file: string): Promise<b
 }
 
 /** The first `MAX_SCANNED_BYTES` of a regular file inside `root`; `null` for anything else. */
-export async function readScannablePrefix(root: string, file: string): Promise<string | null> {
+async function readScannablePrefix(root: string, file: string): Promise<string | null> {
   const absolute = path.join(root, file);
   const info = await lstat(absolute).catch(() => null);
   if (info === null || !info.isFile()) return null;

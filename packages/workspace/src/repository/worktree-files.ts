@@ -14,7 +14,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
  */
 
 /** Answers which of `paths` (relative, `/`-separated) are ignored. */
-export type IgnoredPaths = (paths: readonly string[]) => Promise<ReadonlySet<string>>;
+type IgnoredPaths = (paths: readonly string[]) => Promise<ReadonlySet<string>>;
 
 /** Options of `listWorktreeFiles`. */
 export interface ListWorktreeFilesOptions {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { SandboxPolicy } from './policy.js';
 
 /** Where the filtering proxy's socket appears inside the sandbox. */
-export const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
+const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
 /** The loopback port inside the sandbox that forwards to the proxy socket. */
 export const SANDBOX_PROXY_PORT = 3128;
 /** Where Baton's git directory of the workspace appears inside the sandbox, read-only. */

@@ -20,7 +20,7 @@ import path from 'node:path';
  * git and interpreter defaults). Everything else stays out: `shadow`, ssh keys, package-manager
  * credentials (`npmrc`, `pip.conf`), service configuration with passwords.
  */
-export const ETC_ENTRIES: readonly string[] = [
+const ETC_ENTRIES: readonly string[] = [
   'alternatives',
   'bash.bashrc',
   'ca-certificates',

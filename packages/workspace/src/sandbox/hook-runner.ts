@@ -7,7 +7,7 @@ import { DEFAULT_SANDBOX_POLICY } from './policy.js';
 import { prepareHookGit } from './sandbox-git.js';
 
 /** The hooks a commit runs, in the order git runs them. */
-export type CommitHookName = 'pre-commit' | 'prepare-commit-msg' | 'commit-msg' | 'post-commit';
+type CommitHookName = 'pre-commit' | 'prepare-commit-msg' | 'commit-msg' | 'post-commit';
 
 /** Options of `runCommitHooks`. */
 export interface RunCommitHooksOptions {

@@ -32,7 +32,7 @@ const hostPath = z
   });
 
 /** Resource limits of each command (all its processes together). */
-export const sandboxLimitsSchema = z.strictObject({
+const sandboxLimitsSchema = z.strictObject({
   /** Wall clock of one command in ms; every process of it is killed then. Default 120_000. */
   commandTimeoutMs: z.number().int().min(100).max(86_400_000).default(120_000),
   /** Memory of one command in MiB (all its processes). Default 2048. */
@@ -49,7 +49,7 @@ export const sandboxLimitsSchema = z.strictObject({
 });
 
 /** Network of commands: none, or named hosts through the filtering proxy. */
-export const sandboxNetworkSchema = z.strictObject({
+const sandboxNetworkSchema = z.strictObject({
   /** Hosts reachable over HTTP(S) through the proxy; empty = no network at all. Default []. */
   allowedHosts: z.array(hostPattern).max(256).default([]),
   /** Ports the proxy connects to on allowed hosts. Default [80, 443]. */
@@ -57,7 +57,7 @@ export const sandboxNetworkSchema = z.strictObject({
 });
 
 /** What of the host commands see besides the system directories, the workspace and their tmp. */
-export const sandboxFilesystemSchema = z.strictObject({
+const sandboxFilesystemSchema = z.strictObject({
   /** Extra host paths mounted read-only at the same place (a toolchain under /opt). Default []. */
   readOnlyPaths: z.array(hostPath).max(64).default([]),
 });

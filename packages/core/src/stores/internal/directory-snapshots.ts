@@ -49,10 +49,10 @@ interface Snapshot extends DirectoryIdentity {
 export const RACY_MS = 2_000;
 
 /** Default bound of the cached entries over all directories (about 100 bytes each). */
-export const DEFAULT_SNAPSHOT_ENTRIES = 50_000;
+const DEFAULT_SNAPSHOT_ENTRIES = 50_000;
 
 /** Default age after which a directory is read again from the disk. */
-export const DEFAULT_SNAPSHOT_MAX_AGE_MS = 10_000;
+const DEFAULT_SNAPSHOT_MAX_AGE_MS = 10_000;
 
 /** Marks snapshots patched by a mutation whose new generation token is not written yet. */
 const PENDING = '\u0000pending';

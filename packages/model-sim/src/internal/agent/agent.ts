@@ -40,11 +40,11 @@ import type { Feature } from './project-files.js';
  * otherwise the turn ends with an explanation.
  */
 
-export const MEMORY_TOOL = 'memory';
-export const BASH_TOOL = 'bash';
-export const EDITOR_TOOL = 'str_replace_based_edit_tool';
+const MEMORY_TOOL = 'memory';
+const BASH_TOOL = 'bash';
+const EDITOR_TOOL = 'str_replace_based_edit_tool';
 
-export interface PlannedCall {
+interface PlannedCall {
   /** Step key, carried in the tool_use id so the plan survives cleared inputs. */
   step: string;
   name: string;
@@ -85,7 +85,7 @@ function oneLine(text: string, max = 300): string {
 }
 
 /** A result context editing replaced with a placeholder: its outcome is no longer visible. */
-export function isClearedResult(text: string): boolean {
+function isClearedResult(text: string): boolean {
   return text.length < 200 && /\bclear(ed)?\b/i.test(text) && !/^Here's the content/.test(text);
 }
 

@@ -6,16 +6,16 @@ import type { BetaMessageParam } from '@anthropic-ai/sdk/resources/beta/messages
  * calls with their results. The agent is stateless: everything comes from here.
  */
 
-export type SessionKind = 'init' | 'resume' | 'end';
+type SessionKind = 'init' | 'resume' | 'end';
 
-export interface SessionHeader {
+interface SessionHeader {
   kind: SessionKind;
   project: string;
   session: number;
   interrupted: boolean;
 }
 
-export interface ToolResultView {
+interface ToolResultView {
   text: string;
   isError: boolean;
 }
@@ -33,7 +33,7 @@ export interface Action {
 }
 
 /** A failing feature as the harness's orientation lists it. */
-export interface OrientedFeature {
+interface OrientedFeature {
   id: string;
   description: string;
   steps: string[];
@@ -91,7 +91,7 @@ function unescapeAttribute(value: string): string {
 }
 
 /** Text of a message: the string, or its text blocks (not tool results) joined. */
-export function messageText(message: BetaMessageParam): string {
+function messageText(message: BetaMessageParam): string {
   if (message.content === undefined) return '';
   if (typeof message.content === 'string') return message.content;
   return message.content

@@ -114,7 +114,7 @@ export function checkCommand(id: string): string {
 }
 
 /** The `check` the agent writes for a feature: the script must print its marker. */
-export function featureCheck(id: string): string {
+function featureCheck(id: string): string {
   return `sh ${featureScript(id)} | grep -q '${okMarker(id)}'`;
 }
 
@@ -134,7 +134,7 @@ export function buildFeatures(goal: string): Feature[] {
 }
 
 /** One checklist line: a feature as one line of JSON (the layout Baton's prompts ask for). */
-export function featureLine(feature: Feature): string {
+function featureLine(feature: Feature): string {
   const check = feature.check === undefined ? '' : `, "check": ${JSON.stringify(feature.check)}`;
   return `{"id": ${JSON.stringify(feature.id)}, "description": ${JSON.stringify(feature.description)}, "steps": ${JSON.stringify(feature.steps)}${check}, "passes": ${feature.passes}}`;
 }
