@@ -80,7 +80,16 @@ describe('baton run and the workspace limits', () => {
       const events = (await readFile(path.join(home(), 'projects', 'full', 'events.jsonl'), 'utf8'))
         .trim()
         .split('\n')
-        .map((line) => JSON.parse(line) as { type: string; error?: string });
+        .map((line) => JSON.parse(line) as { type: string; error?: string; limit?: string });
+      // The tool call that went over carries the limit it hit, as the model was told it.
+      const calls = events.filter((event) => event.type === 'tool-call');
+      expect(calls.filter((event) => event.limit !== undefined)).toEqual([
+        expect.objectContaining({
+          limit: expect.stringMatching(
+            /^The workspace is over its disk limit: .* \(sandbox limit workspaceMb\)/,
+          ),
+        }),
+      ]);
       const refused = events.filter(
         (event) => event.type === 'checkpoint' && event.error !== undefined,
       );

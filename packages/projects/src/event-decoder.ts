@@ -182,6 +182,7 @@ const sessionEventSchemas = [
     toolUseId: z.string().optional(),
     summary: z.string().default(''),
     isError: z.boolean().default(false),
+    limit: z.string().optional(),
     durationMs: count,
   }),
   z.looseObject({

@@ -354,6 +354,8 @@ export type SessionEvent =
       toolUseId?: string;
       summary: string;
       isError: boolean;
+      /** The sandbox limit that stopped or failed the call, as the model was told it. */
+      limit?: string;
       durationMs: number;
     })
   | (EventBase & { type: 'memory-change'; change: MemoryChange })

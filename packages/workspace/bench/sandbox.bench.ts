@@ -5,12 +5,16 @@
 // Then a checkpoint's commit hook run in the sandbox against the same hook on the host, and the
 // start-up table again on the no-cgroup fallback (a cgroup2 hierarchy mounted over
 // /sys/fs/cgroup in a private mount namespace: needs root and `unshare`).
-//   pnpm bench:sandbox [--runs N]
+// Last, the cost of measuring the workspace against its limits (`limits.workspaceMb`,
+// `workspaceFiles`), which every command pays after it ends: Baton's walk against `du -s` of the
+// same tree, and a sandboxed `true` on that workspace against the same on the small one.
+//   pnpm bench:sandbox [--runs N] [--sizes 1000,30000,100000]
 import { spawnSync } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { runCommitHooks } from '../src/sandbox/hook-runner.js';
+import { measureWorkspace } from '../src/sandbox/workspace-usage.js';
 import {
   openCommandSandbox,
   openProjectWorkspace,
@@ -20,6 +24,18 @@ import {
 
 const runsFlag = process.argv.indexOf('--runs');
 const RUNS = runsFlag > 0 ? Number(process.argv[runsFlag + 1]) : 200;
+const sizesFlag = process.argv.indexOf('--sizes');
+const SIZES = (sizesFlag > 0 ? (process.argv[sizesFlag + 1] ?? '') : '1000,30000,100000')
+  .split(',')
+  .map(Number);
+if (
+  !Number.isInteger(RUNS) ||
+  RUNS < 1 ||
+  SIZES.some((size) => !Number.isInteger(size) || size < 1)
+) {
+  console.error('usage: pnpm bench:sandbox [--runs N] [--sizes N,N,...] (positive integers)');
+  process.exit(2);
+}
 /** Set in the re-run under a private cgroup2 mount: only the start-up table. */
 const NO_CGROUP_PART = process.env.BATON_BENCH_PART === 'no-cgroup';
 
@@ -74,6 +90,64 @@ for (const [name, command] of Object.entries(commands)) {
     `${(percentile(s, 50) - percentile(h, 50)).toFixed(1)} / ${(percentile(s, 95) - percentile(h, 95)).toFixed(1)} ms (x${(percentile(s, 50) / percentile(h, 50)).toFixed(2)} p50)`,
   ];
   console.log(row.join(' | '));
+}
+
+/** Median of `runs` timings of `work`, after one warm-up. */
+async function medianMs(runs: number, work: () => Promise<unknown> | unknown): Promise<number> {
+  await work();
+  const times: number[] = [];
+  for (let index = 0; index < runs; index += 1) {
+    const started = performance.now();
+    await work();
+    times.push(performance.now() - started);
+  }
+  return percentile(
+    times.sort((a, b) => a - b),
+    50,
+  );
+}
+
+if (!NO_CGROUP_PART) {
+  // The workspace walk: files of 100 bytes in directories of 100, as a node_modules or a build
+  // output would add them. `du -s` is the named baseline for the walk alone; the sandboxed `true`
+  // on the small workspace (the rows above) is the baseline for what a command pays in all.
+  const small = await medianMs(Math.min(RUNS, 40), () =>
+    sandboxed.run('true', { onOutput: () => undefined }),
+  );
+  console.log('');
+  console.log(
+    `measuring the workspace after each command (p50 of ${Math.min(RUNS, 20)} walks, load ${os.loadavg()[0]?.toFixed(1)}; a sandboxed \`true\` on the small workspace: ${small.toFixed(1)} ms)`,
+  );
+  console.log(
+    'entries   | Baton walk   | du -s (baseline) | walk / du | sandboxed `true` | / small workspace',
+  );
+  const big = path.join(workspace, 'big');
+  let made = 0;
+  for (const size of SIZES.sort((a, b) => a - b)) {
+    for (; made < size; made += 1) {
+      const directory = path.join(big, `d${Math.floor(made / 100)}`);
+      if (made % 100 === 0) mkdirSync(directory, { recursive: true });
+      writeFileSync(path.join(directory, `f${made}.txt`), 'x'.repeat(100));
+    }
+    const runs = Math.max(3, Math.min(RUNS, 20));
+    const walk = await medianMs(runs, () => measureWorkspace(workspace));
+    const du = await medianMs(runs, () => spawnSync('du', ['-s', workspace]));
+    const command = await medianMs(runs, () =>
+      sandboxed.run('true', { onOutput: () => undefined }),
+    );
+    const entries = (await measureWorkspace(workspace)).files;
+    console.log(
+      [
+        String(entries).padEnd(9),
+        `${walk.toFixed(1)} ms`.padEnd(12),
+        `${du.toFixed(1)} ms`.padEnd(16),
+        `x${(walk / du).toFixed(2)}`.padEnd(9),
+        `${command.toFixed(1)} ms`.padEnd(16),
+        `x${(command / small).toFixed(2)}`,
+      ].join(' | '),
+    );
+  }
+  rmSync(big, { recursive: true, force: true });
 }
 await sandboxed.dispose();
 await host.dispose();

@@ -180,7 +180,10 @@ export function describeEvent(
       );
     }
     case 'tool-call':
-      return `    ${event.isError ? paint('red', '✗') : paint('green', '›')} ${toolName(event.tool)} ${event.summary}`;
+      return (
+        `    ${event.isError ? paint('red', '✗') : paint('green', '›')} ${toolName(event.tool)} ${event.summary}` +
+        (event.limit === undefined ? '' : paint('red', ` · ${event.limit}`))
+      );
     case 'memory-change': {
       const { change } = event;
       const target =

@@ -40,7 +40,7 @@ function describeEvent(event) {
     case 'model-fallback':
       return `${event.from} stays overloaded: the session continues on ${event.to} from turn ${event.turn}`;
     case 'tool-call':
-      return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}`;
+      return `${event.tool}: ${event.summary}${event.isError ? ' (error)' : ''}${event.limit ? ` · ${event.limit}` : ''}`;
     case 'mcp-server':
       return `MCP server ${event.server} (${event.source}, ${event.transport}): ${event.state}${event.state === 'ready' ? ` · ${event.tools.length} tools` : ''}${event.message ? ` · ${event.message}` : ''}`;
     case 'memory-change': {

@@ -59,14 +59,19 @@ export interface BashToolOptions extends WorkspaceToolsOptions {
   gitDir?: string;
 }
 
-function stoppedMessage(result: CommandResult, timeoutMs: number, text: string): string {
+/** The outcome of a command that was stopped, with the limit that stopped it where one did. */
+function stoppedOutcome(result: CommandResult, timeoutMs: number, text: string): ToolOutcome {
   const so = text ? `\nOutput so far:\n${text}` : '';
   if (result.stopped === 'workspace-full') {
-    return `The command was stopped: ${result.workspaceFull ?? 'the workspace is over its limits.'}${so}`;
+    const limit = result.workspaceFull ?? 'The workspace is over its limits.';
+    return { content: `The command was stopped: ${limit}${so}`, isError: true, limit };
   }
-  return result.stopped === 'timeout'
-    ? `The command timed out after ${Math.round(timeoutMs / 1000)} s and was stopped.${so}`
-    : `The command was stopped because the session is ending.${so}`;
+  if (result.stopped === 'timeout') {
+    const after = timeoutMs < 1000 ? `${timeoutMs} ms` : `${Math.round(timeoutMs / 1000)} s`;
+    const limit = `The command timed out after ${after} (sandbox limit commandTimeoutMs) and was stopped.`;
+    return { content: `${limit}${so}`, isError: true, limit };
+  }
+  return { content: `The command was stopped because the session is ending.${so}`, isError: true };
 }
 
 /**
@@ -113,8 +118,7 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     if (result.startError !== undefined) {
       return { content: `The command could not start: ${result.startError}`, isError: true };
     }
-    if (result.stopped !== undefined)
-      return { content: stoppedMessage(result, timeoutMs, text), isError: true };
+    if (result.stopped !== undefined) return stoppedOutcome(result, timeoutMs, text);
     const status =
       result.exitCode === 0 ? '' : `\n[exit code ${result.exitCode ?? result.signal ?? 'unknown'}]`;
     const gitNote = readOnlyGitNote(text);
@@ -122,7 +126,11 @@ export function createBashTool(options: BashToolOptions): SessionTool {
       (text === '' ? '(no output)' : text) + status + (gitNote === null ? '' : `\n${gitNote}`);
     // Over the workspace's limits the command itself finished; what it left must be deleted.
     if (result.workspaceFull !== undefined) {
-      return { content: `${content}\n${result.workspaceFull}`, isError: true };
+      return {
+        content: `${content}\n${result.workspaceFull}`,
+        isError: true,
+        limit: result.workspaceFull,
+      };
     }
     return { content, isError: false };
   }

@@ -12,6 +12,11 @@ export interface ToolOutcome {
   isError: boolean;
   /** Images sent after the text, as image blocks of the tool result (an MCP tool's screenshot). */
   images?: BetaImageBlockParam[] | undefined;
+  /**
+   * The sandbox limit that stopped the call or failed it (the line the model was told, naming the
+   * setting: `commandTimeoutMs`, `workspaceMb`, `workspaceFiles`); carried on the `tool-call` event.
+   */
+  limit?: string | undefined;
 }
 
 /** One tool the session offers: its API definition and how to run it. */

@@ -197,6 +197,10 @@ describe('bash runs confined commands', () => {
     expect(result.isError).toBe(true);
     expect(result.content).toContain('timed out');
     expect(result.content).toContain('started');
+    // The tool-call event carries the limit that stopped it, naming the setting.
+    expect(result.limit).toBe(
+      'The command timed out after 300 ms (sandbox limit commandTimeoutMs) and was stopped.',
+    );
   });
 
   it('stops a command when the session signal aborts', async () => {

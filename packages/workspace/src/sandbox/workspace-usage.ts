@@ -1,4 +1,4 @@
-import { lstat, readdir } from 'node:fs/promises';
+import { lstatSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { SandboxPolicy } from './policy.js';
 
@@ -10,10 +10,16 @@ export interface WorkspaceUsage {
   files: number;
 }
 
+/** How long the walk runs before it lets the event loop turn (leases, streams, timers). */
+const WALK_SLICE_MS = 20;
+
 /**
  * Walks `root` (links are counted, never followed) and adds up its disk use and entries. Stops
  * early once both are past `stopAbove`: a walk of a workspace far over its limit stays short. An
  * entry that disappears during the walk is skipped; the root missing counts as empty.
+ *
+ * The walk is synchronous in slices of `WALK_SLICE_MS`: one `lstat` per file through the thread
+ * pool cost ten times as much (1.3 s for 30,000 files against 0.12 s; `pnpm bench:sandbox`).
  */
 export async function measureWorkspace(
   root: string,
@@ -23,11 +29,16 @@ export async function measureWorkspace(
   const pending = [root];
   const past = () =>
     stopAbove !== undefined && usage.bytes > stopAbove.bytes && usage.files > stopAbove.files;
+  let sliceStart = performance.now();
   while (pending.length > 0 && !past()) {
+    if (performance.now() - sliceStart > WALK_SLICE_MS) {
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
     const directory = pending.pop() as string;
     let entries;
     try {
-      entries = await readdir(directory, { withFileTypes: true });
+      entries = readdirSync(directory, { withFileTypes: true });
     } catch {
       continue;
     }
@@ -39,9 +50,9 @@ export async function measureWorkspace(
         usage.bytes += 4096;
       } else if (entry.isFile()) {
         try {
-          usage.bytes += (await lstat(full)).blocks * 512;
+          usage.bytes += lstatSync(full).blocks * 512;
         } catch {
-          // Gone since it was listed.
+          // Gone since it was listed, or in a directory the agent made unsearchable.
         }
       }
     }
