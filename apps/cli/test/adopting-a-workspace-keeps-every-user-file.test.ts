@@ -4,11 +4,11 @@
  * every file of the user's stays byte for byte over every session, and none of the credentials
  * reaches the project branch. From `baton run` and from `baton enqueue` + a worker.
  */
-import { mkdir, readFile, readdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { git } from '@baton/test-support';
+import { createBareRemote, git } from '@baton/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir } from './helpers.js';
+import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
@@ -192,4 +192,116 @@ describe('baton enqueue --workspace on a directory with files', () => {
       /left out {2}of session \d+'s checkpoint, kept in the workspace: \.aws\/credentials \(secret\), \.env \(secret\), \.npmrc \(secret\), id_rsa \(secret\)/,
     );
   }, 240_000);
+});
+
+describe('a worker re-checks the workspace it is given before writing there', () => {
+  let dir: string;
+  let world: RedisWorld;
+  useRedisWorld((fixture) => ({ dir, world } = fixture));
+  let worker: CliProcess | undefined;
+  afterEach(async () => {
+    worker?.kill('SIGTERM');
+    await worker?.done;
+    worker = undefined;
+  });
+
+  function startWorker(): void {
+    worker = startCli(['worker', '--port', '0'], {
+      cwd: dir,
+      env: world.env(path.join(dir, 'worker-home'), {
+        BATON_MODEL: 'sim',
+        BATON_CHAIN_DELAY_MS: '0',
+      }),
+    });
+  }
+
+  /** Reads `baton status ID --json` until the project is paused, completed or failed. */
+  async function settled(id: string): Promise<{ status: string; statusReason: string | null }> {
+    const deadline = Date.now() + 150_000;
+    let status = { status: '', statusReason: null as string | null };
+    while (Date.now() < deadline) {
+      const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+      status = JSON.parse(result.stdout) as typeof status;
+      if (['completed', 'failed', 'paused'].includes(status.status)) break;
+    }
+    return status;
+  }
+
+  it('pauses, changing nothing, when files appeared in a workspace enqueued empty without --adopt', async () => {
+    const mine = path.join(dir, 'mine');
+    await mkdir(mine);
+    const id = world.projectId('appeared');
+    const queued = await runCli(['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(queued.stderr).toBe('');
+    expect(queued.code).toBe(0);
+    // Between the enqueue and the worker, the user's own files land there.
+    await userDirectory(dir);
+
+    startWorker();
+    const status = await settled(id);
+    expect(status.status).toBe('paused');
+    expect(oneLine(status.statusReason ?? '')).toBe(
+      `the workspace could not be prepared: the workspace ${mine} already holds files Baton did not create, and the project was not created with --adopt; nothing in it was changed. Empty it, or create the project with --adopt to make them its first checkpoint.`,
+    );
+    await expectCanariesIntact(mine);
+    expect((await readdir(mine)).sort()).toEqual(['.aws', '.env', '.npmrc', 'id_rsa', 'notes']);
+  }, 240_000);
+
+  it('adopts what --adopt allowed but never over a file of the base; once that file is moved, resume completes', async () => {
+    const remote = await createBareRemote(dir, 'origin.git');
+    const mine = await userDirectory(dir);
+    await writeFile(path.join(mine, 'README.md'), '# my own readme\n');
+    const id = world.projectId('clash');
+    const queued = await runCli(
+      [
+        'enqueue',
+        '--project',
+        id,
+        '--goal',
+        GOAL,
+        '--repo',
+        remote,
+        '--workspace',
+        mine,
+        '--adopt',
+      ],
+      { cwd: dir, env: world.env(dir) },
+    );
+    expect(queued.stderr).toBe('');
+    expect(queued.code).toBe(0);
+    expect(queued.stdout).toContain(`Adopting ${mine}`);
+
+    startWorker();
+    const clash = await settled(id);
+    expect(clash.status).toBe('paused');
+    expect(oneLine(clash.statusReason ?? '')).toMatch(
+      new RegExp(
+        `^the workspace could not be prepared: the workspace ${mine} holds files the base commit [0-9a-f]{12} also has \\(README\\.md\\); adopting it would overwrite them, so nothing in it was changed\\.`,
+      ),
+    );
+    expect(await readFile(path.join(mine, 'README.md'), 'utf8')).toBe('# my own readme\n');
+    await expectCanariesIntact(mine);
+    expect((await readdir(mine)).sort()).toEqual([
+      '.aws',
+      '.env',
+      '.npmrc',
+      'README.md',
+      'id_rsa',
+      'notes',
+    ]);
+
+    await rm(path.join(mine, 'README.md'));
+    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    expect(resumed.stderr).toBe('');
+    expect(resumed.code).toBe(0);
+    expect((await settled(id)).status).toBe('completed');
+    await expectCanariesIntact(mine);
+    expectNoCanaryPublished(remote, `baton/${id}`);
+    expect(branchFiles(remote, `baton/${id}`)).toEqual(
+      expect.arrayContaining(['README.md', 'notes/todo.txt', 'init.sh', 'features/f1.sh']),
+    );
+  }, 300_000);
 });

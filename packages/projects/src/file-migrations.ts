@@ -145,6 +145,7 @@ function upgradeRecord(
     id: old.id,
     goal: old.goal,
     workspace: old.workspace,
+    adoptWorkspace: false,
     model: null,
     fallbackModel: null,
     budgets:

@@ -228,6 +228,11 @@ export interface ProjectRecord extends ProjectSourceFields {
   goal: string;
   /** The working tree on each worker, or `null`: `<BATON_HOME>/workspaces/<id>` of each worker. */
   workspace: string | null;
+  /**
+   * The user said at creation that `workspace`'s own files may become the first checkpoint
+   * (`--adopt`). Every machine that prepares the workspace checks it again before writing there.
+   */
+  adoptWorkspace: boolean;
   /** Model id, or `null` for the worker's default. */
   model: string | null;
   /** Fallback model id, or `null` for the worker's `BATON_FALLBACK_MODEL`. */

@@ -256,6 +256,7 @@ async function openProject(options: RunOptions, log: FileProjectLog): Promise<Pr
     // The working tree stays where `baton run` always put it: beside the project's memory.
     workspace:
       options.workspace !== undefined ? path.resolve(options.workspace) : log.paths(id).workspace,
+    adoptWorkspace: options.adopt === true,
     model: null,
     fallbackModel: null,
     budgets: {},

@@ -351,6 +351,7 @@ class ChainStep {
       baseCommit: project.baseCommit,
       skipHooks: project.skipHooks,
       dir: project.workspace ?? undefined,
+      adopt: project.adoptWorkspace,
       push: this.#options.push,
       maxFileBytes: this.#options.maxFileBytes,
       mayPush: this.#request.mayPush,

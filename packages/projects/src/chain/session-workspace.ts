@@ -1,6 +1,11 @@
 import type { MemoryStore } from '@baton/core';
 import type { SessionResult } from '@baton/session';
-import { WorkspaceError, type PreparedWorkspace, type ProjectWorkspace } from '@baton/workspace';
+import {
+  WorkspaceError,
+  type PreparedWorkspace,
+  type ProjectWorkspace,
+  type WorkspaceErrorCode,
+} from '@baton/workspace';
 import type { ActiveSessionInfo } from '../project.js';
 import { CHECKPOINT_FAILED_REASON } from '../chaining.js';
 import type { ChainLogger } from './chain-logger.js';
@@ -8,8 +13,18 @@ import type { ChainLogger } from './chain-logger.js';
 /** What preparing the workspace gave: a workspace ready at the last checkpoint, or why not. */
 export type PrepareOutcome =
   | { ok: true; workspace: PreparedWorkspace }
-  /** `pause`: the remote cannot be reached (the project waits for a user); else the session fails. */
+  /**
+   * `pause`: the project waits for a user (the remote cannot be reached, or the workspace holds
+   * files Baton may not write over); else the session fails.
+   */
   | { ok: false; error: string; pause?: string };
+
+/** Preparation failures no retry can fix: the project pauses until a user acts. */
+const USER_MUST_ACT: ReadonlySet<WorkspaceErrorCode> = new Set([
+  'repo_unreachable',
+  'workspace_not_empty',
+  'workspace_taken',
+]);
 
 /**
  * Brings this worker's clone to the branch's last checkpoint. Commits an earlier session on this
@@ -25,7 +40,7 @@ export async function prepareWorkspace(
   } catch (error) {
     if (!(error instanceof WorkspaceError)) throw error;
     const message = `the workspace could not be prepared: ${error.message}`;
-    return error.code === 'repo_unreachable'
+    return USER_MUST_ACT.has(error.code)
       ? { ok: false, error: message, pause: message }
       : { ok: false, error: message };
   }

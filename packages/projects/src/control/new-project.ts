@@ -67,6 +67,7 @@ export async function newProjectRecord(
     id: parsed.id,
     goal: parsed.goal,
     workspace: parsed.workspace ?? null,
+    adoptWorkspace: parsed.adoptWorkspace === true,
     repo: source?.repo ?? null,
     base: source?.base ?? null,
     baseCommit: source?.baseCommit ?? null,

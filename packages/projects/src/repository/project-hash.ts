@@ -40,6 +40,7 @@ type StoredConfig = Pick<
   ProjectRecord,
   | 'goal'
   | 'workspace'
+  | 'adoptWorkspace'
   | 'model'
   | 'budgets'
   | 'contextPreset'
@@ -61,6 +62,7 @@ export function newProjectHashFields(record: NewProjectRecord): (string | number
   const config: StoredConfig = {
     goal: record.goal,
     workspace: record.workspace,
+    adoptWorkspace: record.adoptWorkspace,
     model: record.model,
     ...(record.fallbackModel === null ? {} : { fallbackModel: record.fallbackModel }),
     budgets: record.budgets,
@@ -117,6 +119,7 @@ export function parseProjectHash(
     id: hash.id,
     goal: config.goal,
     workspace: config.workspace ?? null,
+    adoptWorkspace: config.adoptWorkspace === true,
     repo: config.repo ?? null,
     base: config.base ?? null,
     baseCommit: config.baseCommit ?? null,

@@ -18,6 +18,7 @@ export function newProjectRecord(
     id,
     goal: 'Two things\n- first\n- second',
     workspace: null,
+    adoptWorkspace: false,
     model: null,
     fallbackModel: null,
     budgets: {},

@@ -27,6 +27,8 @@ export interface OpenProjectWorkspaceOptions {
   maxFileBytes?: number | undefined;
   /** Asked before every push; a reason refuses it (`ProjectWorkspaceOptions.mayPush`). */
   mayPush?: (() => Promise<string | undefined>) | undefined;
+  /** The project was created with `--adopt` (`ProjectWorkspaceOptions.adopt`). Default false. */
+  adopt?: boolean | undefined;
 }
 
 /** The project's clone on this machine, laid out under `home` the same way by every entry point. */
@@ -44,5 +46,6 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     hookSandbox: options.hookSandbox,
     maxFileBytes: options.maxFileBytes,
     mayPush: options.mayPush,
+    adopt: options.adopt,
   });
 }

@@ -1,4 +1,14 @@
-import { access, constants, lstat, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
+import {
+  access,
+  constants,
+  lstat,
+  mkdir,
+  readFile,
+  readdir,
+  rm,
+  stat,
+  writeFile,
+} from 'node:fs/promises';
 import path from 'node:path';
 import { setImmediate as yieldToEventLoop, setTimeout as sleep } from 'node:timers/promises';
 import { redactSecrets } from '@baton/core';
@@ -68,6 +78,14 @@ export interface ProjectWorkspaceOptions {
    * so a session that lost the project never pushes over its new holder's work.
    */
   mayPush?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * The user said at creation that `dir`'s own files may become the project's first checkpoint
+   * (`--adopt`, `adoptWorkspace`). Checked again here, on the machine that prepares it: a `dir`
+   * holding files Baton did not put there (no `.git` link to this clone) is refused unless this
+   * is set and the project has no checkpoint yet, and the checkout never overwrites one of them.
+   * Default false.
+   */
+  adopt?: boolean | undefined;
 }
 
 /** Where `prepare` left the workspace. */
@@ -235,6 +253,27 @@ class GitProjectWorkspace implements ProjectWorkspace {
 
   async prepare(lastCheckpoint: string | null): Promise<PreparedWorkspace> {
     await this.#ensureRemote();
+    const foreign = await this.#holdsForeignFiles();
+    if (foreign && this.#options.adopt !== true) {
+      throw new WorkspaceError(
+        'workspace_not_empty',
+        `the workspace ${this.dir} already holds files Baton did not create, and the project was not created with --adopt; nothing in it was changed. Empty it, or create the project with --adopt to make them its first checkpoint.`,
+      );
+    }
+    try {
+      return await this.#prepareClone(lastCheckpoint, foreign);
+    } catch (error) {
+      // The clone made for a directory it could not take goes, with its `.git` link (there was
+      // no `.git` before): the next preparation decides again, and no user file was touched.
+      if (foreign) {
+        await rm(path.join(this.dir, '.git'), { force: true });
+        await rm(this.gitDir, { recursive: true, force: true });
+      }
+      throw error;
+    }
+  }
+
+  async #prepareClone(lastCheckpoint: string | null, foreign: boolean): Promise<PreparedWorkspace> {
     await this.#ensureGitDir();
     const remoteHead = await this.#fetchBranch();
     const localHead = await this.#revParse(`refs/heads/${this.branch}`);
@@ -275,7 +314,15 @@ class GitProjectWorkspace implements ProjectWorkspace {
     } else {
       start = await this.#baseCommit();
     }
-    await this.#checkout(start);
+    if (foreign && (lastCheckpoint !== null || remoteHead !== null || localHead !== null)) {
+      // The adopted directory became the first checkpoint elsewhere (another machine, or a clone
+      // since lost): these files are not what the user adopted, and a checkout would overwrite them.
+      throw new WorkspaceError(
+        'workspace_not_empty',
+        `the workspace ${this.dir} on this machine holds files Baton did not create, and the project already adopted its workspace at its first checkpoint; nothing in it was changed. Empty or move the directory, then resume the project.`,
+      );
+    }
+    await this.#checkout(start, { keepUntracked: foreign });
     this.#head = start;
     this.#pushedHead = remoteHead;
     this.#pushFailures = 0;
@@ -298,6 +345,29 @@ class GitProjectWorkspace implements ProjectWorkspace {
         `cannot create the project's repository: ${gitMessage(init)}`,
       );
     }
+  }
+
+  /**
+   * True when this machine has no clone of the project yet and `dir` already holds files Baton
+   * did not put there (read before anything is written in it). A `.git` file naming another
+   * git directory (a user's linked worktree) is refused: Baton would overwrite it. A checkout of
+   * its own (`.git` directory) is refused by `#ensureGitDir`; in a clone made here, whatever is
+   * in `dir` is the project's.
+   */
+  async #holdsForeignFiles(): Promise<boolean> {
+    if ((await stat(path.join(this.gitDir, 'HEAD')).catch(() => null)) !== null) return false;
+    const entries = await readdir(this.dir).catch(() => []);
+    if (entries.length === 0) return false;
+    const dotGitPath = path.join(this.dir, '.git');
+    const dotGit = await lstat(dotGitPath).catch(() => null);
+    if (dotGit?.isDirectory() === true) return false;
+    if (dotGit === null) return true;
+    const link = await readFile(dotGitPath, 'utf8').catch(() => '');
+    if (link.trim() === `gitdir: ${this.gitDir}`) return false;
+    throw new WorkspaceError(
+      'workspace_taken',
+      `the workspace ${this.dir} is a git checkout of its own (its .git names another repository); give it as --repo instead (Baton never writes a checkout it did not make).`,
+    );
   }
 
   async #ensureGitDir(): Promise<void> {
@@ -442,12 +512,28 @@ class GitProjectWorkspace implements ProjectWorkspace {
    * checkpoints as secrets, the user's files of an adopted directory); what a crashed session
    * left after its last checkpoint stays and the next checkpoint commits it.
    */
-  async #checkout(start: string | null): Promise<void> {
+  async #checkout(start: string | null, options: { keepUntracked: boolean }): Promise<void> {
     if (start === null) {
       await this.#gitOk(['symbolic-ref', 'HEAD', `refs/heads/${this.branch}`], 'git symbolic-ref');
       return;
     }
-    await this.#gitOk(['checkout', '-q', '-f', '-B', this.branch, start], 'git checkout');
+    if (!options.keepUntracked) {
+      await this.#gitOk(['checkout', '-q', '-f', '-B', this.branch, start], 'git checkout');
+      return;
+    }
+    // An adopted directory over a base commit: without -f, git refuses to overwrite any of the
+    // user's files the base also has, and writes nothing.
+    const checkout = await this.#git(['checkout', '-q', '-B', this.branch, start]);
+    if (checkout.code !== 0) {
+      const clashing = checkout.stderr
+        .split('\n')
+        .filter((line) => /^\t/.test(line))
+        .map((line) => line.trim());
+      throw new WorkspaceError(
+        'workspace_not_empty',
+        `the workspace ${this.dir} holds files the base commit ${start.slice(0, 12)} also has${clashing.length === 0 ? '' : ` (${clashing.slice(0, 8).join(', ')}${clashing.length > 8 ? ` and ${clashing.length - 8} more` : ''})`}; adopting it would overwrite them, so nothing in it was changed. Move them out, or start the project without --repo.`,
+      );
+    }
   }
 
   async checkpoint(request: CheckpointRequest): Promise<Checkpoint> {
