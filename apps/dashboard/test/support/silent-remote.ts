@@ -53,6 +53,7 @@ export async function seedRemoteProject(
     id,
     goal: '- one',
     workspace: null,
+    adoptWorkspace: false,
     repo,
     base: 'main',
     baseCommit: '0'.repeat(40),
