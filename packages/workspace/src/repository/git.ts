@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { existsSync } from 'node:fs';
 
 /** What one git command printed and how it exited. */
 export interface GitOutput {
@@ -108,6 +109,9 @@ export function gitEnvironment(source: NodeJS.ProcessEnv = process.env): Record<
   return env;
 }
 
+/** What a git command "prints" when there is no git to run. */
+const GIT_MISSING = 'git is not installed (on Debian: apt-get install git)';
+
 /** Runs `git` with `args`; resolves with its output whatever the exit code. */
 export function runGit(args: readonly string[], options: GitRunOptions = {}): Promise<GitOutput> {
   const location: string[] = [];
@@ -128,10 +132,16 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
         const failure = error as
           (NodeJS.ErrnoException & { killed?: boolean; signal?: string }) | null;
         const code = failure === null ? 0 : typeof failure.code === 'number' ? failure.code : 128;
+        // No git on PATH (a fresh machine): say so, not the bare "git failed" of an empty stderr.
+        // (spawn says ENOENT for a missing working directory too.)
+        const missing =
+          failure?.code === 'ENOENT' &&
+          failure.syscall?.startsWith('spawn') === true &&
+          (options.cwd === undefined || existsSync(options.cwd));
         resolve({
           code,
           stdout,
-          stderr,
+          stderr: missing ? GIT_MISSING : stderr,
           timedOut: failure?.killed === true && failure.signal === 'SIGKILL',
         });
       },
