@@ -1,4 +1,5 @@
-import { mkdir, stat } from 'node:fs/promises';
+import { mkdir, mkdtemp, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { gitMessage, redactUrlCredentials, runGit } from './git.js';
 import { projectBranch } from './source.js';
@@ -38,14 +39,22 @@ export async function diffProjectBranch(
 ): Promise<ProjectBranchDiff> {
   const branch = projectBranch(options.projectId);
   const cache = options.cacheDir;
-  if ((await stat(`${cache}/HEAD`).catch(() => null)) === null) {
-    await mkdir(cache, { recursive: true });
-    const init = await runGit(['init', '-q', '--bare', cache]);
-    if (init.code !== 0) throw new WorkspaceError('git', `git init failed: ${gitMessage(init)}`);
-  }
+  await createBareCache(cache);
   const tracking = `refs/baton/${branch}`;
+  // Diffs of one project at once share the cache: a fetch waits for another's lock on the
+  // tracking ref (git's default wait is 100 ms) and writes no FETCH_HEAD they would share.
   const fetched = await runGit(
-    ['fetch', '-q', '--no-tags', '--', options.remote, `+refs/heads/${branch}:${tracking}`],
+    [
+      '-c',
+      `core.filesRefLockTimeout=${REF_LOCK_WAIT_MS}`,
+      'fetch',
+      '-q',
+      '--no-tags',
+      '--no-write-fetch-head',
+      '--',
+      options.remote,
+      `+refs/heads/${branch}:${tracking}`,
+    ],
     { gitDir: cache, timeoutMs: options.timeoutMs ?? 60_000 },
   );
   if (fetched.code !== 0) {
@@ -74,6 +83,46 @@ export async function diffProjectBranch(
       subject: line.slice(line.indexOf(' ') + 1),
     }));
   return { branch, head, commits, text: diff.stdout };
+}
+
+/** How long a fetch waits for another fetch's lock on the tracking ref (ms). */
+const REF_LOCK_WAIT_MS = 10_000;
+
+/**
+ * Creates the bare cache at `dir` unless it exists. Several diffs of one project can start at
+ * once (the CLI in two terminals, dashboard requests) and two `git init` in one directory fail
+ * on each other's files, so each initialises a directory of its own beside `dir` and renames it
+ * into place; a rename that finds the cache already there lost to a concurrent one, which
+ * created the same empty repository.
+ */
+async function createBareCache(dir: string): Promise<void> {
+  if (await hasHead(dir)) return;
+  const parent = path.dirname(dir);
+  await mkdir(parent, { recursive: true });
+  const fresh = await mkdtemp(path.join(parent, `.${path.basename(dir)}.new-`));
+  try {
+    const init = await runGit(['init', '-q', '--bare', fresh]);
+    if (init.code !== 0) throw new WorkspaceError('git', `git init failed: ${gitMessage(init)}`);
+    // rename(2) replaces an empty directory (one left by an older Baton's mkdir) and refuses
+    // a full one.
+    await rename(fresh, dir).catch(async (error: unknown) => {
+      if (await hasHead(dir)) return;
+      const code = (error as NodeJS.ErrnoException).code;
+      const why =
+        code === 'ENOTEMPTY' || code === 'EEXIST'
+          ? 'it holds files but no git repository; remove it'
+          : (code ?? 'rename failed');
+      throw new WorkspaceError('git', `cannot create the diff cache ${dir}: ${why}`, {
+        cause: error,
+      });
+    });
+  } finally {
+    await rm(fresh, { recursive: true, force: true });
+  }
+}
+
+async function hasHead(gitDir: string): Promise<boolean> {
+  return (await stat(path.join(gitDir, 'HEAD')).catch(() => null)) !== null;
 }
 
 async function emptyTree(gitDir: string): Promise<string> {
