@@ -47,7 +47,10 @@ describe('live updates over Server-Sent Events', () => {
               (value as (...inner: unknown[]) => unknown).apply(target, args),
             );
         }
-        return value;
+        // The control keeps its state in private fields: its methods run on it, not on the proxy.
+        return typeof value === 'function'
+          ? (value as (...inner: unknown[]) => unknown).bind(target)
+          : value;
       },
     });
     const { createDashboardServer } = await import('../src/index.js');

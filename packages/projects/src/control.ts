@@ -1,31 +1,71 @@
-import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
-import type { Queue } from 'bullmq';
-import type { BatonControl } from './control/control-api.js';
-import { ProjectError, describeError } from './errors.js';
-import { newProjectRecord, projectContext } from './control/new-project.js';
 import {
-  checkReadEventsOptions,
-  checkWaitArguments,
-  followProjectEvents,
-} from './control/event-reads.js';
-import { findStuck } from './reconcile.js';
-import { readDeploymentMarker } from './redis-safety.js';
+  createRedisMemoryStore,
+  type FileVersion,
+  type RedisMemoryStore,
+} from '@baton/storage-redis';
+import type { Queue } from 'bullmq';
+import { z } from 'zod';
+import type {
+  BatonControl,
+  CancelResult,
+  FollowEventsOptions,
+  PauseResult,
+  ProjectEvents,
+  WaitForEventsOptions,
+} from './control/control-api.js';
+import { ProjectError, describeError } from './errors.js';
+import type { EventEntry } from './events.js';
+import { newProjectRecord, projectContext } from './control/new-project.js';
+import { followProjectEvents } from './control/event-reads.js';
+import { findStuck, type StuckProject } from './reconcile.js';
+import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import { createEventWaiter } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
-import { isTranscriptSessionId, searchProject, searchTextProblem } from '@baton/session';
+import {
+  isTranscriptSessionId,
+  searchProject,
+  searchTextProblem,
+  type FeatureChecks,
+  type OperatorGuidance,
+  type SearchOptions,
+  type SearchResult,
+  type Transcript,
+  type TranscriptSummary,
+} from '@baton/session';
 import { createRedisTranscripts } from './transcripts.js';
 import { OPERATOR_PAUSE_REASON } from './chaining.js';
-import { createRedisGuidance, parseGuidanceText } from './operator.js';
-import { createKeys, DEFAULT_PREFIX, isValidPrefix } from './keys.js';
+import { createRedisGuidance, parseGuidanceText, type StoredGuidance } from './operator.js';
+import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
   isTerminalStatus,
   checkProjectId,
   parseProjectInput,
   type ProjectRecord,
+  type ProjectStatus,
+  type StatusTransition,
 } from './project.js';
-import { ProjectRepository } from './project-repository.js';
+import {
+  ProjectRepository,
+  type FeatureFlip,
+  type ProjectChanges,
+  type ProjectCounts,
+  type ProjectPage,
+  type ReadEventsOptions,
+  type SessionSummary,
+  type SessionWindow,
+} from './project-repository.js';
+import {
+  followEventsRequestSchema,
+  memoryHistoryRequestSchema,
+  parseRequest,
+  projectChangesRequestSchema,
+  readEventsRequestSchema,
+  searchOptionsRequestSchema,
+  sessionWindowRequestSchema,
+  waitForEventsRequestSchema,
+} from './requests.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
   createRedisConnection,
@@ -47,6 +87,7 @@ import {
 import {
   createWebhookQueue,
   notifyStatusChange,
+  type WebhookDeliveryRecord,
   type WebhookJobData,
 } from './webhooks/webhook-delivery.js';
 
@@ -89,450 +130,499 @@ export type {
 } from './control/control-api.js';
 
 export function createBatonControl(options: BatonControlOptions = {}): BatonControl {
-  const prefix = options.prefix ?? DEFAULT_PREFIX;
-  if (!isValidPrefix(prefix)) {
-    throw new ProjectError('invalid_config', `prefix must contain one {hash tag}, got "${prefix}"`);
-  }
-  const target: RedisTarget =
-    options.target ??
-    (options.url !== undefined ? { kind: 'single', url: options.url } : readRedisTarget());
-  const ownsRedis = options.redis === undefined;
-  const redis =
-    options.redis ??
-    createRedisConnection(target, {
-      ...producerConnectionOptions(),
-      connectTimeout: options.connectTimeoutMs ?? 5000,
-    });
-  // Failures surface as rejected calls; the event only needs a listener.
-  redis.on('error', () => undefined);
-  const keys = createKeys(prefix);
-  let webhooks: Queue<WebhookJobData> | undefined;
-  // Status changes made here (cancel) are notified like the workers' own; workers deliver them.
-  const repository = new ProjectRepository({
-    redis,
-    keys,
-    onStatusChange: (change) => {
-      if (!webhooks) {
-        webhooks = createWebhookQueue({ connection: redis, prefix });
-        webhooks.on('error', () => undefined);
-      }
-      return notifyStatusChange(webhooks, change);
-    },
-  });
-  let queue: Queue<SessionJobData> | undefined;
-  const followers = new Set<RedisClient>();
-  const waiter = createEventWaiter({
-    redis,
-    repository,
-    graceMs: options.connectTimeoutMs ?? 5000,
-  });
+  return new RedisBatonControl(options);
+}
 
-  let readyPromise: Promise<void> | undefined;
-  async function ready(): Promise<void> {
-    readyPromise ??= waitForRedis(redis, options.connectTimeoutMs ?? 5000).catch((error) => {
-      readyPromise = undefined;
+/**
+ * The control API on Redis. Each method parses its input once, with the request schemas of
+ * requests.ts (one readable `invalid_input` line naming the field), waits for Redis, and then
+ * reads or writes through the project repository.
+ */
+class RedisBatonControl implements BatonControl {
+  readonly keys: BatonKeys;
+  readonly #options: BatonControlOptions;
+  readonly #target: RedisTarget;
+  readonly #ownsRedis: boolean;
+  readonly #redis: RedisClient;
+  readonly #repository: ProjectRepository;
+  readonly #waiter: ReturnType<typeof createEventWaiter>;
+  /** Open follow connections, closed by `close()`. */
+  readonly #followers = new Set<RedisClient>();
+  #queue: Queue<SessionJobData> | undefined;
+  #webhooks: Queue<WebhookJobData> | undefined;
+  #readyPromise: Promise<void> | undefined;
+
+  constructor(options: BatonControlOptions) {
+    const prefix = options.prefix ?? DEFAULT_PREFIX;
+    if (!isValidPrefix(prefix)) {
       throw new ProjectError(
-        'redis_unreachable',
-        `cannot reach Redis at ${ownsRedis ? describeRedisTarget(target) : describeClient(redis)}: ${describeError(error)}`,
-        { cause: error },
+        'invalid_config',
+        `prefix must contain one {hash tag}, got "${prefix}"`,
       );
-    });
-    await readyPromise;
-  }
-
-  function sessionQueue(): Queue<SessionJobData> {
-    if (!queue) {
-      queue = createSessionQueue({ connection: redis, keys });
-      // Failures surface as rejected calls; the event only needs a listener.
-      queue.on('error', () => undefined);
     }
-    return queue;
-  }
-
-  const checkId = checkProjectId;
-
-  function openMemory(projectId: string): RedisMemoryStore {
-    return createRedisMemoryStore({
-      redis,
-      namespace: projectId,
-      ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
+    this.#options = options;
+    this.#target =
+      options.target ??
+      (options.url !== undefined ? { kind: 'single', url: options.url } : readRedisTarget());
+    this.#ownsRedis = options.redis === undefined;
+    this.#redis =
+      options.redis ??
+      createRedisConnection(this.#target, {
+        ...producerConnectionOptions(),
+        connectTimeout: options.connectTimeoutMs ?? 5000,
+      });
+    // Failures surface as rejected calls; the event only needs a listener.
+    this.#redis.on('error', () => undefined);
+    this.keys = createKeys(prefix);
+    // Status changes made here (cancel) are notified like the workers' own; workers deliver them.
+    this.#repository = new ProjectRepository({
+      redis: this.#redis,
+      keys: this.keys,
+      onStatusChange: (change) => {
+        if (!this.#webhooks) {
+          this.#webhooks = createWebhookQueue({ connection: this.#redis, prefix });
+          this.#webhooks.on('error', () => undefined);
+        }
+        return notifyStatusChange(this.#webhooks, change);
+      },
+    });
+    this.#waiter = createEventWaiter({
+      redis: this.#redis,
+      repository: this.#repository,
+      graceMs: options.connectTimeoutMs ?? 5000,
     });
   }
 
-  async function requireProject(projectId: string): Promise<ProjectRecord> {
-    checkId(projectId);
-    await ready();
-    return repository.require(projectId);
+  async createProject(
+    input: unknown,
+    createOptions?: { sourcePolicy?: SourcePolicy | undefined },
+  ): Promise<ProjectRecord> {
+    const parsed = parseProjectInput(input);
+    const options = this.#options;
+    const context = await projectContext(parsed, options);
+    // Before anything reads the file system or the network for `repo` or `workspace`.
+    const policy =
+      createOptions?.sourcePolicy ??
+      options.sourcePolicy ??
+      sourcePolicyFromEnvironment(options.env ?? process.env, { served: false, home: '' });
+    await policy.check(parsed, options.cwd ?? process.cwd());
+    await this.#ready();
+    if ((await this.#repository.get(parsed.id)) !== null) {
+      throw new ProjectError('conflict', `project ${parsed.id} already exists`);
+    }
+    return this.#repository.create(await newProjectRecord(parsed, context, policy, options));
   }
 
-  return {
-    keys,
+  async enqueue(projectId: string): Promise<{ jobId: string; added: boolean }> {
+    const project = await this.#requireProject(projectId);
+    if (project.status !== 'queued') {
+      throw new ProjectError(
+        'conflict',
+        `project ${projectId} is ${project.status}; use resume to continue it`,
+      );
+    }
+    return enqueueSession(this.#sessionQueue(), this.#repository, {
+      projectId,
+      sessionNumber: project.counters.sessions + 1,
+      reason: 'enqueue',
+    });
+  }
 
-    async createProject(input, createOptions) {
-      const parsed = parseProjectInput(input);
-      const context = await projectContext(parsed, options);
-      // Before anything reads the file system or the network for `repo` or `workspace`.
-      const policy =
-        createOptions?.sourcePolicy ??
-        options.sourcePolicy ??
-        sourcePolicyFromEnvironment(options.env ?? process.env, { served: false, home: '' });
-      await policy.check(parsed, options.cwd ?? process.cwd());
-      await ready();
-      if ((await repository.get(parsed.id)) !== null) {
-        throw new ProjectError('conflict', `project ${parsed.id} already exists`);
-      }
-      return repository.create(await newProjectRecord(parsed, context, policy, options));
-    },
+  findStuck(project: ProjectRecord): Promise<StuckProject | null> {
+    return findStuck({ redis: this.#redis, keys: this.keys, queue: this.#sessionQueue() }, project);
+  }
 
-    async enqueue(projectId) {
-      const project = await requireProject(projectId);
-      if (project.status !== 'queued') {
-        throw new ProjectError(
-          'conflict',
-          `project ${projectId} is ${project.status}; use resume to continue it`,
-        );
-      }
-      return enqueueSession(sessionQueue(), repository, {
-        projectId,
-        sessionNumber: project.counters.sessions + 1,
-        reason: 'enqueue',
+  readDeploymentMarker(): Promise<DeploymentMarker | null> {
+    return readDeploymentMarker(this.#redis, this.keys);
+  }
+
+  async resume(
+    projectId: string,
+  ): Promise<{ project: ProjectRecord; jobId: string; added: boolean }> {
+    const project = await this.#requireProject(projectId);
+    // A `running` project no worker holds (its job failed or vanished) is resumed like a paused one.
+    const stuck = project.status === 'running' && (await this.findStuck(project)) !== null;
+    if ((project.status === 'running' && !stuck) || project.status === 'completed') {
+      throw new ProjectError('conflict', `project ${projectId} is ${project.status}`);
+    }
+    const moved = await this.#repository.transition(projectId, PROJECT_TRANSITIONS.resume.to, {
+      from: stuck ? ['running'] : PROJECT_TRANSITIONS.resume.from,
+      reason: 'resumed',
+    });
+    if (!moved.ok) {
+      throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+    }
+    await this.#repository.resetFailures(projectId);
+    const queued = await enqueueSession(this.#sessionQueue(), this.#repository, {
+      projectId,
+      sessionNumber: project.counters.sessions + 1,
+      reason: 'resume',
+    });
+    return { project: await this.#repository.require(projectId), ...queued };
+  }
+
+  async cancel(projectId: string): Promise<CancelResult> {
+    const project = await this.#requireProject(projectId);
+    if (project.status === 'completed') {
+      throw new ProjectError('conflict', `project ${projectId} is already completed`);
+    }
+    if (project.status !== 'cancelled') {
+      const moved = await this.#repository.transition(projectId, PROJECT_TRANSITIONS.cancel.to, {
+        from: PROJECT_TRANSITIONS.cancel.from,
+        reason: 'cancelled by user',
       });
-    },
-
-    findStuck: (project) => findStuck({ redis, keys, queue: sessionQueue() }, project),
-
-    readDeploymentMarker: () => readDeploymentMarker(redis, keys),
-
-    async resume(projectId) {
-      const project = await requireProject(projectId);
-      // A `running` project no worker holds (its job failed or vanished) is resumed like a paused one.
-      const stuck =
-        project.status === 'running' &&
-        (await findStuck({ redis, keys, queue: sessionQueue() }, project)) !== null;
-      if ((project.status === 'running' && !stuck) || project.status === 'completed') {
-        throw new ProjectError('conflict', `project ${projectId} is ${project.status}`);
-      }
-      const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.resume.to, {
-        from: stuck ? ['running'] : PROJECT_TRANSITIONS.resume.from,
-        reason: 'resumed',
-      });
-      if (!moved.ok) {
+      if (!moved.ok && moved.current !== 'cancelled') {
         throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
       }
-      await repository.resetFailures(projectId);
-      const queued = await enqueueSession(sessionQueue(), repository, {
-        projectId,
-        sessionNumber: project.counters.sessions + 1,
-        reason: 'resume',
-      });
-      return { project: await repository.require(projectId), ...queued };
-    },
+    }
+    // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
+    await this.#redis.publish(this.keys.cancelChannel, projectId);
+    const jobId = sessionJobId(projectId, project.counters.sessions + 1);
+    const removed = await this.#sessionQueue()
+      .remove(jobId)
+      .catch(() => 0);
+    return {
+      project: await this.#repository.require(projectId),
+      removedJobId: removed === 1 ? jobId : null,
+    };
+  }
 
-    async cancel(projectId) {
-      const project = await requireProject(projectId);
-      if (project.status === 'completed') {
-        throw new ProjectError('conflict', `project ${projectId} is already completed`);
-      }
-      if (project.status !== 'cancelled') {
-        const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.cancel.to, {
-          from: PROJECT_TRANSITIONS.cancel.from,
-          reason: 'cancelled by user',
-        });
-        if (!moved.ok && moved.current !== 'cancelled') {
-          throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
-        }
-      }
-      // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
-      await redis.publish(keys.cancelChannel, projectId);
-      const jobId = sessionJobId(projectId, project.counters.sessions + 1);
-      const removed = await sessionQueue()
-        .remove(jobId)
-        .catch(() => 0);
-      return {
-        project: await repository.require(projectId),
-        removedJobId: removed === 1 ? jobId : null,
-      };
-    },
-
-    async pause(projectId) {
-      const project = await requireProject(projectId);
-      if (project.status === 'paused') {
-        return { project, removedJobId: null, runningSessionId: null, changed: false };
-      }
-      const moved = await repository.transition(projectId, PROJECT_TRANSITIONS.pause.to, {
-        from: PROJECT_TRANSITIONS.pause.from,
-        reason: OPERATOR_PAUSE_REASON,
-      });
-      if (!moved.ok) {
-        throw new ProjectError(
-          'conflict',
-          `project ${projectId} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
-        );
-      }
-      const current = await repository.require(projectId);
-      const runningSessionId = current.activeSession?.sessionId ?? null;
-      // Whichever worker runs it closes the session; workers also see the status on renewal.
-      await redis.publish(keys.pauseChannel, projectId);
-      const jobId = sessionJobId(projectId, current.counters.sessions + 1);
-      const removed =
-        moved.from === 'queued'
-          ? await sessionQueue()
-              .remove(jobId)
-              .catch(() => 0)
-          : 0;
-      const removedJobId = removed === 1 ? jobId : null;
-      await repository.appendEvent(projectId, {
-        v: 1,
-        type: 'project-paused',
-        at: Date.now(),
-        projectId,
-        by: 'operator',
-        runningSessionId,
-        removedJobId,
-      });
-      return { project: current, removedJobId, runningSessionId, changed: true };
-    },
-
-    async say(projectId, text) {
-      checkId(projectId);
-      const valid = parseGuidanceText(text);
-      const project = await requireProject(projectId);
-      if (isTerminalStatus(project.status)) {
-        throw new ProjectError(
-          'conflict',
-          `project ${projectId} is ${project.status}; guidance reaches only a queued, running or paused project`,
-        );
-      }
-      const guidance = await createRedisGuidance({ redis, keys, projectId }).add(valid);
-      await repository.appendEvent(projectId, {
-        v: 1,
-        type: 'guidance-sent',
-        at: guidance.at,
-        projectId,
-        guidanceId: guidance.id,
-        // Events are shown on dashboards and in logs: no secret pasted by mistake goes there.
-        text: redactSecrets(guidance.text).text,
-        runningSessionId: project.activeSession?.sessionId ?? null,
-      });
-      return { guidance, project };
-    },
-
-    async listGuidance(projectId) {
-      checkId(projectId);
-      await ready();
-      return createRedisGuidance({ redis, keys, projectId }).list();
-    },
-
-    async getProject(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.get(projectId);
-    },
-
-    async findFragment(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.fragment(projectId);
-    },
-
-    async listProjects(listOptions = {}) {
-      await ready();
-      return repository.list(listOptions);
-    },
-
-    async pageProjects(query = {}) {
-      const parsed = parseProjectPageQuery(query);
-      await ready();
-      return repository.page({ limit: PROJECT_PAGE_DEFAULT_LIMIT, ...parsed });
-    },
-
-    async countProjects() {
-      await ready();
-      return repository.counts();
-    },
-
-    async projectChanges(version, changeOptions = {}) {
-      if (!Number.isSafeInteger(version) || version < 0) {
-        throw new ProjectError('invalid_input', `version must be an integer >= 0, got ${version}`);
-      }
-      const limit = changeOptions.limit ?? 500;
-      if (!Number.isSafeInteger(limit) || limit < 1) {
-        throw new ProjectError('invalid_input', `limit must be an integer >= 1, got ${limit}`);
-      }
-      await ready();
-      return repository.changesSince(version, limit);
-    },
-
-    async projectChangeVersion() {
-      await ready();
-      return repository.changeVersion();
-    },
-
-    async listSessions(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.listSessions(projectId);
-    },
-
-    async featureFlips(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.featureFlips(projectId);
-    },
-
-    async readChecks(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.readChecks(projectId);
-    },
-
-    async pageSessions(projectId, pageOptions = {}) {
-      checkId(projectId);
-      const limit = pageOptions.limit ?? 50;
-      if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1_000) {
-        throw new ProjectError('invalid_input', `limit must be an integer 1-1000, got ${limit}`);
-      }
-      const before = pageOptions.beforeIndex;
-      if (before !== undefined && (!Number.isSafeInteger(before) || before < 0)) {
-        throw new ProjectError(
-          'invalid_input',
-          `beforeIndex must be an integer >= 0, got ${before}`,
-        );
-      }
-      await ready();
-      return repository.sessionWindow(projectId, {
-        limit,
-        ...(before === undefined ? {} : { beforeIndex: before }),
-      });
-    },
-
-    async listTransitions(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.transitions(projectId);
-    },
-
-    async readEvents(projectId, readOptions = {}) {
-      checkId(projectId);
-      checkReadEventsOptions(readOptions);
-      await ready();
-      if (readOptions.blockMs !== undefined) {
-        // A blocking read must not hold the shared connection.
-        const blocking = duplicateConnection(redis, {
-          maxRetriesPerRequest: null,
-          enableOfflineQueue: true,
-        });
-        blocking.on('error', () => undefined);
-        try {
-          return await repository.readEvents(projectId, readOptions, blocking);
-        } finally {
-          blocking.disconnect();
-        }
-      }
-      return repository.readEvents(projectId, readOptions);
-    },
-
-    followEvents(projectId, followOptions = {}) {
-      checkId(projectId);
-      return followProjectEvents(
-        { redis, keys, repository, followers, ready },
-        projectId,
-        followOptions,
+  async pause(projectId: string): Promise<PauseResult> {
+    const project = await this.#requireProject(projectId);
+    if (project.status === 'paused') {
+      return { project, removedJobId: null, runningSessionId: null, changed: false };
+    }
+    const moved = await this.#repository.transition(projectId, PROJECT_TRANSITIONS.pause.to, {
+      from: PROJECT_TRANSITIONS.pause.from,
+      reason: OPERATOR_PAUSE_REASON,
+    });
+    if (!moved.ok) {
+      throw new ProjectError(
+        'conflict',
+        `project ${projectId} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
       );
-    },
+    }
+    const current = await this.#repository.require(projectId);
+    const runningSessionId = current.activeSession?.sessionId ?? null;
+    // Whichever worker runs it closes the session; workers also see the status on renewal.
+    await this.#redis.publish(this.keys.pauseChannel, projectId);
+    const jobId = sessionJobId(projectId, current.counters.sessions + 1);
+    const removed =
+      moved.from === 'queued'
+        ? await this.#sessionQueue()
+            .remove(jobId)
+            .catch(() => 0)
+        : 0;
+    const removedJobId = removed === 1 ? jobId : null;
+    await this.#repository.appendEvent(projectId, {
+      v: 1,
+      type: 'project-paused',
+      at: Date.now(),
+      projectId,
+      by: 'operator',
+      runningSessionId,
+      removedJobId,
+    });
+    return { project: current, removedJobId, runningSessionId, changed: true };
+  }
 
-    async waitForEvents(cursors, waitOptions) {
-      checkWaitArguments(cursors, waitOptions);
-      if (Object.keys(cursors).length === 0) return [];
-      await ready();
-      return waiter.wait(cursors, waitOptions);
-    },
+  async say(
+    projectId: string,
+    text: string,
+  ): Promise<{ guidance: OperatorGuidance; project: ProjectRecord }> {
+    checkProjectId(projectId);
+    const valid = parseGuidanceText(text);
+    const project = await this.#requireProject(projectId);
+    if (isTerminalStatus(project.status)) {
+      throw new ProjectError(
+        'conflict',
+        `project ${projectId} is ${project.status}; guidance reaches only a queued, running or paused project`,
+      );
+    }
+    const guidance = await this.#guidance(projectId).add(valid);
+    await this.#repository.appendEvent(projectId, {
+      v: 1,
+      type: 'guidance-sent',
+      at: guidance.at,
+      projectId,
+      guidanceId: guidance.id,
+      // Events are shown on dashboards and in logs: no secret pasted by mistake goes there.
+      text: redactSecrets(guidance.text).text,
+      runningSessionId: project.activeSession?.sessionId ?? null,
+    });
+    return { guidance, project };
+  }
 
-    async listTranscripts(projectId) {
-      checkId(projectId);
-      await ready();
-      return createRedisTranscripts({ redis, keys, projectId }).list();
-    },
+  async listGuidance(projectId: string): Promise<StoredGuidance[]> {
+    await this.#project(projectId);
+    return this.#guidance(projectId).list();
+  }
 
-    async readTranscript(projectId, sessionId) {
-      checkId(projectId);
-      if (!isTranscriptSessionId(sessionId)) {
-        throw new ProjectError('invalid_input', `invalid session id ${JSON.stringify(sessionId)}`);
-      }
-      await ready();
-      return createRedisTranscripts({ redis, keys, projectId }).read(sessionId);
-    },
+  async getProject(projectId: string): Promise<ProjectRecord | null> {
+    await this.#project(projectId);
+    return this.#repository.get(projectId);
+  }
 
-    async search(projectId, text, searchOptions = {}) {
-      const problem = searchTextProblem(text);
-      if (problem !== null) throw new ProjectError('invalid_input', `search text ${problem}`);
-      await requireProject(projectId);
-      const memory = createRedisMemoryStore({
-        redis,
-        namespace: projectId,
-        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
-      });
-      try {
-        return await searchProject(
-          { transcripts: createRedisTranscripts({ redis, keys, projectId }), memory },
-          text.trim(),
-          searchOptions,
+  async findFragment(projectId: string): Promise<string[] | null> {
+    await this.#project(projectId);
+    return this.#repository.fragment(projectId);
+  }
+
+  async listProjects(listOptions: { status?: ProjectStatus } = {}): Promise<ProjectRecord[]> {
+    await this.#ready();
+    return this.#repository.list(listOptions);
+  }
+
+  async pageProjects(query: unknown = {}): Promise<ProjectPage> {
+    const parsed = parseProjectPageQuery(query);
+    await this.#ready();
+    return this.#repository.page({ limit: PROJECT_PAGE_DEFAULT_LIMIT, ...parsed });
+  }
+
+  async countProjects(): Promise<ProjectCounts> {
+    await this.#ready();
+    return this.#repository.counts();
+  }
+
+  async projectChanges(
+    version: number,
+    changeOptions: { limit?: number } = {},
+  ): Promise<ProjectChanges> {
+    const request = parseRequest(
+      projectChangesRequestSchema,
+      { ...changeOptions, version },
+      'change feed read',
+    );
+    await this.#ready();
+    return this.#repository.changesSince(request.version, request.limit);
+  }
+
+  async projectChangeVersion(): Promise<number> {
+    await this.#ready();
+    return this.#repository.changeVersion();
+  }
+
+  async listSessions(projectId: string): Promise<SessionSummary[]> {
+    await this.#project(projectId);
+    return this.#repository.listSessions(projectId);
+  }
+
+  async featureFlips(projectId: string): Promise<Map<string, FeatureFlip>> {
+    await this.#project(projectId);
+    return this.#repository.featureFlips(projectId);
+  }
+
+  async readChecks(projectId: string): Promise<FeatureChecks> {
+    await this.#project(projectId);
+    return this.#repository.readChecks(projectId);
+  }
+
+  async pageSessions(
+    projectId: string,
+    pageOptions: { limit?: number; beforeIndex?: number } = {},
+  ): Promise<SessionWindow> {
+    checkProjectId(projectId);
+    const window = parseRequest(sessionWindowRequestSchema, pageOptions, 'session window');
+    await this.#ready();
+    return this.#repository.sessionWindow(projectId, window);
+  }
+
+  async listTransitions(projectId: string): Promise<StatusTransition[]> {
+    await this.#project(projectId);
+    return this.#repository.transitions(projectId);
+  }
+
+  async readEvents(projectId: string, readOptions: ReadEventsOptions = {}): Promise<EventEntry[]> {
+    checkProjectId(projectId);
+    const read = parseRequest(readEventsRequestSchema, readOptions, 'event read');
+    await this.#ready();
+    if (read.blockMs === undefined) return this.#repository.readEvents(projectId, read);
+    // A blocking read must not hold the shared connection.
+    const blocking = duplicateConnection(this.#redis, {
+      maxRetriesPerRequest: null,
+      enableOfflineQueue: true,
+    });
+    blocking.on('error', () => undefined);
+    try {
+      return await this.#repository.readEvents(projectId, read, blocking);
+    } finally {
+      blocking.disconnect();
+    }
+  }
+
+  followEvents(
+    projectId: string,
+    followOptions: FollowEventsOptions = {},
+  ): AsyncIterable<EventEntry> {
+    checkProjectId(projectId);
+    const follow = parseRequest(followEventsRequestSchema, followOptions, 'event follow');
+    return followProjectEvents(
+      {
+        redis: this.#redis,
+        keys: this.keys,
+        repository: this.#repository,
+        followers: this.#followers,
+        ready: () => this.#ready(),
+      },
+      projectId,
+      follow,
+    );
+  }
+
+  async waitForEvents(
+    cursors: Record<string, string>,
+    waitOptions: WaitForEventsOptions,
+  ): Promise<ProjectEvents[]> {
+    const wait = parseRequest(
+      waitForEventsRequestSchema,
+      { ...waitOptions, cursors },
+      'event wait',
+    );
+    if (Object.keys(cursors).length === 0) return [];
+    await this.#ready();
+    return this.#waiter.wait(cursors, wait);
+  }
+
+  async listTranscripts(projectId: string): Promise<TranscriptSummary[]> {
+    await this.#project(projectId);
+    return this.#transcripts(projectId).list();
+  }
+
+  async readTranscript(projectId: string, sessionId: string): Promise<Transcript | null> {
+    checkProjectId(projectId);
+    parseRequest(transcriptSessionIdSchema, sessionId, 'session id');
+    await this.#ready();
+    return this.#transcripts(projectId).read(sessionId);
+  }
+
+  async search(
+    projectId: string,
+    text: string,
+    searchOptions: SearchOptions = {},
+  ): Promise<SearchResult> {
+    const query = parseRequest(searchTextSchema, text, 'search text');
+    const options = parseRequest(searchOptionsRequestSchema, searchOptions, 'search options');
+    await this.#requireProject(projectId);
+    const memory = this.#memory(projectId);
+    try {
+      return await searchProject(
+        { transcripts: this.#transcripts(projectId), memory },
+        query,
+        options,
+      );
+    } finally {
+      await memory.close();
+    }
+  }
+
+  async memoryStore(projectId: string): Promise<RedisMemoryStore> {
+    await this.#project(projectId);
+    return this.#memory(projectId);
+  }
+
+  async memoryHistory(
+    projectId: string,
+    path: string,
+    historyOptions: { limit?: number } = {},
+  ): Promise<FileVersion[]> {
+    const { limit } = parseRequest(memoryHistoryRequestSchema, historyOptions, 'history read');
+    await this.#project(projectId);
+    const versions = await this.#memory(projectId).listHistory(path);
+    return limit === undefined ? versions : versions.slice(0, limit);
+  }
+
+  async listWebhookDeliveries(projectId: string): Promise<WebhookDeliveryRecord[]> {
+    await this.#project(projectId);
+    return this.#repository.listWebhookDeliveries(projectId);
+  }
+
+  async queueCounts(): Promise<Record<string, number>> {
+    await this.#ready();
+    return this.#sessionQueue().getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
+  }
+
+  async deleteProject(projectId: string): Promise<void> {
+    await this.#project(projectId);
+    await this.#memory(projectId).clear();
+    await this.#repository.delete(projectId);
+  }
+
+  async close(): Promise<void> {
+    for (const follower of this.#followers) follower.disconnect();
+    this.#followers.clear();
+    this.#waiter.close();
+    if (this.#queue) await this.#queue.close().catch(() => undefined);
+    if (this.#webhooks) await this.#webhooks.close().catch(() => undefined);
+    if (this.#ownsRedis) this.#redis.disconnect();
+  }
+
+  /** Waits for Redis once per connection; `redis_unreachable` names where it looked. */
+  async #ready(): Promise<void> {
+    this.#readyPromise ??= waitForRedis(this.#redis, this.#options.connectTimeoutMs ?? 5000).catch(
+      (error: unknown) => {
+        this.#readyPromise = undefined;
+        const where = this.#ownsRedis
+          ? describeRedisTarget(this.#target)
+          : describeClient(this.#redis);
+        throw new ProjectError(
+          'redis_unreachable',
+          `cannot reach Redis at ${where}: ${describeError(error)}`,
+          { cause: error },
         );
-      } finally {
-        await memory.close();
-      }
-    },
+      },
+    );
+    await this.#readyPromise;
+  }
 
-    async memoryStore(projectId) {
-      checkId(projectId);
-      await ready();
-      return openMemory(projectId);
-    },
+  /** A project id checked by the one id rule, then Redis ready. */
+  async #project(projectId: string): Promise<void> {
+    checkProjectId(projectId);
+    await this.#ready();
+  }
 
-    async memoryHistory(projectId, path, historyOptions = {}) {
-      const { limit } = historyOptions;
-      if (limit !== undefined && (!Number.isSafeInteger(limit) || limit < 1)) {
-        throw new ProjectError('invalid_input', `limit must be an integer >= 1, got ${limit}`);
-      }
-      checkId(projectId);
-      await ready();
-      const versions = await openMemory(projectId).listHistory(path);
-      return limit === undefined ? versions : versions.slice(0, limit);
-    },
+  async #requireProject(projectId: string): Promise<ProjectRecord> {
+    await this.#project(projectId);
+    return this.#repository.require(projectId);
+  }
 
-    async listWebhookDeliveries(projectId) {
-      checkId(projectId);
-      await ready();
-      return repository.listWebhookDeliveries(projectId);
-    },
+  #sessionQueue(): Queue<SessionJobData> {
+    if (!this.#queue) {
+      this.#queue = createSessionQueue({ connection: this.#redis, keys: this.keys });
+      // Failures surface as rejected calls; the event only needs a listener.
+      this.#queue.on('error', () => undefined);
+    }
+    return this.#queue;
+  }
 
-    async queueCounts() {
-      await ready();
-      return sessionQueue().getJobCounts('waiting', 'active', 'delayed', 'completed', 'failed');
-    },
+  #memory(projectId: string): RedisMemoryStore {
+    return createRedisMemoryStore({
+      redis: this.#redis,
+      namespace: projectId,
+      ...(this.#options.memoryPrefix === undefined ? {} : { prefix: this.#options.memoryPrefix }),
+    });
+  }
 
-    async deleteProject(projectId) {
-      checkId(projectId);
-      await ready();
-      const store = createRedisMemoryStore({
-        redis,
-        namespace: projectId,
-        ...(options.memoryPrefix !== undefined ? { prefix: options.memoryPrefix } : {}),
-      });
-      await store.clear();
-      await repository.delete(projectId);
-    },
+  #transcripts(projectId: string) {
+    return createRedisTranscripts({ redis: this.#redis, keys: this.keys, projectId });
+  }
 
-    async close() {
-      for (const follower of followers) follower.disconnect();
-      followers.clear();
-      waiter.close();
-      if (queue) await queue.close().catch(() => undefined);
-      if (webhooks) await webhooks.close().catch(() => undefined);
-      if (ownsRedis) redis.disconnect();
-    },
-  };
+  #guidance(projectId: string) {
+    return createRedisGuidance({ redis: this.#redis, keys: this.keys, projectId });
+  }
 }
+
+/** A kept transcript's session id (`@baton/session`'s rule). */
+const transcriptSessionIdSchema = z.string().refine(isTranscriptSessionId, {
+  error: (issue) =>
+    `must be up to 128 letters, digits, ".", "_" or "-", got ${JSON.stringify(issue.input)}`,
+});
+
+/** A search text, trimmed (`@baton/session`'s rule: not empty, not too long). */
+const searchTextSchema = z.string().transform((text, context) => {
+  const problem = searchTextProblem(text);
+  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+  return text.trim();
+});
 
 function describeClient(redis: RedisClient): string {
   if (isCluster(redis)) return 'the Redis cluster';

@@ -440,7 +440,7 @@ export class ProjectRepository implements ProjectLog {
 
   sessionWindow(
     projectId: string,
-    options: { limit: number; beforeIndex?: number },
+    options: { limit: number; beforeIndex?: number | undefined },
   ): Promise<SessionWindow> {
     return this.sessionLog.window(projectId, options);
   }

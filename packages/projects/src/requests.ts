@@ -4,7 +4,8 @@
  * exactly the same values and name the same field when one is wrong.
  */
 import { z } from 'zod';
-import { PROJECT_STATUSES, type ProjectStatus } from './project.js';
+import { ProjectError } from './errors.js';
+import { PROJECT_STATUSES, formatIssues, isValidProjectId, type ProjectStatus } from './project.js';
 
 /** Redis stream ids (`<ms>-<seq>`), as `EventEntry.id` carries them. */
 export const STREAM_ID_PATTERN = /^\d{1,20}-\d{1,20}$/;
@@ -133,3 +134,117 @@ export const memoryDiffQuerySchema = z
     to: versionSchema.optional(),
   })
   .strict();
+
+/**
+ * Parses one request of the control API with its schema: the value, or `invalid_input` with one
+ * line naming `what` and every wrong field (`invalid session window: limit: must be ...`).
+ */
+export function parseRequest<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  what: string,
+): z.output<Schema> {
+  const parsed = schema.safeParse(value);
+  if (parsed.success) return parsed.data;
+  // One failed rule can raise two issues (an integer too big is also unsafe): say it once.
+  const problems = new Set(
+    parsed.error.issues.map((issue) =>
+      issue.path.length === 0 ? issue.message : formatIssues([issue]).join(''),
+    ),
+  );
+  throw new ProjectError('invalid_input', `invalid ${what}: ${[...problems].join('; ')}`);
+}
+
+/** An integer option of the control API; a refusal says the range and what was given. */
+function integer(min: number, max?: number) {
+  const rule =
+    max === undefined ? `must be an integer >= ${min}` : `must be an integer ${min}-${max}`;
+  const error = (issue: { input?: unknown }) =>
+    `${rule}, got ${typeof issue.input === 'string' ? JSON.stringify(issue.input) : String(issue.input)}`;
+  const atLeast = z.number({ error }).int({ error }).min(min, { error });
+  return max === undefined ? atLeast : atLeast.max(max, { error });
+}
+
+const abortSignalSchema = z.instanceof(AbortSignal);
+
+/** `pageSessions`: the newest `limit` summaries before `beforeIndex`. */
+export const sessionWindowRequestSchema = z.object({
+  limit: integer(1, 1_000).default(50),
+  beforeIndex: integer(0).optional(),
+});
+
+/** `projectChanges`: the change feed after `version`. */
+export const projectChangesRequestSchema = z.object({
+  version: integer(0),
+  limit: integer(1).default(500),
+});
+
+/** `readEvents`: forwards after `fromId` (optionally blocking), or the `last` entries backwards. */
+export const readEventsRequestSchema = z
+  .object({
+    fromId: streamIdSchema.optional(),
+    last: integer(1).optional(),
+    beforeId: streamIdSchema.optional(),
+    count: integer(1).optional(),
+    blockMs: integer(0).optional(),
+  })
+  .superRefine((options, context) => {
+    if (
+      options.last !== undefined &&
+      (options.fromId !== undefined || options.blockMs !== undefined)
+    ) {
+      context.addIssue({
+        code: 'custom',
+        path: ['last'],
+        message: 'reads backwards: give no fromId or blockMs',
+      });
+    }
+    if (options.beforeId !== undefined && options.last === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['beforeId'],
+        message: 'pages backwards: give last with it',
+      });
+    }
+  });
+
+/** `followEvents`: from a stream id (or `$`, new events only), in reads of `count`. */
+export const followEventsRequestSchema = z.object({
+  fromId: z.union([z.literal('$'), streamIdSchema]).optional(),
+  count: integer(1).optional(),
+  blockMs: integer(0).optional(),
+  signal: abortSignalSchema.optional(),
+});
+
+/** `waitForEvents`: each project's cursor (a stream id), and how long to block. */
+export const waitForEventsRequestSchema = z.object({
+  cursors: z.record(z.string(), z.unknown()).superRefine((cursors, context) => {
+    for (const [projectId, cursor] of Object.entries(cursors)) {
+      if (!isValidProjectId(projectId)) {
+        context.addIssue({
+          code: 'custom',
+          path: [projectId],
+          message: `invalid project id ${JSON.stringify(projectId)}`,
+        });
+      } else if (typeof cursor !== 'string' || !STREAM_ID_PATTERN.test(cursor)) {
+        context.addIssue({
+          code: 'custom',
+          path: [projectId],
+          message: `invalid stream id ${JSON.stringify(cursor)}`,
+        });
+      }
+    }
+  }),
+  blockMs: integer(0),
+  count: integer(1).optional(),
+  signal: abortSignalSchema.optional(),
+});
+
+/** `memoryHistory`: at most `limit` versions. */
+export const memoryHistoryRequestSchema = z.object({ limit: integer(1).optional() });
+
+/** `search`'s options (the text rule is `searchTextProblem`'s, in `@baton/session`). */
+export const searchOptionsRequestSchema = z.object({
+  limit: integer(1).optional(),
+  context: integer(0).optional(),
+});

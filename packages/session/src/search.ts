@@ -29,9 +29,9 @@ export type SearchHit =
 
 export interface SearchOptions {
   /** Most hits returned. Default 50. */
-  limit?: number;
+  limit?: number | undefined;
   /** Characters of context on each side of the match in a snippet. Default 60. */
-  context?: number;
+  context?: number | undefined;
 }
 
 export interface SearchResult {

@@ -17,8 +17,6 @@ import {
   guidanceBodySchema,
   memoryDiffQuerySchema,
   memoryFileQuerySchema,
-  parseProjectInput,
-  projectInputSchema,
   projectsQuerySchema,
   searchQuerySchema,
   sessionsQuerySchema,
@@ -189,21 +187,17 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
   });
 
-  api.post(
-    '/projects',
-    creations,
-    jsonBody,
-    validJson(projectInputSchema, 'project'),
-    async (context) => {
-      // The same two calls as `baton enqueue`: store the project, then queue its first session.
-      const created = await control.createProject(parseProjectInput(context.req.valid('json')), {
-        sourcePolicy: options.sourcePolicy,
-      });
-      const queued = await control.enqueue(created.id);
-      const project = (await control.getProject(created.id)) ?? created;
-      return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
-    },
-  );
+  api.post('/projects', creations, jsonBody, async (context) => {
+    // The same two calls as `baton enqueue`: store the project, then queue its first session.
+    // `createProject` parses the body with the project schema, once, and refuses it in one line
+    // (`invalid project: goal: ...`) exactly as a validator here would.
+    const created = await control.createProject(await context.req.json(), {
+      sourcePolicy: options.sourcePolicy,
+    });
+    const queued = await control.enqueue(created.id);
+    const project = (await control.getProject(created.id)) ?? created;
+    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
+  });
 
   api.get('/projects/:id', validProjectId, async (context) => {
     const projectId = context.req.valid('param').id;

@@ -9,7 +9,9 @@ export function spyOnControl(
   return new Proxy(control, {
     get(target, property, receiver) {
       const value = Reflect.get(target, property, receiver) as unknown;
-      if (property !== method || typeof value !== 'function') return value;
+      if (typeof value !== 'function') return value;
+      // The control keeps its state in private fields: its methods run on it, not on the proxy.
+      if (property !== method) return (value as (...inner: unknown[]) => unknown).bind(target);
       return (...args: unknown[]) => {
         onCall();
         return (value as (...inner: unknown[]) => unknown).apply(target, args);

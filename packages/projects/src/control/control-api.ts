@@ -1,5 +1,5 @@
 // The control API's contract: what the CLI, the dashboard and the worker may ask of projects.
-// `createBatonControl` (control.ts) implements it on Redis.
+// `RedisBatonControl` (control.ts, made by `createBatonControl`) implements it on Redis.
 import type { FileVersion, RedisMemoryStore } from '@baton/storage-redis';
 import type {
   FeatureChecks,
@@ -32,13 +32,13 @@ export type { ProjectEvents, WaitForEventsOptions };
 
 export interface FollowEventsOptions {
   /** Start after this stream id; default `0-0` (the whole retained history). Use `$` for new events only. */
-  fromId?: string;
+  fromId?: string | undefined;
   /** Entries fetched per call. Default 100. */
-  count?: number;
+  count?: number | undefined;
   /** Longest single XREAD BLOCK (ms). Default 5000. */
-  blockMs?: number;
+  blockMs?: number | undefined;
   /** Stops the iteration. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** What `cancel` did. */
@@ -153,7 +153,7 @@ export interface BatonControl {
    */
   pageSessions(
     projectId: string,
-    options?: { limit?: number; beforeIndex?: number },
+    options?: { limit?: number | undefined; beforeIndex?: number | undefined },
   ): Promise<SessionWindow>;
   listTransitions(projectId: string): Promise<StatusTransition[]>;
   readEvents(projectId: string, options?: ReadEventsOptions): Promise<EventEntry[]>;

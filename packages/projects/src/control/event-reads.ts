@@ -1,65 +1,12 @@
 /**
- * Reading a project's event stream through the control API: the argument checks (one readable
- * `invalid_input` line each) and the follow loop on a blocking connection of its own.
+ * Following a project's event stream through the control API: blocking reads on a connection of
+ * its own. The options arrive parsed (`followEventsRequestSchema`).
  */
-import { ProjectError } from '../errors.js';
 import type { EventEntry } from '../events.js';
-import type { WaitForEventsOptions } from '../internal/event-waiter.js';
 import type { BatonKeys } from '../keys.js';
-import type { ProjectRepository, ReadEventsOptions } from '../project-repository.js';
+import type { ProjectRepository } from '../project-repository.js';
 import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
-import { STREAM_ID_PATTERN } from '../requests.js';
-import { checkProjectId } from '../project.js';
 import type { FollowEventsOptions } from './control-api.js';
-
-/** Refuses read options that do not go together or are out of range. */
-export function checkReadEventsOptions(readOptions: ReadEventsOptions): void {
-  if (readOptions.last !== undefined) {
-    if (!Number.isSafeInteger(readOptions.last) || readOptions.last < 1) {
-      throw new ProjectError(
-        'invalid_input',
-        `last must be an integer >= 1, got ${readOptions.last}`,
-      );
-    }
-    if (readOptions.fromId !== undefined || readOptions.blockMs !== undefined) {
-      throw new ProjectError('invalid_input', 'last reads backwards: give no fromId or blockMs');
-    }
-  }
-  if (readOptions.beforeId !== undefined) {
-    if (readOptions.last === undefined) {
-      throw new ProjectError('invalid_input', 'beforeId pages backwards: give last with it');
-    }
-    if (!STREAM_ID_PATTERN.test(readOptions.beforeId)) {
-      throw new ProjectError(
-        'invalid_input',
-        `invalid stream id ${JSON.stringify(readOptions.beforeId)}`,
-      );
-    }
-  }
-}
-
-/** Refuses cursors that are not stream ids and a wait that is out of range. */
-export function checkWaitArguments(
-  cursors: Record<string, string>,
-  waitOptions: WaitForEventsOptions,
-): void {
-  for (const [projectId, cursor] of Object.entries(cursors)) {
-    checkProjectId(projectId);
-    if (typeof cursor !== 'string' || !STREAM_ID_PATTERN.test(cursor)) {
-      throw new ProjectError(
-        'invalid_input',
-        `invalid stream id ${JSON.stringify(cursor)} for project ${projectId}`,
-      );
-    }
-  }
-  const { blockMs, count } = waitOptions;
-  if (!Number.isSafeInteger(blockMs) || blockMs < 0) {
-    throw new ProjectError('invalid_input', `blockMs must be an integer >= 0, got ${blockMs}`);
-  }
-  if (count !== undefined && (!Number.isSafeInteger(count) || count < 1)) {
-    throw new ProjectError('invalid_input', `count must be an integer >= 1, got ${count}`);
-  }
-}
 
 /** What the follow loop needs of the control it runs in. */
 export interface FollowContext {

@@ -15,9 +15,9 @@ export interface WaitForEventsOptions {
   /** Longest wait (ms) when no stream has entries after its cursor; 0 reads without waiting. */
   blockMs: number;
   /** Most entries returned per project. Default 100. */
-  count?: number;
+  count?: number | undefined;
   /** Ends a pending wait early; it then resolves with `[]`. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
 }
 
 /** New entries of one project, oldest first. */

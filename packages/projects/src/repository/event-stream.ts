@@ -7,18 +7,18 @@ import type { RedisClient } from '@baton/storage-redis';
 
 export interface ReadEventsOptions {
   /** Return entries strictly after this stream id. Default: from the beginning. */
-  fromId?: string;
+  fromId?: string | undefined;
   /**
    * Return the newest `last` entries instead (oldest first), read backwards with XREVRANGE: the
    * cost is the entries returned, not the stream. Not with `fromId` or `blockMs`.
    */
-  last?: number;
+  last?: number | undefined;
   /** With `last`: only entries strictly before this stream id (to page backwards). */
-  beforeId?: string;
+  beforeId?: string | undefined;
   /** Most entries returned. Default 100. */
-  count?: number;
+  count?: number | undefined;
   /** Block up to this long for new entries when none are there yet (needs a connection that may block). */
-  blockMs?: number;
+  blockMs?: number | undefined;
 }
 
 /** Options of `ProjectEventStreams`. */

@@ -75,7 +75,7 @@ export class SessionLog {
    */
   async window(
     projectId: string,
-    options: { limit: number; beforeIndex?: number },
+    options: { limit: number; beforeIndex?: number | undefined },
   ): Promise<SessionWindow> {
     const key = this.#keys.sessions(projectId);
     const total = await this.#redis.llen(key);
