@@ -5,15 +5,18 @@
 #                                                             # only these packages' suites
 # The machine is a minimal Debian (`debootstrap --variant=minbase`, kept once under
 # FRESH_MACHINE_DIR and copied afresh for every run) with this host's `node` (must be 20) and its
-# npm copied in, as a Node 20 install from a package would leave it. It runs in a chroot inside
-# its own network, mount and PID namespaces: nothing of this host's loopback (its Redis included)
+# npm copied in, as a Node 20 install from a package would leave it. It is the root (pivot_root, so
+# user namespaces and the bubblewrap sandbox work in it) of its own network, mount and PID
+# namespaces: nothing of this host's loopback (its Redis included)
 # is reachable, so `scripts/test-prerequisites.sh` must install and start everything itself. The
 # package clients reach the registries through an HTTP proxy on the machine's loopback
 # (scripts/fresh-machine-proxy.mjs). In the machine, as root, with CI=true:
-#   npm i -g pnpm@12.4.2 && pnpm install --frozen-lockfile       (the README's quickstart)
-#   bash scripts/test-prerequisites.sh && pnpm test              (the README's test command)
+#   npm i -g pnpm@12.4.2 && pnpm install --frozen-lockfile       (the README's quickstart install)
+#   bash scripts/test-prerequisites.sh                           (git, Redis, bubblewrap, Chromium)
+#   pnpm demo                                                    (the quickstart's demo; needs git)
+#   pnpm test                                                    (the README's test command)
 # The project goes in as a copy of this checkout's files (tracked and untracked, not ignored), with
-# no `.git`, as a downloaded archive would. Needs root, debootstrap, unshare and ip (iproute2).
+# no `.git`, as a downloaded archive would. Needs root, debootstrap, unshare, pivot_root and ip.
 # Environment: FRESH_MACHINE_DIR (default /var/tmp/baton-fresh-machine), FRESH_MACHINE_MIRROR
 # (default: this host's first Debian mirror), FRESH_MACHINE_RELEASE (default: this host's).
 set -euo pipefail
@@ -28,8 +31,8 @@ fail() {
 }
 log() { printf '\n== %s\n' "$*"; }
 
-[ "$(id -u)" = 0 ] || fail "run as root (it builds a chroot): sudo bash scripts/fresh-machine-check.sh"
-for tool in debootstrap unshare ip chroot; do
+[ "$(id -u)" = 0 ] || fail "run as root (it builds a root file system and mounts it): sudo bash scripts/fresh-machine-check.sh"
+for tool in debootstrap unshare ip pivot_root; do
   command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install debootstrap util-linux iproute2"
 done
 node_bin="$(command -v node)" || fail "node is missing on this host (its Node 20 is copied in)"
@@ -50,7 +53,6 @@ fi
 
 base="$dir/base-$release"
 root="$dir/machine"
-socket="$dir/proxy.sock"
 mkdir -p "$dir"
 
 if [ ! -e "$base/.complete" ]; then
@@ -87,7 +89,7 @@ git -C "$repo" ls-files -z --cached --others --exclude-standard |
   tar -C "$repo" --null --ignore-failed-read -T - -cf - 2>/dev/null | tar -C "$root/root/baton" -xf -
 
 # The machine's network is its loopback; apt and npm reach the registries through the proxy.
-printf 'Acquire::http::Proxy "http://127.0.0.1:3128";\n' >"$root/etc/apt/apt.conf.d/90fresh-machine-proxy"
+printf 'Acquire::http::Proxy "http://127.0.0.1:3128";\nAcquire::Retries "3";\n' >"$root/etc/apt/apt.conf.d/90fresh-machine-proxy"
 # Where this host's HTTPS goes through an inspecting egress, its extra CA certificates are handed
 # to npm and pnpm (NODE_EXTRA_CA_CERTS), as that network's own machines would have them.
 extra_ca=""
@@ -103,6 +105,8 @@ else
   for package in "${packages[@]}"; do tests="$tests --filter=$package"; done
 fi
 
+# The proxy's socket is in the machine (its /run), where the bridge inside finds it after pivot_root.
+socket="$root/run/fresh-machine-proxy.sock"
 rm -f "$socket"
 node "$repo/scripts/fresh-machine-proxy.mjs" serve "$socket" &
 proxy=$!
@@ -113,15 +117,26 @@ log "in the machine: $tests"
 status=0
 # Inside: loopback up, the bridge to the proxy, /proc /sys /dev, then the README's commands.
 unshare --net --mount --pid --fork --kill-child bash -euo pipefail -c '
-  root="$1" socket="$2" proxy_script="$3" tests="$4" extra_ca="$5"
+  root="$1" tests="$2" extra_ca="$3"
   ip link set lo up
-  node "$proxy_script" bridge 3128 "$socket" &
   # The machine'"'"'s / is a mount point, as on a real machine (unshare -m and bwrap remount it).
+  mount --make-rprivate /
   mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
-  mount --rbind /sys "$root/sys"
+  mount -t sysfs sysfs "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
   mount --rbind /dev "$root/dev"
-  chroot "$root" /usr/bin/env -i HOME=/root USER=root LANG=C.UTF-8 CI=true TERM=dumb \
+  mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
+  # pivot_root, not chroot: the kernel refuses a user namespace to a chrooted process (bwrap:
+  # "No permissions to create new namespace"), and the sandbox suites need one. After pivot_root the
+  # machine'"'"'s root is its mount namespace'"'"'s root and this host'"'"'s tree is unmounted.
+  mkdir -p "$root/.host"
+  cd "$root"
+  pivot_root . .host
+  umount -l /.host
+  rmdir /.host
+  cd /
+  env -i /usr/bin/node /root/baton/scripts/fresh-machine-proxy.mjs bridge 3128 /run/fresh-machine-proxy.sock &
+  exec /usr/bin/env -i HOME=/root USER=root LANG=C.UTF-8 CI=true TERM=dumb \
     PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin TESTS="$tests" \
     EXTRA_CA="$extra_ca" /bin/bash -euo pipefail -c "
       cd /root/baton
@@ -129,9 +144,13 @@ unshare --net --mount --pid --fork --kill-child bash -euo pipefail -c '
       HTTPS_PROXY=http://127.0.0.1:3128 HTTP_PROXY=http://127.0.0.1:3128 NODE_EXTRA_CA_CERTS=\$EXTRA_CA \
         bash -c \"npm i -g pnpm@12.4.2 >/dev/null && pnpm install --frozen-lockfile --reporter=append-only >/tmp/pnpm-install.log 2>&1 || { tail -30 /tmp/pnpm-install.log; exit 1; }\"
       echo \"pnpm \$(pnpm -v), dependencies installed\"
-      bash scripts/test-prerequisites.sh && \$TESTS
+      bash scripts/test-prerequisites.sh
+      echo \"== pnpm demo\"
+      pnpm demo
+      echo \"== \$TESTS\"
+      \$TESTS
     "
-' fresh-machine "$root" "$socket" "$repo/scripts/fresh-machine-proxy.mjs" "$tests" "$extra_ca" || status=$?
+' fresh-machine "$root" "$tests" "$extra_ca" || status=$?
 
 log "fresh machine: exit $status ($tests)"
 exit "$status"
