@@ -135,8 +135,10 @@ describe('FileSystemStore listing cache', () => {
     const maxAgeMs = 300;
     const store = await createFileSystemStore({ root, listingCacheMaxAgeMs: maxAgeMs });
     await store.write('a.md', 'one', { mode: 'create' });
-    const listedAt = Date.now();
     await store.list('', { depth: 1 });
+    // Taken after the listing returned, so not before the snapshot's own time (its read started
+    // after the call; on a loaded machine well after).
+    const listedAt = Date.now();
     appendFileSync(join(root, 'a.md'), ' two');
     // A store mutation in the directory patches only its own entry...
     await store.write('b.md', 'b', { mode: 'create' });
