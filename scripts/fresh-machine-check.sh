@@ -123,7 +123,13 @@ unshare --net --mount --pid --fork --kill-child bash -euo pipefail -c '
   mount --make-rprivate /
   mount --bind "$root" "$root"
   mount -t proc proc "$root/proc"
-  mount -t sysfs sysfs "$root/sys" 2>/dev/null || mount --rbind /sys "$root/sys"
+  # /sys of its own network namespace, with the cgroup hierarchy systemd mounts on a real machine
+  # (the sandbox limits each command'"'"'s memory and processes with a cgroup).
+  if mount -t sysfs sysfs "$root/sys" 2>/dev/null; then
+    mount --rbind /sys/fs/cgroup "$root/sys/fs/cgroup"
+  else
+    mount --rbind /sys "$root/sys"
+  fi
   mount --rbind /dev "$root/dev"
   mount -t tmpfs -o mode=1777 tmpfs "$root/dev/shm"
   # pivot_root, not chroot: the kernel refuses a user namespace to a chrooted process (bwrap:

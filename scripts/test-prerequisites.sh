@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs and starts what the test suites need on a Debian machine, from Debian's packages:
 # git, Redis (started on 127.0.0.1:6379 when nothing answers at REDIS_URL), bubblewrap and socat (the
-# command sandbox), Chromium (the browser tests). Run as root (or with sudo); what is already
+# command sandbox), python3, make, gcc, procps and iproute2 (what the sandbox tests run and use),
+# Chromium (the browser tests). Run as root (or with sudo); what is already
 # there is left alone. `.ci/run` runs it; on a fresh machine:
 #   bash scripts/test-prerequisites.sh && pnpm test
 set -euo pipefail
@@ -41,6 +42,15 @@ log "bubblewrap + socat (command sandbox tests)"
 if ! command -v bwrap >/dev/null; then apt_install bubblewrap; fi
 if ! command -v socat >/dev/null; then apt_install socat; fi
 bwrap --version
+
+log "everyday tools the sandbox tests run inside it (python3, make, a C compiler) and use (pgrep, ip)"
+missing=()
+for tool in python3:python3 make:make cc:gcc pgrep:procps ip:iproute2; do
+  command -v "${tool%%:*}" >/dev/null || missing+=("${tool#*:}")
+done
+[ ! -e /usr/include/stdio.h ] && missing+=(libc6-dev)
+if [ "${#missing[@]}" != 0 ]; then apt_install "${missing[@]}"; fi
+python3 --version; make --version | sed -n 1p; cc --version | sed -n 1p
 
 log "chromium (browser tests)"
 if [ ! -x /usr/bin/chromium ]; then apt_install chromium; fi
