@@ -1,0 +1,142 @@
+import { startModelSim, type ModelSim, type SimScriptRequest } from '@baton/model-sim';
+import type { StoredGuidance } from '@baton/projects';
+import { waitFor } from '@baton/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli, startCli, type CliProcess } from './helpers.js';
+import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+
+/**
+ * `baton say` while a worker's session is in the middle of a tool-using turn: the session ran the
+ * model's tool calls and its request with their results is with the model (held by the strict
+ * simulator, `stallNextWork`). The guidance must reach the model in the next user turn, after
+ * that turn's `tool_result` blocks (the API refuses a turn that does not begin with them), and be
+ * acknowledged once the model answered it.
+ */
+
+let dir: string;
+let world: RedisWorld;
+const running: CliProcess[] = [];
+useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+
+let sim: ModelSim | undefined;
+afterEach(async () => {
+  await sim?.close();
+  sim = undefined;
+});
+
+interface Block {
+  type: string;
+  id?: string;
+  tool_use_id?: string;
+  text?: string;
+}
+
+function blocksOf(message: { content?: unknown } | undefined): Block[] {
+  const content = message?.content;
+  if (typeof content === 'string') return [{ type: 'text', text: content }];
+  return (content ?? []) as Block[];
+}
+
+describe('baton say in the middle of a tool turn, against a baton worker', () => {
+  it('the guidance follows the turn’s tool_result blocks in the next request, the API refuses nothing, and the session acknowledges it', async () => {
+    const seen: SimScriptRequest[] = [];
+    sim = await startModelSim({ script: (request) => void seen.push(request) });
+    const worker = startCli(['worker', '--port', '0'], {
+      cwd: dir,
+      env: world.env(dir, {
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: sim.url,
+        BATON_CHAIN_DELAY_MS: '0',
+      }),
+    });
+    running.push(worker);
+    await worker.waitForOutput('"worker started"', 60_000);
+    const id = world.projectId('saytool');
+    await world.control.createProject({ id, goal: 'Greet people.\n- say hello\n- say goodbye' });
+    // Hold the first request that continues the session's work: its tools have run and their
+    // results are with the model.
+    sim.setFaults({ stallNextWork: 1 });
+    await world.control.enqueue(id);
+    await sim.waitForStalled(1, 90_000);
+    const held = sim.requests;
+
+    const text = 'Name the greeting file hello.txt.';
+    const said = await runCli(['say', id, text, '--json'], { cwd: dir, env: world.env(dir) });
+    expect(said.stderr).toBe('');
+    expect(said.code).toBe(0);
+    const sent = JSON.parse(said.stdout) as { id: string; sessionRunning: boolean };
+    expect(sent.sessionRunning).toBe(true);
+    sim.releaseStalls();
+
+    const done = await waitFor(
+      'the project to settle',
+      async () => {
+        const project = await world.control.getProject(id);
+        return project !== null && !['queued', 'running'].includes(project.status) && project;
+      },
+      120_000,
+    );
+    expect(done.status).toBe('completed');
+    // The simulator enforces the API's request rules: nothing was refused.
+    expect(sim.received.filter((record) => record.status >= 400)).toEqual([]);
+
+    // The held request was in a tool turn: it answered the previous reply's tool calls.
+    const heldRequest = seen.find((request) => request.number === held);
+    const heldCalls = blocksOf(heldRequest?.params.messages.at(-2)).filter(
+      (block) => block.type === 'tool_use',
+    );
+    expect(heldCalls.length).toBeGreaterThan(0);
+
+    // The guidance went with the very next request, after that turn's tool results.
+    const marker = `<operator_guidance id="${sent.id}"`;
+    const carrying = seen.filter((request) =>
+      blocksOf(request.params.messages.at(-1)).some((block) => block.text?.includes(marker)),
+    );
+    expect(carrying.map((request) => request.number)).toEqual([held + 1]);
+    const request = carrying[0]!;
+    const calls = blocksOf(request.params.messages.at(-2)).filter(
+      (block) => block.type === 'tool_use',
+    );
+    expect(calls.length).toBeGreaterThan(0);
+    const turn = request.params.messages.at(-1);
+    expect(turn?.role).toBe('user');
+    const blocks = blocksOf(turn);
+    expect(blocks.slice(0, calls.length).map((block) => [block.type, block.tool_use_id])).toEqual(
+      calls.map((call) => ['tool_result', call.id]),
+    );
+    const rest = blocks.slice(calls.length);
+    expect(rest.some((block) => block.type === 'tool_result')).toBe(false);
+    const guidance = rest.find((block) => block.text?.includes(marker));
+    expect(guidance).toMatchObject({ type: 'text', text: expect.stringContaining(text) });
+
+    // Acknowledged: the event names the turn that carried it, and the stored guidance says who.
+    const events = (await world.control.readEvents(id, { count: 100_000 })).map(
+      (entry) => entry.event,
+    );
+    const sentEvent = events.find((event) => event.type === 'guidance-sent');
+    const delivered = events.filter((event) => event.type === 'guidance-delivered');
+    expect(delivered).toEqual([
+      expect.objectContaining({ guidanceIds: [sent.id], inFirstMessage: false }),
+    ]);
+    const deliveredEvent = delivered[0] as { sessionId: string; turn: number };
+    expect(sentEvent).toMatchObject({
+      guidanceId: sent.id,
+      runningSessionId: deliveredEvent.sessionId,
+    });
+    const stored: StoredGuidance[] = await world.control.listGuidance(id);
+    expect(stored).toEqual([
+      expect.objectContaining({
+        id: sent.id,
+        acknowledged: expect.objectContaining({
+          sessionId: deliveredEvent.sessionId,
+          turn: deliveredEvent.turn,
+        }),
+      }),
+    ]);
+    const logs = await runCli(['logs', id], { cwd: dir, env: world.env(dir) });
+    expect(logs.code).toBe(0);
+    expect(logs.stdout).toContain(
+      `✉ guidance delivered to the model with turn ${deliveredEvent.turn}\n`,
+    );
+  }, 300_000);
+});
