@@ -38,6 +38,29 @@ function statEntries(project) {
 }
 
 /**
+ * The red line of a project paused because its last checkpoint is not on the branch: what git or
+ * the remote refused, and the last checkpoint the branch does have. Empty otherwise.
+ */
+function checkpointFailureLine(project) {
+  const failure = project.checkpointFailure;
+  if (!failure) return [];
+  return [
+    h(
+      'p',
+      { class: 'checkpoint-failed', role: 'alert', dataset: { testid: 'checkpoint-failed' } },
+      h('strong', {}, 'Checkpoint failed: the latest work is not on the branch. '),
+      failure.reason,
+      h(
+        'span',
+        { class: 'last-good', dataset: { testid: 'last-good-checkpoint' } },
+        ` · last good checkpoint: ${failure.lastGood === null ? 'none yet' : shortCommit(failure.lastGood)}`,
+        ' · fix the cause, then Resume.',
+      ),
+    ),
+  ];
+}
+
+/**
  * createProjectHeader() -> { elements, show(project), showError(message) }: `show` renders the
  * project (the actions re-render it with the project they return); `showError` replaces the
  * header with one error line.
@@ -60,6 +83,7 @@ export function createProjectHeader() {
         {},
         h('h1', {}, project.id, ' ', statusBadge(project.status, project.statusReason)),
         h('p', { class: 'goal-full' }, goal),
+        ...checkpointFailureLine(project),
       ),
       h(
         'div',

@@ -20,6 +20,30 @@ export function shortCommit(commit) {
   return commit ? commit.slice(0, 12) : '–';
 }
 
+/**
+ * A session's checkpoint trouble in red: its last checkpoint not committed or not pushed (git's
+ * or the remote's words in the title), or how many of its checkpoints failed before a later one saved
+ * the work. Empty when every checkpoint landed.
+ */
+function checkpointProblem(session) {
+  const failures = session.checkpointFailures ?? 0;
+  const [text, why] =
+    session.checkpointError !== undefined
+      ? ['checkpoint failed', session.checkpointError]
+      : session.checkpoint && !session.checkpoint.pushed && session.checkpoint.head !== null
+        ? ['checkpoint not pushed', session.checkpoint.error ?? 'unknown reason']
+        : failures > 0
+          ? [`${failures} checkpoint${failures === 1 ? '' : 's'} failed, saved by a later one`, '']
+          : [null, ''];
+  if (text === null) return '';
+  // The whole refusal is in the project's red line and the title: the row stays one line.
+  return h(
+    'span',
+    { class: 'checkpoint-failed', title: why, dataset: { testid: 'session-checkpoint-failed' } },
+    ` · ${text}`,
+  );
+}
+
 /** Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded. */
 function mergeSessions(older, newer) {
   const byId = new Map();
@@ -85,6 +109,7 @@ export function createSessionTable(projectId) {
                 session.checkpoint && !session.checkpoint.pushed ? ' (not pushed)' : '',
               )
             : '',
+          checkpointProblem(session),
         ),
         h(
           'td',

@@ -10,6 +10,7 @@ import {
   totalInputTokens,
 } from '@baton/context-config';
 import { summarizeSandbox } from '@baton/workspace';
+import { CHECKPOINT_FAILED_REASON } from '@baton/projects';
 import type { EventEntry, FeatureFlip, ProjectEvent, ProjectRecord } from '../control.js';
 
 /** What the hub learned from a project's recent events (for "current turn" and "last activity"). */
@@ -59,6 +60,13 @@ export interface ProjectView {
   /** The last checkpoint the remote acknowledged. */
   lastCheckpoint: string | null;
   skipHooks: boolean;
+  /**
+   * Set while the project is paused because its last checkpoint could not be committed or pushed
+   * (`checkpoint_failed`): its latest work is not on the branch. `reason` is the whole status
+   * reason (what git or the remote refused, cleaned); `lastGood` the last checkpoint the remote
+   * has (`null`: none yet).
+   */
+  checkpointFailure: { reason: string; lastGood: string | null } | null;
   features: { passing: number; total: number };
   sessions: number;
   currentSession: {
@@ -134,6 +142,11 @@ export function projectView(
     branch: project.branch,
     lastCheckpoint: project.lastCheckpoint,
     skipHooks: project.skipHooks,
+    checkpointFailure:
+      project.status === 'paused' &&
+      project.statusReason?.startsWith(`${CHECKPOINT_FAILED_REASON}:`) === true
+        ? { reason: project.statusReason, lastGood: project.lastCheckpoint }
+        : null,
     features: { passing: counters.featuresPassing, total: counters.featuresTotal },
     sessions: Math.max(counters.sessions, counters.sessionsStarted),
     currentSession:
