@@ -1,5 +1,6 @@
 import type { SimRequestRecord, SimScriptRequest } from '@baton/model-sim';
 import type { BatonControl, ProjectRecord, ProjectStatus } from '@baton/projects';
+import { readProgressEntries } from '@baton/session';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
@@ -234,4 +235,68 @@ describe('API faults met by a worker process', () => {
     const sessions = await control.listSessions(id);
     expect(sessions.every((session) => session.outcome !== 'failed')).toBe(true);
   }, 240_000);
+
+  it('500, pause_turn and model_context_window_exceeded in the middle of the work: the 500 is retried, the paused turn goes back unchanged, the full context hands off to the next session, and the project completes', async () => {
+    const { control, sim } = world;
+    seen.length = 0;
+    sim.setFaults({ nextWorkFaults: ['server_error', 'pause_turn', 'context_window_exceeded'] });
+    const id = await startProject(world, 'stops');
+    await waitForCompleted(control, id, 180_000);
+    const records = sim.received;
+    expect(sim.received.filter((record) => record.status === 400)).toEqual([]);
+    const failed = records.find((record) => record.fault === 'server-error');
+    expect(failed).toMatchObject({ status: 500 });
+    const events = await eventsOf(control, id);
+    expect(events.flatMap((event) => (event.type === 'api-retry' ? [event.status] : []))).toEqual([
+      500,
+    ]);
+
+    // pause_turn: the next request sends the conversation back with the paused reply last.
+    const paused = records.find((record) => record.fault === 'pause-turn');
+    expect(paused).toMatchObject({ status: 200, stopReason: 'pause_turn' });
+    const continued = seen.find((request) => request.number === paused!.number + 1);
+    expect(continued?.params.messages.at(-1)?.role).toBe('assistant');
+
+    // model_context_window_exceeded: the session ends as a full context, not a failure, says at
+    // which turn in its progress entry, and the next session continues the work.
+    const full = records.find((record) => record.fault === 'context-window-exceeded');
+    expect(full).toMatchObject({ status: 200, stopReason: 'model_context_window_exceeded' });
+    const fullEvents = events.filter((event) => event.type === 'context-full');
+    expect(fullEvents).toEqual([expect.objectContaining({ cause: 'stop_reason' })]);
+    const sessions = await control.listSessions(id);
+    expect(sessions.every((session) => session.outcome !== 'failed')).toBe(true);
+    const filled = sessions.find((session) => session.sessionId === fullEvents[0]?.sessionId);
+    expect(filled).toMatchObject({ outcome: 'budget_exhausted' });
+    const filledEnd = events.find(
+      (event) => event.type === 'session-end' && event.sessionId === filled?.sessionId,
+    );
+    expect(filledEnd).toMatchObject({ result: { stopReason: 'context_full' } });
+    expect(sessions.at(-1)?.sessionNumber).toBeGreaterThan(filled!.sessionNumber);
+    const entries = await readProgressEntries(await control.memoryStore(id));
+    const entry = entries.find((candidate) => candidate.session === filled!.sessionNumber);
+    const turn = (fullEvents[0] as { turn: number }).turn;
+    expect(entry?.text).toContain(`filled at turn ${turn}`);
+  }, 300_000);
+
+  it('refusal: the session stops at once (no end-of-session turn), counts as failed, and the next session completes the project', async () => {
+    const { control, sim } = world;
+    seen.length = 0;
+    sim.setFaults({ nextWorkFaults: ['refusal'] });
+    const id = await startProject(world, 'refusal', { BATON_RETRY_DELAY_MS: '0' });
+    await waitForCompleted(control, id, 180_000);
+    const refused = sim.received.find((record) => record.fault === 'refusal');
+    expect(refused).toMatchObject({ status: 200, stopReason: 'refusal' });
+    // The request after the refusal opens the next session: no end-of-session turn was sent.
+    const after = seen.find((request) => request.number === refused!.number + 1);
+    expect(after?.params.messages).toHaveLength(1);
+    expect(JSON.stringify(after?.params.messages)).not.toContain('<baton_end_of_session');
+    const sessions = await control.listSessions(id);
+    expect(sessions[0]?.outcome).toBe('refused');
+    const ends = (await eventsOf(control, id)).filter((event) => event.type === 'session-end');
+    expect(ends[0]).toMatchObject({
+      sessionId: sessions[0]?.sessionId,
+      result: { outcome: 'refused', stopReason: 'refusal' },
+    });
+    expect(sessions.at(-1)?.outcome).toBe('completed');
+  }, 300_000);
 });
