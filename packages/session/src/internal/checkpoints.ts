@@ -119,7 +119,7 @@ export class Checkpointer {
       // Retried at the next opportunity (the next turn's tools, a memory write, the end).
       this.#dirty = true;
       this.#notes.push(
-        `The checkpoint of your workspace failed, so your latest changes are not saved on the project branch yet: ${message}. ` +
+        `The checkpoint of your workspace failed, so your latest changes are not saved on the project branch yet: ${message.replace(/\.+$/, '')}. ` +
           'Baton retries at the next checkpoint; if the cause is in the workspace (a file git cannot store), fix or remove it.',
       );
       await this.#options.emit({

@@ -219,9 +219,21 @@ class GitProjectWorkspace implements ProjectWorkspace {
     });
   }
 
+  /**
+   * git's words with this clone's host paths replaced (`<git directory>`, `<workspace>`): they
+   * reach the model and the project's status reason.
+   */
+  #gitMessage(output: GitOutput): string {
+    return gitMessage(output)
+      .split(this.gitDir)
+      .join('<git directory>')
+      .split(this.dir)
+      .join('<workspace>');
+  }
+
   async #gitOk(args: readonly string[], what: string): Promise<string> {
     const output = await this.#git(args);
-    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${gitMessage(output)}`);
+    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${this.#gitMessage(output)}`);
     return output.stdout;
   }
 
@@ -342,7 +354,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     if (init.code !== 0) {
       throw new WorkspaceError(
         'git',
-        `cannot create the project's repository: ${gitMessage(init)}`,
+        `cannot create the project's repository: ${this.#gitMessage(init)}`,
       );
     }
   }
@@ -396,7 +408,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       if (init.code !== 0) {
         throw new WorkspaceError(
           'git',
-          `cannot create the workspace's git directory: ${gitMessage(init)}`,
+          `cannot create the workspace's git directory: ${this.#gitMessage(init)}`,
         );
       }
       await this.#gitOk(['config', 'core.bare', 'false'], 'git config');
@@ -483,7 +495,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       }
       throw new WorkspaceError(
         'repo_unreachable',
-        `cannot fetch ${this.branch} from ${this.#remoteName}: ${gitMessage(fetched)}`,
+        `cannot fetch ${this.branch} from ${this.#remoteName}: ${this.#gitMessage(fetched)}`,
       );
     }
     return this.#revParse(tracking);
@@ -500,7 +512,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     if (fetched.code !== 0 || (await this.#revParse(base)) === null) {
       throw new WorkspaceError(
         'repo_unreachable',
-        `cannot fetch the base commit ${base.slice(0, 12)} from ${this.#remoteName}: ${gitMessage(fetched)}`,
+        `cannot fetch the base commit ${base.slice(0, 12)} from ${this.#remoteName}: ${this.#gitMessage(fetched)}`,
       );
     }
     return base;
@@ -592,7 +604,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       const committed = changed ? await this.#commit(message) : undefined;
       await ran?.finish(committed?.code === 0 && ran.outcome === 'passed');
       if (committed !== undefined && committed.code !== 0) {
-        throw new WorkspaceError('git', `git commit failed: ${gitMessage(committed)}`);
+        throw new WorkspaceError('git', `git commit failed: ${this.#gitMessage(committed)}`);
       }
       if (committed !== undefined) {
         commit = await this.#branchTip();
@@ -692,7 +704,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       if (output.code !== 0) {
         throw new WorkspaceError(
           'git',
-          `git could not unstage secret or large files: ${gitMessage(output)}`,
+          `git could not unstage secret or large files: ${this.#gitMessage(output)}`,
         );
       }
     }
@@ -726,7 +738,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       input: `${paths.join('\0')}\0`,
     });
     if (output.code !== 0 && output.code !== 1) {
-      throw new WorkspaceError('git', `git check-ignore failed: ${gitMessage(output)}`);
+      throw new WorkspaceError('git', `git check-ignore failed: ${this.#gitMessage(output)}`);
     }
     return new Set(output.stdout.split('\0').filter(Boolean));
   }
@@ -740,7 +752,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       cwd: this.dir,
       input: `${paths.join('\0')}\0`,
     });
-    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${gitMessage(output)}`);
+    if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${this.#gitMessage(output)}`);
   }
 
   #commit(message: string): Promise<GitOutput> {
@@ -832,7 +844,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
     }
     return {
       code: 'push_failed',
-      message: `cannot push ${this.branch} to ${this.#remoteName}: ${gitMessage(output)}`,
+      message: `cannot push ${this.branch} to ${this.#remoteName}: ${this.#gitMessage(output)}`,
     };
   }
 }
