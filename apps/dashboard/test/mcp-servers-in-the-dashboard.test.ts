@@ -168,7 +168,16 @@ describe.skipIf(!chromiumAvailable)('MCP servers in the dashboard', () => {
     const states = detail.sessions.flatMap((session) => session.mcp ?? []);
     expect(states.find((state) => state.server === 'everything')).toMatchObject({ state: 'ready' });
     expect(states.find((state) => state.server === 'broken')).toMatchObject({ state: 'failed' });
-    // A reload shows the same from the summaries (no live events needed).
+    // A reload shows the same from the summaries (no live events needed), once no session runs
+    // (the panel shows a running session's own states; the resume session may start at once).
+    await waitFor(
+      'no session of the project to be running',
+      async () => {
+        const status = (await dashboard.control.getProject(id))?.status;
+        return status !== undefined && status !== 'queued' && status !== 'running' ? status : null;
+      },
+      120_000,
+    );
     await page.reload();
     await page.waitForSelector(`${panel} li[data-server=everything][data-state=ready]`);
     expect(await page.textContent(panel)).toMatch(/^In session \d+:/);
