@@ -21,6 +21,10 @@ export interface FileProjectPaths {
   transitions: string;
   /** One JSON-lines transcript per session. */
   transcripts: string;
+  /** Operator guidance (`baton say --local`), one message per line. */
+  guidance: string;
+  /** Which session acknowledged which guidance, one acknowledgement per line. */
+  guidanceAcks: string;
 }
 
 /** The files of project `id` under `home`. */
@@ -36,5 +40,7 @@ export function fileProjectPaths(home: string, id: string): FileProjectPaths {
     transitions: path.join(dir, 'transitions.jsonl'),
     checks: path.join(dir, 'checks.json'),
     transcripts: path.join(dir, 'transcripts'),
+    guidance: path.join(dir, 'guidance.jsonl'),
+    guidanceAcks: path.join(dir, 'guidance-acks.jsonl'),
   };
 }

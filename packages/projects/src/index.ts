@@ -71,7 +71,8 @@ export {
   createRedisGuidance,
   parseGuidanceText,
 } from './operator.js';
-export type { RedisGuidance, StoredGuidance } from './operator.js';
+export type { ProjectGuidance, StoredGuidance } from './operator.js';
+export { createFileGuidance } from './file-guidance.js';
 export { ProjectError, describeError, isProjectError } from './errors.js';
 export type { ProjectErrorCode, ProjectErrorOptions } from './errors.js';
 export {

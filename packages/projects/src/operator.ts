@@ -35,14 +35,15 @@ export interface StoredGuidance extends OperatorGuidance {
   acknowledged: { sessionId: string; turn: number; at: number } | null;
 }
 
-/** A project's guidance in Redis: a capped list of messages and a hash of acknowledgements. */
-export interface RedisGuidance extends GuidanceSource {
+/** A project's guidance: what `say` adds and a session reads and acknowledges. */
+export interface ProjectGuidance extends GuidanceSource {
   /** Stores a validated text; returns the new message. */
   add(text: string): Promise<OperatorGuidance>;
-  /** Every kept message, oldest first. */
+  /** Every kept message (at most `GUIDANCE_KEPT`), oldest first. */
   list(): Promise<StoredGuidance[]>;
 }
 
+/** A project's guidance in Redis: a capped list of messages and a hash of acknowledgements. */
 export function createRedisGuidance(options: {
   redis: RedisClient;
   keys: BatonKeys;
@@ -53,7 +54,7 @@ export function createRedisGuidance(options: {
    * as seen that its replacement never got (`ProjectError('fenced')`). Default: unfenced.
    */
   fence?: ProjectFence | undefined;
-}): RedisGuidance {
+}): ProjectGuidance {
   const { redis, keys, projectId, fence } = options;
   const listKey = keys.guidance(projectId);
   const acksKey = keys.guidanceAcks(projectId);

@@ -11,6 +11,7 @@ import { createFileSystemStore, memoryStoreLimits } from '@baton/core';
 import {
   PROJECT_TRANSITIONS,
   SessionControl,
+  createFileGuidance,
   createSessionChain,
   formatIssues,
   openFileProjectLog,
@@ -389,6 +390,8 @@ export async function runProject(options: RunOptions): Promise<number> {
     limits: memoryStoreLimits(),
   });
   const transcripts = createFileTranscriptStore({ dir: paths.transcripts });
+  // `baton say --local` adds to it from another process while the session runs.
+  const guidance = createFileGuidance(paths);
   const output = createLiveView({
     write: (text) => process.stdout.write(text),
     color: !json && shouldUseColor(process.stdout),
@@ -531,6 +534,7 @@ export async function runProject(options: RunOptions): Promise<number> {
           tools: { sandbox: sandboxSetup },
           mcp: { worker: workerMcp },
           transcript: transcripts,
+          guidance,
         }),
         budgets,
       });
