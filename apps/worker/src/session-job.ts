@@ -6,6 +6,7 @@ import {
   createRedisGuidance,
   createRedisTranscripts,
   enqueueSession,
+  leaseRenewalIntervalMs,
   retryRefused,
   startLeaseHeartbeat,
   type AbortReason,
@@ -234,7 +235,7 @@ export class SessionJob {
   /** Renews the lease while the session runs, and turns a lost lease, cancel or pause into control. */
   #startHeartbeat(lease: ProjectLease, control: SessionControl): { stop(): void } {
     return startLeaseHeartbeat(lease, {
-      intervalMs: Math.max(250, Math.floor(lease.ttlMs / 4)),
+      intervalMs: leaseRenewalIntervalMs(lease.ttlMs),
       onLost: (why) => {
         this.#log.warn(
           { why, fence: lease.fence },

@@ -20,6 +20,7 @@ import {
   memoryConnectionOptions,
   rateLimitedFetch,
   runRedisMigrations,
+  sessionCommandTimeoutMs,
   waitForRedis,
   webhookTarget,
   workerConnectionOptions,
@@ -144,7 +145,12 @@ export async function startWorkerFromConfig(
   }
   const workerConnection = open(workerConnectionOptions());
   const subscriberConnection = open(workerConnectionOptions());
-  const memoryConnection = open(memoryConnectionOptions());
+  // A session's calls (lease, record, events, transcript, memory, the model rate limit) fail after
+  // the lease TTL minus one renewal instead of waiting on a frozen link: by then the lease
+  // watchdog has stopped the session.
+  const commandTimeout = sessionCommandTimeoutMs(config.leaseTtlMs);
+  const sessionConnection = open({ ...workerConnectionOptions(), commandTimeout });
+  const memoryConnection = open({ ...memoryConnectionOptions(), commandTimeout });
 
   let simulator: { url: string; close(): Promise<void> } | null = null;
   let baseUrl = config.baseUrl;
@@ -161,8 +167,9 @@ export async function startWorkerFromConfig(
     logger.warn({ baseUrl }, 'using the model simulator at ANTHROPIC_BASE_URL');
   }
 
+  // Every model request of a session takes a token first: a session call like the others.
   const limiter = createModelRateLimiter({
-    redis: commandConnection,
+    redis: sessionConnection,
     key: keys.modelRateLimit,
     requestsPerSecond: config.modelRequestsPerSecond,
   });
@@ -197,6 +204,7 @@ export async function startWorkerFromConfig(
     workerConnection,
     commandConnection,
     subscriberConnection,
+    sessionConnection,
     prefix: config.prefix,
     concurrency: config.concurrency,
     lockDurationMs: config.lockDurationMs,

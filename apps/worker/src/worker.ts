@@ -72,6 +72,12 @@ export interface BatonWorkerOptions extends ProcessorPassThrough {
   commandConnection: RedisClient;
   /** A connection put into subscriber mode for cancel requests. */
   subscriberConnection: RedisClient;
+  /**
+   * Connection for the sessions' own calls (their project lease, record and events), with a
+   * command timeout below the lease TTL (`sessionCommandTimeoutMs`), so a frozen link fails them
+   * instead of hanging the session. Default: `commandConnection`.
+   */
+  sessionConnection?: RedisClient | undefined;
   /** Key prefix with a hash tag. Default `{baton}`. */
   prefix?: string;
   /** Sessions run at once by this worker. */
@@ -139,17 +145,23 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
     connection: options.commandConnection,
     prefix: keys.prefix,
   });
-  const repository = new ProjectRepository({
-    redis: options.commandConnection,
-    keys,
-    onStatusChange: (change) =>
-      notifyStatusChange(webhookQueue, change).catch((error: unknown) =>
-        logger.warn(
-          { projectId: change.projectId, err: error },
-          'could not queue the webhook notification',
+  const repositoryOn = (redis: RedisClient) =>
+    new ProjectRepository({
+      redis,
+      keys,
+      onStatusChange: (change) =>
+        notifyStatusChange(webhookQueue, change).catch((error: unknown) =>
+          logger.warn(
+            { projectId: change.projectId, err: error },
+            'could not queue the webhook notification',
+          ),
         ),
-      ),
-  });
+    });
+  const repository = repositoryOn(options.commandConnection);
+  // The sessions' own calls go over their connection (with a command timeout); the same records.
+  const sessionRedis = options.sessionConnection ?? options.commandConnection;
+  const sessionRepository =
+    sessionRedis === options.commandConnection ? repository : repositoryOn(sessionRedis);
   const queue = createSessionQueue({ connection: options.commandConnection, keys });
   const metrics =
     options.metrics ??
@@ -164,9 +176,9 @@ export function createBatonWorker(options: BatonWorkerOptions): BatonWorker {
   let inFlight = 0;
   const idleWaiters: (() => void)[] = [];
   const processSession = createSessionProcessor({
-    repository,
+    repository: sessionRepository,
     queue,
-    lease: { redis: options.commandConnection, keys, ttlMs: options.leaseTtlMs },
+    lease: { redis: sessionRedis, keys, ttlMs: options.leaseTtlMs },
     runSession: options.runSession,
     client: options.client,
     memoryStore: options.memoryStore,

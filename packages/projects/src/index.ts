@@ -104,7 +104,12 @@ export {
   isValidPrefix,
 } from './keys.js';
 export type { BatonKeys, ProjectSort } from './keys.js';
-export { acquireProjectLease, startLeaseHeartbeat } from './lease.js';
+export {
+  acquireProjectLease,
+  leaseRenewalIntervalMs,
+  sessionCommandTimeoutMs,
+  startLeaseHeartbeat,
+} from './lease.js';
 export type {
   AcquireLeaseResult,
   LeaseHeartbeatOptions,

@@ -93,8 +93,24 @@ export async function acquireProjectLease(
   };
 }
 
+/** How often a lease of `ttlMs` is renewed: a quarter of the TTL leaves three chances before expiry. */
+export function leaseRenewalIntervalMs(ttlMs: number): number {
+  return Math.max(250, Math.floor(ttlMs / 4));
+}
+
+/**
+ * The longest a command on a session's connections (lease, record, events, memory) may wait for
+ * its reply: the lease TTL minus one renewal period. A stall shorter than that is waited out (as
+ * the lease is); a stopped Redis or a link dropping packets keeps the TCP connection up, and
+ * without a timeout a session's write would wait for it forever. With one, the write fails into
+ * the session's fault handling, by when the lease watchdog has stopped the session.
+ */
+export function sessionCommandTimeoutMs(ttlMs: number): number {
+  return ttlMs - leaseRenewalIntervalMs(ttlMs);
+}
+
 export interface LeaseHeartbeatOptions {
-  /** Renewal period; a quarter of the TTL leaves three chances before expiry. */
+  /** Renewal period (`leaseRenewalIntervalMs`). */
   intervalMs: number;
   /**
    * Called once when the lease is found lost: a renewal answered that it expired or was taken,

@@ -214,6 +214,12 @@ export interface ConnectionTuning {
   lazyConnect?: boolean;
   /** Reconnect policy; `() => null` never reconnects (probes). Default: ioredis's. */
   retryStrategy?: (times: number) => number | null;
+  /**
+   * Reject a command that has no reply after this long (ms), also one queued while disconnected.
+   * Only for connections that send no blocking command (a blocked read would time out too).
+   * Default: none (ioredis waits for the reply as long as the connection is up).
+   */
+  commandTimeout?: number;
 }
 
 /** Producers fail fast instead of queueing commands while Redis is away. */

@@ -39,6 +39,13 @@ export interface RedisServer {
   kill(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Starts it again on the same port and directory (reloading its AOF); SIGKILLs it first if up. */
   restart(): Promise<void>;
+  /**
+   * Stops the process where it is (SIGSTOP): its connections stay open and nothing answers, as on
+   * a link that drops every packet. `thaw` (SIGCONT) lets it answer again; `stop` works either way.
+   */
+  freeze(): void;
+  /** Lets a frozen process run again (SIGCONT). */
+  thaw(): void;
   /** SIGKILLs it for good and removes its directory if `startRedisServer` made it. */
   stop(): Promise<void>;
 }
@@ -77,6 +84,8 @@ export async function startRedisServer(options: RedisServerOptions = {}): Promis
       return !stopped && isAlive(current);
     },
     kill: (signal = 'SIGKILL') => signalAndWait(current, signal),
+    freeze: () => void current.kill('SIGSTOP'),
+    thaw: () => void current.kill('SIGCONT'),
     async restart() {
       if (stopped) throw new Error(`redis-server on port ${port} was stopped; start a new one`);
       await signalAndWait(current, 'SIGKILL');
