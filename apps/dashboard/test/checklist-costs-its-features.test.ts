@@ -27,6 +27,9 @@ function flippedIn(view: Awaited<ReturnType<typeof checklist>>) {
 describe("the checklist costs its features, not the project's sessions", () => {
   /** What `baton up` and worker start run before anything reads (the flip fold-in among them). */
   async function migrate(): Promise<void> {
+    // The summaries were stored the old way, after creating the project on a fresh prefix recorded
+    // every migration as applied: forget that record, as an earlier version kept none.
+    await cost.redis.del(cost.dashboard.control.keys.migrations);
     await runRedisMigrations({
       redis: cost.redis,
       keys: cost.dashboard.control.keys,

@@ -46,6 +46,8 @@ describe('worker start runs the Redis data migrations', () => {
     await control.pause('from-before');
     // What an earlier version kept: the creation-time set and the hash, no paged index.
     await admin.del(...(await admin.keys(`${prefix}:projects:*`)));
+    // Nor any record of migrations (creating on a fresh prefix recorded them all as applied).
+    await admin.del(control.keys.migrations);
     expect((await control.pageProjects({})).projects).toEqual([]);
 
     const worker = await spawnWorker(

@@ -19,6 +19,7 @@ import { newProjectRecord, projectContext } from './control/new-project.js';
 import { followProjectEvents } from './control/event-reads.js';
 import { findStuck, type StuckProject } from './reconcile.js';
 import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
+import { requireMigratedData } from './migrations/run-migrations.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import { createEventWaiter } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
@@ -206,7 +207,7 @@ class RedisBatonControl implements BatonControl {
       options.sourcePolicy ??
       sourcePolicyFromEnvironment(options.env ?? process.env, { served: false, home: '' });
     await policy.check(parsed, options.cwd ?? process.cwd());
-    await this.#ready();
+    await this.#writable();
     if ((await this.#repository.get(parsed.id)) !== null) {
       throw new ProjectError('conflict', `project ${parsed.id} already exists`);
     }
@@ -214,7 +215,7 @@ class RedisBatonControl implements BatonControl {
   }
 
   async enqueue(projectId: string): Promise<{ jobId: string; added: boolean }> {
-    const project = await this.#requireProject(projectId);
+    const project = await this.#projectToChange(projectId);
     if (project.status !== 'queued') {
       throw new ProjectError(
         'conflict',
@@ -239,7 +240,7 @@ class RedisBatonControl implements BatonControl {
   async resume(
     projectId: string,
   ): Promise<{ project: ProjectRecord; jobId: string; added: boolean }> {
-    const project = await this.#requireProject(projectId);
+    const project = await this.#projectToChange(projectId);
     // A `running` project no worker holds (its job failed or vanished) is resumed like a paused one.
     const stuck = project.status === 'running' && (await this.findStuck(project)) !== null;
     if ((project.status === 'running' && !stuck) || project.status === 'completed') {
@@ -262,7 +263,7 @@ class RedisBatonControl implements BatonControl {
   }
 
   async cancel(projectId: string): Promise<CancelResult> {
-    const project = await this.#requireProject(projectId);
+    const project = await this.#projectToChange(projectId);
     if (project.status === 'completed') {
       throw new ProjectError('conflict', `project ${projectId} is already completed`);
     }
@@ -288,7 +289,7 @@ class RedisBatonControl implements BatonControl {
   }
 
   async pause(projectId: string): Promise<PauseResult> {
-    const project = await this.#requireProject(projectId);
+    const project = await this.#projectToChange(projectId);
     if (project.status === 'paused') {
       return { project, removedJobId: null, runningSessionId: null, changed: false };
     }
@@ -332,7 +333,7 @@ class RedisBatonControl implements BatonControl {
   ): Promise<{ guidance: OperatorGuidance; project: ProjectRecord }> {
     checkProjectId(projectId);
     const valid = parseGuidanceText(text);
-    const project = await this.#requireProject(projectId);
+    const project = await this.#projectToChange(projectId);
     if (isTerminalStatus(project.status)) {
       throw new ProjectError(
         'conflict',
@@ -502,7 +503,8 @@ class RedisBatonControl implements BatonControl {
   ): Promise<SearchResult> {
     const query = parseRequest(searchTextSchema, text, 'search text');
     const options = parseRequest(searchOptionsRequestSchema, searchOptions, 'search options');
-    await this.#requireProject(projectId);
+    await this.#project(projectId);
+    await this.#repository.require(projectId);
     const memory = this.#memory(projectId);
     try {
       return await searchProject(
@@ -542,7 +544,8 @@ class RedisBatonControl implements BatonControl {
   }
 
   async deleteProject(projectId: string): Promise<void> {
-    await this.#project(projectId);
+    checkProjectId(projectId);
+    await this.#writable();
     await this.#memory(projectId).clear();
     await this.#repository.delete(projectId);
   }
@@ -580,9 +583,20 @@ class RedisBatonControl implements BatonControl {
     await this.#ready();
   }
 
-  async #requireProject(projectId: string): Promise<ProjectRecord> {
-    await this.#project(projectId);
+  /** The project, for a write: Redis ready and no data migration pending (`#writable`). */
+  async #projectToChange(projectId: string): Promise<ProjectRecord> {
+    checkProjectId(projectId);
+    await this.#writable();
     return this.#repository.require(projectId);
+  }
+
+  /**
+   * Redis ready, and its data in the shape this version writes: a write on data an earlier
+   * Baton stored, before a worker migrated it, is refused in one line (`migration_pending`).
+   */
+  async #writable(): Promise<void> {
+    await this.#ready();
+    await requireMigratedData(this.#redis, this.keys);
   }
 
   #sessionQueue(): Queue<SessionJobData> {

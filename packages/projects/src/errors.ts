@@ -9,6 +9,8 @@ export type ProjectErrorCode =
   | 'fenced'
   /** Redis holds data migrated by a newer Baton (`runRedisMigrations`, docs/operations.md "Upgrading"). */
   | 'newer_data'
+  /** A write refused while Redis holds data an earlier Baton stored and no worker migrated yet. */
+  | 'migration_pending'
   | 'internal';
 
 export interface ProjectErrorOptions {

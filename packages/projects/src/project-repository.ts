@@ -42,6 +42,7 @@ import { SessionLog, type FeatureFlip, type SessionWindow } from './repository/s
 import { WebhookDeliveries } from './repository/webhook-deliveries.js';
 import { deleteTranscripts } from './transcripts.js';
 import type { WebhookDeliveryRecord } from './webhooks/webhook-delivery.js';
+import { recordFreshData } from './migrations/run-migrations.js';
 
 export type {
   SessionCheckpointSummary,
@@ -169,6 +170,8 @@ export class ProjectRepository implements ProjectLog {
    * branch, if any, are kept), so `status` and `enqueue` never disagree about it.
    */
   async create(record: NewProjectRecord): Promise<ProjectRecord> {
+    // The first project of a fresh prefix is stored in the current shape: nothing to migrate.
+    await recordFreshData(this.redis, this.keys);
     try {
       return await this.#create(record);
     } catch (error) {

@@ -31,6 +31,8 @@ describe('Redis data migrations', () => {
     // No paged index: an earlier version kept only the creation-time set and the hashes.
     const indexKeys = await world.redis.keys(`${world.prefix}:projects:*`);
     await world.redis.del(...indexKeys);
+    // Nor any record of migrations (creating on a fresh prefix recorded them all as applied).
+    await world.redis.del(world.control.keys.migrations);
     // No context config in the stored config: that project ran its preset alone.
     const projectKey = world.control.keys.project('old-a');
     const config = JSON.parse((await world.redis.hget(projectKey, 'config')) ?? '{}') as Record<
@@ -134,6 +136,7 @@ describe('Redis data migrations', () => {
 
   it('refuses, running nothing, when Redis holds a migration this version does not know', async () => {
     await world.control.createProject({ id: 'newer', goal: 'from the future' });
+    await world.redis.del(world.control.keys.migrations);
     await world.redis.hset(world.control.keys.migrations, '2099-01-01-from-a-newer-baton', 'x');
     const refusal = await runRedisMigrations({
       redis: world.redis,

@@ -75,6 +75,7 @@ export function toCommandFailure(error: unknown): unknown {
     case 'invalid_input':
     case 'invalid_config':
     case 'newer_data':
+    case 'migration_pending':
     case 'conflict':
       return new CliError('usage', `${error.message}.`, { cause: error });
     default:

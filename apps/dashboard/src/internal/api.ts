@@ -99,6 +99,10 @@ export function controlErrorToApi(error: unknown): ApiError | null {
     case 'conflict':
     case 'exists':
       return new ApiError(409, 'conflict', message);
+    // Writes wait for a worker of this version to migrate the data; the line says so.
+    case 'migration_pending':
+    case 'newer_data':
+      return new ApiError(503, code, message);
     case 'redis_unreachable':
     case 'unavailable':
       return new ApiError(503, 'unavailable', 'Redis is unreachable.');

@@ -55,6 +55,43 @@ export function newerDataError(keys: BatonKeys, unknown: readonly string[]): Pro
 }
 
 /**
+ * What is pending, after recording a fresh prefix as migrated: a prefix with no project and no
+ * worker's deployment marker holds nothing an earlier version stored, so every id is recorded as
+ * applied (marked `fresh`). Creating the first project, from the control API or a test's
+ * repository, goes through here. One HKEYS when nothing is pending.
+ */
+export async function recordFreshData(
+  redis: RedisClient,
+  keys: BatonKeys,
+): Promise<MigrationState> {
+  const state = await readMigrationState(redis, keys);
+  if (state.pending.length === 0 || state.unknown.length > 0) return state;
+  // A worker writes its deployment marker at start and every version creates projects through
+  // the index set: with neither, no earlier version stored anything here.
+  if ((await redis.exists(keys.projects, keys.deployment)) !== 0) return state;
+  const at = `${new Date().toISOString()} fresh`;
+  await redis.hset(keys.migrations, Object.fromEntries(state.pending.map((id) => [id, at])));
+  return { pending: [], unknown: [] };
+}
+
+/**
+ * Refuses a write by a process that does not migrate (the control API: CLI, dashboard) while a
+ * migration is pending, in one line (`migration_pending`), and on data a newer Baton migrated
+ * (`newer_data`). A fresh prefix is recorded as migrated first (`recordFreshData`), so a project
+ * can be created before any worker ran.
+ */
+export async function requireMigratedData(redis: RedisClient, keys: BatonKeys): Promise<void> {
+  const state = await recordFreshData(redis, keys);
+  if (state.unknown.length > 0) throw newerDataError(keys, state.unknown);
+  if (state.pending.length === 0) return;
+  throw new ProjectError(
+    'migration_pending',
+    `Redis (prefix ${keys.prefix}) holds data of an earlier Baton that is not migrated yet (${state.pending.join(', ')}): ` +
+      'start a worker or `baton up` of this version first, which migrates it (docs/operations.md#upgrading)',
+  );
+}
+
+/**
  * Applies every pending migration under the lock; returns the ids this call applied (empty when
  * another runner applied them first). Throws `ProjectError('newer_data')` without running
  * anything when Redis holds an id this version does not know.
