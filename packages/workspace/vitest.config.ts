@@ -1,4 +1,6 @@
 import { mergeConfig } from 'vitest/config';
 import { sharedConfig } from '../../vitest.shared.js';
 
-export default mergeConfig(sharedConfig, {});
+export default mergeConfig(sharedConfig, {
+  test: { globalSetup: ['test/support/global-setup.ts'] },
+});

@@ -38,7 +38,15 @@ function publicLocalAddress(): { address: string; added: boolean } {
     }
   }
   // Only private addresses here: give loopback a documentation address (TEST-NET-2) for the test.
-  execFileSync('ip', ['addr', 'add', '198.51.100.77/32', 'dev', 'lo']);
+  try {
+    execFileSync('ip', ['addr', 'add', '198.51.100.77/32', 'dev', 'lo']);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
+    throw new Error(
+      'no `ip` on PATH: install it with `apt-get install -y iproute2` (or run `bash scripts/test-prerequisites.sh`)',
+      { cause: error },
+    );
+  }
   return { address: '198.51.100.77', added: true };
 }
 
@@ -78,9 +86,10 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await new Promise((resolve) => remote.close(resolve));
-  await new Promise((resolve) => canary.close(resolve));
-  if (local.added) execFileSync('ip', ['addr', 'del', '198.51.100.77/32', 'dev', 'lo']);
+  // Guarded: a beforeAll that failed early (a missing prerequisite) started neither server.
+  if (remote !== undefined) await new Promise((resolve) => remote.close(resolve));
+  if (canary !== undefined) await new Promise((resolve) => canary.close(resolve));
+  if (local?.added === true) execFileSync('ip', ['addr', 'del', '198.51.100.77/32', 'dev', 'lo']);
   rmSync(workspace, { recursive: true, force: true });
 });
 

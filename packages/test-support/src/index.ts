@@ -28,3 +28,4 @@ export {
 } from './webhook-receiver.js';
 export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';
 export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
+export { requireCommands } from './require-commands.js';
