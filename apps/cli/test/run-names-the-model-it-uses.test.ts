@@ -84,4 +84,22 @@ describe('baton run uses the model it names, or says why not', () => {
     expect(result.stdout).toContain('Paused: auth: The API refused the API key');
     expect(sim.requests).toBe(1);
   });
+
+  it('a model the API does not know (404) pauses the project with one line naming it, without retrying', async () => {
+    sim = await startModelSim({ faults: { unknownModels: ['claude-nope-9'] } });
+    const result = await runCli(
+      ['run', '--goal', 'Tiny\n- One thing', '--project', 'nomodel', '--model', 'claude-nope-9'],
+      {
+        cwd: dir,
+        env: cliEnv(home(), { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
+      },
+    );
+    expect(result.code).toBe(6);
+    expect(result.stdout).toContain(
+      'Paused: model_not_found: The API does not know the model "claude-nope-9" (404 not_found_error); name a model the API serves.',
+    );
+    expect(sim.received.map((record) => [record.status, record.model])).toEqual([
+      [404, 'claude-nope-9'],
+    ]);
+  });
 });
