@@ -62,6 +62,7 @@ describe('operating a running project: pause and guidance (real runSession, in-p
     );
     sim.setFaults({ stallOn: [sim.requests + 2] });
     await sim.waitForStalled(1, 20_000);
+    const held = sim.requests;
     const running = await control.getProject(id);
     expect(running?.status).toBe('running');
     sim.setFaults({});
@@ -83,6 +84,10 @@ describe('operating a running project: pause and guidance (real runSession, in-p
     expect(settled.status).toBe('paused');
     const sessions = await control.listSessions(id);
     expect(sessions.at(-1)).toMatchObject({ outcome: 'paused', sessionNumber: 2 });
+    // The pause aborted the held mid-work request (never answered): the closing turn built after
+    // it still met the strict simulator's rules.
+    expect(sim.received.some((record) => record.number === held)).toBe(false);
+    expect(sim.received.filter((record) => record.status >= 400)).toEqual([]);
     // The session closed its log before stopping.
     const memory = await control.memoryStore(id);
     expect(await memory.read('progress.md')).toContain('Session 2 end');
