@@ -102,7 +102,8 @@ describe('baton run --repo', () => {
     expect(await projectDirs()).toEqual([]);
     expect(await stat(path.join(home(), 'git')).catch(() => null)).toBeNull();
     expect(git(repo, 'for-each-ref')).toBe(refs);
-  });
+    // Eight CLI starts one after the other: ~5 s each on a loaded 2-core machine.
+  }, 180_000);
 
   it('runs the repository hooks (a refusal is saved and marked); --skip-hooks does not run them', async () => {
     const repo = await createUserRepo(dir);
