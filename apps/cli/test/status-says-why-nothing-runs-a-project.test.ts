@@ -125,3 +125,72 @@ describe('a half-written project (fragments written after Redis lost its data) i
     expect(again.stderr).toMatch(/already exists/u);
   });
 });
+
+describe('`baton status` without an id lists the projects nothing runs and what is left of lost ones', () => {
+  it('a stuck project, a fragment and a job of a project Redis lost each get a problem and a fix line', async () => {
+    const stuck = world.projectId('stuck');
+    const healthy = world.projectId('fine');
+    const fragment = world.projectId('ghost');
+    const orphan = world.projectId('lost');
+    await world.control.createProject({ id: stuck, goal: '- a' });
+    await world.control.createProject({ id: healthy, goal: '- a' });
+    await world.control.enqueue(healthy);
+    // What Redis losing its data mid-run can leave: a record's fragments, and session jobs of
+    // projects whose records are gone (each job written again by a worker that had it in hand).
+    const redis = world.repository.redis;
+    await redis.hset(world.control.keys.project(fragment), 'status', 'running', 'sessions', '3');
+    const queue = createSessionQueue({ connection: redis, keys: world.control.keys });
+    try {
+      for (const id of [fragment, orphan]) {
+        await queue.add(
+          'chain',
+          { projectId: id, sessionNumber: 4, reason: 'chain' },
+          { jobId: sessionJobId(id, 4), delay: 3_600_000 },
+        );
+      }
+    } finally {
+      await queue.close();
+    }
+
+    const listed = await runCli(['status'], { cwd: dir, env: world.env(dir) });
+    expect(listed.code).toBe(0);
+    const lines = listed.stdout.split('\n');
+    const problemOf = (id: string) => {
+      const at = lines.findIndex((line) => line.startsWith(`problem   ${id}: `));
+      return at === -1 ? null : { problem: lines[at], fix: lines[at + 1] };
+    };
+    expect(problemOf(stuck)).toEqual({
+      problem: `problem   ${stuck}: queued but no session job is waiting and no worker holds it`,
+      fix: `fix       baton resume ${stuck}`,
+    });
+    expect(problemOf(fragment)?.problem).toContain(
+      'only fragments of its record are left (sessions, status)',
+    );
+    expect(problemOf(fragment)?.fix).toMatch(
+      new RegExp(`^fix\\s+baton enqueue --project ${fragment} `, 'u'),
+    );
+    expect(problemOf(orphan)?.problem).toContain(`which Redis no longer has`);
+    expect(problemOf(orphan)?.problem).toContain(`baton/${orphan}`);
+    expect(problemOf(orphan)?.fix).toMatch(
+      new RegExp(`^fix\\s+baton enqueue --project ${orphan} `, 'u'),
+    );
+    expect(problemOf(healthy)).toBeNull();
+    // The rows above are the projects Redis has, as `baton projects` lists them.
+    const json = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });
+    const ids = (JSON.parse(json.stdout) as { id: string }[]).map((row) => row.id);
+    expect(ids).toEqual(expect.arrayContaining([stuck, healthy]));
+    expect(ids).not.toContain(fragment);
+
+    // The fixes named: the stuck project is queued again, the fragment becomes a project.
+    expect((await runCli(['resume', stuck], { cwd: dir, env: world.env(dir) })).code).toBe(0);
+    const created = await runCli(['enqueue', '--project', fragment, '--goal', 'Build\n- a'], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(created.code).toBe(0);
+    const after = (await runCli(['status'], { cwd: dir, env: world.env(dir) })).stdout;
+    expect(after).not.toContain(`problem   ${stuck}:`);
+    expect(after).not.toContain(`problem   ${fragment}:`);
+    expect(after).toContain(`problem   ${orphan}:`);
+  });
+});

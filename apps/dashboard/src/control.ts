@@ -38,6 +38,7 @@ export type DashboardControl = Pick<
   | 'memoryStore'
   | 'memoryHistory'
   | 'queueCounts'
+  | 'findProblems'
   | 'listTranscripts'
   | 'readTranscript'
   | 'search'

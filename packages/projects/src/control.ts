@@ -17,7 +17,12 @@ import { ProjectError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
 import { newProjectRecord, projectContext } from './control/new-project.js';
 import { followProjectEvents } from './control/event-reads.js';
-import { findStuck, type StuckProject } from './reconcile.js';
+import {
+  findProjectProblems,
+  findStuck,
+  type ProjectProblem,
+  type StuckProject,
+} from './reconcile.js';
 import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
 import { requireMigratedData } from './migrations/run-migrations.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
@@ -231,6 +236,16 @@ class RedisBatonControl implements BatonControl {
 
   findStuck(project: ProjectRecord): Promise<StuckProject | null> {
     return findStuck({ redis: this.#redis, keys: this.keys, queue: this.#sessionQueue() }, project);
+  }
+
+  async findProblems(): Promise<ProjectProblem[]> {
+    await this.#ready();
+    return findProjectProblems({
+      redis: this.#redis,
+      keys: this.keys,
+      queue: this.#sessionQueue(),
+      repository: this.#repository,
+    });
   }
 
   readDeploymentMarker(): Promise<DeploymentMarker | null> {

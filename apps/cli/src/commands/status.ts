@@ -288,7 +288,9 @@ export function registerStatusCommand(program: Command): void {
         "(a Redis fault on the chaining path) shows a `problem` line, with the failed job's\n" +
         'reason if it failed, and a `fix` line: `baton resume ID` (`stuck` in --json). Failed and\n' +
         'paused projects show the same fix. An empty Redis without the deployment marker is\n' +
-        'reported as new or wiped (docs/operations.md#redis-faults).',
+        'reported as new or wiped (docs/operations.md#redis-faults). Without an id, every stuck\n' +
+        'project and every project a session job names that Redis lost (only fragments of its\n' +
+        'record, or nothing) gets a `problem` and a `fix` line below the rows (not in --json).',
     )
     .argument('[id]', 'project id', parseProjectId)
     .option('--json', 'print JSON')
@@ -347,13 +349,19 @@ export function registerStatusCommand(program: Command): void {
           process.stdout.write(`${outputJson(rows, 2)}\n`);
           return;
         }
+        // Projects nothing runs and what is left of projects Redis lost, below the rows.
+        const problems = terminalSafe(await control.findProblems()).flatMap((found) => [
+          `problem   ${found.projectId}: ${found.problem}`,
+          `fix       ${found.fix}`,
+        ]);
+        const tail = problems.length === 0 ? '' : `\n${problems.join('\n')}\n`;
         if (rows.length === 0 && (await control.readDeploymentMarker()) === null) {
           // An empty Redis that a worker never marked: new, or it lost its data.
-          process.stdout.write(`no projects\n${NO_DEPLOYMENT_MARKER}\n`);
+          process.stdout.write(`no projects\n${NO_DEPLOYMENT_MARKER}\n${tail}`);
           return;
         }
         process.stdout.write(
-          rows.length === 0 ? 'no projects\n' : `${renderProjectRows(terminalSafe(rows))}\n`,
+          `${rows.length === 0 ? 'no projects\n' : `${renderProjectRows(terminalSafe(rows))}\n`}${tail}`,
         );
       });
     });

@@ -8,6 +8,8 @@ import { createFrameBatch } from './frame-batch.js';
 import { createProjectRow, PROJECT_COLUMNS } from './project-row.js';
 
 const PAGE_SIZE = 50;
+/** Marker lines shown above the rows; `baton status` lists every one. */
+const MAX_PROBLEM_LINES = 10;
 const SEARCH_DELAY_MS = 250;
 
 /** The filter as the URL keeps it: `?status=a,b&q=text`. */
@@ -42,6 +44,59 @@ function matches(project, query) {
 function comesBefore(left, right) {
   if (left.createdAt !== right.createdAt) return left.createdAt > right.createdAt;
   return left.id > right.id;
+}
+
+/**
+ * Marker lines for projects nothing runs and what is left of projects Redis lost
+ * (GET /api/problems): each says what is wrong and the one command that fixes it.
+ */
+function createProblems() {
+  const list = h('ul', {
+    class: 'problems',
+    hidden: true,
+    dataset: { testid: 'project-problems' },
+  });
+  return {
+    element: list,
+    async load() {
+      try {
+        const { problems } = await getJson('/api/problems');
+        const shown = problems
+          .slice(0, MAX_PROBLEM_LINES)
+          .map((problem) =>
+            h(
+              'li',
+              { class: `problem problem-${problem.kind}`, dataset: { testid: 'project-problem' } },
+              problem.kind === 'stuck'
+                ? h(
+                    'a',
+                    { href: `/projects/${encodeURIComponent(problem.projectId)}` },
+                    problem.projectId,
+                  )
+                : h('strong', {}, problem.projectId),
+              `: ${problem.problem}. Fix: `,
+              h('code', {}, problem.fix),
+            ),
+          );
+        const more = problems.length - shown.length;
+        if (more > 0) {
+          shown.push(
+            h(
+              'li',
+              { class: 'problem', dataset: { testid: 'project-problems-more' } },
+              `and ${more} more: `,
+              h('code', {}, 'baton status'),
+              ' lists them all',
+            ),
+          );
+        }
+        replace(list, ...shown);
+        list.hidden = problems.length === 0;
+      } catch {
+        // The stream's reconnect loads them again.
+      }
+    },
+  };
 }
 
 /** Status chips with the fleet's counts; built once, their numbers updated in place. */
@@ -175,6 +230,7 @@ export function projectsPage(main) {
     reload();
   });
   const summary = createSummary();
+  const problems = createProblems();
   const rows = createRows((updated) => live.put(updated.id, { project: updated, version: -1 }));
   const search = h('input', {
     type: 'search',
@@ -220,6 +276,7 @@ export function projectsPage(main) {
       { class: 'page' },
       h('div', { class: 'page-head' }, h('h1', {}, 'Projects'), summary.element),
       h('div', { class: 'toolbar' }, search, filters.element),
+      problems.element,
       table,
       empty,
       more,
@@ -315,6 +372,7 @@ export function projectsPage(main) {
   openStream('/api/stream', {
     async snapshot(data) {
       summary.setQueue(data.queue);
+      void problems.load();
       showCounts({ counts: data.counts, total: data.total, version: data.version });
       // From `data.version` on, every change arrives on the stream; rows read before it may have
       // missed some (a reconnect, or a change between the first page and the connection).

@@ -585,6 +585,12 @@ export function createApiRoutes(options: ApiOptions): Hono {
 
   api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
 
+  // Projects nothing runs (stuck) and what is left of projects Redis lost: the projects page's
+  // marker lines. Read apart from the page of rows: it walks the queued and running projects.
+  api.get('/problems', heavy, async (context) =>
+    context.json({ problems: await control.findProblems() }),
+  );
+
   // The new-project form's preset select: @baton/context-config owns the list.
   api.get('/presets', (context) =>
     context.json({

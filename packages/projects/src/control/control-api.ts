@@ -23,7 +23,7 @@ import type {
   SessionSummary,
   SessionWindow,
 } from '../project-repository.js';
-import type { StuckProject } from '../reconcile.js';
+import type { ProjectProblem, StuckProject } from '../reconcile.js';
 import type { DeploymentMarker } from '../redis-safety.js';
 import type { SourcePolicy } from '../source-policy.js';
 import type { WebhookDeliveryRecord } from '../webhooks/webhook-delivery.js';
@@ -90,6 +90,13 @@ export interface BatonControl {
    * failed job's reason when there is one) and the one command that fixes it; null otherwise.
    */
   findStuck(project: ProjectRecord): Promise<StuckProject | null>;
+  /**
+   * Every stuck project and every project a session job names that Redis no longer has (a
+   * fragment, or nothing), each with its problem and fix: the marker lines of `baton status` and
+   * the dashboard's projects page. Reads the queued/running indexes and the session jobs, never
+   * the keyspace.
+   */
+  findProblems(): Promise<ProjectProblem[]>;
   /**
    * The deployment marker the workers wrote in this Redis, or null: no worker ever ran here, or
    * Redis lost its data (redis-safety.ts).
