@@ -249,7 +249,12 @@ const sessionEventSchemas = [
     skipped: z.array(z.string()).default([]),
     tooLarge: z.array(z.looseObject({ path: z.string(), bytes: count })).optional(),
     special: z
-      .array(z.looseObject({ path: z.string(), kind: z.enum(['fifo', 'socket', 'device']) }))
+      .array(
+        z.looseObject({
+          path: z.string(),
+          kind: z.enum(['fifo', 'socket', 'device', 'refused-name']),
+        }),
+      )
       .optional(),
     error: z.string().optional(),
   }),

@@ -197,8 +197,8 @@ export interface SessionCheckpointSummary {
   skipped: string[];
   /** Files left out because they are larger than the per-file limit. */
   tooLarge?: Array<{ path: string; bytes: number }>;
-  /** FIFOs, sockets and devices left out (git cannot store them). */
-  special?: Array<{ path: string; kind: 'fifo' | 'socket' | 'device' }>;
+  /** FIFOs, sockets, devices and names git refuses, left out (git cannot store them). */
+  special?: Array<{ path: string; kind: 'fifo' | 'socket' | 'device' | 'refused-name' }>;
   /** Why it was not pushed. */
   error?: string;
 }

@@ -49,6 +49,41 @@ describe('files left out of a checkpoint', () => {
   });
 });
 
+describe('files left out of one checkpoint, at the next', () => {
+  const tempDir = useTempDirs();
+
+  it('are left out again while unchanged, and a change is seen (no stale answer)', async () => {
+    const root = await tempDir();
+    const repo = await createUserRepo(root);
+    const workspace = await repoWorkspace(root, repo, { maxFileBytes: 1024 });
+    await workspace.prepare(null);
+    const key = `sk-ant-api03-${'q'.repeat(40)}`;
+    await writeFile(path.join(workspace.dir, 'notes.txt'), `${key}\n`);
+    await writeFile(path.join(workspace.dir, 'keys.txt'), `${key}\n`);
+    await writeFile(path.join(workspace.dir, 'big.bin'), 'x'.repeat(2048));
+    const first = await workspace.checkpoint({ subject: 'a', final: true });
+    expect(first.skipped).toEqual(['keys.txt', 'notes.txt']);
+    expect(first.tooLarge).toEqual([{ path: 'big.bin', bytes: 2048 }]);
+
+    // notes.txt loses its key, big.bin shrinks; keys.txt is untouched.
+    await writeFile(path.join(workspace.dir, 'notes.txt'), 'plain notes\n');
+    await writeFile(path.join(workspace.dir, 'big.bin'), 'small\n');
+    await writeFile(path.join(workspace.dir, 'ok.js'), 'ok\n');
+    const second = await workspace.checkpoint({ subject: 'b', final: true });
+    expect(second.skipped).toEqual(['keys.txt']);
+    expect(second.tooLarge).toBeUndefined();
+    const tree = git(repo, 'ls-tree', '-r', '--name-only', 'baton/p').split('\n');
+    expect(tree).toEqual(expect.arrayContaining(['notes.txt', 'big.bin', 'ok.js']));
+    expect(tree).not.toContain('keys.txt');
+    expect(git(repo, 'show', 'baton/p:notes.txt')).toBe('plain notes');
+
+    // Unchanged, still left out, and a third checkpoint with nothing new commits nothing.
+    const third = await workspace.checkpoint({ subject: 'c', final: true });
+    expect(third.commit).toBeNull();
+    expect(third.skipped).toEqual(['keys.txt']);
+  });
+});
+
 describe('adopting a directory that already holds files', () => {
   const tempDir = useTempDirs();
 

@@ -158,7 +158,7 @@ export class Checkpointer {
     if (newSpecial.length > 0) {
       for (const file of newSpecial) this.#toldSpecial.add(file.path);
       this.#notes.push(
-        `These files were left out of the checkpoint commit because git cannot store them (not regular files): ${describeSpecial(newSpecial)}. ` +
+        `These files were left out of the checkpoint commit because git cannot store them (not regular files, or names git refuses): ${describeSpecial(newSpecial)}. ` +
           'They stay in the workspace but are not saved or pushed; remove them when they are no longer needed.',
       );
     }

@@ -194,6 +194,12 @@ class GitProjectWorkspace implements ProjectWorkspace {
   #nextPushAt = 0;
   #lastPushError: Checkpoint['pushError'];
   #prepared = false;
+  /**
+   * Files the last checkpoint left out after staging them (secret by content, too large), by
+   * path, with the size and mtime they had: unchanged, the next checkpoint leaves them out
+   * without staging, scanning and unstaging them again (30,000 of them cost minutes each time).
+   */
+  #leftOut = new Map<string, { stamp: string; bytes: number; tooLarge: boolean }>();
 
   constructor(options: ProjectWorkspaceOptions) {
     this.#options = options;
@@ -667,12 +673,26 @@ class GitProjectWorkspace implements ProjectWorkspace {
     const removed = [...index.keys()].filter(
       (tracked) => index.get(tracked) !== '160000' && !present.has(tracked),
     );
+    const stillLeftOut = new Map<string, { stamp: string; bytes: number; tooLarge: boolean }>();
+    for (const file of files) {
+      const known = this.#leftOut.get(file);
+      if (known === undefined || index.has(file)) continue;
+      const info = await lstat(path.join(this.dir, file)).catch(() => null);
+      if (info !== null && `${info.size}:${info.mtimeMs}` === known.stamp) {
+        stillLeftOut.set(file, known);
+      }
+    }
     await this.#gitStdin(['update-index', '-z', '--force-remove', '--stdin'], removed, 'git rm');
-    await this.#gitStdin(
+    const added = await this.#gitStdin(
       ['update-index', '-z', '--add', '--remove', '--replace', '--stdin'],
-      files.filter(isCommittablePath),
+      files.filter((file) => isCommittablePath(file) && !stillLeftOut.has(file)),
       'git add',
     );
+    // A path git refuses to store is left out with a line on stderr, and the rest is added.
+    for (const line of added.split('\n')) {
+      const refused = /^Ignoring path (.+)$/.exec(line)?.[1];
+      if (refused !== undefined) special.push({ path: refused, kind: 'refused-name' });
+    }
     const staged = (
       await this.#gitOk(['diff', '--cached', '--name-only', '-z', '--no-renames'], 'git diff')
     )
@@ -681,14 +701,28 @@ class GitProjectWorkspace implements ProjectWorkspace {
     const skipped: string[] = [];
     const tooLarge: Array<{ path: string; bytes: number }> = [];
     const maxFileBytes = this.#options.maxFileBytes ?? DEFAULT_MAX_FILE_BYTES;
+    const leftOutNow = new Map(stillLeftOut);
+    for (const [file, known] of stillLeftOut) {
+      if (known.tooLarge) tooLarge.push({ path: file, bytes: known.bytes });
+      else skipped.push(file);
+    }
     for (const file of staged) {
-      const bytes = (await lstat(path.join(this.dir, file)).catch(() => null))?.size ?? 0;
-      if (bytes > maxFileBytes) tooLarge.push({ path: file, bytes });
-      else if (await looksLikeSecretFile(this.dir, file)) skipped.push(file);
+      const info = await lstat(path.join(this.dir, file)).catch(() => null);
+      const bytes = info?.size ?? 0;
+      const stamp = `${bytes}:${info?.mtimeMs ?? 0}`;
+      if (bytes > maxFileBytes) {
+        tooLarge.push({ path: file, bytes });
+        leftOutNow.set(file, { stamp, bytes, tooLarge: true });
+      } else if (await looksLikeSecretFile(this.dir, file)) {
+        skipped.push(file);
+        leftOutNow.set(file, { stamp, bytes, tooLarge: false });
+      }
       // One file's scan at a time on the main thread: heartbeats and other sessions run between.
       await yieldToEventLoop();
     }
-    const leftOut = [...skipped, ...tooLarge.map((file) => file.path)];
+    const leftOut = [...skipped, ...tooLarge.map((file) => file.path)].filter(
+      (file) => !stillLeftOut.has(file),
+    );
     if (leftOut.length > 0) {
       // Paths on stdin, not as arguments: 30,000 skipped files must not fail with E2BIG.
       const unstage =
@@ -708,9 +742,10 @@ class GitProjectWorkspace implements ProjectWorkspace {
         );
       }
     }
+    this.#leftOut = leftOutNow;
     return {
       skipped: [...skipped, ...ignoredSecrets].sort(),
-      tooLarge,
+      tooLarge: tooLarge.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
       special,
       changed: staged.length > leftOut.length,
     };
@@ -744,8 +779,13 @@ class GitProjectWorkspace implements ProjectWorkspace {
   }
 
   /** A git command reading NUL-separated `paths` on stdin (no E2BIG, whatever their number). */
-  async #gitStdin(args: readonly string[], paths: readonly string[], what: string): Promise<void> {
-    if (paths.length === 0) return;
+  /** Runs git with `paths` on stdin (NUL-separated); returns what it said on stderr. */
+  async #gitStdin(
+    args: readonly string[],
+    paths: readonly string[],
+    what: string,
+  ): Promise<string> {
+    if (paths.length === 0) return '';
     const output = await runGit(args, {
       gitDir: this.gitDir,
       workTree: this.dir,
@@ -753,6 +793,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       input: `${paths.join('\0')}\0`,
     });
     if (output.code !== 0) throw new WorkspaceError('git', `${what}: ${this.#gitMessage(output)}`);
+    return output.stderr;
   }
 
   #commit(message: string): Promise<GitOutput> {

@@ -33,8 +33,12 @@ export interface ListWorktreeFilesOptions {
   onIgnoredFile?: ((file: string) => void) | undefined;
 }
 
-/** What a special file is: never committed, named with this word where it is reported. */
-export type SpecialFileKind = 'fifo' | 'socket' | 'device';
+/**
+ * What a file git cannot store is: never committed, named with this word where it is reported.
+ * `refused-name`: a regular file whose path git refuses (`.Git/...`, `GIT~1`: names that would
+ * be a git directory on some file system); the checkpoint finds those, not the walk.
+ */
+export type SpecialFileKind = 'fifo' | 'socket' | 'device' | 'refused-name';
 
 /**
  * Every regular file and symbolic link of the working tree that is not ignored, relative and
