@@ -2,25 +2,17 @@ import { execFileSync } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { startModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXAMPLE_GOAL, cliEnv, runCli, startCli, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { EXAMPLE_GOAL, cliEnv, runCli, startCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 describe('baton run on the built-in simulator', () => {
   it('runs the example goal to completion and exits 0', async () => {
     const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', 'todo'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -34,7 +26,7 @@ describe('baton run on the built-in simulator', () => {
     expect(result.stdout).toContain('Features [██████████] 4/4');
     expect(result.stdout).not.toContain('\u001b[');
 
-    const project = path.join(home(), 'projects', 'todo');
+    const project = path.join(world.home, 'projects', 'todo');
     const features = JSON.parse(
       await readFile(path.join(project, 'memories', 'features.json'), 'utf8'),
     ) as Array<{ passes: boolean }>;
@@ -44,7 +36,7 @@ describe('baton run on the built-in simulator', () => {
       'Session 5',
     );
     // Without --repo the work goes to a bare repository Baton owns, on branch baton/todo.
-    const remote = path.join(home(), 'remotes', 'todo.git');
+    const remote = path.join(world.home, 'remotes', 'todo.git');
     const git = (...args: string[]) =>
       execFileSync('git', ['--git-dir', remote, ...args], { encoding: 'utf8' }).trim();
     const subjects = git('log', '--format=%s', 'baton/todo').split('\n');
@@ -70,8 +62,8 @@ describe('baton run on the built-in simulator', () => {
     });
 
     const logs = await runCli(['logs', 'todo', '--local', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(logs.code).toBe(0);
     const events = logs.stdout
@@ -102,8 +94,8 @@ describe('baton run on the built-in simulator', () => {
           ).result.usage,
       );
     const projects = await runCli(['projects', '--local', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(projects.code).toBe(0);
     const [row] = JSON.parse(projects.stdout) as Array<{
@@ -131,8 +123,8 @@ describe('baton run on the built-in simulator', () => {
 
   it('--json prints events as JSON lines and a run-end summary', async () => {
     const result = await runCli(['run', '--goal', 'Tiny\n- One thing', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(result.code).toBe(0);
     const events = result.stdout
@@ -158,12 +150,15 @@ describe('baton run on the built-in simulator', () => {
   it('stops at --sessions with exit 3, says how to continue, and --project continues', async () => {
     const first = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'later', '--sessions', '2'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(first.code).toBe(3);
     expect(first.stdout).toContain('Features [███░░░░░░░] 1/4');
     expect(first.stdout).toContain('Continue with: baton run --project later');
-    const second = await runCli(['run', '--project', 'later'], { cwd: dir, env: cliEnv(home()) });
+    const second = await runCli(['run', '--project', 'later'], {
+      cwd: world.dir,
+      env: cliEnv(world.home),
+    });
     expect(second.code).toBe(0);
     expect(second.stdout).toContain('● session 3 (resume)');
   });
@@ -172,8 +167,8 @@ describe('baton run on the built-in simulator', () => {
     // `sim` costs nothing: the simulator at Sonnet's prices spends the budget.
     const flags = ['--model', 'sim-sonnet', '--budget-usd', '0.01'];
     const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, ...flags], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(result.code).toBe(4);
     expect(result.stdout).toContain('Stopped at the cost budget.');
@@ -187,8 +182,8 @@ describe('baton run on the built-in simulator', () => {
       const child = startCli(
         ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'stop', '--model', 'sim-model'],
         {
-          cwd: dir,
-          env: cliEnv(home(), { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
+          cwd: world.dir,
+          env: cliEnv(world.home, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
         },
       );
       await child.waitForOutput('Using the Anthropic API at');
@@ -201,12 +196,14 @@ describe('baton run on the built-in simulator', () => {
       expect(result.stdout).toContain('■ cancelled');
       expect(result.stdout).toContain('Stopped. Continue with: baton run --project stop');
       const progress = await readFile(
-        path.join(home(), 'projects', 'stop', 'memories', 'progress.md'),
+        path.join(world.home, 'projects', 'stop', 'memories', 'progress.md'),
         'utf8',
       );
       expect(progress).toContain('Session 1 end');
       expect(
-        JSON.parse(await readFile(path.join(home(), 'projects', 'stop', 'project.json'), 'utf8')),
+        JSON.parse(
+          await readFile(path.join(world.home, 'projects', 'stop', 'project.json'), 'utf8'),
+        ),
       ).toMatchObject({
         project: {
           status: 'cancelled',
@@ -223,7 +220,7 @@ describe('baton run on the built-in simulator', () => {
 
 describe('baton sim', () => {
   it('serves the Messages API in the foreground until Ctrl-C', async () => {
-    const child = startCli(['sim', '--port', '0'], { cwd: dir, env: cliEnv(home()) });
+    const child = startCli(['sim', '--port', '0'], { cwd: world.dir, env: cliEnv(world.home) });
     await child.waitForOutput('Press Ctrl-C to stop.');
     const url = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(child.stdout())?.[1];
     expect(url).toBeDefined();

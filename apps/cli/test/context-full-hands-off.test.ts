@@ -1,8 +1,9 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { startModelSim } from '@baton/model-sim';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * A 40-feature project on a model with a small context window: each session works feature after
@@ -14,17 +15,7 @@ const MODEL = 'sim-small-context';
 const WINDOW = 10_000;
 const FEATURES = 40;
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
+const world = cliWorld();
 
 interface Line {
   type: string;
@@ -37,14 +28,14 @@ interface Line {
 
 describe('baton run on a small context window', () => {
   it('a 40-feature project completes through context hand-offs: every session logged, none failed', async () => {
-    sim = await startModelSim({ contextWindow: { [MODEL]: WINDOW } });
-    const goal = path.join(dir, 'goal.md');
+    const sim = world.closeAfter(await startModelSim({ contextWindow: { [MODEL]: WINDOW } }));
+    const goal = path.join(world.dir, 'goal.md');
     const bullets = Array.from({ length: FEATURES }, (_, index) => `- operation ${index + 1}`);
     await writeFile(goal, ['A calculator. [sim:keep-going]', ...bullets].join('\n'));
-    const home = path.join(dir, 'home');
+    const home = world.home;
     const env = cliEnv(home, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url });
     const args = ['run', '--goal-file', goal, '--project', 'calc', '--model', MODEL];
-    const run = await runCli([...args, '--sessions', '40', '--json'], { cwd: dir, env });
+    const run = await runCli([...args, '--sessions', '40', '--json'], { cwd: world.dir, env });
     expect(run.stderr).not.toContain('Failed');
     expect(run.code).toBe(0);
     const lines = run.stdout
@@ -68,13 +59,16 @@ describe('baton run on a small context window', () => {
     expect(statuses.at(-1)).toMatchObject({ to: 'completed' });
 
     // Every session has its entry, and each hand-off says at which turn the context filled.
-    const log = await runCli(['memory', 'log', 'calc', '--local', '--json'], { cwd: dir, env });
+    const log = await runCli(['memory', 'log', 'calc', '--local', '--json'], {
+      cwd: world.dir,
+      env,
+    });
     expect(log.code).toBe(0);
     const entries = (JSON.parse(log.stdout) as { entries: Array<{ session: number }> }).entries;
     for (let session = 1; session <= ends.length; session += 1) {
       expect(entries.some((entry) => entry.session === session)).toBe(true);
     }
-    const progress = await runCli(['memory', 'log', 'calc', '--local'], { cwd: dir, env });
+    const progress = await runCli(['memory', 'log', 'calc', '--local'], { cwd: world.dir, env });
     for (const line of handedOff) {
       expect(progress.stdout).toContain(`filled at turn ${line.result?.contextFull?.turn}`);
     }

@@ -1,9 +1,15 @@
 import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
-import { scriptedCommands, startModelSim, type ModelSim } from '@baton/model-sim';
-import { createHuskyRepo, git, hostileHookScript, plantCanary } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { scriptedCommands, startModelSim } from '@baton/model-sim';
+import {
+  createHuskyRepo,
+  git,
+  hostileHookScript,
+  plantCanary,
+  cliWorld,
+} from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * `baton run` on a repository with husky's set-up (`core.hooksPath=.husky`, a pre-commit that
@@ -12,32 +18,24 @@ import { cliEnv, runCli, tempDir } from './helpers.js';
  * written, and the hook saw no worker secret.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
+const world = cliWorld();
 
 describe('baton run: a husky hook running a script the model rewrote', () => {
   it(
     'runs in the sandbox: the host canary is untouched and unread',
     { timeout: 240_000 },
     async () => {
-      const repo = await createHuskyRepo(dir);
-      await mkdir(path.join(dir, 'host'));
-      const canary = await plantCanary(path.join(dir, 'host'));
+      const repo = await createHuskyRepo(world.dir);
+      await mkdir(path.join(world.dir, 'host'));
+      const canary = await plantCanary(path.join(world.dir, 'host'));
       expect(await canary.selfCheck()).toBe(true);
-      sim = await startModelSim({
-        port: 0,
-        script: scriptedCommands({ commands: [hostileHookScript(canary.path)] }),
-      });
-      const home = path.join(dir, 'home');
+      const sim = world.closeAfter(
+        await startModelSim({
+          port: 0,
+          script: scriptedCommands({ commands: [hostileHookScript(canary.path)] }),
+        }),
+      );
+      const home = world.home;
       const result = await runCli(
         [
           'run',
@@ -51,7 +49,7 @@ describe('baton run: a husky hook running a script the model rewrote', () => {
           '1',
         ],
         {
-          cwd: dir,
+          cwd: world.dir,
           env: cliEnv(home, {
             ANTHROPIC_API_KEY: 'sk-ant-canary-hook-must-not-see',
             ANTHROPIC_BASE_URL: sim.url,

@@ -1,22 +1,11 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { startModelSim } from '@baton/model-sim';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 describe('baton run uses the model it names, or says why not', () => {
   it('a real model without ANTHROPIC_API_KEY is refused in one line, exit 2, nothing created', async () => {
@@ -25,15 +14,15 @@ describe('baton run uses the model it names, or says why not', () => {
       [[], { BATON_MODEL: 'claude-sonnet-4-6' }],
     ] as const) {
       const result = await runCli(['run', '--goal', 'Tiny\n- One thing', ...args], {
-        cwd: dir,
-        env: cliEnv(home(), env),
+        cwd: world.dir,
+        env: cliEnv(world.home, env),
       });
       expect(result.code).toBe(2);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
       expect(result.stderr).toContain(
         'ANTHROPIC_API_KEY is not set: model "claude-sonnet-4-6" needs it',
       );
-      expect(existsSync(path.join(home(), 'projects'))).toBe(false);
+      expect(existsSync(path.join(world.home, 'projects'))).toBe(false);
     }
   });
 
@@ -45,8 +34,8 @@ describe('baton run uses the model it names, or says why not', () => {
         .split('\n')
         .map((line) => JSON.parse(line) as Line);
     const result = await runCli(['run', '--goal', 'Tiny\n- One thing', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(result.code).toBe(0);
     const events = parse(result.stdout);
@@ -59,12 +48,16 @@ describe('baton run uses the model it names, or says why not', () => {
     // The named simulated model needs no key either, and costs what Sonnet would.
     const priced = await runCli(
       ['run', '--goal', 'Tiny\n- One thing', '--project', 'priced', '--model', 'sim-sonnet'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(priced.code).toBe(0);
     const pricedEvents = parse(
-      (await runCli(['logs', 'priced', '--local', '--json'], { cwd: dir, env: cliEnv(home()) }))
-        .stdout,
+      (
+        await runCli(['logs', 'priced', '--local', '--json'], {
+          cwd: world.dir,
+          env: cliEnv(world.home),
+        })
+      ).stdout,
     );
     expect(pricedEvents.find((event) => event.type === 'session-start')?.model).toBe('sim-sonnet');
     const pricedTurns = pricedEvents.filter((event) => event.type === 'turn');
@@ -72,12 +65,12 @@ describe('baton run uses the model it names, or says why not', () => {
   });
 
   it('a key the API refuses (401) pauses the project with reason auth after one request', async () => {
-    sim = await startModelSim({ faults: { alwaysFail: 401 } });
+    const sim = world.closeAfter(await startModelSim({ faults: { alwaysFail: 401 } }));
     const result = await runCli(
       ['run', '--goal', 'Tiny\n- One thing', '--project', 'keyless', '--model', 'claude-test'],
       {
-        cwd: dir,
-        env: cliEnv(home(), { ANTHROPIC_API_KEY: 'bad-key', ANTHROPIC_BASE_URL: sim.url }),
+        cwd: world.dir,
+        env: cliEnv(world.home, { ANTHROPIC_API_KEY: 'bad-key', ANTHROPIC_BASE_URL: sim.url }),
       },
     );
     expect(result.code).toBe(6);
@@ -86,12 +79,14 @@ describe('baton run uses the model it names, or says why not', () => {
   });
 
   it('a model the API does not know (404) pauses the project with one line naming it, without retrying', async () => {
-    sim = await startModelSim({ faults: { unknownModels: ['claude-nope-9'] } });
+    const sim = world.closeAfter(
+      await startModelSim({ faults: { unknownModels: ['claude-nope-9'] } }),
+    );
     const result = await runCli(
       ['run', '--goal', 'Tiny\n- One thing', '--project', 'nomodel', '--model', 'claude-nope-9'],
       {
-        cwd: dir,
-        env: cliEnv(home(), { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
+        cwd: world.dir,
+        env: cliEnv(world.home, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
       },
     );
     expect(result.code).toBe(6);

@@ -1,9 +1,10 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile, symlink } from 'node:fs/promises';
 import path from 'node:path';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXAMPLE_GOAL, cliEnv, runCli, tempDir } from './helpers.js';
+import { startModelSim } from '@baton/model-sim';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { EXAMPLE_GOAL, cliEnv, runCli } from './helpers.js';
 
 /**
  * `baton run` and the sandbox: on by default, refused with one line when it cannot be created
@@ -11,23 +12,11 @@ import { EXAMPLE_GOAL, cliEnv, runCli, tempDir } from './helpers.js';
  * bubblewrap" is a PATH that holds everything `baton run` needs except `bwrap`.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 /** A bin directory with the programs a session uses, and no bwrap. */
 async function pathWithoutBwrap(): Promise<string> {
-  const bin = path.join(dir, 'bin');
+  const bin = path.join(world.dir, 'bin');
   await mkdir(bin);
   for (const name of [
     'git',
@@ -52,7 +41,7 @@ async function pathWithoutBwrap(): Promise<string> {
 }
 
 async function sessionStarts(project: string) {
-  const text = await readFile(path.join(home(), 'projects', project, 'events.jsonl'), 'utf8');
+  const text = await readFile(path.join(world.home, 'projects', project, 'events.jsonl'), 'utf8');
   return text
     .trim()
     .split('\n')
@@ -67,8 +56,8 @@ describe('baton run and the sandbox', () => {
     const result = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'on', '--sessions', '2'],
       {
-        cwd: dir,
-        env: cliEnv(home()),
+        cwd: world.dir,
+        env: cliEnv(world.home),
       },
     );
     expect(result.stdout).toMatch(
@@ -81,13 +70,13 @@ describe('baton run and the sandbox', () => {
   });
 
   it('refuses to start sessions of a real model without bubblewrap, in one line naming the fix', async () => {
-    sim = await startModelSim({ port: 0 });
+    const sim = world.closeAfter(await startModelSim({ port: 0 }));
     const bin = await pathWithoutBwrap();
     const result = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'real', '--model', 'claude-test'],
       {
-        cwd: dir,
-        env: cliEnv(home(), {
+        cwd: world.dir,
+        env: cliEnv(world.home, {
           ANTHROPIC_API_KEY: 'test-key',
           ANTHROPIC_BASE_URL: sim.url,
           PATH: bin,
@@ -98,7 +87,7 @@ describe('baton run and the sandbox', () => {
     expect(result.stderr.trim().split('\n')).toEqual([
       'baton: Commands cannot be sandboxed: bubblewrap (bwrap) is not installed. Fix: install it (apt-get install bubblewrap, dnf install bubblewrap), or opt out with BATON_SANDBOX=off / --no-sandbox.',
     ]);
-    expect(existsSync(path.join(home(), 'projects', 'real', 'events.jsonl'))).toBe(false);
+    expect(existsSync(path.join(world.home, 'projects', 'real', 'events.jsonl'))).toBe(false);
     expect(sim.requests).toBe(0);
   });
 
@@ -107,8 +96,8 @@ describe('baton run and the sandbox', () => {
     const result = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'demo', '--sessions', '2'],
       {
-        cwd: dir,
-        env: cliEnv(home(), { PATH: bin }),
+        cwd: world.dir,
+        env: cliEnv(world.home, { PATH: bin }),
       },
     );
     expect(result.stderr).toBe(
@@ -129,7 +118,7 @@ describe('baton run and the sandbox', () => {
     ] as const) {
       const result = await runCli(
         ['run', '--goal-file', EXAMPLE_GOAL, '--project', project, '--sessions', '1', ...args],
-        { cwd: dir, env: cliEnv(home(), extra) },
+        { cwd: world.dir, env: cliEnv(world.home, extra) },
       );
       expect(result.stderr).toContain(
         'baton run: SANDBOX OFF: commands run on this machine unsandboxed',
@@ -141,8 +130,8 @@ describe('baton run and the sandbox', () => {
 
   it('a BATON_SANDBOX that is not a valid policy stops the run with one line', async () => {
     const result = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', 'bad'], {
-      cwd: dir,
-      env: cliEnv(home(), { BATON_SANDBOX: '{"network":{"allowedHosts":["http://x"]}}' }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_SANDBOX: '{"network":{"allowedHosts":["http://x"]}}' }),
     });
     expect(result.code).toBe(2);
     expect(result.stderr).toBe(

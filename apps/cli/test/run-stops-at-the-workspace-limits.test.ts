@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { scriptedCommands, startModelSim, type ModelSim } from '@baton/model-sim';
-import { createUserRepo, git } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { scriptedCommands, startModelSim } from '@baton/model-sim';
+import { createUserRepo, git, cliWorld } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * `baton run` with the workspace disk limit from `BATON_SANDBOX` (`limits.workspaceMb`): the model
@@ -11,36 +11,26 @@ import { cliEnv, runCli, tempDir } from './helpers.js';
  * repository, and the checkpoint events and the project's pause say why.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 describe('baton run and the workspace limits', () => {
   it(
     'tells the model, keeps the files off the branch, and says why in events',
     { timeout: 240_000 },
     async () => {
-      const repo = await createUserRepo(dir);
+      const repo = await createUserRepo(world.dir);
       const results: { output: string; isError: boolean }[] = [];
-      sim = await startModelSim({
-        port: 0,
-        script: scriptedCommands({
-          commands: [
-            'head -c 800000 /dev/urandom > blob1.bin && head -c 800000 /dev/urandom > blob2.bin',
-          ],
-          onResult: (result) => results.push(result),
+      const sim = world.closeAfter(
+        await startModelSim({
+          port: 0,
+          script: scriptedCommands({
+            commands: [
+              'head -c 800000 /dev/urandom > blob1.bin && head -c 800000 /dev/urandom > blob2.bin',
+            ],
+            onResult: (result) => results.push(result),
+          }),
         }),
-      });
+      );
       const result = await runCli(
         [
           'run',
@@ -54,8 +44,8 @@ describe('baton run and the workspace limits', () => {
           '1',
         ],
         {
-          cwd: dir,
-          env: cliEnv(home(), {
+          cwd: world.dir,
+          env: cliEnv(world.home, {
             ANTHROPIC_API_KEY: 'test-key',
             ANTHROPIC_BASE_URL: sim.url,
             BATON_SANDBOX: '{"limits":{"workspaceMb":1}}',
@@ -70,14 +60,16 @@ describe('baton run and the workspace limits', () => {
       expect(results[0]?.output).toMatch(
         /^\(no output\)\nThe workspace is over its disk limit: 1\.\d MiB used of 1\.0 MiB \(sandbox limit workspaceMb\); delete files/,
       );
-      expect(results[0]?.output).not.toContain(dir);
+      expect(results[0]?.output).not.toContain(world.dir);
       // Nothing it wrote reached the user's repository.
       const branches = git(repo, 'branch', '--list', 'baton/full');
       if (branches !== '') {
         expect(git(repo, 'ls-tree', '-r', '--name-only', 'baton/full')).not.toContain('blob1.bin');
       }
       // Every checkpoint while over says why, in the events.
-      const events = (await readFile(path.join(home(), 'projects', 'full', 'events.jsonl'), 'utf8'))
+      const events = (
+        await readFile(path.join(world.home, 'projects', 'full', 'events.jsonl'), 'utf8')
+      )
         .trim()
         .split('\n')
         .map((line) => JSON.parse(line) as { type: string; error?: string; limit?: string });

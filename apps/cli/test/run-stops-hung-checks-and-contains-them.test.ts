@@ -1,23 +1,16 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
 // Sessions with real git and real sandboxed checks that run into their timeout: slow.
 vi.setConfig({ testTimeout: 600_000 });
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
+const world = cliWorld();
 
-const home = () => path.join(dir, 'home');
-const env = () => cliEnv(home());
+const env = () => cliEnv(world.home);
 
 /** Command lines of the host's processes that contain `needle`. */
 function processesWith(needle: string): string[] {
@@ -35,13 +28,13 @@ function processesWith(needle: string): string[] {
 
 describe('baton run stops a hung check and contains what a check does', () => {
   it('--check-timeout kills a check that hangs (it counts as failed); the check cannot touch or read outside the workspace', async () => {
-    const canary = path.join(dir, 'canary.txt');
-    const secret = path.join(dir, 'secret.txt');
+    const canary = path.join(world.dir, 'canary.txt');
+    const secret = path.join(world.dir, 'secret.txt');
     await writeFile(canary, 'untouched\n');
     await writeFile(secret, 'SECRET-CANARY-6d1f\n');
     // The project's default check attacks the host's files, then hangs.
     const sleep = 'sleep 29.4713';
-    const check = `echo pwned > ${canary}; rm -f ${canary}; cat ${secret}; ls ${dir}; ${sleep}`;
+    const check = `echo pwned > ${canary}; rm -f ${canary}; cat ${secret}; ls ${world.dir}; ${sleep}`;
     const goal = 'Todo app.\n- Add a todo [sim:no-check]';
     const result = await runCli(
       [
@@ -59,11 +52,14 @@ describe('baton run stops a hung check and contains what a check does', () => {
         '--sessions',
         '2',
       ],
-      { cwd: dir, env: env() },
+      { cwd: world.dir, env: env() },
     );
     expect(result.stderr).toBe('');
 
-    const json = await runCli(['checks', 'hung', '--local', '--json'], { cwd: dir, env: env() });
+    const json = await runCli(['checks', 'hung', '--local', '--json'], {
+      cwd: world.dir,
+      env: env(),
+    });
     expect(json.code).toBe(0);
     const report = JSON.parse(json.stdout) as {
       verification: unknown;
@@ -97,7 +93,7 @@ describe('baton run stops a hung check and contains what a check does', () => {
     expect(f1?.evidence?.outputTail).not.toContain('SECRET-CANARY');
     expect(f1?.evidence?.outputTail).not.toContain('canary.txt');
     expect(processesWith(sleep)).toEqual([]);
-    const status = await runCli(['checks', 'hung', '--local'], { cwd: dir, env: env() });
+    const status = await runCli(['checks', 'hung', '--local'], { cwd: world.dir, env: env() });
     expect(status.stdout).toContain('checks stopped after 2 s; re-runs 5 s per session');
     expect(status.stdout).toMatch(/^F1\s+refused\s+timed out/m);
 
@@ -107,7 +103,7 @@ describe('baton run stops a hung check and contains what a check does', () => {
       ['--check-timeout', '3601', 'must be at most 3600 seconds'],
     ] as const) {
       const bad = await runCli(['run', '--goal', goal, '--project', 'bad', flag, value], {
-        cwd: dir,
+        cwd: world.dir,
         env: env(),
       });
       expect(bad.code, `${flag} ${value}`).toBe(2);

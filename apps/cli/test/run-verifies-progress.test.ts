@@ -1,22 +1,15 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { describe, expect, it, vi } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
 // Several sessions with real git and real sandboxed checks per run: slow on a loaded machine.
 vi.setConfig({ testTimeout: 600_000 });
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
+const world = cliWorld();
 
-const home = () => path.join(dir, 'home');
-const env = () => cliEnv(home());
+const env = () => cliEnv(world.home);
 
 interface CheckRow {
   id: string;
@@ -27,7 +20,7 @@ interface CheckRow {
 }
 
 async function checksJson(id: string) {
-  const result = await runCli(['checks', id, '--local', '--json'], { cwd: dir, env: env() });
+  const result = await runCli(['checks', id, '--local', '--json'], { cwd: world.dir, env: env() });
   expect(result.stderr).toBe('');
   expect(result.code).toBe(0);
   return JSON.parse(result.stdout) as {
@@ -38,7 +31,7 @@ async function checksJson(id: string) {
 }
 
 async function events(id: string): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(path.join(home(), 'projects', id, 'events.jsonl'), 'utf8');
+  const text = await readFile(path.join(world.home, 'projects', id, 'events.jsonl'), 'utf8');
   return text
     .split('\n')
     .filter((line) => line !== '')
@@ -54,7 +47,7 @@ describe('baton run verifies progress', () => {
       '- Mark done [sim:breaks F2]',
     ].join('\n');
     const result = await runCli(['run', '--goal', goal, '--project', 'vp'], {
-      cwd: dir,
+      cwd: world.dir,
       env: env(),
     });
     expect(result.stderr).toBe('');
@@ -74,7 +67,7 @@ describe('baton run verifies progress', () => {
       evidence: { passed: false, trigger: 'regression' },
     });
     const progress = await readFile(
-      path.join(home(), 'projects', 'vp', 'memories', 'progress.md'),
+      path.join(world.home, 'projects', 'vp', 'memories', 'progress.md'),
       'utf8',
     );
     expect(progress).toMatch(/written by Baton: regression check/);
@@ -82,7 +75,7 @@ describe('baton run verifies progress', () => {
     // The record kept with the project: F1 was claimed sessions before the end and is still
     // claimed (carried from session to session), F2 and F3 verified on the final commit.
     const project = JSON.parse(
-      await readFile(path.join(home(), 'projects', 'vp', 'project.json'), 'utf8'),
+      await readFile(path.join(world.home, 'projects', 'vp', 'project.json'), 'utf8'),
     ) as { project: { lastCheckpoint: string; counters: Record<string, number> } };
     const checks = await checksJson('vp');
     expect(checks.counts).toEqual({
@@ -104,7 +97,9 @@ describe('baton run verifies progress', () => {
         commit: project.project.lastCheckpoint,
       });
     }
-    const sessions = (await readFile(path.join(home(), 'projects', 'vp', 'sessions.jsonl'), 'utf8'))
+    const sessions = (
+      await readFile(path.join(world.home, 'projects', 'vp', 'sessions.jsonl'), 'utf8')
+    )
       .split('\n')
       .filter((line) => line !== '')
       .map((line) => JSON.parse(line) as { flippedFeatures: string[] });
@@ -112,9 +107,9 @@ describe('baton run verifies progress', () => {
     expect(claimedIn).toBeLessThan(sessions.length - 1);
 
     // The same counts in the project list and in the human-readable view.
-    const list = await runCli(['projects', '--local'], { cwd: dir, env: env() });
+    const list = await runCli(['projects', '--local'], { cwd: world.dir, env: env() });
     expect(list.stdout).toMatch(/^vp\s+completed\s+3\/3\s+2v 1c 0r/m);
-    const text = await runCli(['checks', 'vp', '--local'], { cwd: dir, env: env() });
+    const text = await runCli(['checks', 'vp', '--local'], { cwd: world.dir, env: env() });
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('3/3 passing (2 verified, 1 claimed, 0 regressed)');
     expect(text.stdout).toMatch(/^F2\s+verified\s+passed \(exit 0,/m);
@@ -125,7 +120,7 @@ describe('baton run verifies progress', () => {
     const goal = 'Todo app.\n- Add a todo [sim:no-check]\n- List todos [sim:no-check]';
     const refused = await runCli(
       ['run', '--goal', goal, '--project', 'strict', '--require-checks', '--sessions', '2'],
-      { cwd: dir, env: env() },
+      { cwd: world.dir, env: env() },
     );
     expect(refused.stderr).toBe('');
     // Nothing could be verified: two sessions, no feature passing.
@@ -135,7 +130,7 @@ describe('baton run verifies progress', () => {
     expect(strict.features.map((row) => row.state)).toEqual(['failing', 'failing']);
     // The settings are the project's: a later run may not change them.
     const changed = await runCli(['run', '--project', 'strict', '--check', 'true'], {
-      cwd: dir,
+      cwd: world.dir,
       env: env(),
     });
     expect(changed.code).toBe(2);
@@ -147,7 +142,7 @@ describe('baton run verifies progress', () => {
     const check = 'sh "features/$(echo "$BATON_FEATURE_ID" | tr F f).sh"';
     const done = await runCli(
       ['run', '--goal', goal, '--project', 'given', '--require-checks', '--check', check],
-      { cwd: dir, env: env() },
+      { cwd: world.dir, env: env() },
     );
     expect(done.stderr).toBe('');
     expect(done.code).toBe(0);
@@ -159,7 +154,7 @@ describe('baton run verifies progress', () => {
     }
 
     const bad = await runCli(['run', '--goal', goal, '--project', 'bad', '--check', 'a\u0007b'], {
-      cwd: dir,
+      cwd: world.dir,
       env: env(),
     });
     expect(bad.code).toBe(2);

@@ -29,3 +29,4 @@ export {
 export { openCommandMonitor, type CommandMonitor, type SentCommand } from './command-monitor.js';
 export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
 export { requireCommands } from './require-commands.js';
+export { cliWorld, type CliWorld, type Closable } from './cli-world.js';
