@@ -92,7 +92,12 @@ export interface RunSessionOptions {
   budgets?: SessionBudgets;
   /** Bash and text-editor options (command policy, timeouts, output caps). */
   tools?: WorkspaceToolsOptions;
-  /** Aborting it cancels the session: the request in flight is aborted and the end-of-session turn runs if time allows. */
+  /**
+   * Aborting it cancels the session: the request in flight is aborted and the end-of-session turn
+   * runs if time allows. Aborted with the reason `'lease_lost'` or `'lock_lost'` (another worker
+   * may run the project now), the session is abandoned: no end-of-session turn, no further model
+   * request, no end-of-session checks.
+   */
   signal?: AbortSignal;
   /**
    * Aborting it pauses the project: the working phase stops as at a budget (the request in flight

@@ -173,6 +173,29 @@ describe('cancellation through an AbortSignal', () => {
     expect(result.checkpoint?.head).toMatch(/^[0-9a-f]{40}$/);
   });
 
+  it.each(['lease_lost', 'lock_lost'])(
+    'aborted with %s (another worker may run the project now) it asks the model nothing more',
+    async (why) => {
+      const { h, seen } = await initialised();
+      h.sim.setFaults({ stallOn: [h.sim.requests + 4] });
+      const controller = new AbortController();
+      const pending = runSession(h.options({ sessionNumber: 2, signal: controller.signal }));
+      await h.sim.waitForStalled(1, 10_000);
+      const asked = seen.length;
+      controller.abort(why);
+      const result = await pending;
+      expect(result).toMatchObject({ outcome: 'cancelled', stopReason: 'cancelled' });
+      expect(result.reason).toBe(
+        'The session stopped: it lost the project to another worker (lease or job lock lost).',
+      );
+      // The held request was the last: no end-of-session turn, no retry.
+      expect(seen).toHaveLength(asked);
+      expect(seen.some((request) => lastUserText(request).includes('<baton_end_of_session'))).toBe(
+        false,
+      );
+    },
+  );
+
   it('the end-of-session turn has its own timeout', async () => {
     const { h } = await initialised();
     const n = h.sim.requests;

@@ -127,19 +127,27 @@ const VERDICTS: VerdictOf = {
             reason: 'The operator paused the project.',
             ...(facts.turns > 0 ? { endReason: 'paused' } : {}),
           }
-        : facts.abortCause === 'wall_clock'
+        : facts.abortCause === 'abandoned'
           ? {
-              outcome: 'budget_exhausted',
-              stopReason: 'wall_clock',
-              reason: 'Stopped at the wall-clock budget.',
-              endReason: 'wall_clock',
-            }
-          : {
+              // Another worker may run the project now: nothing more is asked of the model.
               outcome: 'cancelled',
               stopReason: 'cancelled',
-              reason: 'The session was cancelled.',
-              ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
-            },
+              reason:
+                'The session stopped: it lost the project to another worker (lease or job lock lost).',
+            }
+          : facts.abortCause === 'wall_clock'
+            ? {
+                outcome: 'budget_exhausted',
+                stopReason: 'wall_clock',
+                reason: 'Stopped at the wall-clock budget.',
+                endReason: 'wall_clock',
+              }
+            : {
+                outcome: 'cancelled',
+                stopReason: 'cancelled',
+                reason: 'The session was cancelled.',
+                ...(facts.turns > 0 ? { endReason: 'cancelled' } : {}),
+              },
   refusal: () => ({
     outcome: 'refused',
     stopReason: 'refusal',

@@ -1,5 +1,18 @@
 /** What stopped the working phase early. */
-export type WorkAbortCause = 'cancelled' | 'paused' | 'wall_clock' | 'push_rejected';
+export type WorkAbortCause = 'cancelled' | 'abandoned' | 'paused' | 'wall_clock' | 'push_rejected';
+
+/**
+ * The caller's abort reasons that mean another worker may run the project now (its lease or job
+ * lock was lost): the session is `abandoned` and asks the model nothing more.
+ */
+const ABANDONED_REASONS: ReadonlySet<unknown> = new Set(['lease_lost', 'lock_lost']);
+
+/** Why the caller's signal aborted, as a cause of the working phase. */
+function callerCause(signal: AbortSignal): WorkAbortCause {
+  const reason: unknown = signal.reason;
+  const text = reason instanceof Error ? reason.message : reason;
+  return ABANDONED_REASONS.has(text) ? 'abandoned' : 'cancelled';
+}
 
 /**
  * The working phase's abort signal: aborted by the caller's signal (cancel) or pause signal, when
@@ -12,7 +25,7 @@ export class WorkSignal {
   readonly #timer: ReturnType<typeof setTimeout> | undefined;
   readonly #caller: AbortSignal | undefined;
   readonly #pause: AbortSignal | undefined;
-  readonly #onCallerAbort = () => this.#abort('cancelled');
+  readonly #onCallerAbort = () => this.#abort(callerCause(this.#caller as AbortSignal));
   readonly #onPause = () => this.#abort('paused');
 
   constructor(
@@ -22,7 +35,7 @@ export class WorkSignal {
   ) {
     this.#caller = caller;
     this.#pause = pause;
-    if (caller?.aborted) this.#abort('cancelled');
+    if (caller?.aborted) this.#abort(callerCause(caller));
     else caller?.addEventListener('abort', this.#onCallerAbort, { once: true });
     if (pause?.aborted) this.#abort('paused');
     else pause?.addEventListener('abort', this.#onPause, { once: true });
