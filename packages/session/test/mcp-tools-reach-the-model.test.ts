@@ -127,20 +127,12 @@ describe('MCP tools in a session', () => {
       `- Serve a status page [sim:web-app ${port}] [sim:mcp mcp__browser__browser_navigate {"url":"http://127.0.0.1:${port}/"}] [sim:mcp mcp__browser__browser_snapshot {}] [sim:mcp-expect F1 ok]`,
     ].join('\n');
     await initialise(goal);
-    // The browser server's sandbox also runs the app once the agent has written start-app.sh:
-    // processes of bash commands end with their command, each in its own network namespace.
+    // The agent starts the app from bash (`node app/server.js &`); the browser server reaches it
+    // on the session's one loopback.
     await writeFile(
       path.join(harness.workspace, '.mcp.json'),
       JSON.stringify({
-        mcpServers: {
-          browser: {
-            command: 'sh',
-            args: [
-              '-c',
-              '(while [ ! -f start-app.sh ]; do sleep 0.2; done; exec sh start-app.sh) & exec npx @playwright/mcp@latest',
-            ],
-          },
-        },
+        mcpServers: { browser: { command: 'npx', args: ['@playwright/mcp@latest'] } },
       }),
     );
     const result = await runSession(

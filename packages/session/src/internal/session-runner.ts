@@ -34,6 +34,7 @@ import {
 import { type OperatorGuidance, renderGuidance } from '../guidance.js';
 import { classifyFailure, isOverloaded, withRetries } from '../retry.js';
 import { createBashTool } from '../tools/bash.js';
+import { SessionSandbox } from './session-sandbox.js';
 import { createSessionMemoryTool } from '../tools/memory.js';
 import { createTextEditorTool } from '../tools/text-editor.js';
 import type {
@@ -226,6 +227,8 @@ export class SessionRunner {
   /** Baton's estimate of the end-of-session prompt (asked once). */
   #closingTokens: number | undefined;
   #mcp: McpSession | undefined;
+  /** The session's one sandbox: bash and stdio MCP servers share its loopback. */
+  #sandbox: SessionSandbox | undefined;
   /** Tool calls by tool name, and how many failed, for the entry Baton writes when the agent wrote none. */
   readonly #toolCalls = new Map<string, { calls: number; failed: number }>();
 
@@ -335,6 +338,7 @@ export class SessionRunner {
           ...(options.checkpoints?.target.gitDir === undefined
             ? {}
             : { gitDir: options.checkpoints.target.gitDir }),
+          sessionSandbox: this.#sessionSandbox(root),
         }),
         createTextEditorTool({ ...options.tools, root }),
       ],
@@ -346,6 +350,16 @@ export class SessionRunner {
             afterCalls: (blocks) => checkpointer.afterToolCalls(blocks),
           },
     );
+  }
+
+  /** The session's one sandbox, made (not opened) at first ask. */
+  #sessionSandbox(root: string): SessionSandbox {
+    this.#sandbox ??= new SessionSandbox({
+      root,
+      setup: this.#options.tools?.sandbox,
+      gitDir: this.#options.checkpoints?.target.gitDir,
+    });
+    return this.#sandbox;
   }
 
   /** The `max_tokens` requests are sent with now. */
@@ -412,6 +426,7 @@ export class SessionRunner {
       root: this.#root,
       sandbox: options.tools?.sandbox,
       gitDir: options.checkpoints?.target.gitDir,
+      sessionSandbox: this.#sessionSandbox(this.#root),
       maxOutputChars: options.tools?.maxOutputChars,
       onStatus: (status) => this.#emit({ type: 'mcp-server', ...status }),
     });
@@ -488,6 +503,7 @@ export class SessionRunner {
       work.dispose();
       // Every process the session's commands left is gone before the workspace is saved.
       await this.toolbox.dispose();
+      await this.#sandbox?.dispose();
     }
     return verdict;
   }

@@ -9,7 +9,6 @@ import {
   SANDBOX_PATH,
   type SandboxSetup,
   type FilteringProxy,
-  openCommandSandbox,
   startFilteringProxy,
 } from '@baton/workspace';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -26,6 +25,7 @@ import {
 } from './config.js';
 import { DestinationRefusedError, fetchThroughProxy } from './proxied-fetch.js';
 import { SandboxStdioTransport } from './sandbox-transport.js';
+import { SessionSandbox } from '../internal/session-sandbox.js';
 
 /** The proxy's refusal of a remote server's host, wherever the SDK wrapped it. */
 function refusalOf(error: unknown): DestinationRefusedError | undefined {
@@ -60,6 +60,11 @@ export interface StartMcpServersOptions {
   sandbox?: SandboxSetup | undefined;
   /** Baton's git directory of the workspace, read-only inside as for commands. */
   gitDir?: string | undefined;
+  /**
+   * The session's sandbox, shared with the bash tool (one loopback); its owner disposes it.
+   * Default: the servers get their own, disposed with them.
+   */
+  sessionSandbox?: SessionSandbox | undefined;
   /** How long a server may take to start and list its tools, in ms. Default 30_000. */
   startTimeoutMs?: number | undefined;
   /** Longest one tool call may take, in ms. Default 120_000. */
@@ -319,7 +324,9 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
       // Observers never stop the session.
     }
   };
-  let sandbox: Promise<CommandSandbox> | undefined;
+  const shared = options.sessionSandbox;
+  const sandbox =
+    shared ?? new SessionSandbox({ root: options.root, setup, gitDir: options.gitDir });
   let proxy: Promise<FilteringProxy> | undefined;
   let proxyDirectory: string | undefined;
 
@@ -415,14 +422,9 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
         fetch: fetchThroughProxy(socketPath),
       });
     }
-    sandbox ??= openCommandSandbox({
-      workspace: options.root,
-      setup,
-      ...(options.gitDir === undefined ? {} : { gitDir: options.gitDir }),
-    });
     let commands: CommandSandbox;
     try {
-      commands = await sandbox;
+      commands = await sandbox.open();
     } catch {
       throw new Error('commands cannot be sandboxed on this worker');
     }
@@ -450,8 +452,7 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
       .map((status) => `${status.message}.`),
     async dispose() {
       await Promise.all(running.map((server) => server.stop()));
-      const opened = await sandbox?.catch(() => undefined);
-      await opened?.dispose();
+      if (shared === undefined) await sandbox.dispose();
       const remote = await proxy?.catch(() => undefined);
       await remote?.close();
       if (proxyDirectory !== undefined) await rm(proxyDirectory, { recursive: true, force: true });

@@ -7,6 +7,7 @@ import {
 } from '../internal/workspace-path.js';
 import type { SessionMcpOptions } from '../types.js';
 import { type McpConfig, mergeMcpConfigs, parseMcpConfigText } from './config.js';
+import type { SessionSandbox } from '../internal/session-sandbox.js';
 import { type McpServerStatus, type McpSession, startMcpServers } from './mcp-servers.js';
 
 /** The largest `.mcp.json` read from a workspace. */
@@ -45,6 +46,7 @@ export async function startSessionMcp(options: {
   root: string;
   sandbox: SandboxSetup | undefined;
   gitDir: string | undefined;
+  sessionSandbox: SessionSandbox;
   maxOutputChars: number | undefined;
   onStatus: (status: McpServerStatus) => Promise<void>;
 }): Promise<{ session: McpSession | undefined; notes: string[] }> {
@@ -63,6 +65,7 @@ export async function startSessionMcp(options: {
     root: options.root,
     sandbox: options.sandbox,
     gitDir: options.gitDir,
+    sessionSandbox: options.sessionSandbox,
     startTimeoutMs: mcp.startTimeoutMs,
     maxOutputChars: options.maxOutputChars,
     onStatus: options.onStatus,

@@ -2,12 +2,10 @@ import {
   type CommandResult,
   type CommandSandbox,
   DEFAULT_SANDBOX_POLICY,
-  DEFAULT_SANDBOX_SETUP,
-  type SandboxSetup,
-  openCommandSandbox,
   readOnlyGitNote,
 } from '@baton/workspace';
 import { checkCommand } from '../internal/command-policy.js';
+import { SessionSandbox } from '../internal/session-sandbox.js';
 import {
   shorten,
   stringField,
@@ -57,6 +55,22 @@ export interface BashToolOptions extends WorkspaceToolsOptions {
    * `git diff`, `git log` work; nothing of it can change). Default: none.
    */
   gitDir?: string;
+  /**
+   * The session's sandbox, shared with its MCP servers (one loopback); its owner disposes it.
+   * Default: the tool opens its own and disposes it.
+   */
+  sessionSandbox?: SessionSandbox;
+}
+
+/**
+ * The command without its trailing `&` when it is one to run in the background (`npm run dev &`,
+ * `node server.js &`), else `null`. `&&`, `\&` and `&` anywhere else are ordinary.
+ */
+function backgroundCommand(command: string): string | null {
+  const trimmed = command.trimEnd();
+  if (!trimmed.endsWith('&') || /(&&|\\&)$/.test(trimmed)) return null;
+  const rest = trimmed.slice(0, -1).trimEnd();
+  return rest === '' ? null : rest;
 }
 
 /** The outcome of a command that was stopped, with the limit that stopped it where one did. */
@@ -83,9 +97,37 @@ function stoppedOutcome(result: CommandResult, timeoutMs: number, text: string):
  */
 export function createBashTool(options: BashToolOptions): SessionTool {
   const maxOutput = options.maxOutputChars ?? DEFAULT_MAX_OUTPUT_CHARS;
-  const setup: SandboxSetup = options.sandbox ?? DEFAULT_SANDBOX_SETUP;
+  const shared = options.sessionSandbox;
+  const sandbox =
+    shared ??
+    new SessionSandbox({ root: options.root, setup: options.sandbox, gitDir: options.gitDir });
+  const setup = sandbox.setup;
   const timeoutMs = (setup.policy ?? DEFAULT_SANDBOX_POLICY).limits.commandTimeoutMs;
-  let sandbox: Promise<CommandSandbox> | undefined;
+  let backgrounds = 0;
+
+  /**
+   * Starts `command` as a process of the session that outlives this call (a dev server): its
+   * output goes to `$TMPDIR/background-N.log`, and it ends with the session.
+   */
+  function startInBackground(commands: CommandSandbox, command: string): ToolOutcome {
+    backgrounds += 1;
+    const log = `background-${backgrounds}.log`;
+    try {
+      const started = commands.startProcess(
+        ['/bin/bash', '-c', `exec >>"\${TMPDIR:-/tmp}/${log}" 2>&1 </dev/null\n${command}`],
+        options.env === undefined ? {} : { env: options.env },
+      );
+      started.stdout.resume();
+      started.stderr.resume();
+    } catch {
+      return { content: 'The command could not start in the background.', isError: true };
+    }
+    const tmp = setup.mode === 'off' ? '$TMPDIR' : '/tmp';
+    return {
+      content: `Started in the background (job ${backgrounds}); its output goes to ${tmp}/${log}. It keeps running, on this session's loopback, until the session ends; later commands cannot see or signal it.`,
+      isError: false,
+    };
+  }
 
   async function run(command: string, signal?: AbortSignal): Promise<ToolOutcome> {
     const refusal = checkCommand(command, options.root, options.commands, {
@@ -93,21 +135,17 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     });
     if (refusal !== null) return { content: refusal, isError: true };
     if (signal?.aborted) return { content: 'Not run: the session is ending.', isError: true };
-    sandbox ??= openCommandSandbox({
-      workspace: options.root,
-      setup,
-      ...(options.gitDir === undefined ? {} : { gitDir: options.gitDir }),
-    });
     let commands: CommandSandbox;
     try {
-      commands = await sandbox;
+      commands = await sandbox.open();
     } catch {
-      sandbox = undefined;
       return {
         content: 'Not run: commands cannot be sandboxed on this worker. Tell the operator.',
         isError: true,
       };
     }
+    const background = backgroundCommand(command);
+    if (background !== null) return startInBackground(commands, background);
     const output = new CappedOutput(maxOutput);
     const result = await commands.run(command, {
       ...(options.env === undefined ? {} : { env: options.env }),
@@ -168,9 +206,7 @@ export function createBashTool(options: BashToolOptions): SessionTool {
       return shorten(stringField(input, 'command') ?? '(no command)');
     },
     async dispose() {
-      const opened = sandbox;
-      sandbox = undefined;
-      if (opened !== undefined) await (await opened.catch(() => undefined))?.dispose();
+      if (shared === undefined) await sandbox.dispose();
     },
   };
 }

@@ -3,7 +3,7 @@ import path from 'node:path';
 import type { SandboxPolicy } from './policy.js';
 
 /** Where the filtering proxy's socket appears inside the sandbox. */
-const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
+export const SANDBOX_PROXY_SOCKET = '/run/baton/proxy.sock';
 /** The loopback port inside the sandbox that forwards to the proxy socket. */
 export const SANDBOX_PROXY_PORT = 3128;
 /** Where Baton's git directory of the workspace appears inside the sandbox, read-only. */
@@ -32,6 +32,11 @@ export interface SandboxLayout {
   git?: SandboxGit;
   /** The repository's hooks directory (a checkpoint's hooks only): read-only at `SANDBOX_HOOKS_DIR`. */
   hooks?: string;
+  /**
+   * Set when the command runs inside the session's network namespace (`network-holder.ts`):
+   * bubblewrap then keeps that namespace (`--share-net`) instead of making its own.
+   */
+  sharedNetwork?: boolean;
 }
 
 /** What read-only git inside the sandbox is made of, all on the host. */
@@ -50,7 +55,15 @@ export interface SandboxGit {
   scratchObjects?: string;
 }
 
-function systemMounts(): string[] {
+let cachedSystemMounts: string[] | undefined;
+
+/** The system directories, read-only, as bubblewrap arguments (cached: they do not change). */
+export function systemMounts(): string[] {
+  cachedSystemMounts ??= readSystemMounts();
+  return cachedSystemMounts;
+}
+
+function readSystemMounts(): string[] {
   const args: string[] = [];
   for (const directory of SYSTEM_DIRECTORIES) {
     let stat;
@@ -65,8 +78,6 @@ function systemMounts(): string[] {
   return args;
 }
 
-let cachedSystemMounts: string[] | undefined;
-
 /**
  * The `bwrap` arguments of one command, up to and including `--`. Every namespace is unshared
  * (user, pid, network, ipc, uts, cgroup), the root is a fresh tmpfs holding only the system
@@ -78,9 +89,10 @@ export function bubblewrapArguments(
   policy: SandboxPolicy,
   env: Readonly<Record<string, string>>,
 ): string[] {
-  cachedSystemMounts ??= systemMounts();
   const args = [
     '--unshare-all',
+    // Joined to the session's network namespace (`network-holder.ts`): its one loopback.
+    ...(layout.sharedNetwork === true ? ['--share-net'] : []),
     // As root `--unshare-all` may skip the user namespace; force it, and forbid nested ones so
     // a command cannot gain a fresh set of capabilities inside.
     '--unshare-user',
@@ -92,7 +104,7 @@ export function bubblewrapArguments(
     '--cap-drop',
     'ALL',
     '--clearenv',
-    ...cachedSystemMounts,
+    ...systemMounts(),
     '--ro-bind',
     layout.etc,
     '/etc',

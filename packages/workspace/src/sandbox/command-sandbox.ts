@@ -13,6 +13,7 @@ import {
 } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
 import type { CgroupLimiter, CommandCgroup } from './limits.js';
+import { type NetworkHolder, startNetworkHolder } from './network-holder.js';
 import { type FilteringProxy, startFilteringProxy } from './network-proxy.js';
 import type { BubblewrapDescription, SandboxDescription } from './description.js';
 import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
@@ -445,6 +446,8 @@ class BubblewrapSandbox extends TrackedCommands {
   readonly #git: SandboxGit | undefined;
   readonly #hooks: string | undefined;
   readonly #proxy: FilteringProxy | undefined;
+  /** The session's network namespace, joined by every command and process; none without nsenter. */
+  readonly #holder: NetworkHolder | undefined;
   readonly #leftovers: CommandCgroup[] = [];
   /**
    * Empty cgroups of finished commands, reused by the next ones: a fresh cgroup per command
@@ -466,6 +469,7 @@ class BubblewrapSandbox extends TrackedCommands {
     git: SandboxGit | undefined;
     hooks: string | undefined;
     proxy: FilteringProxy | undefined;
+    holder: NetworkHolder | undefined;
   }) {
     super();
     this.workspace = options.workspace;
@@ -477,6 +481,7 @@ class BubblewrapSandbox extends TrackedCommands {
     this.#git = options.git;
     this.#hooks = options.hooks;
     this.#proxy = options.proxy;
+    this.#holder = options.holder;
     this.description = {
       mode: 'bubblewrap',
       policy: options.policy,
@@ -574,13 +579,20 @@ class BubblewrapSandbox extends TrackedCommands {
         workspace: this.workspace,
         tmp: path.join(this.#tmp, 'tmp'),
         etc: this.#etc,
-        ...(this.#proxy === undefined ? {} : { proxySocket: this.#proxy.socketPath }),
+        // Joined to the holder's namespace, the holder forwards the proxy port for everyone.
+        ...(this.#proxy === undefined || this.#holder !== undefined
+          ? {}
+          : { proxySocket: this.#proxy.socketPath }),
+        ...(this.#holder === undefined ? {} : { sharedNetwork: true }),
         ...(this.#git === undefined || !this.#dotGitIsFile() ? {} : { git: this.#git }),
         ...(this.#hooks === undefined ? {} : { hooks: this.#hooks }),
       },
       policy,
       env,
     );
+    if (this.#holder !== undefined) {
+      return [...this.#holder.join, this.#bwrap, ...args, ...sandboxedCommand(command, false)];
+    }
     return [this.#bwrap, ...args, ...sandboxedCommand(command, this.#proxy !== undefined)];
   }
 
@@ -663,6 +675,7 @@ class BubblewrapSandbox extends TrackedCommands {
     const next = this.#next;
     this.#next = undefined;
     if (next !== undefined) await this.#retire(next);
+    await this.#holder?.close();
     await this.#proxy?.close();
     for (const cgroup of [...this.#leftovers.splice(0), ...this.#idle.splice(0)]) cgroup.remove();
     rmSync(this.#tmp, { recursive: true, force: true });
@@ -776,6 +789,7 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<CommandS
   let proxy: FilteringProxy | undefined;
   let etc: string;
   let git: SandboxGit | undefined;
+  let holder: NetworkHolder | undefined;
   let step = 'its files could not be prepared';
   try {
     // The sandbox's /tmp; the socket and git's files sit beside it, out of the commands' reach.
@@ -790,7 +804,16 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<CommandS
         allowedPorts: setup.policy.network.allowedPorts,
       });
     }
+    if (ready.nsenter !== undefined) {
+      step = 'its network namespace could not be made';
+      holder = await startNetworkHolder({
+        bwrap: ready.bwrap,
+        nsenter: ready.nsenter,
+        proxySocket: proxy?.socketPath,
+      });
+    }
   } catch (error) {
+    await proxy?.close();
     rmSync(tmp, { recursive: true, force: true });
     throw new WorkspaceError('sandbox_unavailable', `the sandbox could not be set up: ${step}`, {
       cause: error,
@@ -806,5 +829,6 @@ export async function openSandbox(options: OpenSandboxOptions): Promise<CommandS
     git,
     hooks: options.hooks,
     proxy,
+    holder,
   });
 }

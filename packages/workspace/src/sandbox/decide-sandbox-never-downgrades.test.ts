@@ -11,6 +11,7 @@ const usable: SandboxProbe = {
   version: 'bubblewrap 0.8.0',
   limits: 'cgroup-v1',
   socat: true,
+  sharedLoopback: true,
 };
 const missing: SandboxProbe = {
   usable: false,
@@ -71,6 +72,23 @@ describe('without a usable cgroup', () => {
     expect(setup).toMatchObject({ mode: 'bubblewrap', limits: 'rlimit' });
     expect(summarizeSandbox(describeSandbox(setup))).toBe(
       'sandboxed (bubblewrap): no network; per command 120 s, 2048 MiB per process, processes not limited (no cgroup)',
+    );
+  });
+});
+
+describe('without nsenter', () => {
+  it('the start line says that commands and MCP servers do not share a loopback, and why', () => {
+    const decision = decideSandbox(parseSandboxSetting(undefined), {
+      simulator: false,
+      probe: () => ({
+        ...usable,
+        sharedLoopback: false,
+        sharedLoopbackProblem: 'nsenter (util-linux) is not installed',
+      }),
+    });
+    if (decision.kind !== 'sandboxed') throw new Error('unexpected');
+    expect(describeSandboxDecision(decision)).toBe(
+      'commands sandboxed (bubblewrap 0.8.0, cgroup-v1; no network; per command 120 s, 2048 MiB, 512 processes; NO SHARED LOOPBACK: nsenter (util-linux) is not installed, so each command has its own loopback and an app started from bash is not reachable by MCP servers)',
     );
   });
 });

@@ -3,7 +3,7 @@ import { accessSync, constants, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
-import { bubblewrapArguments } from './bubblewrap.js';
+import { bubblewrapArguments, systemMounts } from './bubblewrap.js';
 import { etcSnapshot } from './etc-snapshot.js';
 import {
   type CgroupLimiter,
@@ -27,6 +27,13 @@ export type SandboxProbe =
       limitsProblem?: string;
       /** Whether `socat` is installed (needed only by projects that allow network hosts). */
       socat: boolean;
+      /**
+       * Whether a session's commands and MCP servers share one network namespace (one loopback):
+       * needs util-linux `nsenter` and a user namespace that can be joined.
+       */
+      sharedLoopback: boolean;
+      /** With `sharedLoopback: false`: why, in a few words. */
+      sharedLoopbackProblem?: string;
     }
   | {
       usable: false;
@@ -50,7 +57,52 @@ function findProgram(name: string, searchPath: string): string | undefined {
   return undefined;
 }
 
-function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
+const quote = (word: string) => `'${word.replaceAll("'", "'\\''")}'`;
+
+/**
+ * Whether a command can join a held network namespace here (`network-holder.ts`): a holder is
+ * started, a sandbox joins it with `nsenter` and exits 0. `undefined` when it can, else why not.
+ */
+function sharedLoopbackProblem(
+  bwrap: string,
+  nsenter: string | undefined,
+  commandArgs: string[],
+  scratch: string,
+): string | undefined {
+  if (nsenter === undefined) return 'nsenter (util-linux) is not installed';
+  const info = path.join(scratch, 'holder-info');
+  const holder = [
+    bwrap,
+    '--unshare-user',
+    '--unshare-net',
+    '--unshare-pid',
+    '--die-with-parent',
+    '--info-fd',
+    '3',
+    ...systemMounts(),
+    '--',
+    '/bin/sleep',
+    '10',
+  ];
+  const join = [nsenter, '--target', '"$pid"', '--user', '--net', '--preserve-credentials', '--'];
+  const script = [
+    `${holder.map(quote).join(' ')} 3>${quote(info)} </dev/null >/dev/null 2>&1 & holder=$!`,
+    `i=0; until grep -q child-pid ${quote(info)} 2>/dev/null; do i=$((i+1)); [ "$i" -gt 500 ] && { kill $holder; exit 3; }; sleep 0.01; done`,
+    `pid=$(sed -n 's/.*"child-pid": *\\([0-9]*\\).*/\\1/p' ${quote(info)})`,
+    `${join.map((word) => (word === '"$pid"' ? word : quote(word))).join(' ')} ${[bwrap, ...commandArgs, '/bin/sh', '-c', 'exit 0'].map(quote).join(' ')} 2>&1; status=$?`,
+    'kill $holder; exit $status',
+  ].join('\n');
+  const run = spawnSync('/bin/bash', ['-c', script], {
+    encoding: 'utf8',
+    timeout: 15_000,
+    env: { PATH: '/usr/bin:/bin' },
+  });
+  if (run.status === 0) return undefined;
+  const reason = (run.stdout || run.error?.message || 'no output').trim().split('\n')[0];
+  return `a session's network namespace cannot be joined here (${reason})`;
+}
+
+function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter; nsenter?: string } {
   const bwrap = findProgram('bwrap', searchPath);
   if (bwrap === undefined) {
     return {
@@ -88,6 +140,13 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
       };
     }
     const version = spawnSync(bwrap, ['--version'], { encoding: 'utf8' }).stdout.trim();
+    const nsenter = findProgram('nsenter', searchPath);
+    const joinedArgs = bubblewrapArguments(
+      { workspace, tmp, etc: etcSnapshot(), sharedNetwork: true },
+      DEFAULT_SANDBOX_POLICY,
+      {},
+    );
+    const loopbackProblem = sharedLoopbackProblem(bwrap, nsenter, joinedArgs, scratch);
     return {
       usable: true,
       bwrap,
@@ -95,7 +154,10 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter } {
       limits: limiter.enforcement,
       ...(limitsProblem === undefined ? {} : { limitsProblem }),
       socat: findProgram('socat', searchPath) !== undefined,
+      sharedLoopback: loopbackProblem === undefined,
+      ...(loopbackProblem === undefined ? {} : { sharedLoopbackProblem: loopbackProblem }),
       limiter,
+      ...(loopbackProblem === undefined && nsenter !== undefined ? { nsenter } : {}),
     };
   } finally {
     rmSync(scratch, { recursive: true, force: true });
@@ -116,7 +178,7 @@ export function probeSandbox(options: { path?: string } = {}): SandboxProbe {
     cache.set(searchPath, result);
   }
   if (!result.usable) return result;
-  const { limiter: _limiter, ...visible } = result;
+  const { limiter: _limiter, nsenter: _nsenter, ...visible } = result;
   return visible;
 }
 
@@ -129,6 +191,8 @@ export function sandboxUnavailableMessage(probeResult: { problem: string; fix: s
 export function requireSandbox(options: { needsProxy: boolean; path?: string }): {
   bwrap: string;
   limiter: CgroupLimiter;
+  /** Set when sessions get one network namespace each (`probe.sharedLoopback`). */
+  nsenter?: string | undefined;
 } {
   probeSandbox(options.path === undefined ? {} : { path: options.path });
   const result = cache.get(options.path ?? process.env.PATH ?? '/usr/bin:/bin');
@@ -146,5 +210,5 @@ export function requireSandbox(options: { needsProxy: boolean; path?: string }):
       'The project allows network hosts but socat is not installed. Fix: install it (apt-get install socat).',
     );
   }
-  return { bwrap: result.bwrap, limiter: result.limiter };
+  return { bwrap: result.bwrap, limiter: result.limiter, nsenter: result.nsenter };
 }

@@ -9,8 +9,8 @@ import {
   SIM_FAULT_MARKERS,
   SIM_MCP_MARKERS,
   WEB_APP_SERVER,
-  WEB_APP_START,
-  WEB_APP_START_TEXT,
+  WEB_APP_START_COMMAND,
+  webAppWaitCommand,
   simMcpCalls,
   webAppServerText,
   brokenScriptText,
@@ -147,7 +147,10 @@ class Knowledge {
       this.errors.delete(step);
       this.succeeded.add(step);
     } else if (result.isError) this.errors.set(step, result.text);
-    else {
+    else if (step.startsWith('wait-app-') && /\[exit code/.test(result.text)) {
+      // The web app never answered: the wait is tried again.
+      this.errors.set(step, result.text);
+    } else {
       this.errors.delete(step);
       this.succeeded.add(step);
     }
@@ -752,26 +755,42 @@ function useMcpTools(
 ): AgentTurn | undefined {
   const port = SIM_MCP_MARKERS.webApp.exec(target.description)?.[1];
   if (port !== undefined) {
-    const files: Array<[string, string, string]> = [
-      [`write-app-${key}`, WEB_APP_SERVER, webAppServerText(target.id, Number(port))],
-      [`write-start-${key}`, WEB_APP_START, WEB_APP_START_TEXT],
-    ];
-    for (const [step, path, fileText] of files) {
-      if (knowledge.succeeded.has(step)) continue;
-      const error = knowledge.errors.get(step);
-      if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
-        return endTurn(`${announce} Writing ${path} failed twice: ${oneLine(error)}. Stopping.`);
+    const write = `write-app-${key}`;
+    if (!knowledge.succeeded.has(write)) {
+      const error = knowledge.errors.get(write);
+      if (error !== undefined && knowledge.count(write) >= MAX_ATTEMPTS) {
+        return endTurn(
+          `${announce} Writing ${WEB_APP_SERVER} failed twice: ${oneLine(error)}. Stopping.`,
+        );
       }
       return {
-        text: `Writing ${path} for the web app of ${target.id}.`,
+        text: `Writing ${WEB_APP_SERVER} for the web app of ${target.id}.`,
         calls: [
           {
-            step,
+            step: write,
             name: EDITOR_TOOL,
-            input: { command: 'create', path, file_text: fileText },
+            input: {
+              command: 'create',
+              path: WEB_APP_SERVER,
+              file_text: webAppServerText(target.id, Number(port)),
+            },
           },
         ],
       };
+    }
+    // Started from bash in the background, then awaited from bash: the browser reaches it on
+    // the session's one loopback.
+    const commands: Array<[string, string, string]> = [
+      [`start-app-${key}`, WEB_APP_START_COMMAND, `Starting the web app of ${target.id}.`],
+      [`wait-app-${key}`, webAppWaitCommand(Number(port)), `Waiting for it to answer on ${port}.`],
+    ];
+    for (const [step, command, text] of commands) {
+      if (knowledge.succeeded.has(step)) continue;
+      const error = knowledge.errors.get(step);
+      if (error !== undefined && knowledge.count(step) >= MAX_ATTEMPTS) {
+        return endTurn(`${announce} \`${command}\` failed twice: ${oneLine(error)}. Stopping.`);
+      }
+      return { text, calls: [{ step, name: BASH_TOOL, input: { command } }] };
     }
   }
   const calls = simMcpCalls(target.description);

@@ -31,7 +31,8 @@ export const SIM_FAULT_MARKERS = {
  * Markers that make the scripted agent use MCP tools on a feature, after writing it and before
  * its check (docs/mcp.md):
  * - `[sim:web-app PORT]`: it also writes a tiny web app (`app/server.js`, a Node HTTP server on
- *   127.0.0.1:PORT whose page says the feature's ok marker) and `start-app.sh`, which starts it;
+ *   127.0.0.1:PORT whose page says the feature's ok marker), starts it from bash in the background
+ *   (`node app/server.js &`) and waits from bash until it answers, all before the MCP calls;
  * - `[sim:mcp TOOL {json}]`: it calls the tool with that input (in order, each retried once);
  * - `[sim:mcp-expect TEXT]`: the last of those results must contain TEXT, or the feature stays
  *   failing and the agent says what it saw.
@@ -72,8 +73,21 @@ export function webAppServerText(id: string, port: number): string {
 }
 
 export const WEB_APP_SERVER = 'app/server.js';
-export const WEB_APP_START = 'start-app.sh';
-export const WEB_APP_START_TEXT = '#!/bin/sh\nexec node app/server.js\n';
+
+/** The bash command that starts the web app in the background (the bash tool's `cmd &`). */
+export const WEB_APP_START_COMMAND = `node ${WEB_APP_SERVER} &`;
+
+/** The bash command that waits, at most 20 s, until the app answers on 127.0.0.1:PORT. */
+export function webAppWaitCommand(port: number): string {
+  const script = [
+    "const http = require('node:http');",
+    'let tries = 0;',
+    `const look = () => http.get('http://127.0.0.1:${port}/', () => process.exit(0))`,
+    "  .on('error', () => (++tries < 200 ? setTimeout(look, 100) : process.exit(1)));",
+    'look();',
+  ].join(' ');
+  return `node -e "${script}" && echo "app answers on ${port}"`;
+}
 
 /** The script text that makes a feature's check fail (what `[sim:breaks Fn]` writes). */
 export function brokenScriptText(id: string): string {
