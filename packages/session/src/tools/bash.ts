@@ -92,7 +92,8 @@ function stoppedOutcome(result: CommandResult, timeoutMs: number, text: string):
  * The `bash` tool (`bash_20250124`). Each call runs `bash -c` in the workspace root inside the
  * session's OS sandbox (`@baton/workspace`: own namespaces, read-only system, the workspace and a
  * private tmp, no network unless allowed, clean environment, limits), after the command policy,
- * with capped output. Every process of a command ends with it; `dispose` ends the session's. There
+ * with capped output. Every process of a command ends with it, except a command ending in `&`,
+ * which runs in the background until the session ends; `dispose` ends the session's. There
  * is no persistent shell: `restart` is accepted and does nothing.
  */
 export function createBashTool(options: BashToolOptions): SessionTool {

@@ -70,7 +70,7 @@ export function describeSandboxDecision(decision: SandboxDecision): string {
     ? ''
     : `; NO SHARED LOOPBACK: ${decision.probe.sharedLoopbackProblem ?? 'unknown'}, so each command has its own loopback and an app started from bash is not reachable by MCP servers`;
   if (decision.probe.limits === 'rlimit') {
-    return `commands sandboxed (${decision.probe.version}, NO CGROUP: ${decision.probe.limitsProblem ?? 'none usable'}; isolated as always, but memory is limited per process only and processes are not limited; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB per process)${loopback}`;
+    return `commands sandboxed (${decision.probe.version}, NO CGROUP: ${decision.probe.limitsProblem ?? 'none usable'}; isolated as always, but memory is limited per process only and processes are not limited; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB per process${loopback})`;
   }
-  return `commands sandboxed (${decision.probe.version}, ${decision.probe.limits}; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes)${loopback}`;
+  return `commands sandboxed (${decision.probe.version}, ${decision.probe.limits}; ${hosts}; per command ${limits.commandTimeoutMs / 1000} s, ${limits.memoryMb} MiB, ${limits.processes} processes${loopback})`;
 }
