@@ -4,32 +4,23 @@ import {
   CONTEXT_PRESET_NAMES,
   DEFAULT_CONTEXT_PRESET,
 } from '@baton/context-config';
-import {
-  readFeatures,
-  readProgressArchives,
-  readProgressLog,
-  type Transcript,
-} from '@baton/session';
+import { readFeatures, type Transcript } from '@baton/session';
 import { Hono, type Context } from 'hono';
 import { WorkspaceError, diffProjectBranch, workspaceGitPaths } from '@baton/workspace';
 import {
   eventsQuerySchema,
   guidanceBodySchema,
-  memoryDiffQuerySchema,
-  memoryFileQuerySchema,
   projectsQuerySchema,
   searchQuerySchema,
   sessionsQuerySchema,
-  toStorePath,
-  toVirtualPath,
   tokensQuerySchema,
 } from '@baton/projects/schema';
 import { PROJECT_SORTS, projectPageCursor } from '@baton/projects/schema';
 import { projectChecksReport, type SourcePolicy } from '@baton/projects';
-import type { DashboardControl, DashboardMemoryStore } from '../control.js';
-import { diffLines } from './diff.js';
+import type { DashboardControl } from '../control.js';
 import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
+import { addMemoryRoutes } from './memory-routes.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
 import { clientAddress } from './auth.js';
@@ -44,7 +35,7 @@ import {
   validProjectId,
   validQuery,
 } from './validation.js';
-import { checklistView, projectView, tokenSeries } from './views.js';
+import { projectView, tokenSeries } from './views.js';
 
 export interface ApiOptions {
   control: DashboardControl;
@@ -144,22 +135,6 @@ export function createApiRoutes(options: ApiOptions): Hono {
     const project = await control.getProject(projectId);
     if (project === null) throw new ApiError(404, 'not_found', `No project with id ${projectId}.`);
     return project;
-  }
-
-  async function store(projectId: string): Promise<DashboardMemoryStore> {
-    await requireProject(projectId);
-    return await control.memoryStore(projectId);
-  }
-
-  async function readFile(memory: DashboardMemoryStore, storePath: string): Promise<string | null> {
-    try {
-      return await memory.read(storePath);
-    } catch (error) {
-      if ((error as { code?: unknown }).code === 'is_directory') {
-        throw new ApiError(400, 'invalid_input', 'That path is a directory.');
-      }
-      throw error;
-    }
   }
 
   api.get('/projects', validQuery(projectsQuerySchema), async (context) => {
@@ -421,34 +396,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  api.get('/projects/:id/progress', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
-    // The whole log: progress.md's archived entries (/memories/progress/) first, then its own.
-    const [markdown, archives] = await Promise.all([
-      readProgressLog(memory),
-      readProgressArchives(memory),
-    ]);
-    return context.json({
-      path: '/memories/progress.md',
-      archives: archives.map((archive) => `/memories/${archive.storePath}`),
-      exists: markdown !== null,
-      markdown: markdown ?? '',
-      html: markdown === null ? '' : renderMarkdown(markdown),
-    });
-  });
-
-  api.get('/projects/:id/checklist', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
-    // Who flipped each feature comes from the project's flip hash (one entry per feature), never
-    // from the session summaries, whose number grows with the project's age.
-    const [content, flips] = await Promise.all([
-      readFile(memory, 'features.json'),
-      control.featureFlips(projectId),
-    ]);
-    return context.json(checklistView(content, flips));
-  });
+  addMemoryRoutes(api, { control, maxFileBytes: options.maxFileBytes, requireProject });
 
   /** The project's check report (`baton checks --json`'s shape) as it stands now. */
   async function checksReport(projectId: string) {
@@ -485,103 +433,6 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
     return context.json(row);
   });
-
-  api.get('/projects/:id/memory', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
-    const entries = await memory.list('', { depth: 32 });
-    const usage = await memory.usage();
-    return context.json({
-      files: entries.map((entry) => ({
-        path: toVirtualPath(entry.path),
-        kind: entry.kind,
-        size: entry.size,
-        modifiedAt: entry.modifiedAt,
-        depth: entry.depth,
-      })),
-      usage,
-    });
-  });
-
-  api.get(
-    '/projects/:id/memory/file',
-    validProjectId,
-    validQuery(memoryFileQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      const memory = await store(projectId);
-      const content = await readFile(memory, toStorePath(query.path));
-      if (content === null)
-        throw new ApiError(404, 'not_found', `No memory file at ${query.path}.`);
-      const truncated = content.length > options.maxFileBytes;
-      const shown = truncated ? content.slice(0, options.maxFileBytes) : content;
-      return context.json({
-        path: query.path,
-        content: shown,
-        truncated,
-        html: query.path.toLowerCase().endsWith('.md') ? renderMarkdown(shown) : null,
-      });
-    },
-  );
-
-  api.get(
-    '/projects/:id/memory/history',
-    validProjectId,
-    validQuery(memoryFileQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
-      const storePath = toStorePath(query.path);
-      // One read of the file and its own history list (a few versions per file), never the
-      // namespace's change feed: the cost does not grow with how often anything changed.
-      const versions = await control.memoryHistory(projectId, storePath);
-      // The changes that wrote the kept versions, oldest first.
-      const changes = versions
-        .map((version) => ({
-          at: version.at,
-          command: version.command,
-          path: query.path,
-          bytes: version.bytes,
-          version: version.version,
-          ...(version.session === undefined ? {} : { session: version.session }),
-        }))
-        .reverse();
-      return context.json({
-        path: query.path,
-        versions,
-        changes,
-      });
-    },
-  );
-
-  api.get(
-    '/projects/:id/memory/diff',
-    validProjectId,
-    validQuery(memoryDiffQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      const memory = await store(projectId);
-      const storePath = toStorePath(query.path);
-      const before =
-        query.from === undefined ? '' : await memory.readHistory(storePath, query.from);
-      const after =
-        query.to === undefined
-          ? await readFile(memory, storePath)
-          : await memory.readHistory(storePath, query.to);
-      if (before === null || after === null) {
-        throw new ApiError(404, 'not_found', `That version of ${query.path} is no longer kept.`);
-      }
-      return context.json({
-        path: query.path,
-        from: query.from ?? null,
-        to: query.to ?? null,
-        diff: diffLines(before, after),
-      });
-    },
-  );
 
   api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
 
