@@ -6,32 +6,32 @@ import type { AbortReason } from '../chaining.js';
  * what the chaining rules later see as `abortReason`.
  */
 export class SessionControl {
-  private readonly aborter = new AbortController();
-  private readonly pauser = new AbortController();
-  private reason: AbortReason | undefined;
-  private readonly jobSignal: AbortSignal | undefined;
-  private readonly onJobAbort = (): void => this.abort(toAbortReason(this.jobSignal?.reason));
+  readonly #aborter = new AbortController();
+  readonly #pauser = new AbortController();
+  #reason: AbortReason | undefined;
+  readonly #jobSignal: AbortSignal | undefined;
+  readonly #onJobAbort = (): void => this.abort(toAbortReason(this.#jobSignal?.reason));
 
   /** `jobSignal`: BullMQ's signal for the job (`cancelJob`, `cancelAllJobs`), followed until `dispose`. */
   constructor(jobSignal: AbortSignal | undefined) {
-    this.jobSignal = jobSignal;
-    jobSignal?.addEventListener('abort', this.onJobAbort, { once: true });
-    if (jobSignal?.aborted) this.onJobAbort();
+    this.#jobSignal = jobSignal;
+    jobSignal?.addEventListener('abort', this.#onJobAbort, { once: true });
+    if (jobSignal?.aborted) this.#onJobAbort();
   }
 
   /** Aborts the session's run. */
   get signal(): AbortSignal {
-    return this.aborter.signal;
+    return this.#aborter.signal;
   }
 
   /** Asks the session to close its log and stop. */
   get pauseSignal(): AbortSignal {
-    return this.pauser.signal;
+    return this.#pauser.signal;
   }
 
   /** Why the session was stopped, if it was. */
   get abortReason(): AbortReason | undefined {
-    return this.reason;
+    return this.#reason;
   }
 
   /**
@@ -39,25 +39,25 @@ export class SessionControl {
    * or its job lock): the project's record is then no longer ours to write.
    */
   get abandoned(): boolean {
-    return this.reason === 'lease_lost' || this.reason === 'lock_lost';
+    return this.#reason === 'lease_lost' || this.#reason === 'lock_lost';
   }
 
   readonly abort = (reason: AbortReason): void => {
-    if (this.aborter.signal.aborted) return;
-    this.reason = reason;
-    this.aborter.abort(reason);
+    if (this.#aborter.signal.aborted) return;
+    this.#reason = reason;
+    this.#aborter.abort(reason);
   };
 
   /** A pause is not an abort of the job: the session still runs its end-of-session turn. */
   readonly pause = (): void => {
-    if (this.aborter.signal.aborted || this.pauser.signal.aborted) return;
-    this.reason = 'paused';
-    this.pauser.abort();
+    if (this.#aborter.signal.aborted || this.#pauser.signal.aborted) return;
+    this.#reason = 'paused';
+    this.#pauser.abort();
   };
 
   /** Stops following the job's signal. */
   dispose(): void {
-    this.jobSignal?.removeEventListener('abort', this.onJobAbort);
+    this.#jobSignal?.removeEventListener('abort', this.#onJobAbort);
   }
 }
 

@@ -19,26 +19,28 @@ interface AccessRecord {
  */
 export class AccessRecords {
   /** path -> last recording (insertion order: the first key is the oldest recording). */
-  private readonly records = new Map<string, AccessRecord>();
+  readonly #records = new Map<string, AccessRecord>();
+  readonly #granularityMs: number;
+  readonly #maxEntries: number;
 
   /** `granularityMs` 0 turns the records off: every read records its access. */
-  constructor(
-    private readonly granularityMs: number,
-    private readonly maxEntries: number = ACCESS_RECORD_ENTRIES,
-  ) {}
+  constructor(granularityMs: number, maxEntries: number = ACCESS_RECORD_ENTRIES) {
+    this.#granularityMs = granularityMs;
+    this.#maxEntries = maxEntries;
+  }
 
   /** Notes that Redis recorded the access of `path` at `version`, by a command sent at `at`. */
   record(path: string, version: string, at: number): void {
-    if (this.granularityMs === 0) {
+    if (this.#granularityMs === 0) {
       return;
     }
-    this.records.delete(path);
-    this.records.set(path, { at, version });
-    for (const oldest of this.records.keys()) {
-      if (this.records.size <= this.maxEntries) {
+    this.#records.delete(path);
+    this.#records.set(path, { at, version });
+    for (const oldest of this.#records.keys()) {
+      if (this.#records.size <= this.#maxEntries) {
         break;
       }
-      this.records.delete(oldest);
+      this.#records.delete(oldest);
     }
   }
 
@@ -47,12 +49,12 @@ export class AccessRecords {
    * `undefined` when the next read must record it.
    */
   recentVersion(path: string): string | undefined {
-    const record = this.records.get(path);
+    const record = this.#records.get(path);
     if (record === undefined) {
       return undefined;
     }
-    if (performance.now() - record.at >= this.granularityMs) {
-      this.records.delete(path);
+    if (performance.now() - record.at >= this.#granularityMs) {
+      this.#records.delete(path);
       return undefined;
     }
     return record.version;
@@ -60,27 +62,27 @@ export class AccessRecords {
 
   /** Drops the record of `path` only. */
   drop(path: string): void {
-    this.records.delete(path);
+    this.#records.delete(path);
   }
 
   /** Drops the records of `path` and everything below it (it was deleted or moved). */
   forget(path: string): void {
-    this.records.delete(path);
+    this.#records.delete(path);
     const below = `${path}/`;
-    for (const recorded of this.records.keys()) {
+    for (const recorded of this.#records.keys()) {
       if (recorded.startsWith(below)) {
-        this.records.delete(recorded);
+        this.#records.delete(recorded);
       }
     }
   }
 
   /** Drops every record. */
   clear(): void {
-    this.records.clear();
+    this.#records.clear();
   }
 
   /** Number of paths remembered (for tests). */
   get size(): number {
-    return this.records.size;
+    return this.#records.size;
   }
 }
