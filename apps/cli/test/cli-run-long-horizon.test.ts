@@ -1,28 +1,20 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 describe('baton run on a long project', () => {
   it('--stall-after N pauses with reason no_progress (exit 10, an event, projects --local shows it); continuing starts the count again', async () => {
-    const goal = path.join(dir, 'goal.md');
+    const goal = path.join(world.dir, 'goal.md');
     await writeFile(goal, 'Two things\n- first\n- second\n');
     // Three turns per session: the simulated agent reads its memory and never reaches a flip.
     const args = ['run', '--goal-file', goal, '--project', 'stuck', '--max-turns', '3', '--json'];
     const first = await runCli([...args, '--stall-after', '2'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(first.code).toBe(10);
     const lines = first.stdout
@@ -39,12 +31,15 @@ describe('baton run on a long project', () => {
       /^no_progress: 2 sessions in a row without a newly passing feature \(0 of 2 pass\)/,
     );
     expect(first.stderr).toContain('Paused: no_progress: 2 sessions in a row');
-    const events = await readFile(path.join(home(), 'projects', 'stuck', 'events.jsonl'), 'utf8');
+    const events = await readFile(
+      path.join(world.home, 'projects', 'stuck', 'events.jsonl'),
+      'utf8',
+    );
     expect(events).toContain('"type":"project-status"');
 
     const listed = await runCli(['projects', '--local', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     const rows = JSON.parse(listed.stdout) as Array<{
       id: string;
@@ -56,8 +51,8 @@ describe('baton run on a long project', () => {
 
     // The limit is kept for the project; continuing resets the streak: two more sessions, paused again.
     const again = await runCli(['run', '--project', 'stuck', '--max-turns', '3', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(again.code).toBe(10);
     expect(
@@ -66,8 +61,8 @@ describe('baton run on a long project', () => {
 
     // Every session has its entry in the whole log.
     const log = await runCli(['memory', 'log', 'stuck', '--local', '--json'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(log.code).toBe(0);
     const entries = (JSON.parse(log.stdout) as { entries: Array<{ session: number }> }).entries;

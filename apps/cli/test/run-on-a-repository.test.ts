@@ -1,33 +1,25 @@
 import { existsSync } from 'node:fs';
 import { chmod, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { checkoutFingerprint, createUserRepo, git } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { checkoutFingerprint, createUserRepo, git, cliWorld } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
+const world = cliWorld();
 
-const home = () => path.join(dir, 'home');
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
 
 async function projectDirs(): Promise<string[]> {
-  return readdir(path.join(home(), 'projects')).catch(() => []);
+  return readdir(path.join(world.home, 'projects')).catch(() => []);
 }
 
 describe('baton run --repo', () => {
   it("leaves the user's checkout byte-identical and puts the work on baton/<id> in that repository", async () => {
-    const repo = await createUserRepo(dir);
+    const repo = await createUserRepo(world.dir);
     const before = await checkoutFingerprint(repo);
     const result = await runCli(['run', '--repo', repo, '--goal', GOAL, '--project', 'greet'], {
-      cwd: dir,
-      env: cliEnv(home(), { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -35,7 +27,7 @@ describe('baton run --repo', () => {
 
     expect(await checkoutFingerprint(repo)).toEqual(before);
     const { project: record } = JSON.parse(
-      await readFile(path.join(home(), 'projects', 'greet', 'project.json'), 'utf8'),
+      await readFile(path.join(world.home, 'projects', 'greet', 'project.json'), 'utf8'),
     ) as { project: Record<string, unknown> };
     expect(record).toMatchObject({
       repo,
@@ -56,7 +48,9 @@ describe('baton run --repo', () => {
     expect(git(repo, 'show', 'baton/greet:features/f2.sh')).toContain('F2 ok');
 
     // BATON_CHECKPOINT_INTERVAL_MS=0: checkpoints after turns, each acknowledged as pushed.
-    const events = (await readFile(path.join(home(), 'projects', 'greet', 'events.jsonl'), 'utf8'))
+    const events = (
+      await readFile(path.join(world.home, 'projects', 'greet', 'events.jsonl'), 'utf8')
+    )
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; reason?: string; pushed?: boolean });
@@ -65,23 +59,26 @@ describe('baton run --repo', () => {
     expect(checkpoints.every((event) => event.pushed === true)).toBe(true);
 
     const diff = await runCli(['diff', 'greet', '--local', '--stat'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(diff.code).toBe(0);
     expect(diff.stdout).toContain('features/f1.sh');
     expect(diff.stdout).not.toContain('src/feature.js');
-    const full = await runCli(['diff', 'greet', '--local'], { cwd: dir, env: cliEnv(home()) });
+    const full = await runCli(['diff', 'greet', '--local'], {
+      cwd: world.dir,
+      env: cliEnv(world.home),
+    });
     expect(full.stdout).toContain("+echo 'F1 ok: say hello'");
   });
 
   it('bad --repo, --base or a foreign baton/<id> branch: one line, exit 2, nothing created', async () => {
-    const repo = await createUserRepo(dir);
+    const repo = await createUserRepo(world.dir);
     git(repo, 'branch', 'baton/taken', 'main');
     const refs = git(repo, 'for-each-ref');
     for (const [args, message] of [
-      [['--repo', path.join(dir, 'missing')], /no such directory/],
-      [['--repo', dir], /cannot read the repository/],
+      [['--repo', path.join(world.dir, 'missing')], /no such directory/],
+      [['--repo', world.dir], /cannot read the repository/],
       [['--repo', repo, '--base', 'nope'], /has no branch nope/],
       [['--repo', repo, '--base', 'bad..name'], /not a valid branch name/],
       [['--repo', 'https://user:hunter2@example.com/r.git'], /credentials/],
@@ -90,8 +87,8 @@ describe('baton run --repo', () => {
       [['--workspace', repo], /is a git repository; give it as --repo/],
     ] as const) {
       const result = await runCli(['run', '--goal', GOAL, ...args], {
-        cwd: dir,
-        env: cliEnv(home()),
+        cwd: world.dir,
+        env: cliEnv(world.home),
       });
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr).toMatch(message);
@@ -100,21 +97,21 @@ describe('baton run --repo', () => {
       expect(result.stdout).toBe('');
     }
     expect(await projectDirs()).toEqual([]);
-    expect(await stat(path.join(home(), 'git')).catch(() => null)).toBeNull();
+    expect(await stat(path.join(world.home, 'git')).catch(() => null)).toBeNull();
     expect(git(repo, 'for-each-ref')).toBe(refs);
     // Eight CLI starts one after the other: ~5 s each on a loaded 2-core machine.
   }, 180_000);
 
   it('runs the repository hooks (a refusal is saved and marked); --skip-hooks does not run them', async () => {
-    const repo = await createUserRepo(dir);
-    const log = path.join(dir, 'hook.log');
+    const repo = await createUserRepo(world.dir);
+    const log = path.join(world.dir, 'hook.log');
     const hook = path.join(repo, '.git', 'hooks', 'pre-commit');
     await writeFile(hook, `#!/bin/sh\necho ran >> ${log}\necho "style: fix it" >&2\nexit 1\n`);
     await chmod(hook, 0o755);
     const goal = 'Tiny\n- one thing';
     const hooked = await runCli(['run', '--repo', repo, '--goal', goal, '--project', 'hooked'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(hooked.code).toBe(0);
     // The hook ran (its refusal is in the trailer) inside the sandbox: the host file it tried to
@@ -127,12 +124,14 @@ describe('baton run --repo', () => {
 
     const skipped = await runCli(
       ['run', '--repo', repo, '--skip-hooks', '--goal', goal, '--project', 'skipped'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(skipped.code).toBe(0);
     expect(git(repo, 'log', '--format=%B', 'baton/skipped')).not.toContain('Baton-Hooks');
     expect(
-      JSON.parse(await readFile(path.join(home(), 'projects', 'skipped', 'project.json'), 'utf8')),
+      JSON.parse(
+        await readFile(path.join(world.home, 'projects', 'skipped', 'project.json'), 'utf8'),
+      ),
     ).toMatchObject({ project: { skipHooks: true } });
   });
 });
