@@ -627,7 +627,7 @@ class RedisBatonControl implements BatonControl {
     return createRedisMemoryStore({
       redis: this.#redis,
       namespace: projectId,
-      ...(this.#options.memoryPrefix === undefined ? {} : { prefix: this.#options.memoryPrefix }),
+      prefix: this.#options.memoryPrefix,
     });
   }
 

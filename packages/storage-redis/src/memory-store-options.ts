@@ -15,7 +15,7 @@ export interface RedisMemoryStoreOptions {
   /** The memory namespace (one project's `/memories` tree). No braces or whitespace. */
   namespace: string;
   /** First part of every key. Default `'baton'` (keys look like `baton:{namespace}:...`). */
-  prefix?: string;
+  prefix?: string | undefined;
   /** Quotas enforced atomically by the write scripts. Default: unlimited. */
   limits?: StoreLimits;
   /** Versions kept per file, newest (the current content) first; 0 or 1 keeps only the current one. Default 5. */

@@ -49,10 +49,10 @@ export async function newProjectRecord(
     try {
       source = await resolveProjectSource({
         repo: parsed.repo,
-        ...(parsed.base === undefined ? {} : { base: parsed.base }),
+        base: parsed.base,
         projectId: parsed.id,
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
-        ...(options.repoTimeoutMs === undefined ? {} : { timeoutMs: options.repoTimeoutMs }),
+        cwd: options.cwd,
+        timeoutMs: options.repoTimeoutMs,
       });
     } catch (error) {
       if (error instanceof WorkspaceError) {

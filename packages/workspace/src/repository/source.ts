@@ -74,9 +74,9 @@ export interface ResolveProjectSourceOptions {
   base?: string | undefined;
   projectId: string;
   /** Relative paths are resolved against this directory. Default `process.cwd()`. */
-  cwd?: string;
+  cwd?: string | undefined;
   /** Longest wait for the repository to answer (ms). Default 60_000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
 }
 
 /** True when `repo` is a URL git understands (`scheme://...` or scp-like `host:path`). */
