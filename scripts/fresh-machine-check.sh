@@ -154,7 +154,11 @@ unshare --net --mount --pid --fork --kill-child bash -euo pipefail -c '
       echo \"== pnpm demo\"
       pnpm demo
       echo \"== \$TESTS\"
-      \$TESTS
+      # The registry, as a real machine has it, for the suites that install from it (install-tests:
+      # npm view / npm install in a consumer): npm and pnpm get the proxy through their own config
+      # variables only, so no other program of the tests sees a proxy.
+      npm_config_proxy=http://127.0.0.1:3128 npm_config_https_proxy=http://127.0.0.1:3128 \
+        NODE_EXTRA_CA_CERTS=\$EXTRA_CA \$TESTS
     "
 ' fresh-machine "$root" "$tests" "$extra_ca" || status=$?
 
