@@ -1,8 +1,13 @@
-import { randomUUID } from 'node:crypto';
 import { appendFile, readFile } from 'node:fs/promises';
 import type { OperatorGuidance } from '@baton/session';
 import type { FileProjectPaths } from './file-project-paths.js';
-import { GUIDANCE_KEPT, type ProjectGuidance, type StoredGuidance } from './operator.js';
+import {
+  GUIDANCE_KEPT,
+  newGuidance,
+  pendingGuidance,
+  type ProjectGuidance,
+  type StoredGuidance,
+} from './operator.js';
 
 /**
  * A `baton run` project's guidance in its directory: `guidance.jsonl` holds the messages and
@@ -28,16 +33,12 @@ export function createFileGuidance(
   }
   return {
     async add(text) {
-      const entry: OperatorGuidance = { id: `g-${randomUUID()}`, at: Date.now(), text };
+      const entry = newGuidance(text);
       await appendFile(paths.guidance, `${JSON.stringify(entry)}\n`, { mode: 0o600 });
       return entry;
     },
     list,
-    async pending() {
-      return (await list())
-        .filter((entry) => entry.acknowledged === null)
-        .map(({ id, at, text }) => ({ id, at, text }));
-    },
+    pending: () => pendingGuidance(list),
     async acknowledge(ids, by) {
       if (ids.length === 0) return;
       const at = Date.now();

@@ -43,6 +43,20 @@ export interface ProjectGuidance extends GuidanceSource {
   list(): Promise<StoredGuidance[]>;
 }
 
+/** A new guidance message: its id and time, the text already checked by `parseGuidanceText`. */
+export function newGuidance(text: string): OperatorGuidance {
+  return { id: `g-${randomUUID()}`, at: Date.now(), text };
+}
+
+/** The messages of `list` no session has acknowledged yet, oldest first. */
+export async function pendingGuidance(
+  list: () => Promise<StoredGuidance[]>,
+): Promise<OperatorGuidance[]> {
+  return (await list())
+    .filter((entry) => entry.acknowledged === null)
+    .map(({ id, at, text }) => ({ id, at, text }));
+}
+
 /** A project's guidance in Redis: a capped list of messages and a hash of acknowledgements. */
 export function createRedisGuidance(options: {
   redis: RedisClient;
@@ -75,7 +89,7 @@ export function createRedisGuidance(options: {
   }
   return {
     async add(text) {
-      const entry: OperatorGuidance = { id: `g-${randomUUID()}`, at: Date.now(), text };
+      const entry = newGuidance(text);
       const pipeline = redis.pipeline();
       pipeline.rpush(listKey, JSON.stringify(entry));
       pipeline.ltrim(listKey, -GUIDANCE_KEPT, -1);
@@ -84,11 +98,7 @@ export function createRedisGuidance(options: {
       return entry;
     },
     list,
-    async pending() {
-      return (await list())
-        .filter((entry) => entry.acknowledged === null)
-        .map(({ id, at, text }) => ({ id, at, text }));
-    },
+    pending: () => pendingGuidance(list),
     async acknowledge(ids, by) {
       if (ids.length === 0) return;
       const value = JSON.stringify({ sessionId: by.sessionId, turn: by.turn, at: Date.now() });
