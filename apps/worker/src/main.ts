@@ -5,7 +5,7 @@ import { contextVariablesNotice, loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
 import { SHUTDOWN_CLOSE_MS, startWorkerFromConfig } from './start-worker.js';
 
-let config;
+let config: ReturnType<typeof loadWorkerConfig>;
 try {
   config = loadWorkerConfig(process.env);
 } catch (error) {
@@ -18,7 +18,14 @@ try {
 const contextNotice = contextVariablesNotice(process.env);
 if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
 
-let running;
+// The handlers go in before the worker starts: its "worker started" line is written during the
+// start, and a SIGTERM right after it (an orchestrator's stop, a deploy) must drain, not kill.
+let running: Awaited<ReturnType<typeof startWorkerFromConfig>> | undefined;
+let signalDuringStart: NodeJS.Signals | undefined;
+let signals = 0;
+process.on('SIGTERM', (signal) => onSignal(signal));
+process.on('SIGINT', (signal) => onSignal(signal));
+
 try {
   running = await startWorkerFromConfig(config);
 } catch (error) {
@@ -37,9 +44,14 @@ try {
   );
 }
 
-const { logger } = running;
-let signals = 0;
-const onSignal = (signal: NodeJS.Signals) => {
+function onSignal(signal: NodeJS.Signals): void {
+  if (running === undefined) {
+    // Still starting: drain as soon as the start returns; a second signal exits at once.
+    if (signalDuringStart !== undefined) process.exit(EXIT.cancelled);
+    signalDuringStart = signal;
+    return;
+  }
+  const { logger } = running;
   signals += 1;
   if (signals > 1) {
     logger.warn({ signal }, 'second signal: exiting now');
@@ -62,6 +74,6 @@ const onSignal = (signal: NodeJS.Signals) => {
       logger.error({ err: error }, 'shutdown failed');
       process.exit(EXIT.internal);
     });
-};
-process.on('SIGTERM', onSignal);
-process.on('SIGINT', onSignal);
+}
+
+if (signalDuringStart !== undefined) onSignal(signalDuringStart);

@@ -51,11 +51,23 @@ export function registerWorkerCommand(program: Command): void {
       }
       const contextNotice = contextVariablesNotice(env);
       if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
+      // Signals are heard from before the start: the "worker started" line is written during it,
+      // and a SIGTERM right after it must drain, not kill (a second one exits at once).
+      let signalDuringStart = false;
+      const duringStart = () => {
+        if (signalDuringStart) process.exit(EXIT_CODES.cancelled);
+        signalDuringStart = true;
+      };
+      process.on('SIGINT', duringStart);
+      process.on('SIGTERM', duringStart);
       let running;
       try {
         running = await startWorkerFromConfig(config);
       } catch (error) {
         throw toCommandFailure(error);
+      } finally {
+        process.off('SIGINT', duringStart);
+        process.off('SIGTERM', duringStart);
       }
       const worker = running;
       if (worker.sandbox.kind === 'unsandboxed') {
@@ -74,6 +86,7 @@ export function registerWorkerCommand(program: Command): void {
         };
         process.on('SIGINT', onSignal);
         process.on('SIGTERM', onSignal);
+        if (signalDuringStart) onSignal();
       });
       if (!drained)
         throw new CliError(

@@ -30,6 +30,8 @@ describe('projects live under BATON_HOME', () => {
       transitions: '/h/projects/p1/transitions.jsonl',
       transcripts: '/h/projects/p1/transcripts',
       checks: '/h/projects/p1/checks.json',
+      guidance: '/h/projects/p1/guidance.jsonl',
+      guidanceAcks: '/h/projects/p1/guidance-acks.jsonl',
     });
   });
 
