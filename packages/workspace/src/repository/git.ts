@@ -8,6 +8,11 @@ export interface GitOutput {
   stderr: string;
   /** True when the command was killed for running longer than its timeout. */
   timedOut: boolean;
+  /**
+   * How a failed command ended, in words without host paths ("exit status 1", "killed by
+   * SIGSEGV", "could not start git: EAGAIN"): what a message says when git printed nothing.
+   */
+  ended?: string | undefined;
 }
 
 /** Where and how a git command runs. */
@@ -143,6 +148,7 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
           stdout,
           stderr: missing ? GIT_MISSING : stderr,
           timedOut: failure?.killed === true && failure.signal === 'SIGKILL',
+          ended: failure === null ? undefined : howItEnded(failure),
         });
       },
     );
@@ -152,19 +158,35 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
   });
 }
 
+/** A failed run in words from its exit status, signal or errno only (never its command line). */
+function howItEnded(failure: NodeJS.ErrnoException & { signal?: string | null }): string {
+  if (typeof failure.code === 'number') return `exit status ${failure.code}`;
+  if (typeof failure.signal === 'string') return `killed by ${failure.signal}`;
+  if (typeof failure.code === 'string' && /^[A-Z0-9_]+$/.test(failure.code)) {
+    return failure.syscall?.startsWith('spawn') === true
+      ? `could not start git: ${failure.code}`
+      : failure.code;
+  }
+  return 'no exit status';
+}
+
 /** `user:password@` in URLs replaced, so a message never carries a credential. */
 export function redactUrlCredentials(text: string): string {
   // Anchored and bounded like the `url_credentials` rule of @baton/core: linear in `text`.
   return text.replace(/(?<![a-z0-9+.-])([a-z][a-z0-9+.-]{0,31}:\/\/)[^/\s@]{1,512}@/gi, '$1***@');
 }
 
-/** The first meaningful line of git's stderr (without `fatal: ` / `error: `), credentials redacted. */
+/**
+ * The first meaningful line of git's stderr (without `fatal: ` / `error: `), credentials redacted;
+ * when git printed none, how it ended ("git failed (killed by SIGSEGV)").
+ */
 export function gitMessage(output: GitOutput, fallback = 'git failed'): string {
   if (output.timedOut) return 'git timed out';
   const line = output.stderr
     .split('\n')
     .map((text) => text.trim())
     .find((text) => text !== '' && !/^(?:hint|warning):/i.test(text));
-  const message = (line ?? fallback).replace(/^(?:fatal|error):\s*/i, '');
+  const ended = output.ended === undefined ? fallback : `${fallback} (${output.ended})`;
+  const message = (line ?? ended).replace(/^(?:fatal|error):\s*/i, '');
   return redactUrlCredentials(message).slice(0, 300);
 }
