@@ -23,11 +23,8 @@ export type {
   WorkerSessionResult,
 } from './session-runner.js';
 export { createBatonWorker } from './worker.js';
-export type {
-  BatonWorker,
-  BatonWorkerOptions,
-  MaintenanceOptions,
-  WebhookOptions,
-} from './worker.js';
+export type { BatonWorker, BatonWorkerOptions } from './worker.js';
+export type { MaintenanceOptions } from './maintenance-worker.js';
+export type { WebhookOptions } from './webhook-worker.js';
 export { startWorkerFromConfig } from './start-worker.js';
 export type { RunningWorker, StartWorkerOptions } from './start-worker.js';
