@@ -15,7 +15,7 @@ const OOM = "OOM command not allowed when used memory > 'maxmemory'.";
 describe('baton status says why nothing runs a project, and the one command that fixes it', () => {
   it('a running project whose session job failed shows the job failure and `baton resume`, which fixes it', async () => {
     const id = world.projectId('stuck');
-    await world.control.createProject({ id, goal: '- a' });
+    const project = await world.control.createProject({ id, goal: '- a' });
     await world.repository.transition(id, 'running', { reason: 'session 1' });
     // What a Redis fault on the chaining path leaves: the session's job in BullMQ's failed set,
     // failed by a processor that met a full Redis.
@@ -34,7 +34,7 @@ describe('baton status says why nothing runs a project, and the one command that
       void worker.run();
       await queue.add(
         'chain',
-        { projectId: id, sessionNumber: 1, reason: 'chain' },
+        { projectId: id, sessionNumber: 1, reason: 'chain', generation: project.createdAt },
         { jobId: sessionJobId(id, 1) },
       );
       await failed;
@@ -144,7 +144,8 @@ describe('`baton status` without an id lists the projects nothing runs and what 
       for (const id of [fragment, orphan]) {
         await queue.add(
           'chain',
-          { projectId: id, sessionNumber: 4, reason: 'chain' },
+          // The lost project's creation time: a job never names a project created since.
+          { projectId: id, sessionNumber: 4, reason: 'chain', generation: Date.now() - 3_600_000 },
           { jobId: sessionJobId(id, 4), delay: 3_600_000 },
         );
       }

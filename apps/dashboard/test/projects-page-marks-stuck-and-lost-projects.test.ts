@@ -30,7 +30,8 @@ describe('the projects page marks projects nothing runs and what is left of lost
       for (const id of [ids.fragment, ids.orphan]) {
         await queue.add(
           'chain',
-          { projectId: id, sessionNumber: 2, reason: 'chain' },
+          // The lost project's creation time: a job never names a project created since.
+          { projectId: id, sessionNumber: 2, reason: 'chain', generation: Date.now() - 3_600_000 },
           { jobId: sessionJobId(id, 2), delay: 3_600_000 },
         );
       }

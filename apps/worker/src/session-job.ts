@@ -26,6 +26,10 @@ import type { SessionRunner } from './session-runner.js';
 import type { PushRetryOptions } from '@baton/workspace';
 import type { MemoryFence } from '@baton/storage-redis';
 
+/** Why a job that names no project generation is refused (queued by a Baton before 2026-12-04). */
+const UNKNOWN_GENERATION =
+  "carries no project generation (queued by an earlier Baton version): refused, since it cannot be told from a job of a project Redis lost; the reconciler queues the project's session again";
+
 /** What a session job returns (stored by BullMQ as the job's return value). */
 export type SessionJobResult =
   | { ran: false; skipped: string }
@@ -130,8 +134,11 @@ export class SessionJob {
 
   async run(): Promise<SessionJobResult> {
     const { projectId, sessionNumber } = this.#job.data;
+    const generation = this.#generation();
+    if (generation === undefined) return this.#refuse(UNKNOWN_GENERATION);
     const project = await this.#options.repository.get(projectId);
-    const unwanted = this.#chain.whyNotRunnable(project, sessionNumber);
+    const unwanted = this.#chain.whyNotRunnable(project, sessionNumber, generation);
+    if (project !== null && generation !== project.createdAt) return this.#refuse(unwanted);
     if (unwanted !== undefined) return this.#skip(unwanted);
     const lease = await this.#takeLease();
     const control = new SessionControl(this.#jobSignal);
@@ -143,6 +150,7 @@ export class SessionJob {
         projectId,
         sessionNumber,
         jobId: this.#job.id ?? '',
+        generation,
         control,
         memory: () => this.#options.memoryStore(projectId, fence),
         // Every write of this session's record is refused once the lease moved on.
@@ -164,7 +172,7 @@ export class SessionJob {
             enqueueSession(
               this.#options.queue,
               this.#options.repository,
-              { projectId, sessionNumber: next.sessionNumber, reason: next.reason },
+              { projectId, sessionNumber: next.sessionNumber, reason: next.reason, generation },
               { delayMs: next.delayMs },
             ),
           );
@@ -196,6 +204,27 @@ export class SessionJob {
   #skip(why: string): SessionJobResult {
     this.#log.info({ skipped: why }, 'session job skipped');
     return { ran: false, skipped: why };
+  }
+
+  /** The job's project generation, or undefined when it carries none. */
+  #generation(): number | undefined {
+    const { generation } = this.#job.data as Partial<SessionJobData>;
+    return typeof generation === 'number' && Number.isSafeInteger(generation)
+      ? generation
+      : undefined;
+  }
+
+  /**
+   * A job that is not its project's (see `SessionJobData.generation`): one warning line, and the
+   * job ends with the reason as its result. It never claims, runs the model or queues anything.
+   */
+  #refuse(why: string | undefined): SessionJobResult {
+    const reason = why ?? UNKNOWN_GENERATION;
+    this.#log.warn(
+      { refused: reason, generation: this.#job.data.generation ?? null },
+      'session job refused: not a job of this project',
+    );
+    return { ran: false, skipped: reason };
   }
 
   /**

@@ -49,14 +49,14 @@ describe('three workers, ten projects, duplicate jobs for every session', () => 
     const queue = new Queue<SessionJobData>(SESSION_QUEUE_NAME, { connection, prefix });
     try {
       for (const id of ids) {
-        await control.createProject({ id, goal: `Project ${id}\n- alpha\n- beta` });
+        const project = await control.createProject({ id, goal: `Project ${id}\n- alpha\n- beta` });
         // The normal job plus four rogue copies of session 1 under other ids: five jobs race for
         // one project on three workers. Only the lease keeps them apart.
         await control.enqueue(id);
         for (let copy = 0; copy < 4; copy += 1) {
           await queue.add(
             'rogue',
-            { projectId: id, sessionNumber: 1, reason: 'enqueue' },
+            { projectId: id, sessionNumber: 1, reason: 'enqueue', generation: project.createdAt },
             { jobId: `${id}-rogue-${copy}` },
           );
         }

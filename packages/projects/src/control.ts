@@ -231,6 +231,7 @@ class RedisBatonControl implements BatonControl {
       projectId,
       sessionNumber: project.counters.sessions + 1,
       reason: 'enqueue',
+      generation: project.createdAt,
     });
   }
 
@@ -273,6 +274,7 @@ class RedisBatonControl implements BatonControl {
       projectId,
       sessionNumber: project.counters.sessions + 1,
       reason: 'resume',
+      generation: project.createdAt,
     });
     return { project: await this.#repository.require(projectId), ...queued };
   }

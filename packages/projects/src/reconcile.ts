@@ -91,7 +91,8 @@ export async function findStuck(
   const sessionNumber = project.counters.sessions + 1;
   const job = await queue.getJob(sessionJobId(project.id, sessionNumber));
   const state = job ? await job.getState() : 'missing';
-  if (LIVE_STATES.has(state)) return null;
+  // A waiting job left over from an earlier project of this id is refused by workers: not live.
+  if (LIVE_STATES.has(state) && job?.data.generation === project.createdAt) return null;
   const jobFailure = state === 'failed' ? (job?.failedReason ?? 'failed') : null;
   const problem =
     jobFailure === null
@@ -126,6 +127,7 @@ async function requeue(
       projectId: project.id,
       sessionNumber,
       reason: 'resume',
+      generation: project.createdAt,
     });
     return { projectId: project.id, action: 'requeued', found, jobFailure, reason: null };
   } catch (error) {

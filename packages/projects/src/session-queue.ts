@@ -12,6 +12,13 @@ export interface SessionJobData {
   /** 1-based number of the session this job runs. */
   sessionNumber: number;
   reason: SessionJobReason;
+  /**
+   * Which creation of the project id this job belongs to: the project's `createdAt` when it was
+   * queued. A project Redis lost and a user created again under the same id has a new one, so a
+   * job left over from the lost project (`id@N`) is refused by workers instead of running as
+   * session N of the new project (`whyNotRunnable`).
+   */
+  generation: number;
 }
 
 /**
@@ -48,7 +55,10 @@ export function createSessionQueue(options: SessionQueueOptions): Queue<SessionJ
 /**
  * Queues session `sessionNumber` of a project unless that session's job is already waiting,
  * delayed or active. A finished job with the same id (an earlier attempt that was cancelled or
- * failed) is removed first so the id can be used again.
+ * failed), and a waiting or delayed one left over from an earlier project of the same id (another
+ * `generation`), are removed first so the id can be used again. An active job of an earlier
+ * project is left to the worker holding it, which refuses it; the reconciler then queues this
+ * session.
  */
 export async function enqueueSession(
   queue: Queue<SessionJobData>,
@@ -60,7 +70,9 @@ export async function enqueueSession(
   const existing = await queue.getJob(jobId);
   if (existing) {
     const state = await existing.getState();
-    if (state === 'completed' || state === 'failed' || state === 'unknown') {
+    const finished = state === 'completed' || state === 'failed' || state === 'unknown';
+    const stale = state !== 'active' && existing.data.generation !== data.generation;
+    if (finished || stale) {
       await existing.remove().catch(() => undefined);
     } else {
       return { jobId, added: false };

@@ -10,6 +10,8 @@ import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-re
 import {
   REDIS_MIGRATIONS,
   createKeys,
+  createSessionQueue,
+  sessionJobId,
   isProjectError,
   readMigrationState,
   runRedisMigrations,
@@ -28,6 +30,24 @@ describe('Redis data migrations', () => {
   }> {
     const ids = ['old-a', 'old-b', 'old-c'];
     for (const id of ids) await world.control.createProject({ id, goal: `Old goal ${id}` });
+    // Session jobs queued before jobs named their project's generation: one of a project Redis
+    // has, one of a project it lost.
+    const queue = createSessionQueue({ connection: world.redis, keys: world.control.keys });
+    try {
+      await world.control.enqueue('old-a');
+      const job = await queue.getJob(sessionJobId('old-a', 1));
+      await job?.updateData({ projectId: 'old-a', sessionNumber: 1, reason: 'enqueue' } as never);
+      await queue.add(
+        'chain',
+        { projectId: 'gone-a', sessionNumber: 3, reason: 'chain' } as never,
+        {
+          jobId: sessionJobId('gone-a', 3),
+          delay: 3_600_000,
+        },
+      );
+    } finally {
+      await queue.close();
+    }
     // No paged index: an earlier version kept only the creation-time set and the hashes.
     const indexKeys = await world.redis.keys(`${world.prefix}:projects:*`);
     await world.redis.del(...indexKeys);
@@ -114,6 +134,15 @@ describe('Redis data migrations', () => {
       expect(page.projects.map((project) => project.id)).toEqual(ids);
       expect((await world.control.countProjects()).counts.queued).toBe(3);
       expect((await world.control.getProject('old-a'))?.context).toEqual({ preset: 'long' });
+      const queue = createSessionQueue({ connection: world.redis, keys: world.control.keys });
+      try {
+        const stamped = await queue.getJob(sessionJobId('old-a', 1));
+        expect(stamped?.data.generation).toBe((await world.control.getProject('old-a'))?.createdAt);
+        // A job of a project Redis lost gets none: workers refuse it.
+        expect((await queue.getJob(sessionJobId('gone-a', 3)))?.data.generation).toBeUndefined();
+      } finally {
+        await queue.close();
+      }
       expect(await world.repository.featureFlips('old-b')).toEqual(
         new Map([
           ['F1', { sessionNumber: 3, sessionId: 's3' }],

@@ -51,6 +51,20 @@ import {
   type PrepareOutcome,
 } from './session-workspace.js';
 
+/**
+ * Why a job queued for an earlier project of the same id is refused: Redis lost that project and
+ * a user created it again, so the job's session number means nothing for the new one.
+ */
+function staleJobReason(project: ProjectRecord, generation: number): string {
+  const created = (at: number) =>
+    Number.isSafeInteger(at) && at > 0 ? new Date(at).toISOString() : 'at an unknown time';
+  return (
+    `queued for an earlier project ${project.id} (created ${created(generation)}), not the one ` +
+    `created ${created(project.createdAt)}: Redis lost that project; this job never runs a ` +
+    'session of the new one'
+  );
+}
+
 /** A write refused because the session's lease moved on (`ProjectRepository.fenced`). */
 function isFenced(error: unknown): boolean {
   return isProjectError(error) && error.code === 'fenced';
@@ -111,6 +125,11 @@ export interface ChainedSessionRequest {
   sessionNumber: number;
   /** The queue job behind it (`baton run`: `local-<n>`). */
   jobId: string;
+  /**
+   * The `createdAt` of the project the job was queued for (`SessionJobData.generation`); the
+   * session is refused when the project was created again since. `baton run`: unset.
+   */
+  generation?: number | undefined;
   control: ChainControl;
   /** The project's memory. */
   memory: (project: ProjectRecord) => MemoryStore | Promise<MemoryStore>;
@@ -198,9 +217,20 @@ export class SessionChain {
     this.#logger = options.logger ?? SILENT_CHAIN_LOGGER;
   }
 
-  /** Why `sessionNumber` must not run now on `project`, if it must not. */
-  whyNotRunnable(project: ProjectRecord | null, sessionNumber: number): string | undefined {
+  /**
+   * Why `sessionNumber` must not run now on `project`, if it must not. With `generation` (a
+   * queued job's), a project created again under the same id since the job was queued is not
+   * the job's project: the job must never run a session of it.
+   */
+  whyNotRunnable(
+    project: ProjectRecord | null,
+    sessionNumber: number,
+    generation?: number | undefined,
+  ): string | undefined {
     if (!project) return 'project does not exist';
+    if (generation !== undefined && generation !== project.createdAt) {
+      return staleJobReason(project, generation);
+    }
     if (!(RUNNABLE_STATUSES as readonly string[]).includes(project.status)) {
       return `project is ${project.status}`;
     }
@@ -279,10 +309,10 @@ class ChainStep {
   async #claim(): Promise<Claim | string> {
     const { workerId } = this.#options;
     const log = this.#projects;
-    const { projectId, sessionNumber, jobId } = this.#request;
+    const { projectId, sessionNumber, jobId, generation } = this.#request;
     const sessionId = this.#sessionId;
     const project = await log.get(projectId);
-    const unwanted = this.#chain.whyNotRunnable(project, sessionNumber);
+    const unwanted = this.#chain.whyNotRunnable(project, sessionNumber, generation);
     if (unwanted !== undefined || !project) return unwanted ?? 'project does not exist';
 
     const previous = project.activeSession;

@@ -12,6 +12,7 @@ import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
+import { createSessionQueue } from '../session-queue.js';
 import type { FeatureFlip } from '../repository/session-log.js';
 
 /** What a migration runs against. */
@@ -60,6 +61,12 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
       moveContentToBodies({ redis: context.redis, prefix: context.memoryPrefix }).then(
         () => undefined,
       ),
+  },
+  {
+    id: '2026-12-04-session-job-generation',
+    description:
+      "session jobs queued before jobs named their project's generation get it, so workers can refuse jobs of a project Redis lost (was: none; such a job ran as a session of any project created again under its id)",
+    run: stampJobGenerations,
   },
 ];
 
@@ -159,4 +166,43 @@ async function storeProjectContexts(context: MigrationContext): Promise<void> {
       await scripts.batonReplaceField(keys.project(id), 'config', stored, upgraded);
     }
   });
+}
+
+/** Session job states a job waits in before a worker takes it. */
+const QUEUED_JOB_STATES = ['waiting', 'delayed', 'prioritized', 'waiting-children'] as const;
+
+async function stampJobGenerations(context: MigrationContext): Promise<void> {
+  const { redis, keys } = context;
+  const queue = createSessionQueue({ connection: redis, keys });
+  queue.on('error', () => undefined);
+  try {
+    for (const state of QUEUED_JOB_STATES) {
+      // getJobs pages each state on its own; stamping changes no job's place in it.
+      for (let start = 0; ; start += BATCH) {
+        const jobs = await queue.getJobs(state, start, start + BATCH - 1, true);
+        const unstamped = jobs.filter(
+          (job) => job !== undefined && typeof job.data?.generation !== 'number',
+        );
+        if (unstamped.length > 0) {
+          const read = redis.pipeline();
+          for (const job of unstamped) {
+            read.hmget(keys.project(job.data.projectId), 'id', 'createdAt');
+          }
+          const found = (await execPipeline(read)) as (string | null)[][];
+          for (const [index, job] of unstamped.entries()) {
+            const [id, createdAt] = found[index] ?? [];
+            // A job of a project Redis no longer has stays without one: workers refuse it.
+            if (typeof id !== 'string' || typeof createdAt !== 'string') continue;
+            // A job a worker took meanwhile is gone from this state: nothing to stamp.
+            await job
+              .updateData({ ...job.data, generation: Number(createdAt) })
+              .catch(() => undefined);
+          }
+        }
+        if (jobs.length < BATCH) break;
+      }
+    }
+  } finally {
+    await queue.close();
+  }
 }
