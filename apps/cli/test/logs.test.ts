@@ -128,7 +128,7 @@ describe('baton logs', () => {
     const result = await runCli(['logs', 'nobody-z'], { cwd: dir, env: world.env(dir) });
     expect(result.code).toBe(7);
     expect(oneLine(result.stderr)).toBe(
-      'baton: no project nobody-z on Redis (see `baton projects`).',
+      'baton: no project nobody-z on Redis (see `baton projects`; --local for `baton run` projects).',
     );
   });
 

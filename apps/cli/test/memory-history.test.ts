@@ -66,7 +66,7 @@ describe('baton memory history', () => {
       ['memory', 'history', 'local-h', '/memories/progress.md', '--local', '--json'],
       { cwd: dir, env: world.env(dir) },
     );
-    expect(result.code).toBe(0);
+    expect(result.code, result.stderr).toBe(0);
     const parsed = JSON.parse(result.stdout) as {
       versions: Array<{ version: string; bytes: number }>;
     };

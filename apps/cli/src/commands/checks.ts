@@ -1,16 +1,9 @@
 import type { Command } from 'commander';
-import type { MemoryStore } from '@baton/core';
 import { projectChecksReport, type ProjectChecksReport } from '@baton/projects';
 import type { ProjectRecord } from '@baton/projects';
-import { readFeatures, type FeatureChecks } from '@baton/session';
+import { readFeatures } from '@baton/session';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { projectNotFound } from '../internal/command-failure.js';
-import {
-  openLocalMemory,
-  openLocalProjectLog,
-  requireLocalProject,
-} from '../internal/local-projects.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects, type ProjectAccess } from '../internal/project-access.js';
 import { formatTable } from '../internal/table.js';
 import { outputJson, terminalSafe } from '../internal/terminal-text.js';
 import { describeVerification } from '../internal/verification.js';
@@ -26,38 +19,17 @@ interface ProjectChecks {
   report: ProjectChecksReport;
 }
 
-async function readRows(
-  project: ProjectRecord,
-  store: MemoryStore,
-  checks: FeatureChecks,
-): Promise<ProjectChecks> {
-  const features = await readFeatures(store);
-  return { project, report: projectChecksReport(project, features, checks) };
-}
-
-async function readProjectChecks(id: string, local: boolean): Promise<ProjectChecks> {
-  if (local) {
-    const local = await requireLocalProject(id);
-    const log = await openLocalProjectLog();
-    const store = await openLocalMemory(local);
-    try {
-      return await readRows(local.record, store, await log.readChecks(local.record.id));
-    } finally {
-      await store.close();
-    }
+/** The project, its checklist and its check record, the same for Redis and `BATON_HOME`. */
+async function readProjectChecks(projects: ProjectAccess, id: string): Promise<ProjectChecks> {
+  const project = await projects.requireProject(id);
+  const store = await projects.memoryStore(id);
+  try {
+    const features = await readFeatures(store);
+    const checks = await projects.readChecks(id);
+    return { project, report: projectChecksReport(project, features, checks) };
+  } finally {
+    await store.close();
   }
-  return withControl(async (control) => {
-    const project = await control.getProject(id);
-    if (project === null) {
-      throw projectNotFound(id, 'on Redis (see `baton status`; --local for `baton run` projects)');
-    }
-    const store = await control.memoryStore(id);
-    try {
-      return await readRows(project, store, await control.readChecks(id));
-    } finally {
-      await store.close();
-    }
-  });
 }
 
 /** The last non-empty line of a check's output, cut to `max` characters. */
@@ -124,7 +96,7 @@ export function registerChecksCommand(program: Command): void {
         'REDIS_URL and BATON_PREFIX unless --local.',
     )
     .action(async (id: string, options: ChecksOptions) => {
-      const checks = await readProjectChecks(id, options.local === true);
+      const checks = await withProjects(options, (projects) => readProjectChecks(projects, id));
       if (options.json === true) {
         process.stdout.write(`${outputJson(checks.report, 2)}\n`);
         return;

@@ -5,7 +5,7 @@ import { parseProjectId } from '../internal/argument-parsers.js';
 import { CommandFailure } from '../internal/command-failure.js';
 import { EXIT_CODES } from '../exit-codes.js';
 import { batonHome } from '../internal/project-home.js';
-import { requireProjectRecord } from '../internal/project-record.js';
+import { withProjects } from '../internal/project-access.js';
 import { contentForOutput, outputJson } from '../internal/terminal-text.js';
 
 interface DiffOptions {
@@ -61,7 +61,7 @@ export function registerDiffCommand(program: Command): void {
       '\nReads REDIS_CLUSTER_NODES or REDIS_URL and BATON_PREFIX unless --local; fetches into BATON_HOME/cache.',
     )
     .action(async (id: string, options: DiffOptions) => {
-      const project = await requireProjectRecord(id, { local: options.local === true });
+      const project = await withProjects(options, (projects) => projects.requireProject(id));
       await printDiff(project, options);
     });
 }

@@ -1,13 +1,8 @@
-import { open, stat } from 'node:fs/promises';
 import type { Command } from 'commander';
-import type { BatonControl, EventEntry } from '@baton/projects';
-import { decodeProjectEventJson, type ProjectEvent } from '@baton/projects/schema';
-import { CliError } from '../errors.js';
+import type { ProjectEvent } from '@baton/projects/schema';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { projectNotFound } from '../internal/command-failure.js';
 import { createLiveView, shouldUseColor } from '../internal/live-view.js';
-import { requireLocalProject, type LocalProject } from '../internal/local-projects.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects, type ProjectAccess } from '../internal/project-access.js';
 import { COST_HELP } from '../internal/cost-help.js';
 import { outputJson } from '../internal/terminal-text.js';
 
@@ -61,112 +56,31 @@ function interruption() {
   };
 }
 
-async function remoteLogs(id: string, options: LogsOptions): Promise<void> {
-  await withControl(async (control: BatonControl) => {
-    const project = await control.getProject(id);
-    if (project === null) throw projectNotFound(id, 'on Redis (see `baton projects`)');
-    const printer = createPrinter(options);
-    printer.seed({
-      passing: project.counters.featuresPassing,
-      total: project.counters.featuresTotal,
-    });
-    let lastId: string | undefined;
-    let finished = isTerminalStatus(project.status);
-    // History first, page by page: everything the stream still holds.
-    for (;;) {
-      const page: EventEntry[] = await control.readEvents(id, {
-        count: 500,
-        ...(lastId === undefined ? {} : { fromId: lastId }),
-      });
-      for (const entry of page) {
-        printer.print(entry.event);
-        lastId = entry.id;
-      }
-      if (page.length < 500) break;
-    }
-    if (options.follow !== true || finished) {
-      printer.close();
-      return;
-    }
-    // Then live, with blocking reads, until the project ends or the user stops us.
-    const stop = interruption();
-    try {
-      for await (const entry of control.followEvents(id, {
-        fromId: lastId ?? '0-0',
-        blockMs: 2_000,
-        signal: stop.signal,
-      })) {
-        printer.print(entry.event);
-        if (entry.event.type === 'project-status' && isTerminalStatus(entry.event.to)) {
-          finished = true;
-          break;
-        }
-      }
-    } finally {
-      stop.stop();
-      printer.close();
-    }
-  });
-}
-
-/** Reads complete JSON lines from `file` starting at byte `offset`; returns the new offset. */
-async function readLines(
-  file: string,
-  offset: number,
-  onEvent: (event: ProjectEvent) => void,
-): Promise<number> {
-  const handle = await open(file, 'r');
-  try {
-    const { size } = await handle.stat();
-    if (size <= offset) return offset;
-    const buffer = Buffer.alloc(size - offset);
-    await handle.read(buffer, 0, buffer.length, offset);
-    const text = buffer.toString('utf8');
-    const end = text.lastIndexOf('\n');
-    if (end === -1) return offset;
-    for (const line of text.slice(0, end).split('\n')) {
-      // A torn or foreign line decodes as an unknown event that says so: the log reads on.
-      if (line.trim() !== '') onEvent(decodeProjectEventJson(line));
-    }
-    return offset + Buffer.byteLength(text.slice(0, end + 1));
-  } finally {
-    await handle.close();
-  }
-}
-
-async function localLogs(id: string, options: LogsOptions): Promise<void> {
-  const project: LocalProject = await requireLocalProject(id);
-  if ((await stat(project.eventsFile).catch(() => null)) === null) {
-    throw new CliError(
-      'usage',
-      `local project ${id} has no event log (${project.eventsFile}): \`baton run\` prints events as it runs; use \`baton run --json\` to keep them.`,
-    );
-  }
+/**
+ * Prints the project's events; with `-f` keeps printing new ones until the project ends or the
+ * user stops us. The same for Redis and `BATON_HOME`: both logs hold the chain's events.
+ */
+async function printLogs(projects: ProjectAccess, id: string, options: LogsOptions): Promise<void> {
+  const project = await projects.requireProject(id);
   const printer = createPrinter(options);
-  let offset = await readLines(project.eventsFile, 0, printer.print);
-  if (options.follow !== true) {
-    printer.close();
-    return;
-  }
-  const stop = interruption();
+  printer.seed({
+    passing: project.counters.featuresPassing,
+    total: project.counters.featuresTotal,
+  });
+  // A finished project gets no new events: its history is all there is.
+  const follow = options.follow === true && !isTerminalStatus(project.status);
+  const stop = follow ? interruption() : undefined;
   try {
-    // A local log is a plain file with no blocking read: check it for new lines four times a second.
-    while (!stop.signal.aborted) {
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 250);
-        stop.signal.addEventListener(
-          'abort',
-          () => {
-            clearTimeout(timer);
-            resolve();
-          },
-          { once: true },
-        );
-      });
-      offset = await readLines(project.eventsFile, offset, printer.print);
+    const events = projects.events(project, {
+      follow,
+      signal: stop?.signal ?? new AbortController().signal,
+    });
+    for await (const { event, live } of events) {
+      printer.print(event);
+      if (live && event.type === 'project-status' && isTerminalStatus(event.to)) break;
     }
   } finally {
-    stop.stop();
+    stop?.stop();
     printer.close();
   }
 }
@@ -190,7 +104,6 @@ export function registerLogsCommand(program: Command): void {
       `${COST_HELP}\n\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (id: string, options: LogsOptions) => {
-      if (options.local === true) await localLogs(id, options);
-      else await remoteLogs(id, options);
+      await withProjects(options, (projects) => printLogs(projects, id, options));
     });
 }

@@ -30,7 +30,7 @@ export function registerMemoryExecCommand(program: Command): void {
       '\nCommands run in order, exactly as the agent\'s memory tool runs them. A line that is not JSON\ngets {"content":"...","isError":true}.',
     )
     .action(async (id: string, options: ExecOptions) => {
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         const tool = createMemoryTool({
           store,
           session: 'baton-cli',

@@ -57,7 +57,7 @@ export function registerMemoryHistoryCommand(program: Command): void {
       const storePath = memoryPathArgument(pathArgument);
       if (storePath === '') throw new CliError('usage', 'give a file path, not /memories itself.');
       const virtual = toVirtualPath(storePath);
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         let versions: HistoryEntry[];
         let readVersion: (version: string) => Promise<string | null>;
         if (hasHistory(store)) {

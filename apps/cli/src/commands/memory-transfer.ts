@@ -124,7 +124,7 @@ export function registerMemoryTransferCommands(program: Command): void {
           `${directory} is not empty; choose an empty folder or add --force.`,
         );
       }
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         await mkdir(directory, { recursive: true });
         const [files, bytes] = await exportMemory(store, directory);
         report({ project: id, directory, files, bytes }, 'Exported', options.json === true);
@@ -144,7 +144,7 @@ export function registerMemoryTransferCommands(program: Command): void {
       const state = await directoryState(directory);
       if (state === 'missing') throw new CliError('usage', `no folder ${directory}.`);
       if (state === 'file') throw new CliError('usage', `${directory} is not a directory.`);
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         const [files, bytes] = await importMemory(store, directory);
         report({ project: id, directory, files, bytes }, 'Imported', options.json === true);
       });

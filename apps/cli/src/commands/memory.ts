@@ -32,7 +32,7 @@ export function registerMemoryCommand(program: Command): void {
         options: ReadOptions & { depth: number },
       ) => {
         const directory = pathArgument === undefined ? '' : memoryPathArgument(pathArgument);
-        await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+        await withProjectMemory({ id, local: options.local }, async ({ store }) => {
           const stat = await store.stat(directory);
           if (stat === null) throw notFound(directory);
           if (stat.kind !== 'directory') {
@@ -69,7 +69,7 @@ export function registerMemoryCommand(program: Command): void {
       const file = memoryPathArgument(pathArgument);
       if (file === '')
         throw new CliError('usage', '/memories is a directory; use baton memory ls.');
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         const stat = await store.stat(file);
         if (stat === null) throw notFound(file);
         if (stat.kind === 'directory') {
@@ -101,7 +101,7 @@ function registerLogCommand(memory: Command): void {
     .action(async (id: string, options: ReadOptions) => {
       // Loaded on use, so the other verbs do not pay for the session package.
       const { readProgressEntries, readProgressLog } = await import('@baton/session');
-      await withProjectMemory({ id, local: options.local === true }, async ({ store }) => {
+      await withProjectMemory({ id, local: options.local }, async ({ store }) => {
         const log = await readProgressLog(store);
         if (log === null) throw notFound('progress.md');
         process.stdout.write(

@@ -1,11 +1,10 @@
 import type { Command } from 'commander';
 import { Option } from 'commander';
-import type { BatonControl, ProjectRecord } from '@baton/projects';
+import type { ProjectRecord } from '@baton/projects';
 import { PROJECT_STATUSES, type ProjectStatus } from '@baton/projects/schema';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatHitRate, formatTokens, formatUsd } from '../internal/format.js';
-import { openLocalProjectLog } from '../internal/local-projects.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects } from '../internal/project-access.js';
 import { formatTable } from '../internal/table.js';
 import { outputJson, terminalSafe } from '../internal/terminal-text.js';
 
@@ -46,7 +45,7 @@ export interface ProjectRow {
 }
 
 /** Projects as rows, the same for Redis and `BATON_HOME` (both keep a `ProjectRecord`). */
-function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
+export function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
   return projects.map((project) => ({
     id: project.id,
     status: project.status,
@@ -66,22 +65,6 @@ function projectRows(projects: readonly ProjectRecord[]): ProjectRow[] {
     sandbox:
       project.sessionSandbox === null ? null : project.sessionSandbox.mode === 'off' ? 'off' : 'on',
   }));
-}
-
-/** Every Redis project as a row (`baton projects` and `baton status` without an id). */
-export async function remoteRows(
-  control: BatonControl,
-  status: ProjectStatus | undefined,
-): Promise<ProjectRow[]> {
-  return projectRows(await control.listProjects(status === undefined ? {} : { status }));
-}
-
-/** Every `baton run` project under `BATON_HOME` as a row. */
-async function localRows(status: ProjectStatus | undefined): Promise<ProjectRow[]> {
-  const projects = await (await openLocalProjectLog()).list();
-  return projectRows(
-    projects.filter((project) => status === undefined || project.status === status),
-  );
 }
 
 /** The table of `baton projects` and `baton status` without an id. */
@@ -129,10 +112,9 @@ export function registerProjectsCommand(program: Command): void {
       `${COST_HELP}\n\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.`,
     )
     .action(async (options: ProjectsOptions) => {
-      const rows =
-        options.local === true
-          ? await localRows(options.status)
-          : await withControl((control) => remoteRows(control, options.status));
+      const rows = projectRows(
+        await withProjects(options, (projects) => projects.listProjects(options.status)),
+      );
       if (options.json === true) {
         process.stdout.write(`${outputJson(rows, 2)}\n`);
         return;

@@ -1,40 +1,7 @@
 import type { Command } from 'commander';
-import type { OperatorGuidance } from '@baton/session';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { requireLocalProject } from '../internal/local-projects.js';
-import { toCommandFailure, withControl } from '../internal/remote-control.js';
+import { withProjects } from '../internal/project-access.js';
 import { outputJson } from '../internal/terminal-text.js';
-
-/**
- * Guidance for a `baton run` project, kept in its directory for the run's session to read. A
- * local record shows no session while none is running (`activeSession`).
- */
-async function sayLocal(
-  id: string,
-  text: string,
-): Promise<{ guidance: OperatorGuidance; running: boolean }> {
-  const {
-    createFileGuidance,
-    fileProjectPaths,
-    isTerminalStatus,
-    parseGuidanceText,
-    ProjectError,
-  } = await import('@baton/projects');
-  try {
-    const valid = parseGuidanceText(text);
-    const project = await requireLocalProject(id);
-    if (isTerminalStatus(project.record.status)) {
-      throw new ProjectError(
-        'conflict',
-        `project ${id} is ${project.record.status}; guidance reaches only a queued, running or paused project`,
-      );
-    }
-    const guidance = await createFileGuidance(fileProjectPaths(project.home, id)).add(valid);
-    return { guidance, running: project.record.activeSession !== null };
-  } catch (error) {
-    throw toCommandFailure(error);
-  }
-}
 
 /** `baton say ID TEXT`: guidance for a project's running (or next) session. */
 export function registerSayCommand(program: Command): void {
@@ -52,13 +19,10 @@ export function registerSayCommand(program: Command): void {
       '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local.',
     )
     .action(async (id: string, text: string, options: { json?: boolean; local?: boolean }) => {
-      const { guidance, running } =
-        options.local === true
-          ? await sayLocal(id, text)
-          : await withControl(async (control) => {
-              const said = await control.say(id, text);
-              return { guidance: said.guidance, running: said.project.activeSession !== null };
-            });
+      // Locally, the running `baton run` reads the project's guidance file at its next turn.
+      const { guidance, sessionRunning: running } = await withProjects(options, (projects) =>
+        projects.say(id, text),
+      );
       process.stdout.write(
         options.json === true
           ? `${outputJson({ projectId: id, ...guidance, sessionRunning: running }, 2)}\n`

@@ -1,15 +1,8 @@
 import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
-import {
-  SEARCH_MAX_CHARACTERS,
-  searchTextProblem,
-  type SearchHit,
-  type SearchResult,
-} from '@baton/session';
+import { SEARCH_MAX_CHARACTERS, searchTextProblem, type SearchHit } from '@baton/session';
 import { parsePositiveInteger, parseProjectId } from '../internal/argument-parsers.js';
-import { openLocalMemory, requireLocalProject } from '../internal/local-projects.js';
-import { projectNotFound } from '../internal/command-failure.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects } from '../internal/project-access.js';
 import { terminalSafe } from '../internal/transcript-view.js';
 import { outputJson, terminalText } from '../internal/terminal-text.js';
 
@@ -34,21 +27,6 @@ function formatHit(hit: SearchHit): string {
   return `${terminalSafe(where)}: ${terminalSafe(hit.snippet)}`;
 }
 
-async function localSearch(id: string, text: string, limit: number): Promise<SearchResult> {
-  const project = await requireLocalProject(id);
-  const { createFileTranscriptStore, searchProject } = await import('@baton/session');
-  const memory = await openLocalMemory(project);
-  try {
-    return await searchProject(
-      { transcripts: createFileTranscriptStore({ dir: project.transcriptsDir }), memory },
-      text,
-      { limit },
-    );
-  } finally {
-    await memory.close();
-  }
-}
-
 /** `baton search ID TEXT`: where a project's transcripts and memory mention something. */
 export function registerSearchCommand(program: Command): void {
   program
@@ -66,15 +44,9 @@ export function registerSearchCommand(program: Command): void {
       '\nMemory hits come first, then transcripts from the newest session. No hit is not an error (exit 0).\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX, or BATON_HOME with --local.',
     )
     .action(async (id: string, text: string, options: SearchCommandOptions) => {
-      const result =
-        options.local === true
-          ? await localSearch(id, text, options.limit)
-          : await withControl(async (control) => {
-              if ((await control.getProject(id)) === null) {
-                throw projectNotFound(id, 'on Redis (see `baton projects`)');
-              }
-              return control.search(id, text, { limit: options.limit });
-            });
+      const result = await withProjects(options, (projects) =>
+        projects.search(id, text, { limit: options.limit }),
+      );
       if (options.json === true) {
         process.stdout.write(`${outputJson(result)}\n`);
         return;

@@ -8,10 +8,8 @@ import type {
 import { summarizeSandbox } from '@baton/workspace';
 import { CliError } from '../errors.js';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { projectNotFound } from '../internal/command-failure.js';
-import { withControl } from '../internal/remote-control.js';
-import { openLocalProjectLog, requireLocalProject } from '../internal/local-projects.js';
-import { remoteRows, renderProjectRows } from './projects.js';
+import { NO_DEPLOYMENT_MARKER, withProjects } from '../internal/project-access.js';
+import { projectRows, renderProjectRows } from './projects.js';
 import { COST_HELP } from '../internal/cost-help.js';
 import { formatFileSize, formatHitRate } from '../internal/format.js';
 import {
@@ -114,12 +112,6 @@ function sessionJson(session: SessionSummary) {
     mcp: session.mcp ?? [],
   };
 }
-
-/** What the CLI says on a Redis without the workers' deployment marker (redis-safety.ts). */
-const NO_DEPLOYMENT_MARKER =
-  'This Redis has no Baton deployment marker: no worker has run on it yet, or Redis lost its ' +
-  "data. A lost project's code is on its branch baton/<project-id> " +
-  "(git ls-remote <repo> 'refs/heads/baton/*'); see docs/operations.md#redis-lost-its-data.";
 
 const short = (commit: string | null | undefined) => (commit ? commit.slice(0, 12) : 'none');
 
@@ -296,41 +288,16 @@ export function registerStatusCommand(program: Command): void {
     .option('--json', 'print JSON')
     .option('--local', 'a `baton run` project under BATON_HOME instead of Redis (needs the id)')
     .action(async (id: string | undefined, options: { json?: boolean; local?: boolean }) => {
-      if (options.local === true) {
-        if (id === undefined)
-          throw new CliError('usage', 'baton status --local needs a project id');
-        const { record } = await requireLocalProject(id);
-        const log = await openLocalProjectLog();
-        const sessions = await log.listSessions(id);
-        process.stdout.write(
-          options.json === true
-            ? `${outputJson({ ...projectJson(record), sessionCommits: sessions.map(sessionJson) }, 2)}\n`
-            : describeProject(terminalSafe(record), terminalSafe(sessions), [], null),
-        );
-        return;
+      if (options.local === true && id === undefined) {
+        throw new CliError('usage', 'baton status --local needs a project id');
       }
-      await withControl(async (control) => {
+      await withProjects(options, async (projects) => {
         if (id !== undefined) {
-          const project = await control.getProject(id);
-          if (!project) {
-            const fragment = await control.findFragment(id);
-            if (fragment !== null) {
-              throw projectNotFound(
-                id,
-                `on Redis: only fragments of its record are left (${fragment.join(', ')}), written after Redis lost its data. Nothing runs it; \`baton enqueue --project ${id} ...\` creates it again in their place (its memory and branch are kept)`,
-              );
-            }
-            const marked = (await control.readDeploymentMarker()) !== null;
-            throw projectNotFound(
-              id,
-              marked
-                ? 'on Redis (see `baton status`)'
-                : `on Redis. ${NO_DEPLOYMENT_MARKER.slice(0, -1)}`,
-            );
-          }
-          const sessions = await control.listSessions(id);
-          const deliveries = await control.listWebhookDeliveries(id);
-          const stuck = await control.findStuck(project);
+          const project = await projects.requireProject(id, { diagnose: true });
+          const sessions = await projects.listSessions(id);
+          const deliveries = await projects.listWebhookDeliveries(id);
+          const stuck = await projects.findStuck(project);
+          // A `baton run` project has no webhooks and is never stuck (`null`, `[]`).
           process.stdout.write(
             options.json
               ? `${outputJson({ ...projectJson(project), stuck, sessionCommits: sessions.map(sessionJson), webhooks: deliveries }, 2)}\n`
@@ -344,18 +311,18 @@ export function registerStatusCommand(program: Command): void {
           return;
         }
         // Without an id: the same rows, columns and JSON shape as `baton projects`.
-        const rows = await remoteRows(control, undefined);
+        const rows = projectRows(await projects.listProjects());
         if (options.json) {
           process.stdout.write(`${outputJson(rows, 2)}\n`);
           return;
         }
         // Projects nothing runs and what is left of projects Redis lost, below the rows.
-        const problems = terminalSafe(await control.findProblems()).flatMap((found) => [
+        const problems = terminalSafe(await projects.findProblems()).flatMap((found) => [
           `problem   ${found.projectId}: ${found.problem}`,
           `fix       ${found.fix}`,
         ]);
         const tail = problems.length === 0 ? '' : `\n${problems.join('\n')}\n`;
-        if (rows.length === 0 && (await control.readDeploymentMarker()) === null) {
+        if (rows.length === 0 && !(await projects.hasDeploymentMarker())) {
           // An empty Redis that a worker never marked: new, or it lost its data.
           process.stdout.write(`no projects\n${NO_DEPLOYMENT_MARKER}\n${tail}`);
           return;

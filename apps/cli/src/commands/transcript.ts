@@ -3,7 +3,7 @@ import { TRANSCRIPT_BLOCK_MAX_CHARACTERS, TRANSCRIPT_SESSIONS_KEPT } from '@bato
 import { parsePositiveInteger, parseProjectId } from '../internal/argument-parsers.js';
 import { CommandFailure } from '../internal/command-failure.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { withProjectTranscripts } from '../internal/project-transcripts.js';
+import { withProjects } from '../internal/project-access.js';
 import { formatTranscript } from '../internal/transcript-view.js';
 import { outputJson, terminalText } from '../internal/terminal-text.js';
 
@@ -33,7 +33,9 @@ export function registerTranscriptCommand(program: Command): void {
       `\nReads REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX, or BATON_HOME with --local.\nThe latest ${TRANSCRIPT_SESSIONS_KEPT} sessions of a project are kept (docs/sessions.md#transcripts).`,
     )
     .action(async (id: string, options: TranscriptOptions) => {
-      await withProjectTranscripts({ id, local: options.local === true }, async (transcripts) => {
+      await withProjects(options, async (projects) => {
+        await projects.requireProject(id);
+        const transcripts = await projects.transcripts(id);
         const all = await transcripts.list();
         const chosen =
           options.session === undefined

@@ -1,22 +1,17 @@
 import { isMemoryToolError, isStoreError, parseMemoryPath, type MemoryStore } from '@baton/core';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
-import { CommandFailure, projectNotFound } from './command-failure.js';
-import { openLocalMemory, requireLocalProject } from './local-projects.js';
-import { withControl } from './remote-control.js';
+import { CommandFailure } from './command-failure.js';
+import { withProjects, type ProjectAccessOptions } from './project-access.js';
 
 /** Which project memory a command works on. */
-export interface ProjectMemoryTarget {
+export interface ProjectMemoryTarget extends ProjectAccessOptions {
   id: string;
-  /** A `baton run` project (FileSystemStore under BATON_HOME) instead of Redis. */
-  local: boolean;
 }
 
 /** What `withProjectMemory` hands the command. */
 export interface ProjectMemory {
   store: MemoryStore;
-  /** `redis` or `local`. */
-  backend: 'redis' | 'local';
 }
 
 /**
@@ -27,23 +22,11 @@ export async function withProjectMemory<T>(
   target: ProjectMemoryTarget,
   body: (memory: ProjectMemory) => Promise<T>,
 ): Promise<T> {
-  if (target.local) {
-    const project = await requireLocalProject(target.id);
-    const store = await openLocalMemory(project);
+  return withProjects(target, async (projects) => {
+    await projects.requireProject(target.id);
+    const store = await projects.memoryStore(target.id);
     try {
-      return await body({ store, backend: 'local' });
-    } catch (error) {
-      throw toCliError(error);
-    } finally {
-      await store.close();
-    }
-  }
-  return withControl(async (control) => {
-    const project = await control.getProject(target.id);
-    if (project === null) throw projectNotFound(target.id, 'on Redis (see `baton projects`)');
-    const store = await control.memoryStore(target.id);
-    try {
-      return await body({ store, backend: 'redis' });
+      return await body({ store });
     } catch (error) {
       throw toCliError(error);
     } finally {

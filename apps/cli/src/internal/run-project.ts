@@ -50,6 +50,7 @@ import {
 } from '@baton/workspace';
 import { CliError } from '../errors.js';
 import { EXIT_CODES } from '../exit-codes.js';
+import { abortableDelay } from './abortable-delay.js';
 import { featureBar, formatUsd } from './format.js';
 import { createLiveView, shouldUseColor } from './live-view.js';
 import { connectModel, refuseModelWithoutKey } from './model.js';
@@ -544,7 +545,7 @@ export async function runProject(options: RunOptions): Promise<number> {
       if (outcome.result.stopReason === 'workspace_unavailable') say(outcome.result.reason);
       if (decision.kind !== 'next') break;
       if (decision.cause === 'retry') say(`Retrying: ${decision.reason}.`);
-      if (decision.delayMs > 0) await delay(decision.delayMs, control.signal);
+      if (decision.delayMs > 0) await abortableDelay(decision.delayMs, control.signal);
     }
     project = await log.require(project.id);
     const exitCode = control.signal.aborted
@@ -595,19 +596,6 @@ export async function runProject(options: RunOptions): Promise<number> {
     // Spans are batched: the run's last ones are sent before the process exits.
     await traces?.shutdown().catch(() => undefined);
   }
-}
-
-/** Waits `ms`, or less when `signal` aborts (Ctrl-C during a retry's back-off). */
-function delay(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(done, ms);
-    function done() {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /** OpenTelemetry traces when OTEL_EXPORTER_OTLP_ENDPOINT is set (a bad one is a usage error). */
