@@ -27,4 +27,6 @@ export type { BatonWorker, BatonWorkerOptions } from './worker.js';
 export type { MaintenanceOptions } from './maintenance-worker.js';
 export type { WebhookOptions } from './webhook-worker.js';
 export { startWorkerFromConfig } from './start-worker.js';
+export { runUntilSignalled } from './run-until-signalled.js';
+export type { RunUntilSignalledOptions } from './run-until-signalled.js';
 export type { RunningWorker, StartWorkerOptions } from './start-worker.js';

@@ -1,9 +1,9 @@
 #!/usr/bin/env node
-// The worker process: wiring only. Reads config, starts the worker, installs shutdown handlers.
+// The worker process: wiring only. Reads config, runs the worker until a signal drains it.
 import { EXIT_CODES as EXIT } from '@baton/core';
 import { contextVariablesNotice, loadWorkerConfig } from './config.js';
 import { describeError, isWorkerError } from './errors.js';
-import { SHUTDOWN_CLOSE_MS, startWorkerFromConfig } from './start-worker.js';
+import { runUntilSignalled } from './run-until-signalled.js';
 
 let config: ReturnType<typeof loadWorkerConfig>;
 try {
@@ -18,16 +18,9 @@ try {
 const contextNotice = contextVariablesNotice(process.env);
 if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
 
-// The handlers go in before the worker starts: its "worker started" line is written during the
-// start, and a SIGTERM right after it (an orchestrator's stop, a deploy) must drain, not kill.
-let running: Awaited<ReturnType<typeof startWorkerFromConfig>> | undefined;
-let signalDuringStart: NodeJS.Signals | undefined;
-let signals = 0;
-process.on('SIGTERM', (signal) => onSignal(signal));
-process.on('SIGINT', (signal) => onSignal(signal));
-
 try {
-  running = await startWorkerFromConfig(config);
+  const { drained } = await runUntilSignalled(config);
+  process.exit(drained ? EXIT.ok : EXIT.internal);
 } catch (error) {
   process.stderr.write(
     `baton worker: ${isWorkerError(error) ? error.message : describeError(error)}\n`,
@@ -43,37 +36,3 @@ try {
         : EXIT.internal,
   );
 }
-
-function onSignal(signal: NodeJS.Signals): void {
-  if (running === undefined) {
-    // Still starting: drain as soon as the start returns; a second signal exits at once.
-    if (signalDuringStart !== undefined) process.exit(EXIT.cancelled);
-    signalDuringStart = signal;
-    return;
-  }
-  const { logger } = running;
-  signals += 1;
-  if (signals > 1) {
-    logger.warn({ signal }, 'second signal: exiting now');
-    process.exit(EXIT.cancelled);
-  }
-  logger.info({ signal }, 'signal received; draining');
-  // The last resort if something still hangs after the bounded close: the process ends anyway,
-  // leaving its jobs to be resumed elsewhere once their locks expire.
-  setTimeout(
-    () => {
-      logger.error({ signal }, 'shutdown did not finish in time: exiting');
-      process.exit(EXIT.internal);
-    },
-    config.shutdownGraceMs + SHUTDOWN_CLOSE_MS + 2_000,
-  ).unref();
-  running
-    .shutdown()
-    .then(({ drained }) => process.exit(drained ? EXIT.ok : EXIT.internal))
-    .catch((error: unknown) => {
-      logger.error({ err: error }, 'shutdown failed');
-      process.exit(EXIT.internal);
-    });
-}
-
-if (signalDuringStart !== undefined) onSignal(signalDuringStart);

@@ -1,7 +1,6 @@
 import type { Command } from 'commander';
-import { contextVariablesNotice, loadWorkerConfig, startWorkerFromConfig } from '@baton/worker';
+import { contextVariablesNotice, loadWorkerConfig, runUntilSignalled } from '@baton/worker';
 import { CliError } from '../errors.js';
-import { EXIT_CODES } from '../exit-codes.js';
 import { parsePort, parsePositiveInteger } from '../internal/argument-parsers.js';
 import { toCommandFailure } from '../internal/remote-control.js';
 import { warnUnknownVariables } from '../internal/environment.js';
@@ -51,43 +50,18 @@ export function registerWorkerCommand(program: Command): void {
       }
       const contextNotice = contextVariablesNotice(env);
       if (contextNotice !== undefined) process.stderr.write(`baton worker: ${contextNotice}\n`);
-      // Signals are heard from before the start: the "worker started" line is written during it,
-      // and a SIGTERM right after it must drain, not kill (a second one exits at once).
-      let signalDuringStart = false;
-      const duringStart = () => {
-        if (signalDuringStart) process.exit(EXIT_CODES.cancelled);
-        signalDuringStart = true;
-      };
-      process.on('SIGINT', duringStart);
-      process.on('SIGTERM', duringStart);
-      let running;
+      let drained: boolean;
       try {
-        running = await startWorkerFromConfig(config);
+        ({ drained } = await runUntilSignalled(config, {
+          onStarted: (worker) => {
+            if (worker.sandbox.kind === 'unsandboxed') {
+              process.stderr.write(`baton worker: ${worker.sandbox.notice}\n`);
+            }
+          },
+        }));
       } catch (error) {
         throw toCommandFailure(error);
-      } finally {
-        process.off('SIGINT', duringStart);
-        process.off('SIGTERM', duringStart);
       }
-      const worker = running;
-      if (worker.sandbox.kind === 'unsandboxed') {
-        process.stderr.write(`baton worker: ${worker.sandbox.notice}\n`);
-      }
-      const drained = await new Promise<boolean>((resolve) => {
-        let signals = 0;
-        const onSignal = () => {
-          signals += 1;
-          // A second Ctrl-C stops at once, with the same code as in every other verb.
-          if (signals > 1) process.exit(EXIT_CODES.cancelled);
-          worker.shutdown().then(
-            (result) => resolve(result.drained),
-            () => resolve(false),
-          );
-        };
-        process.on('SIGINT', onSignal);
-        process.on('SIGTERM', onSignal);
-        if (signalDuringStart) onSignal();
-      });
       if (!drained)
         throw new CliError(
           'internal',
