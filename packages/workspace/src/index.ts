@@ -64,9 +64,9 @@ export {
   DEFAULT_SANDBOX_SETUP,
   describeSandbox,
   summarizeSandbox,
-  openCommandSandbox,
   unsandboxedNotice,
 } from './sandbox/command-sandbox.js';
+export { openCommandSandbox } from './sandbox/open-sandbox.js';
 export type {
   CommandResult,
   CommandSandbox,

@@ -231,7 +231,7 @@ export class FeatureVerifier {
       this.#sandbox ??= openCommandSandbox({
         workspace: this.#options.root,
         setup: this.#options.sandbox ?? DEFAULT_SANDBOX_SETUP,
-        ...(this.#options.gitDir === undefined ? {} : { gitDir: this.#options.gitDir }),
+        gitDir: this.#options.gitDir,
       });
       const sandbox = await this.#sandbox;
       const result = await sandbox.run(command, {

@@ -31,7 +31,7 @@ export class SessionSandbox {
     const opened = (this.#opened ??= openCommandSandbox({
       workspace: this.#root,
       setup: this.setup,
-      ...(this.#gitDir === undefined ? {} : { gitDir: this.#gitDir }),
+      gitDir: this.#gitDir,
     }));
     opened.catch(() => {
       if (this.#opened === opened) this.#opened = undefined;

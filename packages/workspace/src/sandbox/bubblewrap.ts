@@ -25,18 +25,18 @@ export interface SandboxLayout {
   /** The session's private temporary directory on the host: mounted read-write as `/tmp`. */
   tmp: string;
   /** The filtering proxy's Unix socket on the host, when the policy allows hosts. */
-  proxySocket?: string;
+  proxySocket?: string | undefined;
   /** The host directory bound read-only as `/etc`: a copy of its allowed entries (`etcSnapshot`). */
   etc: string;
   /** Baton's git directory of the workspace, for read-only git inside (`SANDBOX_GIT_DIR`). */
-  git?: SandboxGit;
+  git?: SandboxGit | undefined;
   /** The repository's hooks directory (a checkpoint's hooks only): read-only at `SANDBOX_HOOKS_DIR`. */
-  hooks?: string;
+  hooks?: string | undefined;
   /**
    * Set when the command runs inside the session's network namespace (`network-holder.ts`):
    * bubblewrap then keeps that namespace (`--share-net`) instead of making its own.
    */
-  sharedNetwork?: boolean;
+  sharedNetwork?: boolean | undefined;
 }
 
 /** What read-only git inside the sandbox is made of, all on the host. */

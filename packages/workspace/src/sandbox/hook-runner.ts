@@ -2,7 +2,8 @@ import { access, constants, mkdtemp, readFile, rm, writeFile } from 'node:fs/pro
 import os from 'node:os';
 import path from 'node:path';
 import { SANDBOX_GIT_DIR, SANDBOX_GIT_OBJECTS, SANDBOX_HOOKS_DIR } from './bubblewrap.js';
-import { type CommandSandbox, type SandboxSetup, openSandbox } from './command-sandbox.js';
+import type { CommandSandbox, SandboxSetup } from './command-sandbox.js';
+import { openSandbox } from './open-sandbox.js';
 import { DEFAULT_SANDBOX_POLICY } from './policy.js';
 import { prepareHookGit } from './sandbox-git.js';
 
