@@ -18,18 +18,18 @@ export interface GitOutput {
 /** Where and how a git command runs. */
 export interface GitRunOptions {
   /** Working directory of the process. Default: the current directory. */
-  cwd?: string;
+  cwd?: string | undefined;
   /**
    * Baton's git directory of a workspace, passed as `--git-dir` so a `.git` the agent wrote in
    * the working tree is never read.
    */
-  gitDir?: string;
+  gitDir?: string | undefined;
   /** The working tree that goes with `gitDir` (`--work-tree`). */
-  workTree?: string;
+  workTree?: string | undefined;
   /** Kill the command after this long (ms). Default 120_000. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Extra environment entries (added to the filtered worker environment). */
-  env?: Record<string, string>;
+  env?: Record<string, string> | undefined;
   /** Written to the command's stdin (paths for `--pathspec-from-file=-`, `--stdin`). */
   input?: string | undefined;
 }
@@ -127,7 +127,7 @@ export function runGit(args: readonly string[], options: GitRunOptions = {}): Pr
       'git',
       [...location, ...HOST_GIT_SETTINGS, ...args],
       {
-        ...(options.cwd === undefined ? {} : { cwd: options.cwd }),
+        cwd: options.cwd,
         maxBuffer: 64 * 1024 * 1024,
         timeout: options.timeoutMs ?? 120_000,
         killSignal: 'SIGKILL',

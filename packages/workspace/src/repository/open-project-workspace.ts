@@ -17,7 +17,7 @@ export interface OpenProjectWorkspaceOptions {
   /** The commit the branch starts from; `null` for a project that starts from nothing. */
   baseCommit: string | null;
   /** `--skip-hooks`. Default false. */
-  skipHooks?: boolean;
+  skipHooks?: boolean | undefined;
   /** The working tree. Default `<home>/workspaces/<project-id>`. */
   dir?: string | undefined;
   push?: PushRetryOptions | undefined;
@@ -41,8 +41,8 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     remote: options.repo ?? paths.localRemote,
     createRemote: options.repo === null,
     baseCommit: options.baseCommit,
-    ...(options.skipHooks === undefined ? {} : { skipHooks: options.skipHooks }),
-    ...(options.push === undefined ? {} : { push: options.push }),
+    skipHooks: options.skipHooks,
+    push: options.push,
     hookSandbox: options.hookSandbox,
     maxFileBytes: options.maxFileBytes,
     mayPush: options.mayPush,
