@@ -217,8 +217,8 @@ export function renderOrientation(
 export async function buildOrientation(
   store: MemoryStore,
   options: OrientationOptions & {
-    lastCheckpoint?: string | null;
-    regressed?: readonly CheckEvidence[];
+    lastCheckpoint?: string | null | undefined;
+    regressed?: readonly CheckEvidence[] | undefined;
   } = {},
 ): Promise<string> {
   const snapshot = await readOrientationSnapshot(store, options.lastCheckpoint);

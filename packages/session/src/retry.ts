@@ -181,9 +181,9 @@ export interface RetryNotice {
 export async function withRetries<T>(
   call: () => Promise<T>,
   options: {
-    retry?: RetryOptions;
-    signal?: AbortSignal;
-    onRetry?: (notice: RetryNotice) => Promise<void> | void;
+    retry?: RetryOptions | undefined;
+    signal?: AbortSignal | undefined;
+    onRetry?: ((notice: RetryNotice) => Promise<void> | void) | undefined;
   },
 ): Promise<T> {
   const resolved: ResolvedRetryOptions = { ...DEFAULT_RETRY_OPTIONS, ...options.retry };

@@ -5,7 +5,7 @@ import { SessionError } from './errors.js';
 import { SessionRunner } from './internal/session-runner.js';
 import type { RunSessionOptions, SessionResult } from './types.js';
 
-export { NON_STREAMING_MAX_TOKENS } from './internal/session-runner.js';
+export { NON_STREAMING_MAX_TOKENS } from './internal/model-client.js';
 
 async function validate(options: RunSessionOptions): Promise<string> {
   if (!['init', 'resume', 'end'].includes(options.kind)) {

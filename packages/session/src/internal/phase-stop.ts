@@ -51,7 +51,7 @@ export interface StopFacts {
   /** Why the working signal was aborted, if it was. */
   abortCause: WorkAbortCause | undefined;
   /** The remote's refusal, when a checkpoint push was rejected (`abortCause: 'push_rejected'`). */
-  pushRejected?: string;
+  pushRejected?: string | undefined;
   /** Turns answered so far. */
   turns: number;
   /** `max_tokens` stops in a row that end a session. */

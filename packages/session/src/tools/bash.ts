@@ -54,7 +54,7 @@ export interface BashToolOptions extends WorkspaceToolsOptions {
    * Baton's git directory of the workspace, shown read-only inside the sandbox (`git status`,
    * `git diff`, `git log` work; nothing of it can change). Default: none.
    */
-  gitDir?: string;
+  gitDir?: string | undefined;
   /**
    * The session's sandbox, shared with its MCP servers (one loopback); its owner disposes it.
    * Default: the tool opens its own and disposes it.

@@ -32,7 +32,7 @@ export interface SessionMemoryToolOptions {
    * `'store'` when `store` was created with `memoryStoreLimits()` and enforces the quotas
    * atomically (no `usage()` call per write); default `'handler'`, safe with any store.
    */
-  quotaEnforcement?: MemoryQuotaEnforcement;
+  quotaEnforcement?: MemoryQuotaEnforcement | undefined;
   /**
    * Verifies flips of `passes` to true before they are written (the session's feature checks):
    * a refusal's message goes to the model as the tool error. Default: none (flips are accepted).
