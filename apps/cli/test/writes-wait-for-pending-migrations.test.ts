@@ -1,21 +1,35 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL } from '@baton/test-support';
-import { runCli } from './helpers.js';
+import { runCli, startCli, type CliProcess } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 let dir: string;
 let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const running: CliProcess[] = [];
+useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
 describe('baton verbs that write wait for a Redis data migration', () => {
   it('refuse in one line (exit 2) on data no worker of this version migrated; status still answers', async () => {
     const id = world.projectId('mig');
     await world.control.createProject({ id, goal: '- a' });
-    // What an earlier Baton left: its projects and no record of migrations.
+    // Paused: the worker `baton up` starts below has nothing to run.
+    await world.control.pause(id);
+    // What an earlier Baton left: its projects, a config from before the workspace, repository,
+    // model, budget, preset, hook and adoption fields were kept, and no record of migrations.
     const redis = new Redis(REDIS_URL);
     try {
       await redis.del(world.control.keys.migrations);
+      const key = world.control.keys.project(id);
+      const config = JSON.parse((await redis.hget(key, 'config')) ?? '{}') as {
+        goal: string;
+        context: unknown;
+      };
+      await redis.hset(
+        key,
+        'config',
+        JSON.stringify({ goal: config.goal, context: config.context }),
+      );
     } finally {
       redis.disconnect();
     }
@@ -36,5 +50,28 @@ describe('baton verbs that write wait for a Redis data migration', () => {
     const status = await runCli(['status', id], { cwd: dir, env });
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(id);
-  });
+
+    // `baton up` (its worker) migrates the data: the old record reads with what its missing
+    // fields meant, and writes are accepted again.
+    const up = startCli(['up', '--port', '0', '--json'], { cwd: dir, env });
+    running.push(up);
+    await up.waitForOutput('"type":"ready"', 60_000);
+    const migrated = await runCli(['status', id, '--json'], { cwd: dir, env });
+    expect(migrated.code, migrated.stderr).toBe(0);
+    expect(JSON.parse(migrated.stdout)).toMatchObject({
+      id,
+      status: 'paused',
+      workspace: null,
+      repo: null,
+      base: null,
+      baseCommit: null,
+      branch: `baton/${id}`,
+      skipHooks: false,
+      model: null,
+      contextPreset: 'coding',
+      budgets: {},
+    });
+    const cancelled = await runCli(['cancel', id], { cwd: dir, env });
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+  }, 180_000);
 });

@@ -65,6 +65,18 @@ describe('Redis data migrations', () => {
       'config',
       JSON.stringify({ ...config, contextPreset: 'long' }),
     );
+    // A config from before the workspace, repository, model, budget, preset, hook and adoption
+    // fields were kept: only its goal and context.
+    const bare = world.control.keys.project('old-c');
+    const stored = JSON.parse((await world.redis.hget(bare, 'config')) ?? '{}') as {
+      goal: string;
+      context: unknown;
+    };
+    await world.redis.hset(
+      bare,
+      'config',
+      JSON.stringify({ goal: stored.goal, context: stored.context }),
+    );
     // Summaries stored before the flip hash existed (the list only).
     for (const [number, flipped] of [
       [1, ['F1']],
@@ -110,6 +122,10 @@ describe('Redis data migrations', () => {
     try {
       // The readers have no fallbacks any more: before the migrations, none of it shows.
       expect((await world.control.pageProjects({ sort: 'id', order: 'asc' })).projects).toEqual([]);
+      // Nor defaults for fields an earlier version did not store.
+      const bareBefore = await world.control.getProject('old-c');
+      expect(bareBefore?.contextPreset).toBeUndefined();
+      expect(bareBefore?.workspace).toBeUndefined();
       expect(await world.repository.featureFlips('old-b')).toEqual(new Map());
       const before = fresh();
       expect(await before.read('progress.md')).toBeNull();
@@ -143,6 +159,22 @@ describe('Redis data migrations', () => {
       } finally {
         await queue.close();
       }
+      // What the absence of each field meant, written into the config once.
+      expect(await world.control.getProject('old-c')).toMatchObject({
+        workspace: null,
+        adoptWorkspace: false,
+        model: null,
+        fallbackModel: null,
+        budgets: {},
+        contextPreset: 'coding',
+        repo: null,
+        base: null,
+        baseCommit: null,
+        branch: 'baton/old-c',
+        skipHooks: false,
+      });
+      // A config that had them all is left as it was.
+      expect((await world.control.getProject('old-b'))?.workspace).toBeNull();
       expect(await world.repository.featureFlips('old-b')).toEqual(
         new Map([
           ['F1', { sessionNumber: 3, sessionId: 's3' }],

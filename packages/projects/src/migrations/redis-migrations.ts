@@ -6,6 +6,7 @@
  * Redis holding an id this version does not list was upgraded by a newer Baton.
  */
 import { moveContentToBodies } from '@baton/storage-redis';
+import { projectBranch } from '@baton/workspace';
 import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
 import { defineScripts } from '../internal/scripts.js';
 import type { BatonKeys } from '../keys.js';
@@ -67,6 +68,12 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
     description:
       "session jobs queued before jobs named their project's generation get it, so workers can refuse jobs of a project Redis lost (was: none; such a job ran as a session of any project created again under its id)",
     run: stampJobGenerations,
+  },
+  {
+    id: '2026-12-04-project-config-defaults',
+    description:
+      'every project config holds every field a project is created with; fields added after a project was stored get what their absence meant (was: defaults on every read: workspace null, preset coding, no repo, its own branch, hooks on, no adoption)',
+    run: storeProjectConfigDefaults,
   },
 ];
 
@@ -205,4 +212,48 @@ async function stampJobGenerations(context: MigrationContext): Promise<void> {
   } finally {
     await queue.close();
   }
+}
+
+/**
+ * What the absence of each config field meant before it was stored (the read-time defaults this
+ * migration replaces). A project always had a goal and, after `2026-12-04-project-context`, a
+ * context; the optional fields (fallback model, sandbox, verification, MCP) are absent when unset.
+ */
+function configDefaults(projectId: string): Record<string, unknown> {
+  return {
+    workspace: null,
+    adoptWorkspace: false,
+    model: null,
+    budgets: {},
+    contextPreset: 'coding',
+    repo: null,
+    base: null,
+    baseCommit: null,
+    branch: projectBranch(projectId),
+    skipHooks: false,
+  };
+}
+
+async function storeProjectConfigDefaults(context: MigrationContext): Promise<void> {
+  const { redis, keys } = context;
+  const scripts = defineScripts(redis);
+  await forEachProjectBatch(context, async (ids) => {
+    const read = redis.pipeline();
+    for (const id of ids) read.hget(keys.project(id), 'config');
+    const configs = (await execPipeline(read)) as (string | null)[];
+    for (const [index, id] of ids.entries()) {
+      const stored = configs[index];
+      if (stored === null || stored === undefined) continue;
+      const config = JSON.parse(stored) as Record<string, unknown>;
+      const defaults = configDefaults(id);
+      const missing = Object.keys(defaults).filter((field) => config[field] === undefined);
+      if (missing.length === 0) continue;
+      const upgraded = JSON.stringify({
+        ...config,
+        ...Object.fromEntries(missing.map((field) => [field, defaults[field]])),
+      });
+      // The config is written once at creation; the compare only guards a re-created project.
+      await scripts.batonReplaceField(keys.project(id), 'config', stored, upgraded);
+    }
+  });
 }

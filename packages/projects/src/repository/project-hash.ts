@@ -3,7 +3,7 @@
  * state (status, active session, checkpoint, error) and one field per counter, so counters move
  * with HINCRBY and a control call never overwrites a worker's count.
  */
-import { projectBranch, type ProjectSandbox, type SandboxDescription } from '@baton/workspace';
+import type { ProjectSandbox, SandboxDescription } from '@baton/workspace';
 import type { McpConfig } from '@baton/session';
 import type { NewProjectRecord } from '../project-log.js';
 import {
@@ -108,8 +108,9 @@ export function parseProjectHash(
   hash: Record<string, string> | null | undefined,
 ): ProjectRecord | null {
   if (!hash || hash.id === undefined || hash.config === undefined) return null;
-  const config = JSON.parse(hash.config) as Partial<StoredConfig> &
-    Pick<StoredConfig, 'goal' | 'context'>;
+  // Every field a project is created with is stored (the migrations upgraded older configs);
+  // the optional ones are absent when unset.
+  const config = JSON.parse(hash.config) as StoredConfig;
   const counters = emptyCounters();
   for (const field of COUNTER_FIELDS) {
     const value = Number(hash[field]);
@@ -118,17 +119,17 @@ export function parseProjectHash(
   return {
     id: hash.id,
     goal: config.goal,
-    workspace: config.workspace ?? null,
-    adoptWorkspace: config.adoptWorkspace === true,
-    repo: config.repo ?? null,
-    base: config.base ?? null,
-    baseCommit: config.baseCommit ?? null,
-    branch: config.branch ?? projectBranch(hash.id),
-    skipHooks: config.skipHooks === true,
-    model: config.model ?? null,
+    workspace: config.workspace,
+    adoptWorkspace: config.adoptWorkspace,
+    repo: config.repo,
+    base: config.base,
+    baseCommit: config.baseCommit,
+    branch: config.branch,
+    skipHooks: config.skipHooks,
+    model: config.model,
     fallbackModel: config.fallbackModel ?? null,
-    budgets: config.budgets ?? {},
-    contextPreset: config.contextPreset ?? 'coding',
+    budgets: config.budgets,
+    contextPreset: config.contextPreset,
     context: config.context,
     sandbox: config.sandbox ?? null,
     verification: config.verification ?? null,
