@@ -16,7 +16,8 @@
 #   pnpm demo                                                    (the quickstart's demo; needs git)
 #   pnpm test                                                    (the README's test command)
 # The project goes in as a copy of this checkout's files (tracked and untracked, not ignored), with
-# no `.git`, as a downloaded archive would. Needs root, debootstrap, unshare, pivot_root and ip.
+# no `.git`, as a downloaded archive would. Needs root, unshare, pivot_root and ip, and debootstrap
+# (installed with apt-get when missing).
 # Environment: FRESH_MACHINE_DIR (default /var/tmp/baton-fresh-machine), FRESH_MACHINE_MIRROR
 # (default: this host's first Debian mirror), FRESH_MACHINE_RELEASE (default: this host's).
 set -euo pipefail
@@ -32,6 +33,13 @@ fail() {
 log() { printf '\n== %s\n' "$*"; }
 
 [ "$(id -u)" = 0 ] || fail "run as root (it builds a root file system and mounts it): sudo bash scripts/fresh-machine-check.sh"
+# debootstrap builds the machine from Debian's packages; a new host has none, so it comes from apt.
+if ! command -v debootstrap >/dev/null && command -v apt-get >/dev/null; then
+  log "debootstrap (apt-get install debootstrap)"
+  { apt-get install -y --no-install-recommends debootstrap ||
+    { apt-get update && apt-get install -y --no-install-recommends debootstrap; }; } >"${TMPDIR:-/tmp}/fresh-machine-apt.log" 2>&1 ||
+    fail "apt-get install debootstrap failed; see ${TMPDIR:-/tmp}/fresh-machine-apt.log"
+fi
 for tool in debootstrap unshare ip pivot_root; do
   command -v "$tool" >/dev/null || fail "$tool is missing: apt-get install debootstrap util-linux iproute2"
 done
