@@ -21,6 +21,7 @@ import type { DashboardControl } from '../control.js';
 import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
 import { addMemoryRoutes } from './memory-routes.js';
+import { projectRoutes } from './project-routes.js';
 import { projectStream, projectsStream, type SseOptions } from './sse.js';
 import { ApiError } from './api-error.js';
 import { clientAddress } from './auth.js';
@@ -136,6 +137,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     if (project === null) throw new ApiError(404, 'not_found', `No project with id ${projectId}.`);
     return project;
   }
+  const route = projectRoutes(api, requireProject);
 
   api.get('/projects', validQuery(projectsQuerySchema), async (context) => {
     const query = context.req.valid('query');
@@ -178,9 +180,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
   });
 
-  api.get('/projects/:id', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const project = await requireProject(projectId);
+  route('/projects/:id', {}, async ({ context, projectId, project }) => {
     const [window, transitions, webhooks] = await Promise.all([
       control.pageSessions(projectId, { limit: SESSION_WINDOW }),
       control.listTransitions(projectId),
@@ -244,33 +244,32 @@ export function createApiRoutes(options: ApiOptions): Hono {
     }
   }
 
-  api.post('/projects/:id/resume', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    await requireProject(projectId);
-    await control.resume(projectId);
-    const project = await requireProject(projectId);
-    return context.json({ project: projectView(project, hub.activity(projectId)) });
-  });
+  /**
+   * `POST /projects/:id/<verb>`: the project must exist; the answer is its view after the action,
+   * with what the action returned beside it.
+   */
+  function projectAction(
+    verb: string,
+    act: (projectId: string) => Promise<Record<string, unknown> | void>,
+  ): void {
+    api.post(`/projects/:id/${verb}`, validProjectId, async (context) => {
+      const projectId = context.req.valid('param').id;
+      await requireProject(projectId);
+      const result = await act(projectId);
+      const project = await requireProject(projectId);
+      return context.json({ project: projectView(project, hub.activity(projectId)), ...result });
+    });
+  }
 
-  api.post('/projects/:id/cancel', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    await requireProject(projectId);
-    await control.cancel(projectId);
-    const project = await requireProject(projectId);
-    return context.json({ project: projectView(project, hub.activity(projectId)) });
-  });
-
-  api.post('/projects/:id/pause', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    await requireProject(projectId);
+  projectAction('resume', (projectId) => control.resume(projectId).then(() => undefined));
+  projectAction('cancel', (projectId) => control.cancel(projectId).then(() => undefined));
+  projectAction('pause', async (projectId) => {
     const result = await control.pause(projectId);
-    const project = await requireProject(projectId);
-    return context.json({
-      project: projectView(project, hub.activity(projectId)),
+    return {
       changed: result.changed,
       removedJobId: result.removedJobId,
       runningSessionId: result.runningSessionId,
-    });
+    };
   });
 
   api.post(
@@ -287,14 +286,10 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  api.get(
+  route(
     '/projects/:id/sessions',
-    validProjectId,
-    validQuery(sessionsQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
+    { query: sessionsQuerySchema },
+    async ({ context, projectId, query }) => {
       const window = await control.pageSessions(projectId, {
         limit: query.limit ?? SESSION_WINDOW,
         ...(query.before === undefined ? {} : { beforeIndex: query.before }),
@@ -309,18 +304,15 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  api.get('/projects/:id/transcripts', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    await requireProject(projectId);
+  route('/projects/:id/transcripts', {}, async ({ context, projectId }) => {
     return context.json({ transcripts: await control.listTranscripts(projectId) });
   });
 
   // One session's conversation. Model text also comes rendered from Markdown by the same
   // sanitiser as memory files; everything else the page shows as text.
-  api.get('/projects/:id/transcripts/:sessionId', validProjectId, heavy, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const sessionId = context.req.param('sessionId');
-    await requireProject(projectId);
+  route('/projects/:id/transcripts/:sessionId', { gate: heavy }, async ({ context, projectId }) => {
+    // The router matched the path: the parameter is there.
+    const sessionId = context.req.param('sessionId') ?? '';
     const transcript = await control.readTranscript(projectId, sessionId);
     if (transcript === null) {
       throw new ApiError(404, 'not_found', `No transcript of session ${sessionId} is kept.`);
@@ -328,15 +320,10 @@ export function createApiRoutes(options: ApiOptions): Hono {
     return context.json({ transcript: withRenderedText(transcript) });
   });
 
-  api.get(
+  route(
     '/projects/:id/search',
-    validProjectId,
-    validQuery(searchQuerySchema),
-    heavy,
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
+    { query: searchQuerySchema, gate: heavy },
+    async ({ context, projectId, query }) => {
       const result = await control.search(
         projectId,
         query.q,
@@ -346,14 +333,10 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  api.get(
+  route(
     '/projects/:id/events',
-    validProjectId,
-    validQuery(eventsQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
+    { query: eventsQuerySchema },
+    async ({ context, projectId, query }) => {
       const limit = query.limit ?? 200;
       const forward = query.after !== undefined;
       const read =
@@ -375,14 +358,10 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  api.get(
+  route(
     '/projects/:id/tokens',
-    validProjectId,
-    validQuery(tokensQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
+    { query: tokensQuerySchema },
+    async ({ context, projectId, query }) => {
       const limit = query.limit ?? TOKEN_WINDOW_EVENTS;
       // The latest window of the stream; the chart asks for earlier turns with ?before=.
       const entries = await control.readEvents(projectId, {
@@ -396,7 +375,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     },
   );
 
-  addMemoryRoutes(api, { control, maxFileBytes: options.maxFileBytes, requireProject });
+  addMemoryRoutes({ control, maxFileBytes: options.maxFileBytes, route });
 
   /** The project's check report (`baton checks --json`'s shape) as it stands now. */
   async function checksReport(projectId: string) {

@@ -1,10 +1,9 @@
 /**
  * The routes that read a project's memory: the progress log, the checklist, the file tree, one
  * file, a file's kept versions and the diff between two of them. Registered on the JSON API by
- * `createApiRoutes` (api.ts), with its project check.
+ * `createApiRoutes` (api.ts) through its `ProjectRoute` (project-routes.ts).
  */
 import { readProgressArchives, readProgressLog } from '@baton/session';
-import type { Hono } from 'hono';
 import {
   memoryDiffQuerySchema,
   memoryFileQuerySchema,
@@ -15,24 +14,19 @@ import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { ApiError } from './api-error.js';
 import { diffLines } from './diff.js';
 import { renderMarkdown } from './markdown.js';
-import { validProjectId, validQuery } from './validation.js';
+import type { ProjectRoute } from './project-routes.js';
 import { checklistView } from './views.js';
 
 export interface MemoryRoutesOptions {
   control: DashboardControl;
   /** Largest memory file returned whole (bytes); bigger ones are cut. */
   maxFileBytes: number;
-  /** The project, or a 404 naming it. */
-  requireProject: (projectId: string) => Promise<unknown>;
+  /** Registers a `/projects/:id/...` read (id, query, project check). */
+  route: ProjectRoute;
 }
 
-export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
-  const { control, requireProject } = options;
-
-  async function store(projectId: string): Promise<DashboardMemoryStore> {
-    await requireProject(projectId);
-    return await control.memoryStore(projectId);
-  }
+export function addMemoryRoutes(options: MemoryRoutesOptions): void {
+  const { control, route } = options;
 
   async function readFile(memory: DashboardMemoryStore, storePath: string): Promise<string | null> {
     try {
@@ -45,9 +39,8 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     }
   }
 
-  api.get('/projects/:id/progress', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
+  route('/projects/:id/progress', {}, async ({ context, projectId }) => {
+    const memory = await control.memoryStore(projectId);
     // The whole log: progress.md's archived entries (/memories/progress/) first, then its own.
     const [markdown, archives] = await Promise.all([
       readProgressLog(memory),
@@ -62,9 +55,8 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     });
   });
 
-  api.get('/projects/:id/checklist', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
+  route('/projects/:id/checklist', {}, async ({ context, projectId }) => {
+    const memory = await control.memoryStore(projectId);
     // Who flipped each feature comes from the project's flip hash (one entry per feature), never
     // from the session summaries, whose number grows with the project's age.
     const [content, flips] = await Promise.all([
@@ -74,9 +66,8 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     return context.json(checklistView(content, flips));
   });
 
-  api.get('/projects/:id/memory', validProjectId, async (context) => {
-    const projectId = context.req.valid('param').id;
-    const memory = await store(projectId);
+  route('/projects/:id/memory', {}, async ({ context, projectId }) => {
+    const memory = await control.memoryStore(projectId);
     const entries = await memory.list('', { depth: 32 });
     const usage = await memory.usage();
     return context.json({
@@ -91,14 +82,11 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     });
   });
 
-  api.get(
+  route(
     '/projects/:id/memory/file',
-    validProjectId,
-    validQuery(memoryFileQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      const memory = await store(projectId);
+    { query: memoryFileQuerySchema },
+    async ({ context, projectId, query }) => {
+      const memory = await control.memoryStore(projectId);
       const content = await readFile(memory, toStorePath(query.path));
       if (content === null)
         throw new ApiError(404, 'not_found', `No memory file at ${query.path}.`);
@@ -113,14 +101,10 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     },
   );
 
-  api.get(
+  route(
     '/projects/:id/memory/history',
-    validProjectId,
-    validQuery(memoryFileQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      await requireProject(projectId);
+    { query: memoryFileQuerySchema },
+    async ({ context, projectId, query }) => {
       const storePath = toStorePath(query.path);
       // One read of the file and its own history list (a few versions per file), never the
       // namespace's change feed: the cost does not grow with how often anything changed.
@@ -144,14 +128,11 @@ export function addMemoryRoutes(api: Hono, options: MemoryRoutesOptions): void {
     },
   );
 
-  api.get(
+  route(
     '/projects/:id/memory/diff',
-    validProjectId,
-    validQuery(memoryDiffQuerySchema),
-    async (context) => {
-      const projectId = context.req.valid('param').id;
-      const query = context.req.valid('query');
-      const memory = await store(projectId);
+    { query: memoryDiffQuerySchema },
+    async ({ context, projectId, query }) => {
+      const memory = await control.memoryStore(projectId);
       const storePath = toStorePath(query.path);
       const before =
         query.from === undefined ? '' : await memory.readHistory(storePath, query.from);
