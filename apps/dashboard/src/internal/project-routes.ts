@@ -10,7 +10,7 @@ import type { z } from 'zod';
 import type { ProjectRecord } from '../control.js';
 import { validProjectId, validQuery } from './validation.js';
 
-export interface ProjectRequest<Query> {
+interface ProjectRequest<Query> {
   context: Context;
   projectId: string;
   /** The project as read for this request. */
@@ -19,7 +19,7 @@ export interface ProjectRequest<Query> {
   query: Query;
 }
 
-export interface ProjectRouteOptions<Schema extends z.ZodType | undefined> {
+interface ProjectRouteOptions<Schema extends z.ZodType | undefined> {
   /** The route's query schema. Default: none (the query string is not read). */
   query?: Schema;
   /** Runs after validation and before the project is read (the heavy-work gate). */
