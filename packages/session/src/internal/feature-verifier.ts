@@ -33,10 +33,13 @@ import type { EventBody } from './events.js';
 /** Keeps the last part of a stream of output, enough for a tail. */
 class TailBuffer {
   #text = '';
-  constructor(private readonly max: number) {}
+  readonly #max: number;
+  constructor(max: number) {
+    this.#max = max;
+  }
   push(chunk: string): void {
     this.#text += chunk;
-    if (this.#text.length > 2 * this.max) this.#text = this.#text.slice(-this.max);
+    if (this.#text.length > 2 * this.#max) this.#text = this.#text.slice(-this.#max);
   }
   get text(): string {
     return this.#text;

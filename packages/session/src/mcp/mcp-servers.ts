@@ -198,13 +198,15 @@ function toolOutcomeFromResult(result: CallToolResult, maxChars: number): ToolOu
 class RunningServer {
   exitMessage: string | undefined;
   #disposing = false;
+  readonly #onExit: (status: McpServerStatus) => void;
 
   constructor(
     readonly status: McpServerStatus,
     readonly client: Client,
     readonly transport: Transport,
-    private readonly onExit: (status: McpServerStatus) => void,
+    onExit: (status: McpServerStatus) => void,
   ) {
+    this.#onExit = onExit;
     // The client's own handler (set by connect) fails the calls in flight; this one is told after.
     client.onclose = () => {
       if (this.#disposing) return;
@@ -213,7 +215,7 @@ class RunningServer {
       this.exitMessage = `MCP server ${status.server} exited and is unavailable for the rest of this session${stderr}`;
       this.status.state = 'exited';
       this.status.message = this.exitMessage;
-      this.onExit(this.status);
+      this.#onExit(this.status);
     };
   }
 
@@ -413,7 +415,7 @@ export async function startMcpServers(options: StartMcpServersOptions): Promise<
           socketPath: path.join(directory, 'proxy.sock'),
           allowedHosts: policy.network.allowedHosts,
           allowedPorts: policy.network.allowedPorts,
-          ...(options.resolveHost === undefined ? {} : { resolve: options.resolveHost }),
+          resolve: options.resolveHost,
         });
       })();
       const { socketPath } = await proxy;

@@ -18,31 +18,35 @@ const DEFAULT_MAX_OUTPUT_CHARS = 30_000;
 
 /** Keeps the head and the tail of a long output within a character budget. */
 class CappedOutput {
-  private head = '';
-  private tail = '';
-  private dropped = 0;
-  constructor(private readonly max: number) {}
+  #head = '';
+  #tail = '';
+  #dropped = 0;
+  readonly #max: number;
+
+  constructor(max: number) {
+    this.#max = max;
+  }
 
   push(chunk: string): void {
-    const half = Math.floor(this.max / 2);
-    if (this.head.length < half) {
-      const room = half - this.head.length;
-      this.head += chunk.slice(0, room);
+    const half = Math.floor(this.#max / 2);
+    if (this.#head.length < half) {
+      const room = half - this.#head.length;
+      this.#head += chunk.slice(0, room);
       chunk = chunk.slice(room);
     }
     if (chunk === '') return;
-    this.tail += chunk;
-    if (this.tail.length > 2 * half) {
-      this.dropped += this.tail.length - half;
-      this.tail = this.tail.slice(-half);
+    this.#tail += chunk;
+    if (this.#tail.length > 2 * half) {
+      this.#dropped += this.#tail.length - half;
+      this.#tail = this.#tail.slice(-half);
     }
   }
 
   text(): string {
-    if (this.dropped === 0) return this.head + this.tail;
-    const excess = Math.max(0, this.tail.length - Math.floor(this.max / 2));
-    const dropped = this.dropped + excess;
-    return `${this.head}\n[... ${dropped} characters of output cut ...]\n${this.tail.slice(excess)}`;
+    if (this.#dropped === 0) return this.#head + this.#tail;
+    const excess = Math.max(0, this.#tail.length - Math.floor(this.#max / 2));
+    const dropped = this.#dropped + excess;
+    return `${this.#head}\n[... ${dropped} characters of output cut ...]\n${this.#tail.slice(excess)}`;
   }
 }
 
@@ -116,7 +120,7 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     try {
       const started = commands.startProcess(
         ['/bin/bash', '-c', `exec >>"\${TMPDIR:-/tmp}/${log}" 2>&1 </dev/null\n${command}`],
-        options.env === undefined ? {} : { env: options.env },
+        { env: options.env },
       );
       started.stdout.resume();
       started.stderr.resume();
@@ -149,8 +153,8 @@ export function createBashTool(options: BashToolOptions): SessionTool {
     if (background !== null) return startInBackground(commands, background);
     const output = new CappedOutput(maxOutput);
     const result = await commands.run(command, {
-      ...(options.env === undefined ? {} : { env: options.env }),
-      ...(signal === undefined ? {} : { signal }),
+      env: options.env,
+      signal,
       onOutput: (chunk) => output.push(chunk),
     });
     const text = output.text();

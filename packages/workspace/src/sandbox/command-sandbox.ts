@@ -5,11 +5,11 @@ import { DEFAULT_SANDBOX_POLICY, type SandboxPolicy } from './policy.js';
 /** How one command of a session runs. */
 export interface RunCommandOptions {
   /** Extra environment entries (never the worker's own environment). Default none. */
-  env?: Readonly<Record<string, string>>;
+  env?: Readonly<Record<string, string>> | undefined;
   /** Wall clock of this command in ms. Default: the policy's `limits.commandTimeoutMs`. */
-  timeoutMs?: number;
+  timeoutMs?: number | undefined;
   /** Aborting it kills every process of the command. */
-  signal?: AbortSignal;
+  signal?: AbortSignal | undefined;
   /** Receives stdout and stderr as they come, interleaved. */
   onOutput: (chunk: string) => void;
 }

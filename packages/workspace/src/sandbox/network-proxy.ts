@@ -54,7 +54,7 @@ export interface FilteringProxyOptions {
   /** Called for every decision. Default: none. */
   onDecision?: (decision: ProxyDecision) => void;
   /** Resolves a name to addresses. Default: the host's resolver. */
-  resolve?: (host: string) => Promise<string[]>;
+  resolve?: ((host: string) => Promise<string[]>) | undefined;
 }
 
 /** A running filtering proxy. */

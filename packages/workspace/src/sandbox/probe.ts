@@ -170,7 +170,7 @@ const cache = new Map<string, ReturnType<typeof probe>>();
  * Check once per process (per `PATH`) that commands can be sandboxed here: `bwrap` found on
  * `PATH`, a cgroup for limits, and a real sandbox started. Takes a few ms the first time.
  */
-export function probeSandbox(options: { path?: string } = {}): SandboxProbe {
+export function probeSandbox(options: { path?: string | undefined } = {}): SandboxProbe {
   const searchPath = options.path ?? process.env.PATH ?? '/usr/bin:/bin';
   let result = cache.get(searchPath);
   if (result === undefined) {
@@ -188,13 +188,13 @@ export function sandboxUnavailableMessage(probeResult: { problem: string; fix: s
 }
 
 /** The binary and limiter of a usable sandbox; throws `WorkspaceError('sandbox_unavailable')`. */
-export function requireSandbox(options: { needsProxy: boolean; path?: string }): {
+export function requireSandbox(options: { needsProxy: boolean; path?: string | undefined }): {
   bwrap: string;
   limiter: CgroupLimiter;
   /** Set when sessions get one network namespace each (`probe.sharedLoopback`). */
   nsenter?: string | undefined;
 } {
-  probeSandbox(options.path === undefined ? {} : { path: options.path });
+  probeSandbox({ path: options.path });
   const result = cache.get(options.path ?? process.env.PATH ?? '/usr/bin:/bin');
   if (result === undefined || !result.usable || result.limiter === undefined) {
     throw new WorkspaceError(
