@@ -132,6 +132,7 @@ describe('`baton status` without an id lists the projects nothing runs and what 
     const healthy = world.projectId('fine');
     const fragment = world.projectId('ghost');
     const orphan = world.projectId('lost');
+    const lone = world.projectId('alone');
     await world.control.createProject({ id: stuck, goal: '- a' });
     await world.control.createProject({ id: healthy, goal: '- a' });
     await world.control.enqueue(healthy);
@@ -139,6 +140,8 @@ describe('`baton status` without an id lists the projects nothing runs and what 
     // projects whose records are gone (each job written again by a worker that had it in hand).
     const redis = world.repository.redis;
     await redis.hset(world.control.keys.project(fragment), 'status', 'running', 'sessions', '3');
+    // A fragment no session job names: found by the bounded scan of the project hashes.
+    await redis.hset(world.control.keys.project(lone), 'activeSession', '{}', 'sessions', '1');
     const queue = createSessionQueue({ connection: redis, keys: world.control.keys });
     try {
       for (const id of [fragment, orphan]) {
@@ -175,6 +178,11 @@ describe('`baton status` without an id lists the projects nothing runs and what 
     expect(problemOf(orphan)?.fix).toMatch(
       new RegExp(`^fix\\s+baton enqueue --project ${orphan} `, 'u'),
     );
+    expect(problemOf(lone)?.problem).toContain(
+      'only fragments of its record are left (activeSession, sessions)',
+    );
+    expect(problemOf(lone)?.fix).toMatch(new RegExp(`^fix\\s+baton enqueue --project ${lone} `, 'u'));
+    expect(listed.stdout).not.toMatch(/^note/mu);
     expect(problemOf(healthy)).toBeNull();
     // The rows above are the projects Redis has, as `baton projects` lists them.
     const json = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });

@@ -7,7 +7,7 @@ import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 
 describe('the projects page marks projects nothing runs and what is left of lost ones', () => {
   let dashboard: TestDashboard;
-  let ids: { stuck: string; healthy: string; fragment: string; orphan: string };
+  let ids: { stuck: string; healthy: string; fragment: string; orphan: string; lone: string };
 
   beforeEach(async () => {
     dashboard = await startTestDashboard();
@@ -17,6 +17,7 @@ describe('the projects page marks projects nothing runs and what is left of lost
       healthy: `fine-${randomHex()}`,
       fragment: `ghost-${randomHex()}`,
       orphan: `lost-${randomHex()}`,
+      lone: `alone-${randomHex()}`,
     };
     // Queued, and no job will ever run it (its job was lost to a Redis fault).
     await control.createProject({ id: ids.stuck, goal: '- a' });
@@ -25,6 +26,8 @@ describe('the projects page marks projects nothing runs and what is left of lost
     // What Redis losing its data mid-run can leave: a record's fragments, and session jobs of
     // projects whose records are gone.
     await repository.redis.hset(control.keys.project(ids.fragment), 'status', 'running');
+    // A fragment no session job names: found by the bounded scan of the project hashes.
+    await repository.redis.hset(control.keys.project(ids.lone), 'sessions', '2');
     const queue = createSessionQueue({ connection: repository.redis, keys: control.keys });
     try {
       for (const id of [ids.fragment, ids.orphan]) {
@@ -66,7 +69,13 @@ describe('the projects page marks projects nothing runs and what is left of lost
       problem: expect.stringContaining('which Redis no longer has'),
       fix: expect.stringContaining(`baton enqueue --project ${ids.orphan}`),
     });
+    expect(byId.get(ids.lone)).toMatchObject({
+      kind: 'fragment',
+      problem: expect.stringContaining('only fragments of its record are left (sessions)'),
+      fix: expect.stringContaining(`baton enqueue --project ${ids.lone}`),
+    });
     expect(byId.has(ids.healthy)).toBe(false);
+    expect(body.incomplete).toBeNull();
 
     // Fixed through the same API: the stuck project is queued again and leaves the list.
     const resumed = await dashboard.request(`/api/projects/${ids.stuck}/resume`, {
@@ -94,6 +103,7 @@ describe('the projects page marks projects nothing runs and what is left of lost
         );
         expect(line(ids.fragment)).toContain('only fragments of its record are left');
         expect(line(ids.orphan)).toContain('which Redis no longer has');
+        expect(line(ids.lone)).toContain('only fragments of its record are left');
         expect(line(ids.healthy)).toBeUndefined();
         // A stuck project links to its page; a lost one has none to link to.
         await expect
@@ -117,7 +127,7 @@ describe('the projects page marks projects nothing runs and what is left of lost
         await page.locator('[data-testid=project-problems-more]').waitFor();
         expect(await markers.count()).toBe(10);
         expect(await page.locator('[data-testid=project-problems-more]').textContent()).toBe(
-          'and 3 more: baton status lists them all',
+          'and 4 more: baton status lists them all',
         );
         expect(browser.pageErrors).toEqual([]);
       } finally {

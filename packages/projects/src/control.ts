@@ -1,10 +1,4 @@
-import {
-  createRedisMemoryStore,
-  type FileVersion,
-  type RedisMemoryStore,
-} from '@baton/storage-redis';
 import type { Queue } from 'bullmq';
-import { z } from 'zod';
 import type {
   BatonControl,
   CancelResult,
@@ -16,22 +10,17 @@ import type {
 import { ProjectError, describeError } from './errors.js';
 import type { EventEntry } from './events.js';
 import { newProjectRecord, projectContext } from './control/new-project.js';
-import { followProjectEvents } from './control/event-reads.js';
-import {
-  findProjectProblems,
-  findStuck,
-  type ProjectProblem,
-  type StuckProject,
-} from './reconcile.js';
+import { followProjectEvents, readProjectEvents } from './control/event-reads.js';
+import type { BatonControlOptions } from './control/control-options.js';
+import { findStuck, type StuckProject } from './reconcile.js';
+import { findProjectProblems, type ProjectProblems } from './control/problems.js';
 import { readDeploymentMarker, type DeploymentMarker } from './redis-safety.js';
 import { requireMigratedData } from './migrations/run-migrations.js';
 import { sourcePolicyFromEnvironment, type SourcePolicy } from './source-policy.js';
 import { createEventWaiter } from './internal/event-waiter.js';
 import { redactSecrets } from '@baton/core';
 import {
-  isTranscriptSessionId,
   searchProject,
-  searchTextProblem,
   type FeatureChecks,
   type OperatorGuidance,
   type SearchOptions,
@@ -69,19 +58,23 @@ import {
   projectChangesRequestSchema,
   readEventsRequestSchema,
   searchOptionsRequestSchema,
+  searchTextSchema,
   sessionWindowRequestSchema,
+  transcriptSessionIdSchema,
   waitForEventsRequestSchema,
 } from './requests.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
   createRedisConnection,
+  createRedisMemoryStore,
+  describeRedisClient,
   describeRedisTarget,
-  duplicateConnection,
-  isCluster,
   producerConnectionOptions,
   readRedisTarget,
   waitForRedis,
+  type FileVersion,
   type RedisClient,
+  type RedisMemoryStore,
   type RedisTarget,
 } from '@baton/storage-redis';
 import {
@@ -97,35 +90,7 @@ import {
   type WebhookJobData,
 } from './webhooks/webhook-delivery.js';
 
-export interface BatonControlOptions {
-  /** An existing ioredis client (not closed by `close()`). Give this, `target` or `url`. */
-  redis?: RedisClient;
-  /** Where Redis is; default `readRedisTarget()` (`REDIS_CLUSTER_NODES`, `REDIS_URL`). */
-  target?: RedisTarget;
-  /** Redis URL of one node; shorthand for `target: parseRedisUrl(url)`. */
-  url?: string;
-  /** Key prefix with a hash tag; must match the workers'. Default `{baton}`. */
-  prefix?: string;
-  /** Prefix of memory keys (`@baton/storage-redis`); must match the workers'. Default theirs. */
-  memoryPrefix?: string;
-  /**
-   * Where `createProject` runs: relative `repo` paths are resolved against this directory, and
-   * its `baton.config.json` gives new projects their context config. Default `process.cwd()`.
-   */
-  cwd?: string;
-  /** Environment `createProject` reads `BATON_CONTEXT_*` from. Default `process.env`. */
-  env?: NodeJS.ProcessEnv;
-  /** Longest wait for a project's repository to answer at creation (ms). Default 60_000. */
-  repoTimeoutMs?: number;
-  /**
-   * Which `repo` and `workspace` a new project may name (source-policy.ts). Default:
-   * `BATON_REPO_HOSTS`, `BATON_REPO_ROOTS`, `BATON_WORKSPACE_ROOT` of `env`, open where unset.
-   */
-  sourcePolicy?: SourcePolicy | undefined;
-  /** How long to wait for Redis before failing with `redis_unreachable` (ms). Default 5000. */
-  connectTimeoutMs?: number;
-}
-
+export type { BatonControlOptions } from './control/control-options.js';
 export type {
   BatonControl,
   CancelResult,
@@ -239,13 +204,12 @@ class RedisBatonControl implements BatonControl {
     return findStuck({ redis: this.#redis, keys: this.keys, queue: this.#sessionQueue() }, project);
   }
 
-  async findProblems(): Promise<ProjectProblem[]> {
+  async findProblems(): Promise<ProjectProblems> {
     await this.#ready();
     return findProjectProblems({
       redis: this.#redis,
       keys: this.keys,
       queue: this.#sessionQueue(),
-      repository: this.#repository,
     });
   }
 
@@ -454,18 +418,7 @@ class RedisBatonControl implements BatonControl {
     checkProjectId(projectId);
     const read = parseRequest(readEventsRequestSchema, readOptions, 'event read');
     await this.#ready();
-    if (read.blockMs === undefined) return this.#repository.readEvents(projectId, read);
-    // A blocking read must not hold the shared connection.
-    const blocking = duplicateConnection(this.#redis, {
-      maxRetriesPerRequest: null,
-      enableOfflineQueue: true,
-    });
-    blocking.on('error', () => undefined);
-    try {
-      return await this.#repository.readEvents(projectId, read, blocking);
-    } finally {
-      blocking.disconnect();
-    }
+    return readProjectEvents(this.#redis, this.#repository, projectId, read);
   }
 
   followEvents(
@@ -583,7 +536,7 @@ class RedisBatonControl implements BatonControl {
         this.#readyPromise = undefined;
         const where = this.#ownsRedis
           ? describeRedisTarget(this.#target)
-          : describeClient(this.#redis);
+          : describeRedisClient(this.#redis);
         throw new ProjectError(
           'redis_unreachable',
           `cannot reach Redis at ${where}: ${describeError(error)}`,
@@ -640,23 +593,4 @@ class RedisBatonControl implements BatonControl {
   #guidance(projectId: string) {
     return createRedisGuidance({ redis: this.#redis, keys: this.keys, projectId });
   }
-}
-
-/** A kept transcript's session id (`@baton/session`'s rule). */
-const transcriptSessionIdSchema = z.string().refine(isTranscriptSessionId, {
-  error: (issue) =>
-    `must be up to 128 letters, digits, ".", "_" or "-", got ${JSON.stringify(issue.input)}`,
-});
-
-/** A search text, trimmed (`@baton/session`'s rule: not empty, not too long). */
-const searchTextSchema = z.string().transform((text, context) => {
-  const problem = searchTextProblem(text);
-  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
-  return text.trim();
-});
-
-function describeClient(redis: RedisClient): string {
-  if (isCluster(redis)) return 'the Redis cluster';
-  const { host, port, db } = redis.options;
-  return `redis://${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
 }

@@ -227,6 +227,12 @@ export {
   type ReconcileOptions,
   type StuckProject,
 } from './reconcile.js';
+export {
+  findProjectProblems,
+  type FindProblemsOptions,
+  type ProjectProblem,
+  type ProjectProblems,
+} from './control/problems.js';
 export { createSessionQueue, enqueueSession, sessionJobId } from './session-queue.js';
 export type { SessionJobData, SessionJobReason, SessionQueueOptions } from './session-queue.js';
 export {

@@ -88,12 +88,37 @@ export async function findStuck(
   const { redis, keys, queue } = options;
   if (project.status !== 'queued' && project.status !== 'running') return null;
   if ((await redis.exists(keys.lease(project.id))) === 1) return null;
+  const job = await queue.getJob(sessionJobId(project.id, project.counters.sessions + 1));
+  const state = job ? await job.getState() : 'unknown';
+  return describeStuck(project, false, {
+    state,
+    generation: job?.data.generation,
+    failedReason: job?.failedReason,
+  });
+}
+
+/** What is known of a session job: its BullMQ state (`unknown`: none), generation and failure. */
+export interface SessionJobState {
+  state: string;
+  generation: unknown;
+  failedReason: string | null | undefined;
+}
+
+/**
+ * The one rule of "stuck", given what was read: a `queued`/`running` project with no lease whose
+ * next session's job is not live (missing, finished, or left over from an earlier project of the
+ * same id, which workers refuse). Null when something runs or will run it.
+ */
+export function describeStuck(
+  project: ProjectRecord,
+  leased: boolean,
+  job: SessionJobState,
+): StuckProject | null {
+  if (project.status !== 'queued' && project.status !== 'running') return null;
+  if (leased) return null;
+  if (LIVE_STATES.has(job.state) && job.generation === project.createdAt) return null;
   const sessionNumber = project.counters.sessions + 1;
-  const job = await queue.getJob(sessionJobId(project.id, sessionNumber));
-  const state = job ? await job.getState() : 'missing';
-  // A waiting job left over from an earlier project of this id is refused by workers: not live.
-  if (LIVE_STATES.has(state) && job?.data.generation === project.createdAt) return null;
-  const jobFailure = state === 'failed' ? (job?.failedReason ?? 'failed') : null;
+  const jobFailure = job.state === 'failed' ? (job.failedReason ?? 'failed') : null;
   const problem =
     jobFailure === null
       ? `${project.status} but no session job is waiting and no worker holds it`
@@ -139,76 +164,4 @@ async function requeue(
     await repository.transition(project.id, 'failed', { from: ['queued'], reason });
     return { projectId: project.id, action: 'failed', found, jobFailure, reason };
   }
-}
-
-/**
- * A project nothing will run, or what is left of one Redis lost: one line for `baton status`
- * and the dashboard's projects page, with the one command that fixes it.
- */
-export interface ProjectProblem {
-  projectId: string;
-  /**
-   * `stuck`: `queued`/`running` with no live session job and no lease (`findStuck`); `fragment`:
-   * only fragments of its record are left (a write after Redis lost its data); `orphan-job`: a
-   * session job of a project Redis no longer has.
-   */
-  kind: 'stuck' | 'fragment' | 'orphan-job';
-  /** One sentence. */
-  problem: string;
-  /** The one command that fixes it. */
-  fix: string;
-}
-
-/** Session jobs looked at for projects Redis no longer has. */
-const ORPHAN_JOB_STATES = ['waiting', 'delayed', 'active', 'prioritized', 'failed'] as const;
-
-/**
- * Every stuck project (`queued` or `running`, nothing runs it) and every project id a session
- * job names that has no project record (a fragment of one, or nothing at all). Reads the
- * `queued` and `running` indexes and at most `maxJobs` session jobs: never the keyspace, so a
- * fragment with no job left is found only by `baton status ID`.
- */
-export async function findProjectProblems(
-  options: Pick<ReconcileOptions, 'redis' | 'keys' | 'queue' | 'repository'> & {
-    /** Session jobs read at most. Default 1000. */
-    maxJobs?: number | undefined;
-  },
-): Promise<ProjectProblem[]> {
-  const { redis, keys, queue, repository } = options;
-  const problems: ProjectProblem[] = [];
-  for (const status of ['queued', 'running'] as const) {
-    const ids = await redis.zrange(keys.projectIndex('id', status), '0', '-1');
-    for (const id of ids) {
-      const project = await repository.get(id);
-      const stuck = project === null ? null : await findStuck(options, project);
-      if (stuck !== null) {
-        problems.push({ projectId: id, kind: 'stuck', problem: stuck.problem, fix: stuck.fix });
-      }
-    }
-  }
-  const jobs = await queue.getJobs([...ORPHAN_JOB_STATES], 0, (options.maxJobs ?? 1000) - 1);
-  const seen = new Set<string>();
-  for (const job of jobs) {
-    const id = job?.data?.projectId;
-    if (typeof id !== 'string' || seen.has(id)) continue;
-    seen.add(id);
-    if ((await repository.get(id)) !== null) continue;
-    const fragment = await repository.fragment(id);
-    problems.push(
-      fragment === null
-        ? {
-            projectId: id,
-            kind: 'orphan-job',
-            problem: `a session job (${job.id}) names project ${id}, which Redis no longer has (Redis lost its data); its code is on branch baton/${id}`,
-            fix: `baton enqueue --project ${id} --repo <repo> ... creates it again`,
-          }
-        : {
-            projectId: id,
-            kind: 'fragment',
-            problem: `only fragments of its record are left (${fragment.join(', ')}), written after Redis lost its data; nothing runs it`,
-            fix: `baton enqueue --project ${id} ... creates it again in their place (its memory and branch are kept)`,
-          },
-    );
-  }
-  return problems;
 }

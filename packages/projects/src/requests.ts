@@ -4,6 +4,7 @@
  * exactly the same values and name the same field when one is wrong.
  */
 import { z } from 'zod';
+import { isTranscriptSessionId, searchTextProblem } from '@baton/session';
 import { ProjectError } from './errors.js';
 import { PROJECT_STATUSES, formatIssues, isValidProjectId, type ProjectStatus } from './project.js';
 
@@ -247,4 +248,17 @@ export const memoryHistoryRequestSchema = z.object({ limit: integer(1).optional(
 export const searchOptionsRequestSchema = z.object({
   limit: integer(1).optional(),
   context: integer(0).optional(),
+});
+
+/** A kept transcript's session id (`@baton/session`'s rule). */
+export const transcriptSessionIdSchema = z.string().refine(isTranscriptSessionId, {
+  error: (issue) =>
+    `must be up to 128 letters, digits, ".", "_" or "-", got ${JSON.stringify(issue.input)}`,
+});
+
+/** A search text, trimmed (`@baton/session`'s rule: not empty, not too long). */
+export const searchTextSchema = z.string().transform((text, context) => {
+  const problem = searchTextProblem(text);
+  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
+  return text.trim();
 });

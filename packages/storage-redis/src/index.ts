@@ -23,6 +23,7 @@ export {
   RedisTargetError,
   answersPing,
   createRedisConnection,
+  describeRedisClient,
   describeRedisTarget,
   duplicateConnection,
   isCluster,

@@ -181,6 +181,13 @@ export function describeRedisTarget(target: RedisTarget): string {
   return `${scheme} cluster ${target.nodes.map((node) => `${node.host}:${node.port}`).join(',')}`;
 }
 
+/** One line naming where a client connects, without secrets (for a client made elsewhere). */
+export function describeRedisClient(client: RedisClient): string {
+  if (isCluster(client)) return 'the Redis cluster';
+  const { host, port, db } = client.options;
+  return `redis://${host ?? '127.0.0.1'}:${port ?? 6379}/${db ?? 0}`;
+}
+
 /** The environment variables that name `target`, for a child process (`baton up`'s worker). */
 export function redisTargetEnvironment(target: RedisTarget): Record<string, string> {
   if (target.kind === 'single') return { REDIS_URL: target.url };

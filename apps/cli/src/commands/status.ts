@@ -281,8 +281,9 @@ export function registerStatusCommand(program: Command): void {
         'reason if it failed, and a `fix` line: `baton resume ID` (`stuck` in --json). Failed and\n' +
         'paused projects show the same fix. An empty Redis without the deployment marker is\n' +
         'reported as new or wiped (docs/operations.md#redis-faults). Without an id, every stuck\n' +
-        'project and every project a session job names that Redis lost (only fragments of its\n' +
-        'record, or nothing) gets a `problem` and a `fix` line below the rows (not in --json).',
+        'project, every project a session job names that Redis lost, and every fragment of a\n' +
+        'record Redis lost (a bounded scan of the project keys) gets a `problem` and a `fix` line\n' +
+        'below the rows (not in --json); a `note` line says when the scan stopped at its bound.',
     )
     .argument('[id]', 'project id', parseProjectId)
     .option('--json', 'print JSON')
@@ -317,10 +318,13 @@ export function registerStatusCommand(program: Command): void {
           return;
         }
         // Projects nothing runs and what is left of projects Redis lost, below the rows.
-        const problems = terminalSafe(await projects.findProblems()).flatMap((found) => [
-          `problem   ${found.projectId}: ${found.problem}`,
-          `fix       ${found.fix}`,
+        const found = terminalSafe(await projects.findProblems());
+        const problems = found.problems.flatMap((problem) => [
+          `problem   ${problem.projectId}: ${problem.problem}`,
+          `fix       ${problem.fix}`,
         ]);
+        // A bound stopped the search: said, so an empty list is never taken for "nothing lost".
+        if (found.incomplete !== null) problems.push(`note      ${found.incomplete}`);
         const tail = problems.length === 0 ? '' : `\n${problems.join('\n')}\n`;
         if (rows.length === 0 && !(await projects.hasDeploymentMarker())) {
           // An empty Redis that a worker never marked: new, or it lost its data.

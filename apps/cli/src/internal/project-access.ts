@@ -178,7 +178,7 @@ function localAccess(log: FileProjectLog): ProjectAccess {
     },
     listWebhookDeliveries: async () => [],
     findStuck: async () => null,
-    findProblems: async () => [],
+    findProblems: async () => ({ problems: [], incomplete: null }),
     hasDeploymentMarker: async () => true,
   };
 }

@@ -60,7 +60,7 @@ function createProblems() {
     element: list,
     async load() {
       try {
-        const { problems } = await getJson('/api/problems');
+        const { problems, incomplete } = await getJson('/api/problems');
         const shown = problems
           .slice(0, MAX_PROBLEM_LINES)
           .map((problem) =>
@@ -90,8 +90,18 @@ function createProblems() {
             ),
           );
         }
+        if (incomplete) {
+          // A bound stopped the search: an empty list must not read as "nothing lost".
+          shown.push(
+            h(
+              'li',
+              { class: 'problem', dataset: { testid: 'project-problems-incomplete' } },
+              incomplete,
+            ),
+          );
+        }
         replace(list, ...shown);
-        list.hidden = problems.length === 0;
+        list.hidden = shown.length === 0;
       } catch {
         // The stream's reconnect loads them again.
       }

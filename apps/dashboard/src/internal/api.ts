@@ -416,10 +416,9 @@ export function createApiRoutes(options: ApiOptions): Hono {
   api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
 
   // Projects nothing runs (stuck) and what is left of projects Redis lost: the projects page's
-  // marker lines. Read apart from the page of rows: it walks the queued and running projects.
-  api.get('/problems', heavy, async (context) =>
-    context.json({ problems: await control.findProblems() }),
-  );
+  // marker lines (`{ problems, incomplete }`). Read apart from the page of rows: it walks the
+  // queued and running projects and scans the project hashes (bounded).
+  api.get('/problems', heavy, async (context) => context.json(await control.findProblems()));
 
   // The new-project form's preset select: @baton/context-config owns the list.
   api.get('/presets', (context) =>

@@ -23,7 +23,8 @@ import type {
   SessionSummary,
   SessionWindow,
 } from '../project-repository.js';
-import type { ProjectProblem, StuckProject } from '../reconcile.js';
+import type { StuckProject } from '../reconcile.js';
+import type { ProjectProblems } from './problems.js';
 import type { DeploymentMarker } from '../redis-safety.js';
 import type { SourcePolicy } from '../source-policy.js';
 import type { WebhookDeliveryRecord } from '../webhooks/webhook-delivery.js';
@@ -91,12 +92,13 @@ export interface BatonControl {
    */
   findStuck(project: ProjectRecord): Promise<StuckProject | null>;
   /**
-   * Every stuck project and every project a session job names that Redis no longer has (a
-   * fragment, or nothing), each with its problem and fix: the marker lines of `baton status` and
-   * the dashboard's projects page. Reads the queued/running indexes and the session jobs, never
-   * the keyspace.
+   * Every stuck project, every project a session job names that Redis no longer has, and every
+   * fragment of a record Redis lost, each with its problem and fix: the marker lines of `baton
+   * status` and the dashboard's projects page. Reads the queued/running indexes and the session
+   * jobs in pipelines, and SCANs the project hashes under the prefix up to a bound
+   * (`incomplete` says when it stopped there).
    */
-  findProblems(): Promise<ProjectProblem[]>;
+  findProblems(): Promise<ProjectProblems>;
   /**
    * The deployment marker the workers wrote in this Redis, or null: no worker ever ran here, or
    * Redis lost its data (redis-safety.ts).

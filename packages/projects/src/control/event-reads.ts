@@ -4,9 +4,30 @@
  */
 import type { EventEntry } from '../events.js';
 import type { BatonKeys } from '../keys.js';
-import type { ProjectRepository } from '../project-repository.js';
+import type { ProjectRepository, ReadEventsOptions } from '../project-repository.js';
 import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
 import type { FollowEventsOptions } from './control-api.js';
+
+/** A read of the project's events; a blocking one (`blockMs`) on a connection of its own. */
+export async function readProjectEvents(
+  redis: RedisClient,
+  repository: ProjectRepository,
+  projectId: string,
+  read: ReadEventsOptions,
+): Promise<EventEntry[]> {
+  if (read.blockMs === undefined) return repository.readEvents(projectId, read);
+  // A blocking read must not hold the shared connection.
+  const blocking = duplicateConnection(redis, {
+    maxRetriesPerRequest: null,
+    enableOfflineQueue: true,
+  });
+  blocking.on('error', () => undefined);
+  try {
+    return await repository.readEvents(projectId, read, blocking);
+  } finally {
+    blocking.disconnect();
+  }
+}
 
 /** What the follow loop needs of the control it runs in. */
 export interface FollowContext {
