@@ -181,7 +181,9 @@ describe('`baton status` without an id lists the projects nothing runs and what 
     expect(problemOf(lone)?.problem).toContain(
       'only fragments of its record are left (activeSession, sessions)',
     );
-    expect(problemOf(lone)?.fix).toMatch(new RegExp(`^fix\\s+baton enqueue --project ${lone} `, 'u'));
+    expect(problemOf(lone)?.fix).toMatch(
+      new RegExp(`^fix\\s+baton enqueue --project ${lone} `, 'u'),
+    );
     expect(listed.stdout).not.toMatch(/^note/mu);
     expect(problemOf(healthy)).toBeNull();
     // The rows above are the projects Redis has, as `baton projects` lists them.
