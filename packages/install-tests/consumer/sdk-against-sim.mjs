@@ -27,7 +27,7 @@ function print(step, value) {
   process.stdout.write(`${JSON.stringify({ step, ...value })}\n`);
 }
 
-/** What the SDK made of an error: its class, status, the body's type, request id, retry-after. */
+/** What the SDK made of an error: its class, status, the body's type, request id, retry-after, cause. */
 function describeError(error) {
   return {
     name: error?.constructor?.name ?? typeof error,
@@ -37,6 +37,7 @@ function describeError(error) {
     requestId: typeof error?.requestID === 'string' ? error.requestID.slice(0, 8) : null,
     retryAfter: error?.headers?.get?.('retry-after') ?? null,
     shouldRetry: error?.headers?.get?.('x-should-retry') ?? null,
+    cause: error?.cause instanceof Error ? error.cause.message : null,
   };
 }
 

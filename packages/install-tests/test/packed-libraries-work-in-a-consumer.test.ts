@@ -376,12 +376,17 @@ describe('the packed libraries in a fresh project with the newest SDK and ioredi
     expect(limited?.status).toBe(429);
     expect(retried?.status).toBe(200);
     expect(retried!.at - limited!.at).toBeGreaterThanOrEqual(300);
-    // A stream cut mid-response is not an APIError (the SDK does not retry it); an empty reply
-    // streams as message_start, message_delta, message_stop.
+    // A stream cut mid-response: an error without a status whose cause is fetch's `terminated`.
+    // SDK 1.17 calls it an APIConnectionError ("Connection error."); older ones an AnthropicError
+    // that is no APIError. An empty reply streams as message_start, message_delta, message_stop.
     expect(steps.get('cut-stream')).toMatchObject({
       events: ['message_start', 'content_block_start', 'content_block_delta'],
-      error: { isAPIError: false, status: null },
+      error: { status: null, cause: 'terminated' },
     });
+    const cut = (steps.get('cut-stream') as { error?: Record<string, unknown> } | undefined)?.error;
+    expect(`${String(cut?.name)} ${String(cut?.isAPIError)}`).toMatch(
+      /^(APIConnectionError true|AnthropicError false)$/u,
+    );
     expect(steps.get('empty-reply')).toMatchObject({
       events: ['message_start', 'message_delta', 'message_stop'],
       stopReason: 'end_turn',
