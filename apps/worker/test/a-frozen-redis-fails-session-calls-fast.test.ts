@@ -1,14 +1,8 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { waitFor } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
+import { privateRedisOf, simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 /** A 4 s lease: renewed every 1 s, so a session's Redis calls time out after 3 s. */
 const TIMINGS = {
@@ -22,31 +16,17 @@ const COMMAND_TIMEOUT_MS = 3_000;
 const message = (line: Record<string, unknown>) => String(line.msg);
 
 describe('a frozen Redis (SIGSTOP: connections up, no replies) fails session calls fast', () => {
-  let redis: RedisServer;
-  let sim: ModelSim;
-  let control: BatonControl;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    // A private Redis: this test stops it (never the shared one).
-    redis = await startRedisServer();
-    sim = await startModelSim({ port: 0 });
-    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
-  });
-
-  afterEach(async () => {
-    redis.thaw();
-    await stopAll(workers);
-    await control.close();
-    await sim.close();
-    await redis.stop();
-  });
+  // A private Redis: this test stops it (never the shared one).
+  const world = simWorld({ privateRedis: true });
 
   it('the session stops and lets go of Redis while it is frozen; the project completes once it answers', async () => {
-    const worker = await spawnWorker(
-      simWorkerEnv({ prefix: control.keys.prefix, simUrl: sim.url, redisUrl: redis.url }, TIMINGS),
+    const { sim, control, prefix, url } = world;
+    const redis = privateRedisOf(world);
+    const worker = world.closeAfter(
+      await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }, TIMINGS)),
     );
-    workers.push(worker);
+    // Closed first: a frozen Redis answers nobody, the world's own clean-up included.
+    world.closeAfter({ close: () => redis.thaw() });
     const id = randomProjectId('frozen');
     await control.createProject({ id, goal: 'Build a counter\n- increment\n- decrement\n- reset' });
     await control.enqueue(id);

@@ -1,15 +1,9 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
+import { waitFor } from '@baton/test-support';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
+import { simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 /**
  * The job lock is shorter than the stall, so BullMQ cannot renew it whatever the timing; the
@@ -24,32 +18,15 @@ const TIMINGS = {
 };
 
 describe('a Redis stall shorter than the lease (CLIENT PAUSE) costs no session', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  let sim: ModelSim;
-  let control: BatonControl;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    sim = await startModelSim({ port: 0 });
-    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    await control.close();
-    admin.disconnect();
-    await sim.close();
-    await redis.stop();
-  });
+  const world = simWorld({ privateRedis: true });
 
   it('the paused session goes on and the project completes with every session run once', async () => {
-    const worker = await spawnWorker(
-      simWorkerEnv({ prefix: control.keys.prefix, simUrl: sim.url, redisUrl: redis.url }, TIMINGS),
+    const { sim, control, prefix, url } = world;
+    const admin = new Redis(url, { maxRetriesPerRequest: 1 });
+    world.closeAfter({ close: () => admin.disconnect() });
+    const worker = world.closeAfter(
+      await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }, TIMINGS)),
     );
-    workers.push(worker);
     const id = randomProjectId('pause');
     await control.createProject({ id, goal: 'Build a counter\n- increment\n- decrement\n- reset' });
     await control.enqueue(id);
@@ -62,7 +39,7 @@ describe('a Redis stall shorter than the lease (CLIENT PAUSE) costs no session',
     await sim.waitForStalled(1, 20_000);
     await admin.call('CLIENT', 'PAUSE', String(STALL_MS), 'ALL');
     // A fresh client's PING is held like every other command: it answers when the pause ends.
-    const probe = new Redis(redis.url, { maxRetriesPerRequest: 1 });
+    const probe = new Redis(url, { maxRetriesPerRequest: 1 });
     const pausedAt = Date.now();
     await probe.ping();
     probe.disconnect();

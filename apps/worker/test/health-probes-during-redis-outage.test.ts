@@ -1,13 +1,7 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { randomPrefix } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '@baton/test-support';
+import { privateRedisOf, simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 async function probe(port: number, path: string): Promise<{ status: number; body: unknown }> {
   const response = await fetch(`http://127.0.0.1:${port}${path}`);
@@ -15,31 +9,18 @@ async function probe(port: number, path: string): Promise<{ status: number; body
 }
 
 describe('worker health probes', () => {
-  let redis: RedisServer;
-  let sim: ModelSim;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    sim = await startModelSim({ port: 0 });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    await sim.close();
-    await redis.stop();
-  });
+  const world = simWorld({ privateRedis: true });
 
   it('/livez stays 200 while Redis is down; /readyz and its alias /healthz go 503 and come back', async () => {
+    const { sim, prefix, url } = world;
+    const redis = privateRedisOf(world);
     // Credentials in a URL the worker logs: the log line must not carry them.
     const simUrl = sim.url.replace('http://', 'http://baton:s3cret-in-url@');
-    const worker = await spawnWorker(
-      simWorkerEnv(
-        { prefix: randomPrefix(), simUrl, redisUrl: redis.url },
-        { BATON_MODEL: 'sim', LOG_LEVEL: 'debug' },
+    const worker = world.closeAfter(
+      await spawnWorker(
+        simWorkerEnv({ prefix, simUrl, redisUrl: url }, { BATON_MODEL: 'sim', LOG_LEVEL: 'debug' }),
       ),
     );
-    workers.push(worker);
     const port = worker.httpPort;
     expect(await probe(port, '/livez')).toMatchObject({ status: 200, body: { status: 'ok' } });
     expect(await probe(port, '/readyz')).toEqual({ status: 200, body: { status: 'ok' } });

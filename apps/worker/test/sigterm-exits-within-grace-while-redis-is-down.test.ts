@@ -1,44 +1,25 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomPrefix, randomProjectId } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { waitFor } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { randomProjectId } from './support/redis.js';
+import { privateRedisOf, simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('bounded shutdown', () => {
-  let redis: RedisServer;
-  let sim: ModelSim;
-  let control: BatonControl;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    // Every model request hangs: the session is mid-work when Redis goes away.
-    sim = await startModelSim({ port: 0, faults: { stallOn: [1, 2, 3, 4, 5, 6] } });
-    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    await control.close();
-    await sim.close();
-    await redis.stop();
-  });
+  // Every model request hangs: the session is mid-work when Redis goes away.
+  const world = simWorld({ privateRedis: true, sim: { faults: { stallOn: [1, 2, 3, 4, 5, 6] } } });
 
   it('SIGTERM ends the worker within its grace while Redis is down, with a session running', async () => {
+    const { sim, control, prefix, url } = world;
+    const redis = privateRedisOf(world);
     const graceMs = 2_000;
-    const worker = await spawnWorker(
-      simWorkerEnv(
-        { prefix: control.keys.prefix, simUrl: sim.url, redisUrl: redis.url },
-        { BATON_SHUTDOWN_GRACE_MS: String(graceMs) },
+    const worker = world.closeAfter(
+      await spawnWorker(
+        simWorkerEnv(
+          { prefix, simUrl: sim.url, redisUrl: url },
+          { BATON_SHUTDOWN_GRACE_MS: String(graceMs) },
+        ),
       ),
     );
-    workers.push(worker);
     const id = randomProjectId('down');
     await control.createProject({ id, goal: 'Greet\n- hello' });
     await control.enqueue(id);

@@ -30,3 +30,9 @@ export { openCommandMonitor, type CommandMonitor, type SentCommand } from './com
 export { startTcpProxy, type TcpProxy, type TcpProxyOptions } from './tcp-proxy.js';
 export { requireCommands } from './require-commands.js';
 export { cliWorld, type CliWorld, type Closable } from './cli-world.js';
+export {
+  workerWorld,
+  type WorkerWorld,
+  type WorkerWorldOptions,
+  type WorkerWorldTarget,
+} from './worker-world.js';

@@ -1,11 +1,9 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
-import { afterEach, beforeEach } from 'vitest';
-import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { randomPrefix, randomProjectId } from './redis.js';
+import type { ModelSim, ModelSimOptions } from '@baton/model-sim';
+import { beforeEach } from 'vitest';
+import { waitFor } from '@baton/test-support';
+import type { BatonControl } from '@baton/projects';
+import { randomProjectId } from './redis.js';
+import { simWorld } from './sim-world.js';
 import { simWorkerEnv, spawnWorker, stopAll, type WorkerProcess } from './worker-process.js';
 
 /** What a test that runs worker processes gets: its own prefix, control API, simulator and home. */
@@ -30,23 +28,17 @@ export function useProcessWorld(
   tempPrefix: string,
   simOptions: ModelSimOptions = {},
 ): ProcessWorld {
-  const world = { workers: [], projects: [] } as unknown as ProcessWorld;
-  beforeEach(async () => {
-    world.prefix = randomPrefix();
-    world.home = await mkdtemp(path.join(os.tmpdir(), tempPrefix));
-    world.control = createBatonControl({
-      url: REDIS_URL,
-      prefix: world.prefix,
+  const workers: WorkerProcess[] = [];
+  const projects: string[] = [];
+  const world = Object.assign(simWorld({ tempPrefix, sim: simOptions }), { workers, projects });
+  // Closed first (the last one opened): workers stop before their projects and Redis go.
+  beforeEach(() => {
+    world.closeAfter({
+      close: async () => {
+        await stopAll(workers);
+        for (const id of projects.splice(0)) await world.control.deleteProject(id);
+      },
     });
-    world.sim = await startModelSim({ ...simOptions, port: 0 });
-  });
-  afterEach(async () => {
-    await stopAll(world.workers);
-    for (const id of world.projects.splice(0)) await world.control.deleteProject(id);
-    await world.control.close();
-    await world.sim.close();
-    await deletePrefix(world.prefix);
-    await rm(world.home, { recursive: true, force: true });
   });
   return world;
 }

@@ -24,6 +24,8 @@ export interface WorkerProcess {
     timeoutMs?: number,
   ): Promise<Record<string, unknown>>;
   kill(signal?: NodeJS.Signals): void;
+  /** SIGKILLs it if it still runs and waits for the exit (what a world does after the test). */
+  close(): Promise<void>;
 }
 
 /**
@@ -131,6 +133,11 @@ export async function spawnWorker(
     kill(signal = 'SIGTERM') {
       if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     },
+    async close() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await result.exited;
+    },
   };
   child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
     result.stderr += chunk;
@@ -144,10 +151,5 @@ export async function spawnWorker(
 
 /** Kills every still-running worker (afterEach). */
 export async function stopAll(workers: WorkerProcess[]): Promise<void> {
-  for (const worker of workers.splice(0)) {
-    if (worker.child.exitCode === null && worker.child.signalCode === null) {
-      worker.kill('SIGKILL');
-      await worker.exited;
-    }
-  }
+  for (const worker of workers.splice(0)) await worker.close();
 }
