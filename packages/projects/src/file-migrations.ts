@@ -22,6 +22,12 @@ const FILE_MIGRATIONS: readonly FileMigration[] = [
       'project.json holds the ProjectRecord the workers use ({ v: 2, project }) instead of baton run’s own 17 fields',
     run: upgradeLocalRecords,
   },
+  {
+    id: '2026-12-04-local-project-record-defaults',
+    description:
+      'a version 2 project.json written before a field or counter existed gets what its absence meant (was: filled in on every read)',
+    run: fillRecordDefaults,
+  },
 ];
 
 /** Applies every migration `home` has not had yet; returns the ids it applied. */
@@ -191,4 +197,40 @@ function upgradeRecord(
     skipHooks: old.skipHooks === true,
     lastCheckpoint: old.lastCheckpoint ?? null,
   };
+}
+
+/**
+ * What the absence of each field of a version 2 record meant when it was written before the field
+ * existed: no verification settings, no adopted workspace, every later counter at zero.
+ */
+async function fillRecordDefaults(home: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(path.join(home, 'projects'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) {
+    const paths = fileProjectPaths(home, name);
+    let parsed: { v?: unknown; project?: Partial<ProjectRecord> };
+    try {
+      parsed = JSON.parse(await readFile(paths.record, 'utf8')) as typeof parsed;
+    } catch {
+      continue; // Not a project directory (or an unreadable record, reported when it is opened).
+    }
+    if (parsed.v !== FILE_PROJECT_RECORD_VERSION || parsed.project === undefined) continue;
+    const old = parsed.project;
+    const project = {
+      ...old,
+      adoptWorkspace: old.adoptWorkspace ?? false,
+      verification: old.verification ?? null,
+      counters: { ...emptyCounters(), ...old.counters },
+    };
+    if (JSON.stringify(project) === JSON.stringify(old)) continue;
+    const temporary = `${paths.record}.${process.pid}.tmp`;
+    const body = { v: FILE_PROJECT_RECORD_VERSION, project };
+    await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
+    await rename(temporary, paths.record);
+  }
 }

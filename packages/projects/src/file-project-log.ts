@@ -346,12 +346,8 @@ export class FileProjectLog implements ProjectLog {
         `${this.paths(projectId).record} is not a version ${FILE_PROJECT_RECORD_VERSION} project record; it was written by another version of baton`,
       );
     }
-    // Counters and settings added since a record was written start at their defaults.
-    return {
-      ...parsed.project,
-      verification: parsed.project.verification ?? null,
-      counters: { ...emptyCounters(), ...parsed.project.counters },
-    };
+    // Fields added since a record was written are filled in once by `migrateFileProjects`.
+    return parsed.project;
   }
 
   async #write(project: ProjectRecord): Promise<void> {

@@ -2,7 +2,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openFileProjectLog } from '../src/index.js';
+import { createFileProjectLog, openFileProjectLog } from '../src/index.js';
 
 /** A project.json as `baton run` wrote it before version 2. */
 async function writeVersion1(home: string, id: string, fields: Record<string, unknown>) {
@@ -72,7 +72,51 @@ describe('local projects are upgraded once, never read in an old shape', () => {
       activeSession: { sessionNumber: 3 },
     });
     expect(JSON.parse(await readFile(path.join(home, 'migrations.json'), 'utf8'))).toEqual({
-      applied: ['2026-12-03-local-project-record-v2'],
+      applied: ['2026-12-03-local-project-record-v2', '2026-12-04-local-project-record-defaults'],
+    });
+  });
+
+  it('fills in what a version 2 record written before a field or counter existed left out, once', async () => {
+    const log = await openFileProjectLog({ home });
+    const created = await log.create({
+      id: 'v2',
+      goal: '- one',
+      workspace: null,
+      adoptWorkspace: false,
+      model: null,
+      fallbackModel: null,
+      budgets: {},
+      contextPreset: 'coding',
+      context: {},
+      sandbox: null,
+      verification: null,
+      createdAt: Date.now(),
+      repo: null,
+      base: null,
+      baseCommit: null,
+      branch: 'baton/v2',
+      skipHooks: false,
+    });
+    // As an earlier version wrote it: no verification, no adoption, fewer counters; its
+    // migrations.json knew only the version 2 upgrade.
+    const { verification, adoptWorkspace, ...older } = created;
+    const { featuresVerified, uselessContextFills, ...counters } = created.counters;
+    void [verification, adoptWorkspace, featuresVerified, uselessContextFills];
+    const file = path.join(home, 'projects', 'v2', 'project.json');
+    await writeFile(file, JSON.stringify({ v: 2, project: { ...older, counters } }));
+    await writeFile(
+      path.join(home, 'migrations.json'),
+      JSON.stringify({ applied: ['2026-12-03-local-project-record-v2'] }),
+    );
+    // Readers assume the current shape: before the migration the fields are simply absent.
+    const before = await createFileProjectLog({ home }).require('v2');
+    expect(before.verification).toBeUndefined();
+    expect(before.counters.featuresVerified).toBeUndefined();
+
+    const upgraded = await (await openFileProjectLog({ home })).require('v2');
+    expect(upgraded).toEqual(created);
+    expect(JSON.parse(await readFile(path.join(home, 'migrations.json'), 'utf8'))).toEqual({
+      applied: ['2026-12-03-local-project-record-v2', '2026-12-04-local-project-record-defaults'],
     });
   });
 
