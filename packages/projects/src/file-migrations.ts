@@ -1,6 +1,10 @@
 import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { FILE_PROJECT_RECORD_VERSION, fileProjectPaths } from './file-project-paths.js';
+import {
+  FILE_PROJECT_RECORD_VERSION,
+  fileProjectPaths,
+  type FileProjectPaths,
+} from './file-project-paths.js';
 import { emptyCounters, type ProjectRecord, type ProjectStatus } from './project.js';
 
 /**
@@ -85,7 +89,14 @@ interface LocalRecordV1 {
   statusReason?: string | null;
 }
 
-async function upgradeLocalRecords(home: string): Promise<void> {
+/**
+ * Calls `upgrade` with each project's parsed `project.json` and writes back the version 2 record
+ * it returns (null: the file stays as it is). Unreadable files are left for the reader to report.
+ */
+async function upgradeRecordFiles(
+  home: string,
+  upgrade: (parsed: unknown, paths: FileProjectPaths) => Promise<ProjectRecord | null>,
+): Promise<void> {
   let names: string[];
   try {
     names = await readdir(path.join(home, 'projects'));
@@ -101,13 +112,20 @@ async function upgradeLocalRecords(home: string): Promise<void> {
     } catch {
       continue; // Not a project directory (or an unreadable record, reported when it is opened).
     }
-    if (typeof parsed !== 'object' || parsed === null || 'v' in parsed) continue;
-    const project = upgradeRecord(parsed as LocalRecordV1, await readChecklist(paths.memories));
+    const project = await upgrade(parsed, paths);
+    if (project === null) continue;
     const temporary = `${paths.record}.${process.pid}.tmp`;
     const body = { v: FILE_PROJECT_RECORD_VERSION, project };
     await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
     await rename(temporary, paths.record);
   }
+}
+
+function upgradeLocalRecords(home: string): Promise<void> {
+  return upgradeRecordFiles(home, async (parsed, paths) => {
+    if (typeof parsed !== 'object' || parsed === null || 'v' in parsed) return null;
+    return upgradeRecord(parsed as LocalRecordV1, await readChecklist(paths.memories));
+  });
 }
 
 /** Passing and total features of the checklist in a local project's memory (0 of 0 without one). */
@@ -203,34 +221,17 @@ function upgradeRecord(
  * What the absence of each field of a version 2 record meant when it was written before the field
  * existed: no verification settings, no adopted workspace, every later counter at zero.
  */
-async function fillRecordDefaults(home: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(path.join(home, 'projects'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  for (const name of names) {
-    const paths = fileProjectPaths(home, name);
-    let parsed: { v?: unknown; project?: Partial<ProjectRecord> };
-    try {
-      parsed = JSON.parse(await readFile(paths.record, 'utf8')) as typeof parsed;
-    } catch {
-      continue; // Not a project directory (or an unreadable record, reported when it is opened).
-    }
-    if (parsed.v !== FILE_PROJECT_RECORD_VERSION || parsed.project === undefined) continue;
-    const old = parsed.project;
+function fillRecordDefaults(home: string): Promise<void> {
+  return upgradeRecordFiles(home, async (parsed) => {
+    const record = parsed as { v?: unknown; project?: Partial<ProjectRecord> };
+    if (record.v !== FILE_PROJECT_RECORD_VERSION || record.project === undefined) return null;
+    const old = record.project;
     const project = {
       ...old,
       adoptWorkspace: old.adoptWorkspace ?? false,
       verification: old.verification ?? null,
       counters: { ...emptyCounters(), ...old.counters },
-    };
-    if (JSON.stringify(project) === JSON.stringify(old)) continue;
-    const temporary = `${paths.record}.${process.pid}.tmp`;
-    const body = { v: FILE_PROJECT_RECORD_VERSION, project };
-    await writeFile(temporary, `${JSON.stringify(body, null, 2)}\n`, { mode: 0o600 });
-    await rename(temporary, paths.record);
-  }
+    } as ProjectRecord;
+    return JSON.stringify(project) === JSON.stringify(old) ? null : project;
+  });
 }

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { createFileProjectLog, openFileProjectLog } from '../src/index.js';
+import { newProjectRecord } from './support/project-log-conformance.js';
 
 /** A project.json as `baton run` wrote it before version 2. */
 async function writeVersion1(home: string, id: string, fields: Record<string, unknown>) {
@@ -78,25 +79,7 @@ describe('local projects are upgraded once, never read in an old shape', () => {
 
   it('fills in what a version 2 record written before a field or counter existed left out, once', async () => {
     const log = await openFileProjectLog({ home });
-    const created = await log.create({
-      id: 'v2',
-      goal: '- one',
-      workspace: null,
-      adoptWorkspace: false,
-      model: null,
-      fallbackModel: null,
-      budgets: {},
-      contextPreset: 'coding',
-      context: {},
-      sandbox: null,
-      verification: null,
-      createdAt: Date.now(),
-      repo: null,
-      base: null,
-      baseCommit: null,
-      branch: 'baton/v2',
-      skipHooks: false,
-    });
+    const created = await log.create(newProjectRecord('v2'));
     // As an earlier version wrote it: no verification, no adoption, fewer counters; its
     // migrations.json knew only the version 2 upgrade.
     const { verification, adoptWorkspace, ...older } = created;

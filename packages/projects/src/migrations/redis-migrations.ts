@@ -153,7 +153,14 @@ async function foldFeatureFlips(context: MigrationContext): Promise<void> {
   });
 }
 
-async function storeProjectContexts(context: MigrationContext): Promise<void> {
+/**
+ * Rewrites each stored project config that `upgrade` changes (it returns null for one that is
+ * already in the current shape), `BATCH` configs per read.
+ */
+async function upgradeProjectConfigs(
+  context: MigrationContext,
+  upgrade: (config: Record<string, unknown>, projectId: string) => Record<string, unknown> | null,
+): Promise<void> {
   const { redis, keys } = context;
   const scripts = defineScripts(redis);
   await forEachProjectBatch(context, async (ids) => {
@@ -163,16 +170,20 @@ async function storeProjectContexts(context: MigrationContext): Promise<void> {
     for (const [index, id] of ids.entries()) {
       const stored = configs[index];
       if (stored === null || stored === undefined) continue;
-      const config = JSON.parse(stored) as { context?: unknown; contextPreset?: string };
-      if (config.context !== undefined) continue;
-      const upgraded = JSON.stringify({
-        ...config,
-        context: { preset: config.contextPreset ?? 'coding' },
-      });
+      const upgraded = upgrade(JSON.parse(stored) as Record<string, unknown>, id);
+      if (upgraded === null) continue;
       // The config is written once at creation; the compare only guards a re-created project.
-      await scripts.batonReplaceField(keys.project(id), 'config', stored, upgraded);
+      await scripts.batonReplaceField(keys.project(id), 'config', stored, JSON.stringify(upgraded));
     }
   });
+}
+
+function storeProjectContexts(context: MigrationContext): Promise<void> {
+  return upgradeProjectConfigs(context, (config) =>
+    config.context !== undefined
+      ? null
+      : { ...config, context: { preset: config.contextPreset ?? 'coding' } },
+  );
 }
 
 /** Session job states a job waits in before a worker takes it. */
@@ -234,26 +245,10 @@ function configDefaults(projectId: string): Record<string, unknown> {
   };
 }
 
-async function storeProjectConfigDefaults(context: MigrationContext): Promise<void> {
-  const { redis, keys } = context;
-  const scripts = defineScripts(redis);
-  await forEachProjectBatch(context, async (ids) => {
-    const read = redis.pipeline();
-    for (const id of ids) read.hget(keys.project(id), 'config');
-    const configs = (await execPipeline(read)) as (string | null)[];
-    for (const [index, id] of ids.entries()) {
-      const stored = configs[index];
-      if (stored === null || stored === undefined) continue;
-      const config = JSON.parse(stored) as Record<string, unknown>;
-      const defaults = configDefaults(id);
-      const missing = Object.keys(defaults).filter((field) => config[field] === undefined);
-      if (missing.length === 0) continue;
-      const upgraded = JSON.stringify({
-        ...config,
-        ...Object.fromEntries(missing.map((field) => [field, defaults[field]])),
-      });
-      // The config is written once at creation; the compare only guards a re-created project.
-      await scripts.batonReplaceField(keys.project(id), 'config', stored, upgraded);
-    }
+function storeProjectConfigDefaults(context: MigrationContext): Promise<void> {
+  return upgradeProjectConfigs(context, (config, projectId) => {
+    const defaults = configDefaults(projectId);
+    const complete = Object.keys(defaults).every((field) => config[field] !== undefined);
+    return complete ? null : { ...defaults, ...config };
   });
 }
