@@ -1,5 +1,6 @@
 import path from 'node:path';
-import { createFileProjectLog, type ProjectRecord } from '@baton/projects';
+import { startModelSim, type ModelSimOptions } from '@baton/model-sim';
+import { createFileProjectLog, type ProjectCounters, type ProjectRecord } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_GOAL, runCli, startCli, type CliProcess } from './helpers.js';
@@ -8,7 +9,13 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 // `baton run` and a worker run one session chain: the same scenario through both must end in
 // the same status, for the same reason, after the same number of sessions. Each scenario runs
 // once through `baton run` (files under BATON_HOME) and once through `baton enqueue` + `baton
-// worker` (Redis), both on the built-in simulator.
+// worker` (Redis), on the built-in simulator or, for a scenario with API answers of its own, on
+// a fresh simulator over HTTP per path (the same request numbers for both). One scenario per
+// rule of `decideAfterSession` a user can reach from both: completed, budget, no progress,
+// failed (refused every time), the API not knowing the model, context hand-offs, and a feature
+// whose check fails on a later session (verified progress). An operator pause and a cancel have
+// no shared trigger (`baton pause` reaches only a worker's project, Ctrl-C only `baton run`): their
+// own tests are operator-pause, cancel and second-ctrl-c.
 
 let dir: string;
 let world: RedisWorld;
@@ -23,7 +30,24 @@ interface Scenario {
   exitCode: number;
   status: ProjectRecord['status'];
   reason: RegExp;
+  /** Default `sim-sonnet`: the built-in simulator at Sonnet's prices. */
+  model?: string;
+  /** A simulator over HTTP with these options instead of the built-in one. */
+  sim?: ModelSimOptions;
+  /** Counters that must also agree (besides sessions, features passing and failures). */
+  counters?: (keyof ProjectCounters)[];
+  /** Each path at least this many sessions. */
+  minSessions?: number;
 }
+
+const CHECKLIST_GOAL = (features: number, marker = '') =>
+  [
+    'A calculator.' + marker,
+    ...Array.from({ length: features }, (_, i) => `- operation ${i + 1}`),
+  ].join('\n');
+
+/** Request numbers 1..n: a fault on every request of the scenario. */
+const everyRequest = (n = 200) => Array.from({ length: n }, (_, index) => index + 1);
 
 const SCENARIOS: Scenario[] = [
   {
@@ -40,31 +64,116 @@ const SCENARIOS: Scenario[] = [
     status: 'paused',
     reason: /^budget: \$0\.\d+ spent of \$0\.01$/,
   },
+  {
+    name: 'no session flips a feature',
+    // Every flip's check fails, so no feature ever passes.
+    flags: [
+      '--goal',
+      'Two things\n- first [sim:no-check]\n- second [sim:no-check]',
+      '--check',
+      'false',
+      '--stall-after',
+      '2',
+    ],
+    exitCode: 10,
+    status: 'paused',
+    reason: /^no_progress: 2 sessions in a row without a newly passing feature \(0 of 2 pass\)/,
+    counters: ['sessionsWithoutProgress'],
+  },
+  {
+    name: 'the model refuses every session',
+    flags: ['--goal', 'One thing\n- first'],
+    model: 'claude-sonnet-4-6',
+    sim: { faults: { refusalOn: everyRequest() } },
+    exitCode: 5,
+    status: 'failed',
+    reason: /^3 failed sessions in a row; last error: /,
+  },
+  {
+    name: 'the API does not know the model',
+    flags: ['--goal', 'One thing\n- first'],
+    model: 'claude-gone-1',
+    sim: { faults: { unknownModels: ['claude-gone-1'] } },
+    exitCode: 6,
+    status: 'paused',
+    reason: /^model_not_found: /,
+  },
+  {
+    name: 'sessions hand off on a full context window',
+    flags: ['--goal', CHECKLIST_GOAL(12, ' [sim:keep-going]'), '--stall-after', '10'],
+    model: 'sim-small-context',
+    sim: { contextWindow: { 'sim-small-context': 10_000 } },
+    exitCode: 0,
+    status: 'completed',
+    reason: /^all 12 features pass$/,
+    minSessions: 3,
+  },
+  {
+    name: 'a later session breaks a verified feature: its check catches it',
+    flags: [
+      '--goal',
+      'Todo app.\n- Add a todo [sim:no-check]\n- List todos [sim:claim-first]\n- Mark done [sim:breaks F2]',
+    ],
+    exitCode: 0,
+    status: 'completed',
+    reason: /^all 3 features pass$/,
+    counters: ['featuresVerified', 'featuresClaimed', 'featuresRegressed'],
+  },
 ];
+
+/** The environment of one path's model: the built-in simulator, or a fresh one over HTTP. */
+async function modelEnv(scenario: Scenario): Promise<{
+  env: Record<string, string>;
+  close: () => Promise<void>;
+}> {
+  const model = scenario.model ?? 'sim-sonnet';
+  if (scenario.sim === undefined) return { env: { BATON_MODEL: model }, close: async () => {} };
+  const sim = await startModelSim(scenario.sim);
+  return {
+    env: { BATON_MODEL: model, ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url },
+    close: () => sim.close(),
+  };
+}
 
 async function throughBatonRun(scenario: Scenario, id: string): Promise<ProjectRecord> {
   const home = path.join(dir, 'run-home');
-  // The simulator at Sonnet's prices (`sim` costs nothing), so the cost budget can run out.
-  const result = await runCli(
-    ['run', '--project', id, '--model', 'sim-sonnet', ...scenario.flags],
-    {
+  const model = await modelEnv(scenario);
+  try {
+    // `sim-sonnet` by default: the simulator at Sonnet's prices (`sim` costs nothing), so the
+    // cost budget can run out.
+    const result = await runCli(['run', '--project', id, '--sessions', '30', ...scenario.flags], {
       cwd: dir,
-      env: world.env(home),
-    },
-  );
-  expect(result.code, result.stderr).toBe(scenario.exitCode);
+      env: world.env(home, model.env),
+    });
+    expect(result.code, result.stderr).toBe(scenario.exitCode);
+  } finally {
+    await model.close();
+  }
   return createFileProjectLog({ home }).require(id);
 }
 
 async function throughWorker(scenario: Scenario, id: string): Promise<ProjectRecord> {
+  const model = await modelEnv(scenario);
+  try {
+    return await runOnWorker(scenario, id, model.env);
+  } finally {
+    await model.close();
+  }
+}
+
+async function runOnWorker(
+  scenario: Scenario,
+  id: string,
+  modelEnv: Record<string, string>,
+): Promise<ProjectRecord> {
   const env = world.env(path.join(dir, 'worker-home'), {
-    BATON_MODEL: 'sim-sonnet',
+    ...modelEnv,
     BATON_CHAIN_DELAY_MS: '0',
     BATON_RETRY_DELAY_MS: '0',
   });
   const worker = startCli(['worker', '--port', '0'], { cwd: dir, env });
   running.push(worker);
-  await worker.waitForOutput('"worker started"');
+  await worker.waitForOutput('"worker started"', 60_000);
   const enqueued = await runCli(['enqueue', '--project', id, ...scenario.flags], {
     cwd: dir,
     env: world.env(dir),
@@ -76,7 +185,7 @@ async function throughWorker(scenario: Scenario, id: string): Promise<ProjectRec
       const project = await world.control.getProject(id);
       return project !== null && !['queued', 'running'].includes(project.status);
     },
-    60_000,
+    120_000,
   );
   return (await world.control.getProject(id))!;
 }
@@ -95,7 +204,11 @@ describe('baton run and a worker stop a chain by the same rules', () => {
       expect(local.counters.sessions).toBe(remote.counters.sessions);
       expect(local.counters.featuresPassing).toBe(remote.counters.featuresPassing);
       expect(local.counters.consecutiveFailures).toBe(remote.counters.consecutiveFailures);
+      for (const counter of scenario.counters ?? []) {
+        expect(local.counters[counter], counter).toBe(remote.counters[counter]);
+      }
+      expect(local.counters.sessions).toBeGreaterThanOrEqual(scenario.minSessions ?? 1);
     },
-    240_000,
+    300_000,
   );
 });

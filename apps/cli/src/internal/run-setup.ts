@@ -1,0 +1,315 @@
+/**
+ * What `baton run` reads before its first session: its options, the project it continues or
+ * creates (refusing flags that differ from a stored project's), and its settings from the
+ * environment. Every problem is one usage line, before anything is created or started.
+ */
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import {
+  ContextConfigError,
+  loadContextConfig,
+  type ContextPresetName,
+  type ResolvedContextConfig,
+} from '@baton/context-config';
+
+import {
+  formatIssues,
+  projectVerificationSchema,
+  type FileProjectLog,
+  type ProjectRecord,
+  type ProjectVerification,
+} from '@baton/projects';
+import { type McpConfig, SessionError, loadMcpConfigFile } from '@baton/session';
+import {
+  type ProjectSandbox,
+  type SandboxSetting,
+  WorkspaceError,
+  parseProjectSandbox,
+  parseSandboxSetting,
+  projectBranch,
+  resolveProjectSource,
+  type ProjectSource,
+} from '@baton/workspace';
+import { CliError } from '../errors.js';
+
+import { deriveProjectId } from './project-home.js';
+import { CLI_ENV_VARIABLES } from './environment.js';
+
+import { describeVerification, verificationInput } from './verification.js';
+import { checkNewWorkspace } from './workspace-adoption.js';
+
+/** Parsed options of `baton run`. */
+export interface RunOptions {
+  goal?: string;
+  goalFile?: string;
+  workspace?: string;
+  repo?: string;
+  base?: string;
+  skipHooks?: boolean;
+  sessions: number;
+  project?: string;
+  model?: string;
+  /** Over `baton.config.json` and `BATON_CONTEXT_*`; unset: those decide (default `coding`). */
+  preset?: ContextPresetName;
+  budgetUsd?: number;
+  maxTurns?: number;
+  stallAfter?: number;
+  json?: boolean;
+  /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
+  sandbox?: boolean;
+  /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
+  allowHost?: string[];
+  /** `--check`: the check of features that have none. */
+  check?: string;
+  /** `--require-checks`: refuse flips of features with no check. */
+  requireChecks?: boolean;
+  /** `--check-timeout`: seconds one check may run. */
+  checkTimeout?: number;
+  /** `--regression-budget`: seconds of end-of-session re-runs. */
+  regressionBudget?: number;
+  /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
+  adopt?: boolean;
+  /** `--mcp-config FILE`: the project's MCP servers (`.mcp.json` format), kept with the project. */
+  mcpConfig?: string;
+}
+
+/** An MCP configuration file (`--mcp-config`, `BATON_MCP_CONFIG`) as a one-line usage error. */
+export function readMcpConfig(file: string | undefined, what: string): McpConfig | undefined {
+  if (file === undefined || file.trim() === '') return undefined;
+  try {
+    return loadMcpConfigFile(file, what);
+  } catch (error) {
+    if (error instanceof SessionError) throw new CliError('usage', error.message);
+    throw error;
+  }
+}
+
+async function readGoal(options: RunOptions): Promise<string | undefined> {
+  if (options.goal !== undefined && options.goalFile !== undefined) {
+    throw new CliError('usage', 'use either --goal or --goal-file, not both.');
+  }
+  if (options.goalFile !== undefined) {
+    const text = await readFile(options.goalFile, 'utf8').catch((error: NodeJS.ErrnoException) => {
+      throw new CliError(
+        'usage',
+        `cannot read --goal-file ${options.goalFile}: ${error.code === 'ENOENT' ? 'no such file' : (error.code ?? error.message)}.`,
+      );
+    });
+    if (text.trim() === '')
+      throw new CliError('usage', `--goal-file ${options.goalFile} is empty.`);
+    return text;
+  }
+  return options.goal;
+}
+
+/** Refuses `--repo`/`--base`/`--skip-hooks`/`--workspace` that differ from an existing project's. */
+function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
+  const differs = (what: string, current: string) => {
+    throw new CliError('usage', `project ${existing.id} already uses ${what} ${current}.`);
+  };
+  if (options.workspace !== undefined && path.resolve(options.workspace) !== existing.workspace) {
+    differs('the workspace', existing.workspace ?? '(default)');
+  }
+  if (options.repo !== undefined && options.repo !== (existing.repo ?? undefined)) {
+    const current = existing.repo ?? 'no --repo';
+    if (path.resolve(options.repo) !== current) differs('the repository', current);
+  }
+  if (options.base !== undefined && options.base !== existing.base) {
+    differs('the base', existing.base ?? '(none)');
+  }
+  if (options.skipHooks === true && !existing.skipHooks) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} runs hooks; --skip-hooks is set when a project is created.`,
+    );
+  }
+  const verification = readProjectVerification(options);
+  if (
+    verification !== undefined &&
+    JSON.stringify(verification) !== JSON.stringify(existing.verification ?? {})
+  ) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} ${describeVerification(existing.verification)}; --check, --require-checks, --check-timeout and --regression-budget are set when a project is created.`,
+    );
+  }
+  const hosts = existing.sandbox?.allowedHosts ?? [];
+  const asked = readProjectSandbox(options)?.allowedHosts;
+  if (asked !== undefined && asked.join(' ') !== hosts.join(' ')) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} allows ${hosts.length === 0 ? 'no hosts' : hosts.join(', ')}; --allow-host is set when a project is created.`,
+    );
+  }
+  if (options.mcpConfig !== undefined) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} already exists; --mcp-config is set when a project is created.`,
+    );
+  }
+}
+
+/** `--check`/`--require-checks` through the project schema `enqueue` and the dashboard use. */
+function readProjectVerification(options: RunOptions): ProjectVerification | undefined {
+  const input = verificationInput(options).verification;
+  if (input === undefined) return undefined;
+  const parsed = projectVerificationSchema.safeParse(input);
+  if (!parsed.success) {
+    const problems = formatIssues(parsed.error.issues).map((line) =>
+      line.replace(/^check:/, '--check:'),
+    );
+    throw new CliError('usage', `${problems.join('; ')}.`);
+  }
+  return parsed.data;
+}
+
+/** `--allow-host` through the project schema `enqueue` and the dashboard use; one line when wrong. */
+function readProjectSandbox(options: RunOptions): ProjectSandbox | undefined {
+  if (options.allowHost === undefined) return undefined;
+  try {
+    return parseProjectSandbox({ allowedHosts: options.allowHost }, 'sandbox');
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
+  }
+}
+
+/** `--repo`/`--base` resolved for a new project; one line and nothing created when they are wrong. */
+async function resolveSource(options: RunOptions, id: string): Promise<ProjectSource | null> {
+  if (options.repo === undefined) {
+    if (options.base !== undefined) throw new CliError('usage', '--base needs --repo.');
+    return null;
+  }
+  try {
+    return await resolveProjectSource({ repo: options.repo, base: options.base, projectId: id });
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', error.message);
+    throw error;
+  }
+}
+
+/** Find or create the project this run continues. */
+export async function openProject(
+  options: RunOptions,
+  log: FileProjectLog,
+): Promise<ProjectRecord> {
+  const goal = await readGoal(options);
+  if (options.project !== undefined) {
+    const existing = await log.get(options.project);
+    if (existing !== null) {
+      if (goal !== undefined && goal.trim() !== existing.goal.trim()) {
+        throw new CliError(
+          'usage',
+          `project ${existing.id} already has a goal; omit --goal/--goal-file to continue it.`,
+        );
+      }
+      checkSameSource(existing, options);
+      return existing;
+    }
+    if (goal === undefined) {
+      throw new CliError(
+        'usage',
+        `no project ${options.project} under ${log.home}; give --goal or --goal-file to start it.`,
+      );
+    }
+  }
+  if (goal === undefined)
+    throw new CliError(
+      'usage',
+      'give --goal TEXT or --goal-file FILE (or --project ID to continue a project).',
+    );
+  const id =
+    options.project ??
+    deriveProjectId(
+      options.goalFile !== undefined
+        ? path.basename(options.goalFile).replace(/\.[^.]+$/, '')
+        : (goal.split('\n')[0] ?? ''),
+    );
+  await checkNewWorkspace(options.workspace, {
+    adopt: options.adopt === true,
+    maxFileBytes: maxFileBytes(),
+    // The live view is on stdout; with --json that is JSON lines only.
+    out: options.json === true ? process.stderr : process.stdout,
+  });
+  const mcp = readMcpConfig(options.mcpConfig, `--mcp-config ${options.mcpConfig ?? ''}`);
+  const source = await resolveSource(options, id);
+  return log.create({
+    id,
+    goal,
+    // The working tree stays where `baton run` always put it: beside the project's memory.
+    workspace:
+      options.workspace !== undefined ? path.resolve(options.workspace) : log.paths(id).workspace,
+    adoptWorkspace: options.adopt === true,
+    model: null,
+    fallbackModel: null,
+    budgets: {},
+    contextPreset: 'coding',
+    context: {},
+    sandbox: readProjectSandbox(options) ?? null,
+    verification: readProjectVerification(options) ?? null,
+    ...(mcp === undefined ? {} : { mcp }),
+    createdAt: Date.now(),
+    repo: source?.repo ?? null,
+    base: source?.base ?? null,
+    baseCommit: source?.baseCommit ?? null,
+    branch: projectBranch(id),
+    skipHooks: options.skipHooks === true,
+    lastCheckpoint: source?.existingHead ?? null,
+  });
+}
+
+/** `BATON_SANDBOX` and `--no-sandbox`, as a usage error when the variable is not valid. */
+export function readSandboxSetting(options: RunOptions): SandboxSetting {
+  try {
+    return parseSandboxSetting(process.env[CLI_ENV_VARIABLES.sandbox], {
+      noSandbox: options.sandbox === false,
+    });
+  } catch (error) {
+    if (error instanceof WorkspaceError) throw new CliError('usage', `${error.message}.`);
+    throw error;
+  }
+}
+
+/**
+ * The sessions' context config: `baton.config.json` in the directory baton runs in, then
+ * `BATON_CONTEXT_*`, then `--preset`; a bad one is a usage error listing every problem.
+ */
+export async function readContextConfig(options: RunOptions): Promise<ResolvedContextConfig> {
+  try {
+    return await loadContextConfig({
+      cwd: process.cwd(),
+      ...(options.preset === undefined ? {} : { override: { preset: options.preset } }),
+    });
+  } catch (error) {
+    if (!(error instanceof ContextConfigError)) throw error;
+    throw new CliError(
+      'usage',
+      `invalid context config: ${error.issues.map((issue) => `${issue.source === 'override' ? '--preset' : issue.source}: ${issue.path}: ${issue.message}`).join('; ')}.`,
+    );
+  }
+}
+
+/** An integer variable of `baton run`, at least `min`; unset or empty: `undefined`. */
+function integerVariable(
+  name: string,
+  min: number,
+  env: NodeJS.ProcessEnv = process.env,
+): number | undefined {
+  const value = env[name]?.trim();
+  if (value === undefined || value === '') return undefined;
+  const parsed = Number(value);
+  if (!Number.isInteger(parsed) || parsed < min) {
+    throw new CliError('usage', `${name} must be an integer >= ${min}, got "${value}".`);
+  }
+  return parsed;
+}
+
+/** `BATON_CHECKPOINT_INTERVAL_MS`: least time between two checkpoints after turns. */
+export function checkpointIntervalMs(): number | undefined {
+  return integerVariable(CLI_ENV_VARIABLES.checkpointIntervalMs, 0);
+}
+
+/** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints (default 50 MiB). */
+export function maxFileBytes(): number | undefined {
+  return integerVariable(CLI_ENV_VARIABLES.maxFileBytes, 1);
+}
