@@ -6,9 +6,9 @@
  */
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { createBareRemote, git } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { cliWorld, createBareRemote, git } from '@baton/test-support';
+import { afterEach, describe, expect, it } from 'vitest';
+import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
@@ -54,25 +54,17 @@ function expectNoCanaryPublished(remote: string, branch: string): void {
 }
 
 describe('baton run --workspace on a directory with files', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterEach(async () => {
-    await cleanup();
-  });
-  const home = () => path.join(dir, 'home');
+  const world = cliWorld();
 
   it('is refused without --adopt, with the preview; adopted, every file stays and no credential is pushed', async () => {
-    const mine = await userDirectory(dir);
+    const mine = await userDirectory(world.dir);
     // BATON_MAX_FILE_BYTES: a file over the limit is kept and never committed.
     const data = 'd'.repeat(2048);
     await writeFile(path.join(mine, 'data.bin'), data);
     const limit = { BATON_MAX_FILE_BYTES: '1024' };
     const refused = await runCli(
       ['run', '--workspace', mine, '--goal', GOAL, '--project', 'adopt'],
-      { cwd: dir, env: cliEnv(home(), limit) },
+      { cwd: world.dir, env: cliEnv(world.home, limit) },
     );
     expect(refused.code).toBe(2);
     expect(oneLine(refused.stderr)).toContain(
@@ -88,7 +80,7 @@ describe('baton run --workspace on a directory with files', () => {
     expect(refused.stdout).toContain(
       'kept, never committed (over 1.0 KiB): 1 file (data.bin 2.0 KiB)',
     );
-    expect(await readdir(path.join(home(), 'projects')).catch(() => [])).toEqual([]);
+    expect(await readdir(path.join(world.home, 'projects')).catch(() => [])).toEqual([]);
     expect((await readdir(mine)).sort()).toEqual([
       '.aws',
       '.env',
@@ -100,7 +92,7 @@ describe('baton run --workspace on a directory with files', () => {
 
     const adopted = await runCli(
       ['run', '--workspace', mine, '--adopt', '--goal', GOAL, '--project', 'adopt'],
-      { cwd: dir, env: cliEnv(home(), { ...limit, BATON_CHECKPOINT_INTERVAL_MS: '0' }) },
+      { cwd: world.dir, env: cliEnv(world.home, { ...limit, BATON_CHECKPOINT_INTERVAL_MS: '0' }) },
     );
     expect(adopted.stderr).toBe('');
     expect(adopted.code).toBe(0);
@@ -108,7 +100,9 @@ describe('baton run --workspace on a directory with files', () => {
     // The live view names what each checkpoint left out.
     expect(adopted.stdout).toContain('left out as secrets: .aws/credentials, .env, .npmrc, id_rsa');
     expect(adopted.stdout).toContain('left out as too large: data.bin (2.0 KiB)');
-    const events = (await readFile(path.join(home(), 'projects', 'adopt', 'events.jsonl'), 'utf8'))
+    const events = (
+      await readFile(path.join(world.home, 'projects', 'adopt', 'events.jsonl'), 'utf8')
+    )
       .trim()
       .split('\n')
       .map((line) => JSON.parse(line) as { type: string; skipped?: string[] });
@@ -117,7 +111,7 @@ describe('baton run --workspace on a directory with files', () => {
     expect(checkpoints.at(-1)?.skipped).toEqual(['.aws/credentials', '.env', '.npmrc', 'id_rsa']);
     await expectCanariesIntact(mine);
     expect(await readFile(path.join(mine, 'data.bin'), 'utf8')).toBe(data);
-    const remote = path.join(home(), 'remotes', 'adopt.git');
+    const remote = path.join(world.home, 'remotes', 'adopt.git');
     expectNoCanaryPublished(remote, 'baton/adopt');
     expect(branchFiles(remote, 'baton/adopt')).not.toContain('data.bin');
     expect(branchFiles(remote, 'baton/adopt')).toEqual(
@@ -126,8 +120,8 @@ describe('baton run --workspace on a directory with files', () => {
 
     // Continued later: still every file, byte for byte.
     const again = await runCli(['run', '--project', 'adopt', '--sessions', '1'], {
-      cwd: dir,
-      env: cliEnv(home()),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(again.stderr).toBe('');
     await expectCanariesIntact(mine);

@@ -2,9 +2,10 @@ import { readFile, readdir, readlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { startModelSim } from '@baton/model-sim';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * One sandbox, one loopback per session, from `baton run` on the simulator over HTTP (the real
@@ -15,23 +16,7 @@ import { cliEnv, runCli, tempDir } from './helpers.js';
  * uses; neither gets a request, and the browser saw the agent's page, not the canary's.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-const canaries: http.Server[] = [];
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await Promise.all(
-    canaries.splice(0).map((server) => new Promise((done) => server.close(() => done(null)))),
-  );
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 /** A host HTTP server on 127.0.0.1 that counts what reaches it. */
 async function canary(): Promise<{ port: number; hits: string[] }> {
@@ -40,7 +25,7 @@ async function canary(): Promise<{ port: number; hits: string[] }> {
     hits.push(request.url ?? '');
     response.end('<html><body><h1>HOST CANARY</h1></body></html>');
   });
-  canaries.push(server);
+  world.closeAfter({ close: () => new Promise((done) => server.close(() => done(null))) });
   await new Promise<void>((listening) => server.listen(0, '127.0.0.1', listening));
   return { port: (server.address() as AddressInfo).port, hits };
 }
@@ -80,9 +65,9 @@ describe('one sandbox, one loopback per session', () => {
     async () => {
       const samePort = await canary();
       const otherPort = await canary();
-      sim = await startModelSim({ port: 0 });
+      const sim = world.closeAfter(await startModelSim({ port: 0 }));
       await writeFile(
-        path.join(dir, 'mcp.json'),
+        path.join(world.dir, 'mcp.json'),
         JSON.stringify({
           mcpServers: { browser: { command: 'npx', args: ['@playwright/mcp@latest'] } },
         }),
@@ -90,7 +75,7 @@ describe('one sandbox, one loopback per session', () => {
       const app = `http://127.0.0.1:${samePort.port}/`;
       const host = `http://127.0.0.1:${otherPort.port}/`;
       await writeFile(
-        path.join(dir, 'goal.md'),
+        path.join(world.dir, 'goal.md'),
         [
           'A status page, checked in the browser.',
           `- Serve a status page [sim:web-app ${samePort.port}] [sim:mcp mcp__browser__browser_navigate {"url":"${app}"}] [sim:mcp mcp__browser__browser_snapshot {}] [sim:mcp-expect F1 ok]`,
@@ -102,22 +87,22 @@ describe('one sandbox, one loopback per session', () => {
         [
           'run',
           '--goal-file',
-          path.join(dir, 'goal.md'),
+          path.join(world.dir, 'goal.md'),
           '--project',
           'loopback',
           '--sessions',
           '2',
           '--mcp-config',
-          path.join(dir, 'mcp.json'),
+          path.join(world.dir, 'mcp.json'),
         ],
         {
-          cwd: dir,
-          env: cliEnv(home(), { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
+          cwd: world.dir,
+          env: cliEnv(world.home, { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url }),
         },
       );
       expect(result.stdout).toMatch(/MCP server browser \(project, stdio\): ready · \d+ tools/);
       const events = (
-        await readFile(path.join(home(), 'projects', 'loopback', 'events.jsonl'), 'utf8')
+        await readFile(path.join(world.home, 'projects', 'loopback', 'events.jsonl'), 'utf8')
       )
         .trim()
         .split('\n')
@@ -133,7 +118,7 @@ describe('one sandbox, one loopback per session', () => {
         true,
       );
       // What the browser saw is the agent's page, not the host's: the session's transcript.
-      const seen = await transcriptText(path.join(home(), 'projects', 'loopback'));
+      const seen = await transcriptText(path.join(world.home, 'projects', 'loopback'));
       expect(seen).toMatch(/heading[^\n]*F1 ok/);
       expect(seen).not.toContain('HOST CANARY</h1>');
       const browser = calls.filter((call) => call.tool.startsWith('mcp__browser__'));
@@ -143,7 +128,7 @@ describe('one sandbox, one loopback per session', () => {
       // F1 passed; F2 (the host's page) never could.
       const features = JSON.parse(
         await readFile(
-          path.join(home(), 'projects', 'loopback', 'memories', 'features.json'),
+          path.join(world.home, 'projects', 'loopback', 'memories', 'features.json'),
           'utf8',
         ),
       ) as Array<{ id: string; passes: boolean }>;
@@ -156,7 +141,7 @@ describe('one sandbox, one loopback per session', () => {
       expect(otherPort.hits).toEqual([]);
       // The app ended with its session.
       expect(
-        (await processesUnder(home())).filter((command) => command.includes('server.js')),
+        (await processesUnder(world.home)).filter((command) => command.includes('server.js')),
       ).toEqual([]);
     },
   );

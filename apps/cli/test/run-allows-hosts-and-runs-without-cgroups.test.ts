@@ -2,19 +2,11 @@ import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CLI_MAIN, EXAMPLE_GOAL, type CliRun, cliEnv, runCli, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { CLI_MAIN, EXAMPLE_GOAL, type CliRun, cliEnv, runCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 interface SessionStart {
   type: string;
@@ -26,7 +18,7 @@ interface SessionStart {
 }
 
 async function sessionStarts(project: string): Promise<SessionStart[]> {
-  const text = await readFile(path.join(home(), 'projects', project, 'events.jsonl'), 'utf8');
+  const text = await readFile(path.join(world.home, 'projects', project, 'events.jsonl'), 'utf8');
   return text
     .trim()
     .split('\n')
@@ -39,7 +31,7 @@ describe('baton run --allow-host (the schema and behaviour of enqueue)', () => {
     const args = ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'hosts', '--sessions', '1'];
     const result = await runCli(
       [...args, '--allow-host', 'Registry.npmjs.org', '--allow-host', '*.example.com'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(result.stderr).toBe('');
     expect(result.stdout).toContain(
@@ -51,7 +43,7 @@ describe('baton run --allow-host (the schema and behaviour of enqueue)', () => {
       '*.example.com',
     ]);
     const record = JSON.parse(
-      await readFile(path.join(home(), 'projects', 'hosts', 'project.json'), 'utf8'),
+      await readFile(path.join(world.home, 'projects', 'hosts', 'project.json'), 'utf8'),
     ) as { project: { sandbox: unknown } };
     expect(record.project.sandbox).toEqual({
       allowedHosts: ['registry.npmjs.org', '*.example.com'],
@@ -59,7 +51,7 @@ describe('baton run --allow-host (the schema and behaviour of enqueue)', () => {
     // Continuing with other hosts is refused, as --skip-hooks is: they belong to the project.
     const other = await runCli(
       ['run', '--project', 'hosts', '--sessions', '1', '--allow-host', 'pypi.org'],
-      { cwd: dir, env: cliEnv(home()) },
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(other.code).toBe(2);
     expect(other.stderr).toBe(
@@ -71,14 +63,14 @@ describe('baton run --allow-host (the schema and behaviour of enqueue)', () => {
     for (const host of ['http://registry.npmjs.org', '10.0.0.1', 'a b']) {
       const result = await runCli(
         ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'bad', '--allow-host', host],
-        { cwd: dir, env: cliEnv(home()) },
+        { cwd: world.dir, env: cliEnv(world.home) },
       );
       expect(result.code, host).toBe(2);
       expect(result.stderr).toMatch(
         /^baton: sandbox\.allowedHosts\.0 must be a host name such as registry\.npmjs\.org/,
       );
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
-      expect(existsSync(path.join(home(), 'projects', 'bad'))).toBe(false);
+      expect(existsSync(path.join(world.home, 'projects', 'bad'))).toBe(false);
     }
   });
 });
@@ -105,7 +97,7 @@ describe('baton run on a host where no cgroup can be used', () => {
         '--sessions',
         '2',
       ],
-      { cwd: dir, env: cliEnv(home()), stdio: ['ignore', 'pipe', 'pipe'] },
+      { cwd: world.dir, env: cliEnv(world.home), stdio: ['ignore', 'pipe', 'pipe'] },
     );
     let stdout = '';
     let stderr = '';
@@ -125,7 +117,7 @@ describe('baton run on a host where no cgroup can be used', () => {
     }
     // The sessions' commands ran in that sandbox: the simulator's feature checks passed.
     const events = await readFile(
-      path.join(home(), 'projects', 'nocgroup', 'events.jsonl'),
+      path.join(world.home, 'projects', 'nocgroup', 'events.jsonl'),
       'utf8',
     );
     expect(events).toContain('"type":"checkpoint"');

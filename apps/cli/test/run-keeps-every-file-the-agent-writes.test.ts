@@ -9,24 +9,12 @@
  */
 import { mkdir, readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
-import { scriptedCommands, startModelSim, type ModelSim } from '@baton/model-sim';
-import { checkoutFingerprint, createUserRepo, git } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { scriptedCommands, startModelSim } from '@baton/model-sim';
+import { checkoutFingerprint, createUserRepo, git, cliWorld } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 interface CheckpointEvent {
   type: 'checkpoint';
@@ -42,24 +30,28 @@ async function runWith(
   commands: string[],
   extraEnv: Record<string, string> = { BATON_CHECKPOINT_INTERVAL_MS: '0' },
 ) {
-  const repo = await createUserRepo(dir);
+  const repo = await createUserRepo(world.dir);
   const results: Array<{ command: string; output: string; isError: boolean }> = [];
-  sim = await startModelSim({
-    port: 0,
-    script: scriptedCommands({ commands, onResult: (result) => results.push(result) }),
-  });
+  const sim = world.closeAfter(
+    await startModelSim({
+      port: 0,
+      script: scriptedCommands({ commands, onResult: (result) => results.push(result) }),
+    }),
+  );
   const result = await runCli(
     ['run', '--repo', repo, '--goal', 'Greeter\n- say hello\n- say goodbye', '--project', project],
     {
-      cwd: dir,
-      env: cliEnv(home(), {
+      cwd: world.dir,
+      env: cliEnv(world.home, {
         ANTHROPIC_API_KEY: 'test-key',
         ANTHROPIC_BASE_URL: sim.url,
         ...extraEnv,
       }),
     },
   );
-  const events = (await readFile(path.join(home(), 'projects', project, 'events.jsonl'), 'utf8'))
+  const events = (
+    await readFile(path.join(world.home, 'projects', project, 'events.jsonl'), 'utf8')
+  )
     .trim()
     .split('\n')
     .map((line) => JSON.parse(line) as { type: string });
@@ -80,7 +72,7 @@ async function runWith(
     results,
     checkpoints,
     tree,
-    workspace: path.join(home(), 'projects', project, 'workspace'),
+    workspace: path.join(world.home, 'projects', project, 'workspace'),
   };
 }
 
@@ -119,7 +111,7 @@ describe('baton run keeps every file the agent writes', () => {
   }, 240_000);
 
   it('a planted .git file naming a host repository and a fake .git directory: plain files, the host repository untouched', async () => {
-    const canary = path.join(dir, 'canary');
+    const canary = path.join(world.dir, 'canary');
     await mkdir(canary);
     await createUserRepo(canary);
     const canaryRepo = path.join(canary, 'user-repo');

@@ -2,22 +2,17 @@ import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { startModelSim, type ModelSim, type SimRequestRecord } from '@baton/model-sim';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { EXAMPLE_GOAL, cliEnv, runCli, tempDir } from './helpers.js';
+import { beforeEach, describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { EXAMPLE_GOAL, cliEnv, runCli } from './helpers.js';
 
 // `baton run` resolves its sessions' context config with loadContextConfig: baton.config.json in
 // the directory it runs in < BATON_CONTEXT_* < --preset. The simulator's request log shows what
 // each request really carried.
-let dir: string;
-let cleanup: () => Promise<void>;
+const world = cliWorld();
 let sim: ModelSim;
 beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-  sim = await startModelSim({ port: 0 });
-});
-afterEach(async () => {
-  await sim.close();
-  await cleanup();
+  sim = world.closeAfter(await startModelSim({ port: 0 }));
 });
 
 /** One init session against the test's simulator; returns the run and the requests it sent. */
@@ -41,8 +36,8 @@ async function runOneSession(
       ...args,
     ],
     {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home'), {
+      cwd: world.dir,
+      env: cliEnv(world.home, {
         ANTHROPIC_API_KEY: 'test-key',
         ANTHROPIC_BASE_URL: sim.url,
         ...env,
@@ -79,7 +74,7 @@ describe('baton run reads baton.config.json and BATON_CONTEXT_*', () => {
     );
 
     await writeFile(
-      path.join(dir, 'baton.config.json'),
+      path.join(world.dir, 'baton.config.json'),
       JSON.stringify({ context: { promptCache: { prefixTtl: '1h' } } }),
     );
     const fromFile = await runOneSession('file');
@@ -118,7 +113,7 @@ describe('baton run reads baton.config.json and BATON_CONTEXT_*', () => {
     ]);
     expect(badEnv.requests).toHaveLength(0);
 
-    await writeFile(path.join(dir, 'baton.config.json'), '{"context": {"preset": "fast"}}');
+    await writeFile(path.join(world.dir, 'baton.config.json'), '{"context": {"preset": "fast"}}');
     const badFile = await runOneSession('bad');
     expect(badFile.code).toBe(2);
     expect(badFile.stderr).toMatch(

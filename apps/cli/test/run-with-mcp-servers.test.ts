@@ -1,7 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * MCP servers from the user's entry points: `baton run --mcp-config FILE` (kept with the project)
@@ -10,19 +11,10 @@ import { cliEnv, runCli, tempDir } from './helpers.js';
  * creates nothing; a `${VAR}` is resolved from the environment and never stored.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  await cleanup();
-});
-
-const home = () => path.join(dir, 'home');
+const world = cliWorld();
 
 async function events(project: string): Promise<Array<Record<string, unknown>>> {
-  const text = await readFile(path.join(home(), 'projects', project, 'events.jsonl'), 'utf8');
+  const text = await readFile(path.join(world.home, 'projects', project, 'events.jsonl'), 'utf8');
   return text
     .trim()
     .split('\n')
@@ -33,7 +25,7 @@ describe('baton run with MCP servers', () => {
   it('starts --mcp-config and BATON_MCP_CONFIG servers and the agent calls them', async () => {
     const secret = `tok-${Math.random().toString(36).slice(2)}`;
     await writeFile(
-      path.join(dir, 'project-mcp.json'),
+      path.join(world.dir, 'project-mcp.json'),
       JSON.stringify({
         mcpServers: {
           everything: {
@@ -45,34 +37,34 @@ describe('baton run with MCP servers', () => {
       }),
     );
     await writeFile(
-      path.join(dir, 'worker-mcp.json'),
+      path.join(world.dir, 'worker-mcp.json'),
       JSON.stringify({ mcpServers: { broken: { command: 'no-such-mcp-server' } } }),
     );
     await writeFile(
-      path.join(dir, 'goal.md'),
+      path.join(world.dir, 'goal.md'),
       [
         'Echo through MCP.',
         '- Echo the marker [sim:mcp mcp__everything__echo {"message":"F1 ok"}] [sim:mcp-expect F1 ok]',
         '',
       ].join('\n'),
     );
-    const env = cliEnv(home(), {
-      BATON_MCP_CONFIG: path.join(dir, 'worker-mcp.json'),
+    const env = cliEnv(world.home, {
+      BATON_MCP_CONFIG: path.join(world.dir, 'worker-mcp.json'),
       MCP_TEST_SERVICE_TOKEN: secret,
     });
     const result = await runCli(
       [
         'run',
         '--goal-file',
-        path.join(dir, 'goal.md'),
+        path.join(world.dir, 'goal.md'),
         '--project',
         'mcp',
         '--sessions',
         '2',
         '--mcp-config',
-        path.join(dir, 'project-mcp.json'),
+        path.join(world.dir, 'project-mcp.json'),
       ],
-      { cwd: dir, env },
+      { cwd: world.dir, env },
     );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -87,17 +79,17 @@ describe('baton run with MCP servers', () => {
     );
     expect(calls.length).toBeGreaterThan(0);
     // The reference is kept as written; the value was only in the server's environment.
-    const record = await readFile(path.join(home(), 'projects', 'mcp', 'project.json'), 'utf8');
+    const record = await readFile(path.join(world.home, 'projects', 'mcp', 'project.json'), 'utf8');
     expect(record).toContain('${MCP_TEST_SERVICE_TOKEN}');
     expect(record).not.toContain(secret);
     expect(JSON.stringify(all)).not.toContain(secret);
     // `baton status --local` shows the project's servers and how each stood in its last session.
-    const status = await runCli(['status', 'mcp', '--local'], { cwd: dir, env });
+    const status = await runCli(['status', 'mcp', '--local'], { cwd: world.dir, env });
     expect(status.stderr).toBe('');
     expect(status.stdout).toContain('mcp       everything\n');
     expect(status.stdout).toMatch(/\n {2}everything: ready \(\d+ tools\) in session \d\n/);
     expect(status.stdout).toMatch(/\n {2}broken: failed in session \d · [^\n]+\n/);
-    const json = await runCli(['status', 'mcp', '--local', '--json'], { cwd: dir, env });
+    const json = await runCli(['status', 'mcp', '--local', '--json'], { cwd: world.dir, env });
     const parsed = JSON.parse(json.stdout) as {
       mcpServers: unknown;
       sessionCommits: Array<{ mcp: Array<{ server: string; state: string }> }>;
@@ -110,7 +102,7 @@ describe('baton run with MCP servers', () => {
       ['everything', 'ready'],
     ]);
     expect(status.stdout + json.stdout).not.toContain(secret);
-    const noId = await runCli(['status', '--local'], { cwd: dir, env });
+    const noId = await runCli(['status', '--local'], { cwd: world.dir, env });
     expect(noId.code).toBe(2);
     expect(noId.stderr).toBe('baton: baton status --local needs a project id\n');
   });
@@ -129,28 +121,39 @@ describe('baton run with MCP servers', () => {
       [{ servers: {} }, /Unrecognized key|mcpServers/],
     ];
     for (const [config, expected] of cases) {
-      await writeFile(path.join(dir, 'bad.json'), JSON.stringify(config));
+      await writeFile(path.join(world.dir, 'bad.json'), JSON.stringify(config));
       const result = await runCli(
-        ['run', '--goal', 'x', '--project', 'bad', '--mcp-config', path.join(dir, 'bad.json')],
-        { cwd: dir, env: cliEnv(home()) },
+        [
+          'run',
+          '--goal',
+          'x',
+          '--project',
+          'bad',
+          '--mcp-config',
+          path.join(world.dir, 'bad.json'),
+        ],
+        { cwd: world.dir, env: cliEnv(world.home) },
       );
       expect(result.code, JSON.stringify(config)).toBe(2);
       expect(result.stderr).toMatch(expected);
       expect(result.stderr.trim().split('\n')).toHaveLength(1);
     }
-    await writeFile(path.join(dir, 'bad.json'), '{ not json');
+    await writeFile(path.join(world.dir, 'bad.json'), '{ not json');
     const notJson = await runCli(
-      ['run', '--goal', 'x', '--project', 'bad', '--mcp-config', path.join(dir, 'bad.json')],
-      { cwd: dir, env: cliEnv(home()) },
+      ['run', '--goal', 'x', '--project', 'bad', '--mcp-config', path.join(world.dir, 'bad.json')],
+      { cwd: world.dir, env: cliEnv(world.home) },
     );
     expect(notJson.stderr).toMatch(/^baton: --mcp-config .*bad\.json is not valid JSON\n$/);
     const worker = await runCli(['run', '--goal', 'x', '--project', 'bad'], {
-      cwd: dir,
-      env: cliEnv(home(), { BATON_MCP_CONFIG: path.join(dir, 'missing.json') }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_MCP_CONFIG: path.join(world.dir, 'missing.json') }),
     });
     expect(worker.code).toBe(2);
     expect(worker.stderr).toBe('baton: BATON_MCP_CONFIG cannot be read (ENOENT)\n');
-    const projects = await runCli(['projects', '--local'], { cwd: dir, env: cliEnv(home()) });
+    const projects = await runCli(['projects', '--local'], {
+      cwd: world.dir,
+      env: cliEnv(world.home),
+    });
     expect(projects.stdout).not.toContain('bad');
   });
 });

@@ -1,26 +1,20 @@
 import Anthropic from '@anthropic-ai/sdk';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
+import { describe, expect, it } from 'vitest';
+import { cliWorld } from '@baton/test-support';
+import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
 
 // `baton sim` is the simulator as a process of its own (docs/model-sim.md): the SDK talks to it
 // over HTTP as it would to the API, and --faults makes it answer as the API does under load.
-let dir: string;
-let cleanup: () => Promise<void>;
-const running: CliProcess[] = [];
-beforeEach(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterEach(async () => {
-  for (const sim of running.splice(0)) {
-    sim.kill('SIGINT');
-    await sim.done;
-  }
-  await cleanup();
-});
+const world = cliWorld();
 
 async function startSim(...args: string[]): Promise<{ url: string; process: CliProcess }> {
-  const sim = startCli(['sim', '--port', '0', ...args], { cwd: dir, env: cliEnv(dir) });
-  running.push(sim);
+  const sim = startCli(['sim', '--port', '0', ...args], { cwd: world.dir, env: cliEnv(world.dir) });
+  world.closeAfter({
+    close: async () => {
+      sim.kill('SIGINT');
+      await sim.done;
+    },
+  });
   await sim.waitForOutput('Press Ctrl-C to stop.');
   const url = /listening on (http:\/\/\S+?) /.exec(sim.stdout())?.[1];
   expect(url).toBeDefined();
@@ -53,7 +47,6 @@ describe('baton sim', () => {
     const { url, process } = await startSim();
     const client = new Anthropic({ apiKey: 'any', baseURL: url, maxRetries: 0 });
     expect((await ask(client)).type).toBe('message');
-    running.splice(running.indexOf(process), 1);
     process.kill('SIGINT');
     expect((await process.done).code).toBe(0);
   });
@@ -61,8 +54,8 @@ describe('baton sim', () => {
   it('a --faults value that is not JSON, or names an unknown fault, is one line and exit 2', async () => {
     for (const faults of ['{rateLimitOn', '{"meteorStrike":[1]}']) {
       const result = await runCli(['sim', '--port', '0', '--faults', faults], {
-        cwd: dir,
-        env: cliEnv(dir),
+        cwd: world.dir,
+        env: cliEnv(world.dir),
       });
       expect(result.code, faults).toBe(2);
       expect(result.stderr.trim().split('\n'), faults).toHaveLength(1);
