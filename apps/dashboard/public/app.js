@@ -12,12 +12,15 @@ function route() {
   const sessionMatch = /^\/projects\/([^/]+)\/sessions\/([^/]+)\/?$/.exec(path);
   for (const link of document.querySelectorAll('[data-nav]')) link.classList.remove('on');
   if (sessionMatch) {
-    const [projectId, sessionId] = [sessionMatch[1], sessionMatch[2]].map(decodeURIComponent);
+    const [projectId, sessionId] = [sessionMatch[1] ?? '', sessionMatch[2] ?? ''].map((part) =>
+      decodeURIComponent(part),
+    );
     sessionPage(main, projectId, sessionId);
     document.title = `${projectId} · session · Baton`;
   } else if (project) {
-    projectPage(main, decodeURIComponent(project[1]));
-    document.title = `${decodeURIComponent(project[1])} · Baton`;
+    const projectId = decodeURIComponent(project[1] ?? '');
+    projectPage(main, projectId);
+    document.title = `${projectId} · Baton`;
   } else if (path === '/new') {
     document.querySelector('[data-nav=new]')?.classList.add('on');
     newProjectPage(main);
@@ -28,7 +31,8 @@ function route() {
   }
   getJson('/api/session')
     .then((session) => {
-      document.getElementById('logout').hidden = !session.authRequired;
+      const logout = document.getElementById('logout');
+      if (logout !== null) logout.hidden = !session.authRequired;
     })
     .catch(() => {});
 }

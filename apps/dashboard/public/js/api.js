@@ -26,6 +26,11 @@ async function handle(response) {
   return body;
 }
 
+/** What a failed request (or anything thrown) says, for a status line. */
+export function errorMessage(error) {
+  return error instanceof Error ? error.message : String(error);
+}
+
 export async function getJson(path, query = {}) {
   const url = new URL(path, window.location.origin);
   for (const [key, value] of Object.entries(query)) {

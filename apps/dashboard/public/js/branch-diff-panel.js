@@ -1,6 +1,6 @@
 // The project page's branch diff: the project branch against its base, fetched from the
 // project's repository only when asked (GET /api/projects/:id/diff?stat=1|0).
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
 /** createBranchDiffPanel(projectId) -> { element }: two buttons and the text they fetch. */
@@ -20,7 +20,7 @@ export function createBranchDiffPanel(projectId) {
         `${header}${diff.text}${diff.truncated ? '\n… (cut: too long to show)' : ''}`,
       );
     } catch (error) {
-      replace(output, error.message);
+      replace(output, errorMessage(error));
     }
   };
   const stat = h('button', { type: 'button', dataset: { action: 'diff-stat' } }, 'Changed files');

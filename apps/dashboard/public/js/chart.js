@@ -1,7 +1,10 @@
 import { svg } from './dom.js';
 import { formatTokens } from './format.js';
 
-/** The stacked parts of a turn's input, bottom to top. */
+/**
+ * The stacked parts of a turn's input, bottom to top: field, class, label.
+ * @type {Array<[string, string, string]>}
+ */
 const PARTS = [
   ['cacheReadInputTokens', 'bar-read', 'read from cache'],
   ['cacheCreationInputTokens', 'bar-write', 'written to cache'],

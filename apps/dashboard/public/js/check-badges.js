@@ -1,7 +1,7 @@
 // Verified progress in the checklist: each feature's check state as a badge (verified at a
 // commit, claimed, regressed, refused, unverified, failing) and, on demand, the output tail of its
 // last check run (GET /api/projects/:id/checks, then /checks/:feature for one tail).
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
 /** What each state says on its badge, and the badge's class. */
@@ -78,7 +78,7 @@ function outputDetails(projectId, row) {
       );
     } catch (error) {
       loaded = false;
-      replace(body, h('p', { class: 'error' }, error.message));
+      replace(body, h('p', { class: 'error' }, errorMessage(error)));
     }
   });
   return details;

@@ -1,6 +1,6 @@
 // The project page's feature checklist: `/memories/features.json` as a table, pass or fail, the
 // session that flipped each row (GET /api/projects/:id/checklist) and its check (check-badges.js).
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { checkCell, checkCounts, loadCheckReport } from './check-badges.js';
 import { h, replace } from './dom.js';
 
@@ -77,7 +77,7 @@ export function createChecklistPanel(projectId) {
         checklistTable(projectId, view, report),
       );
     } catch (error) {
-      replace(element, h('p', { class: 'error' }, error.message));
+      replace(element, h('p', { class: 'error' }, errorMessage(error)));
     }
   }
 

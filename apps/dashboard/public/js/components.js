@@ -1,4 +1,4 @@
-import { postJson, projectPath } from './api.js';
+import { errorMessage, postJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
 export const STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'];
@@ -52,7 +52,7 @@ export function projectActions(project, onDone) {
       replace(message, DONE_TEXT[verb]);
       onDone?.(result.project);
     } catch (error) {
-      replace(message, error.message);
+      replace(message, errorMessage(error));
       message.classList.add('error');
     } finally {
       button.disabled = false;

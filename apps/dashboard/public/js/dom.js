@@ -1,5 +1,6 @@
 // DOM helpers. Every piece of data goes in through textContent or a whitelisted attribute:
 // the only HTML we ever insert is the server's sanitised Markdown rendering.
+import { errorMessage } from './api.js';
 
 const BLOCKED_ATTRIBUTE = /^on/i;
 
@@ -49,9 +50,11 @@ function append(element, children) {
 }
 
 function isSafeHref(href) {
+  // Browsers skip control characters and spaces in a URL's scheme: strip them before checking it.
+  // eslint-disable-next-line no-control-regex
   const compact = href.replace(/[\u0000-\u0020\u007f-\u009f]/g, '');
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(compact);
-  return scheme === null || ['http', 'https', 'mailto'].includes(scheme[1].toLowerCase());
+  return scheme === null || ['http', 'https', 'mailto'].includes((scheme[1] ?? '').toLowerCase());
 }
 
 /** Replaces an element's children. */
@@ -66,6 +69,10 @@ export function replace(element, ...children) {
  * what `action` throws in the status line, marked as an error (after `onError`, if given). What
  * a success shows is up to `action`.
  */
+/**
+ * @param {{ button: HTMLButtonElement, message: HTMLElement, onError?: () => void }} parts
+ * @param {() => Promise<void>} action
+ */
 export function submitHandler({ button, message, onError }, action) {
   return async (event) => {
     event.preventDefault();
@@ -75,7 +82,7 @@ export function submitHandler({ button, message, onError }, action) {
       await action();
     } catch (error) {
       onError?.();
-      replace(message, error.message);
+      replace(message, errorMessage(error));
       message.classList.add('error');
     } finally {
       button.disabled = false;

@@ -1,11 +1,16 @@
 // The project page's memory panel: the files under /memories (GET /api/projects/:id/memory),
 // the picked file with its kept versions (…/memory/file, …/memory/history) and a diff between
 // two versions (…/memory/diff).
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
 import { formatDateTime, formatNumber } from './format.js';
 
-/** Keeps 3 lines of context around changes; longer unchanged runs become one `skip` line. */
+/**
+ * Keeps 3 lines of context around changes; longer unchanged runs become one `skip` line.
+ * @typedef {{ op: string, text?: string, count?: number }} DiffLine
+ * @param {DiffLine[]} lines
+ * @returns {DiffLine[]}
+ */
 function collapseUnchanged(lines, context = 3) {
   const keep = lines.map((line) => line.op !== 'equal');
   const near = lines.map((_, index) => {
@@ -67,7 +72,7 @@ export function createMemoryFilesPanel(projectId) {
       if (result.files.length === 0)
         replace(files, h('li', { class: 'muted' }, 'Memory is empty.'));
     } catch (error) {
-      replace(files, h('li', { class: 'error' }, error.message));
+      replace(files, h('li', { class: 'error' }, errorMessage(error)));
     }
   }
 
@@ -103,7 +108,7 @@ export function createMemoryFilesPanel(projectId) {
         diffBox,
       );
     } catch (error) {
-      replace(fileView, h('p', { class: 'error' }, error.message));
+      replace(fileView, h('p', { class: 'error' }, errorMessage(error)));
     }
   }
 
@@ -176,7 +181,7 @@ export function createMemoryFilesPanel(projectId) {
         ),
       );
     } catch (error) {
-      replace(box, h('p', { class: 'error' }, error.message));
+      replace(box, h('p', { class: 'error' }, errorMessage(error)));
     }
   }
 

@@ -1,4 +1,4 @@
-import { getJson, postJson } from './api.js';
+import { errorMessage, getJson, postJson } from './api.js';
 import { h, replace } from './dom.js';
 
 function field(label, input, hint) {
@@ -232,13 +232,14 @@ export function newProjectPage(main) {
       const value = String(data.get(name) ?? '').trim();
       return value === '' ? undefined : value;
     };
+    /** @type {Record<string, unknown> & { session?: { maxTurns: number | undefined } }} */
     const budgets = {
       maxUsd: numberOrUndefined(text('maxUsd')),
       maxSessions: numberOrUndefined(text('maxSessions')),
       maxTokens: numberOrUndefined(text('maxTokens')),
       session: { maxTurns: numberOrUndefined(text('maxTurns')) },
     };
-    if (budgets.session.maxTurns === undefined) delete budgets.session;
+    if (budgets.session?.maxTurns === undefined) delete budgets.session;
     for (const key of Object.keys(budgets)) if (budgets[key] === undefined) delete budgets[key];
     const mcp = mcpInput(text('mcp'));
     if (mcp.error !== undefined) {
@@ -275,7 +276,7 @@ export function newProjectPage(main) {
       window.location.assign(`/projects/${encodeURIComponent(result.project.id)}`);
     } catch (error) {
       message.classList.add('error');
-      replace(message, error.message);
+      replace(message, errorMessage(error));
       button.disabled = false;
     }
   });

@@ -1,6 +1,6 @@
 // The project page's progress log: `/memories/progress.md` rendered as sanitized HTML
 // (GET /api/projects/:id/progress).
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace, setSanitizedHtml } from './dom.js';
 
 /** createProgressPanel(projectId) -> { element, load() }: `load` fetches and shows the log. */
@@ -14,7 +14,7 @@ export function createProgressPanel(projectId) {
         replace(element, h('p', { class: 'muted' }, 'progress.md has not been written yet.'));
       else setSanitizedHtml(element, result.html);
     } catch (error) {
-      replace(element, h('p', { class: 'error' }, error.message));
+      replace(element, h('p', { class: 'error' }, errorMessage(error)));
     }
   }
 

@@ -1,7 +1,7 @@
 // The project page's token chart: input tokens per turn, the newest window
 // (GET /api/projects/:id/tokens), older windows on demand (…/tokens?before=), and live `turn`
 // events appended as they arrive.
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
 import { tokenChart } from './chart.js';
 import { h, replace } from './dom.js';
 import { usageInput } from './format.js';
@@ -50,7 +50,7 @@ export function createTokenChartPanel(projectId) {
       earlierTurns.setCursor(window.before);
       render();
     } catch (error) {
-      replace(chart, h('p', { class: 'error' }, error.message));
+      replace(chart, h('p', { class: 'error' }, errorMessage(error)));
     }
   }
 

@@ -4,17 +4,14 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { requireCommands } from '@baton/test-support';
 
 /** Debian's Chromium (`CHROMIUM_PATH` to use another). */
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const chromiumAvailable = existsSync(CHROMIUM);
 // Outside CI the browser suites skip (with a warning) on a machine without Chromium; in CI a
-// missing browser is a failure, never a silent pass.
-if (!chromiumAvailable && process.env.CI === 'true') {
-  throw new Error(
-    `no Chromium at ${CHROMIUM}: install it with \`apt-get install -y chromium\` (or run \`bash scripts/test-prerequisites.sh\`)`,
-  );
-}
+// missing browser fails them, never a silent pass.
+requireCommands({ [CHROMIUM]: 'chromium' });
 
 export interface TestBrowser {
   context: BrowserContext;
