@@ -25,6 +25,7 @@ import { registerPauseCommand } from './commands/pause.js';
 import { registerSayCommand } from './commands/say.js';
 import { registerSearchCommand } from './commands/search.js';
 import { registerTranscriptCommand } from './commands/transcript.js';
+import { registerAdoptCommand } from './commands/adopt.js';
 import { CliError } from './errors.js';
 import { EXIT_CODES, EXIT_CODE_POINTER, EXIT_CODE_TABLE } from './exit-codes.js';
 
@@ -58,6 +59,8 @@ const commands: Array<(program: Command) => void> = [
   // Reading what sessions did: transcripts and search.
   registerTranscriptCommand,
   registerSearchCommand,
+  // Projects Redis lost: their branches, taken back.
+  registerAdoptCommand,
 ];
 
 const program = new Command('baton')

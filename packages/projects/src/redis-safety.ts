@@ -128,7 +128,7 @@ export function describeLostDeployment(startedOn: DeploymentMarker): string {
     `Redis lost its data: the deployment marker written ${startedOn.createdAt} is gone (a restart ` +
     'without persistence, a FLUSHALL, or a failover to an empty replica). Projects, jobs, leases ' +
     'and memory files it held are gone; their code is safe on the branches baton/<project-id> of ' +
-    "each repository (list them with `git ls-remote <repo> 'refs/heads/baton/*'`): enqueue the " +
-    'lost projects again, see docs/operations.md#redis-lost-its-data'
+    "each repository (list them with `baton adopt --list <repo>`, or `git ls-remote <repo> 'refs/heads/baton/*'`): " +
+    'adopt the lost projects again (`baton adopt <repo> baton/<id> --goal ...`), see docs/operations.md#redis-lost-its-data'
   );
 }

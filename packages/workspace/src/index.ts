@@ -5,12 +5,14 @@ export {
   checkBranchName,
   checkWorkspaceDir,
   isRemoteUrl,
+  listProjectBranches,
   normalizeRepo,
   projectBranch,
   resolveProjectSource,
 } from './repository/source.js';
 export type {
   CheckWorkspaceDirOptions,
+  ProjectBranch,
   ProjectSource,
   ResolveProjectSourceOptions,
 } from './repository/source.js';

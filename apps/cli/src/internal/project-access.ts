@@ -268,4 +268,4 @@ function redisAccess(control: BatonControl): ProjectAccess {
 export const NO_DEPLOYMENT_MARKER =
   'This Redis has no Baton deployment marker: no worker has run on it yet, or Redis lost its ' +
   "data. A lost project's code is on its branch baton/<project-id> " +
-  "(git ls-remote <repo> 'refs/heads/baton/*'); see docs/operations.md#redis-lost-its-data.";
+  "(baton adopt --list <repo>, or git ls-remote <repo> 'refs/heads/baton/*'); see docs/operations.md#redis-lost-its-data.";

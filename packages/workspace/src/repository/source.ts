@@ -197,6 +197,47 @@ async function tipMessage(repo: string, ref: string, timeoutMs: number): Promise
   }
 }
 
+/** A branch `baton/<name>` of a repository: the code of the project `<name>`, if Baton made it. */
+export interface ProjectBranch {
+  /** What follows `baton/` (a project id if Baton made the branch). */
+  projectId: string;
+  /** `baton/<projectId>`. */
+  branch: string;
+  /** The commit the branch points at. */
+  head: string;
+}
+
+/**
+ * The `baton/<name>` branches of a repository (a path or URL), by name: what projects Redis lost
+ * leave behind. Reads only (one `git ls-remote`); who made each branch is checked when one is
+ * adopted (`resolveProjectSource` reads its tip's `Baton-Project` trailer).
+ */
+export async function listProjectBranches(options: {
+  repo: string;
+  cwd?: string | undefined;
+  timeoutMs?: number | undefined;
+}): Promise<ProjectBranch[]> {
+  const repo = normalizeRepo(options.repo, options.cwd);
+  if (!isRemoteUrl(repo) && !repo.toLowerCase().startsWith('file://')) {
+    const info = await stat(repo).catch(() => null);
+    if (info === null || !info.isDirectory()) {
+      throw new WorkspaceError('repo_unreachable', `${repo}: no such directory.`);
+    }
+  }
+  const listed = await listRemote(
+    repo,
+    [`refs/heads/${projectBranch('*')}`],
+    options.timeoutMs ?? 60_000,
+  );
+  const branches: ProjectBranch[] = [];
+  for (const [name, head] of listed.refs) {
+    const projectId = /^refs\/heads\/baton\/([^/]+)$/u.exec(name)?.[1];
+    if (projectId !== undefined)
+      branches.push({ projectId, branch: projectBranch(projectId), head });
+  }
+  return branches.sort((left, right) => left.projectId.localeCompare(right.projectId));
+}
+
 /**
  * Resolves `--repo` and `--base` for a new project and checks that Baton may use its branch:
  * the repository answers, the base exists (resolved to a commit), and `baton/<project-id>` is
