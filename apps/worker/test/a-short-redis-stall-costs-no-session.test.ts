@@ -2,7 +2,7 @@ import { waitFor } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
-import { simWorld } from './support/sim-world.js';
+import { adminOf, simWorld } from './support/sim-world.js';
 import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 /**
@@ -22,8 +22,7 @@ describe('a Redis stall shorter than the lease (CLIENT PAUSE) costs no session',
 
   it('the paused session goes on and the project completes with every session run once', async () => {
     const { sim, control, prefix, url } = world;
-    const admin = new Redis(url, { maxRetriesPerRequest: 1 });
-    world.closeAfter({ close: () => admin.disconnect() });
+    const admin = adminOf(world);
     const worker = world.closeAfter(
       await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }, TIMINGS)),
     );

@@ -3,44 +3,18 @@
  * (`runRedisMigrations`), and refuses to start on data a newer Baton migrated. On a Redis server
  * of the test's own: the memory migration scans every namespace of the default memory prefix.
  */
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { REDIS_MIGRATIONS, createBatonControl, type BatonControl } from '@baton/projects';
-import { startRedisServer, type RedisServer } from '@baton/test-support';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { randomPrefix } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { REDIS_MIGRATIONS } from '@baton/projects';
+import { describe, expect, it } from 'vitest';
+import { adminOf, simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('worker start runs the Redis data migrations', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  let sim: ModelSim;
-  let control: BatonControl;
-  let prefix: string;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    sim = await startModelSim({ port: 0 });
-    prefix = randomPrefix();
-    control = createBatonControl({ url: redis.url, prefix });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    await control.close();
-    admin.disconnect();
-    await sim.close();
-    await redis.stop();
-  });
+  // A Redis of the test's own: the memory migration scans every namespace of the default prefix.
+  const world = simWorld({ privateRedis: true });
 
   it("indexes an earlier version's projects before taking jobs, once", async () => {
+    const { sim, control, prefix, url } = world;
+    const admin = adminOf(world);
     // Paused: the worker has nothing to run, so the test sees only its start.
     await control.createProject({ id: 'from-before', goal: 'Stored by an earlier Baton' });
     await control.pause('from-before');
@@ -50,30 +24,27 @@ describe('worker start runs the Redis data migrations', () => {
     await admin.del(control.keys.migrations);
     expect((await control.pageProjects({})).projects).toEqual([]);
 
-    const worker = await spawnWorker(
-      simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: redis.url }),
-    );
-    workers.push(worker);
+    const worker = await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }));
+    world.closeAfter(worker);
     const migrated = worker.logs.find((line) => line.msg === 'Redis data migrated');
     expect(migrated?.migrations).toEqual(REDIS_MIGRATIONS.map((migration) => migration.id));
     expect((await control.pageProjects({})).projects.map((project) => project.id)).toEqual([
       'from-before',
     ]);
 
-    const second = await spawnWorker(
-      simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: redis.url }),
-    );
-    workers.push(second);
+    const second = await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }));
+    world.closeAfter(second);
     expect(second.logs.some((line) => line.msg === 'Redis data migrated')).toBe(false);
   });
 
   it('refuses to start, in one line, on data a newer Baton migrated', async () => {
+    const { sim, prefix, url } = world;
+    const admin = adminOf(world);
     await admin.hset(`${prefix}:migrations`, '2099-01-01-from-a-newer-baton', 'x');
-    const refused = await spawnWorker(
-      simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: redis.url }),
-      { waitStarted: false },
-    );
-    workers.push(refused);
+    const refused = await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }), {
+      waitStarted: false,
+    });
+    world.closeAfter(refused);
     expect(await refused.exited).toBe(2);
     expect(refused.stderr.trim().split('\n')).toEqual([
       `baton worker: Redis (prefix ${prefix}) holds data migrated by a newer Baton (migration 2099-01-01-from-a-newer-baton): upgrade this Baton to the version the other workers run (docs/operations.md#upgrading)`,

@@ -1,7 +1,9 @@
 import { startModelSim, type ModelSimOptions } from '@baton/model-sim';
 import { createBatonControl } from '@baton/projects';
+import { Redis } from 'ioredis';
 import {
   workerWorld,
+  type WorkerWorld,
   type RedisServer,
   type RedisServerOptions,
   type WorkerWorldTarget,
@@ -28,6 +30,13 @@ export function simWorld(options: SimWorldOptions = {}) {
       control: createBatonControl({ url, prefix }),
     }),
   });
+}
+
+/** A plain connection to the test's Redis (raw keys, CLIENT PAUSE), closed after the test. */
+export function adminOf(world: WorkerWorld<Record<never, never>>): Redis {
+  const admin = new Redis(world.url, { maxRetriesPerRequest: 1 });
+  world.closeAfter({ close: () => admin.disconnect() });
+  return admin;
 }
 
 /** The test's private Redis server (a world made with `privateRedis`). */
