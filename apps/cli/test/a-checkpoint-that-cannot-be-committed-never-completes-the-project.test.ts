@@ -11,7 +11,7 @@
 import { existsSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { startModelSim, type ModelSim, type SimScriptRequest } from '@baton/model-sim';
+import { startModelSim, type SimScriptRequest } from '@baton/model-sim';
 import { verifyWebhookSignature } from '@baton/projects';
 import {
   createUserRepo,
@@ -19,7 +19,7 @@ import {
   startWebhookReceiver,
   type WebhookReceiver,
 } from '@baton/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { runCli, startCli, type CliProcess } from './helpers.js';
 import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -31,17 +31,10 @@ let world: RedisWorld;
 const running: CliProcess[] = [];
 useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
-let sim: ModelSim | undefined;
-let receiver: WebhookReceiver | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-  await receiver?.close();
-  receiver = undefined;
-});
-
-function bodies(): Array<{ type: string; project: Record<string, unknown> }> {
-  return (receiver?.requests ?? []).map((request) => {
+function bodies(
+  receiver: WebhookReceiver,
+): Array<{ type: string; project: Record<string, unknown> }> {
+  return receiver.requests.map((request) => {
     expect(
       verifyWebhookSignature(
         request.rawBody,
@@ -61,8 +54,10 @@ describe('a worker whose checkpoint cannot be committed', () => {
   it('pauses checkpoint_failed (webhook, baton status), never completed; baton resume commits the kept work and completes', async () => {
     const repo = await createUserRepo(dir);
     const seen: SimScriptRequest[] = [];
-    sim = await startModelSim({ script: (request) => void seen.push(request) });
-    receiver = await startWebhookReceiver();
+    const sim = world.closeAfter(
+      await startModelSim({ script: (request) => void seen.push(request) }),
+    );
+    const receiver = world.closeAfter(await startWebhookReceiver());
     const workerHome = path.join(dir, 'worker-home');
     const worker = startCli(['worker', '--port', '0'], {
       cwd: dir,
@@ -94,7 +89,7 @@ describe('a worker whose checkpoint cannot be committed', () => {
     sim.releaseStalls();
 
     await receiver.received(1);
-    const [paused] = bodies();
+    const [paused] = bodies(receiver);
     expect(paused).toMatchObject({ type: 'project.paused', project: { id, status: 'paused' } });
     const reason = String(paused?.project.reason);
     expect(reason).toMatch(/^checkpoint_failed: the last checkpoint could not be saved: /);
@@ -137,7 +132,7 @@ describe('a worker whose checkpoint cannot be committed', () => {
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     await receiver.received(2);
-    expect(bodies()[1]).toMatchObject({
+    expect(bodies(receiver)[1]).toMatchObject({
       type: 'project.completed',
       project: { id, status: 'completed' },
     });

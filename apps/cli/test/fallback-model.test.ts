@@ -3,7 +3,7 @@ import path from 'node:path';
 import { estimateCostUsd } from '@baton/context-config';
 import { waitFor } from '@baton/test-support';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -16,16 +16,10 @@ let world: RedisWorld;
 const running: CliProcess[] = [];
 useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
-let sim: ModelSim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 /** A simulator on which `PRIMARY` stays overloaded, and the CLI's API variables pointing at it. */
-async function overloadedPrimary(): Promise<Record<string, string>> {
-  sim = await startModelSim({ faults: { overloadedModels: [PRIMARY] } });
-  return { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url };
+async function overloadedPrimary(): Promise<{ sim: ModelSim; api: Record<string, string> }> {
+  const sim = world.closeAfter(await startModelSim({ faults: { overloadedModels: [PRIMARY] } }));
+  return { sim, api: { ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: sim.url } };
 }
 
 interface LoggedEvent {
@@ -65,7 +59,7 @@ function priced(model: string, event: LoggedEvent): number {
 
 describe('BATON_FALLBACK_MODEL with baton run', () => {
   it('finishes on the fallback model when the model stays overloaded, priced at the fallback prices', async () => {
-    const api = await overloadedPrimary();
+    const { sim, api } = await overloadedPrimary();
     const result = await runCli(['run', '--goal', GOAL, '--project', 'fb'], {
       cwd: dir,
       env: cliEnv(path.join(dir, 'home'), {
@@ -101,9 +95,9 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
     // The same tokens at the overloaded model's prices would have cost more.
     expect(turns.reduce((sum, turn) => sum + priced(PRIMARY, turn), 0)).toBeGreaterThan(total);
     // Every request to the primary model was refused; every answered one went to the fallback.
-    const answered = sim!.received.filter((record) => record.status === 200);
+    const answered = sim.received.filter((record) => record.status === 200);
     expect(answered.every((record) => record.model === FALLBACK)).toBe(true);
-    expect(sim!.received.some((record) => record.model === PRIMARY)).toBe(true);
+    expect(sim.received.some((record) => record.model === PRIMARY)).toBe(true);
     // The transcript says it too: the model of every answer, and the fallback at the end.
     const transcript = await runCli(['transcript', 'fb', '--local', '--session', '1'], {
       cwd: dir,
@@ -127,7 +121,7 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
   });
 
   it('without a fallback model the overloaded model fails the session as before (exit 6)', async () => {
-    const api = await overloadedPrimary();
+    const { sim, api } = await overloadedPrimary();
     const result = await runCli(['run', '--goal', GOAL, '--project', 'nofb'], {
       cwd: dir,
       env: cliEnv(path.join(dir, 'home'), { ...api, BATON_MODEL: PRIMARY }),
@@ -137,7 +131,7 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
     expect(result.stdout).toContain('✗ failed');
     const events = await localEvents('nofb');
     expect(events.some((event) => event.type === 'model-fallback')).toBe(false);
-    expect(sim!.received.every((record) => record.model === PRIMARY)).toBe(true);
+    expect(sim.received.every((record) => record.model === PRIMARY)).toBe(true);
   });
 
   it('refuses a bad BATON_FALLBACK_MODEL, or one that is the model itself, in one line (exit 2)', async () => {
@@ -159,7 +153,7 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
 
 describe('a project fallback model with baton worker', () => {
   it('enqueue --fallback-model: the worker session continues on it, and baton status says so', async () => {
-    const api = await overloadedPrimary();
+    const { api } = await overloadedPrimary();
     const worker = startCli(['worker', '--port', '0'], {
       cwd: dir,
       env: world.env(dir, {

@@ -8,6 +8,7 @@ import {
 } from '@baton/projects';
 import {
   deletePrefix,
+  type Closable,
   randomHex,
   REDIS_URL,
   startRedisCluster,
@@ -33,6 +34,8 @@ export interface RedisWorld {
   /** Appends an event to a project's stream as the worker does. */
   append(projectId: string, event: Omit<StreamEvent, 'v' | 'projectId'>): Promise<string>;
   /** Deletes the projects it created (records, events, memory) and every key under the prefix. */
+  /** Closes `resource` (a simulator, a receiver) first at cleanup; the last one opened first. */
+  closeAfter<T extends Closable>(resource: T): T;
   cleanup(): Promise<void>;
 }
 
@@ -42,6 +45,7 @@ export function createRedisWorld(): RedisWorld {
   const control = createBatonControl({ url: REDIS_URL, prefix });
   const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
   const projects: string[] = [];
+  let opened: Closable[] = [];
   return {
     prefix,
     control,
@@ -69,7 +73,14 @@ export function createRedisWorld(): RedisWorld {
     append(projectId, event) {
       return repository.appendEvent(projectId, { v: 1, projectId, ...event } as StreamEvent);
     },
+    closeAfter(resource) {
+      opened.push(resource);
+      return resource;
+    },
     async cleanup() {
+      const closing = opened.reverse();
+      opened = [];
+      for (const resource of closing) await resource.close();
       for (const id of projects) await control.deleteProject(id).catch(() => undefined);
       await deletePrefix(prefix);
       await control.close();

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { startModelSim, type ModelSim, type SimScriptRequest } from '@baton/model-sim';
 import type { StoredGuidance } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
 import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -24,12 +24,6 @@ let world: RedisWorld;
 const running: CliProcess[] = [];
 useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
-let sim: ModelSim | undefined;
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
-
 interface Block {
   type: string;
   id?: string;
@@ -49,11 +43,12 @@ function blocksOf(message: { content?: unknown } | undefined): Block[] {
  * (in order); and the simulator refused nothing.
  */
 function expectGuidanceAfterToolResults(
+  sim: ModelSim,
   seen: readonly SimScriptRequest[],
   held: number,
   guidanceId: string,
 ): void {
-  expect(sim!.received.filter((record) => record.status >= 400)).toEqual([]);
+  expect(sim.received.filter((record) => record.status >= 400)).toEqual([]);
   // The held request was in a tool turn: it answered the previous reply's tool calls.
   const heldRequest = seen.find((request) => request.number === held);
   const heldCalls = blocksOf(heldRequest?.params.messages.at(-2)).filter(
@@ -86,7 +81,9 @@ function expectGuidanceAfterToolResults(
 describe('baton say in the middle of a tool turn, against a baton worker', () => {
   it('the guidance follows the turn’s tool_result blocks in the next request, the API refuses nothing, and the session acknowledges it', async () => {
     const seen: SimScriptRequest[] = [];
-    sim = await startModelSim({ script: (request) => void seen.push(request) });
+    const sim = world.closeAfter(
+      await startModelSim({ script: (request) => void seen.push(request) }),
+    );
     const worker = startCli(['worker', '--port', '0'], {
       cwd: dir,
       env: world.env(dir, {
@@ -122,7 +119,7 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
       120_000,
     );
     expect(done.status).toBe('completed');
-    expectGuidanceAfterToolResults(seen, held, sent.id);
+    expectGuidanceAfterToolResults(sim, seen, held, sent.id);
 
     // Acknowledged: the event names the turn that carried it, and the stored guidance says who.
     const events = (await world.control.readEvents(id, { count: 100_000 })).map(
@@ -159,7 +156,9 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
 describe('baton say --local in the middle of a tool turn, against a baton run', () => {
   it('the guidance follows the turn’s tool_result blocks in the next request, the API refuses nothing, and the session acknowledges it', async () => {
     const seen: SimScriptRequest[] = [];
-    sim = await startModelSim({ script: (request) => void seen.push(request) });
+    const sim = world.closeAfter(
+      await startModelSim({ script: (request) => void seen.push(request) }),
+    );
     const home = path.join(dir, 'home');
     const id = 'saylocal';
     // Hold the first request that continues the session's work, as above.
@@ -189,7 +188,7 @@ describe('baton say --local in the middle of a tool turn, against a baton run', 
     const finished = await run.done;
     expect(finished.stderr).toBe('');
     expect(finished.code).toBe(0);
-    expectGuidanceAfterToolResults(seen, held, sent.id);
+    expectGuidanceAfterToolResults(sim, seen, held, sent.id);
 
     // Acknowledged: the run's event log names the turn, and the project's acknowledgement file
     // says which session answered it at that turn.
