@@ -1,7 +1,7 @@
-import path from 'node:path';
-import { startModelSim, type ModelSim, type SimRequestRecord } from '@baton/model-sim';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, tempDir } from './helpers.js';
+import { startModelSim, type SimRequestRecord } from '@baton/model-sim';
+import { cliWorld } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
 
 /**
  * What the API can answer in the middle of a session, met by `baton run` against the strict
@@ -10,19 +10,7 @@ import { cliEnv, runCli, tempDir } from './helpers.js';
  * same answers in apps/worker/test/api-faults-through-the-worker.test.ts.
  */
 
-let dir: string;
-let cleanup: () => Promise<void>;
-let sim: ModelSim | undefined;
-beforeAll(async () => {
-  ({ dir, cleanup } = await tempDir());
-});
-afterAll(async () => {
-  await cleanup();
-});
-afterEach(async () => {
-  await sim?.close();
-  sim = undefined;
-});
+const world = cliWorld();
 
 interface LoggedEvent {
   type: string;
@@ -47,8 +35,10 @@ const FAULTS = [
 
 describe('baton run meets every answer the API gives mid-session', () => {
   it('retries what is retried (waiting the retry-after asked for), nudges an empty reply once, continues a paused turn, re-asks a cut reply with more room, hands a full context to the next session, and completes', async () => {
-    sim = await startModelSim({ faults: { nextWorkFaults: [...FAULTS], retryAfterSeconds: 2 } });
-    const home = path.join(dir, 'home');
+    const sim = world.closeAfter(
+      await startModelSim({ faults: { nextWorkFaults: [...FAULTS], retryAfterSeconds: 2 } }),
+    );
+    const home = world.home;
     const env = cliEnv(home, {
       ANTHROPIC_API_KEY: 'test-key',
       ANTHROPIC_BASE_URL: sim.url,
@@ -56,7 +46,7 @@ describe('baton run meets every answer the API gives mid-session', () => {
     });
     const result = await runCli(
       ['run', '--goal', 'Greet people.\n- say hello\n- say goodbye', '--project', 'answers'],
-      { cwd: dir, env },
+      { cwd: world.dir, env },
     );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -88,7 +78,7 @@ describe('baton run meets every answer the API gives mid-session', () => {
     if ((cut.toolCalls?.length ?? 0) > 0) expect(next(cut).maxTokens).toBe(2 * cut.maxTokens!);
 
     const logs = await runCli(['logs', 'answers', '--local', '--json'], {
-      cwd: dir,
+      cwd: world.dir,
       env: cliEnv(home),
     });
     const events = logs.stdout

@@ -1,6 +1,6 @@
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { REDIS_URL } from '@baton/test-support';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { EXAMPLE_GOAL, runCli, startCli, type CliProcess } from './helpers.js';
 import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
@@ -11,16 +11,10 @@ let world: RedisWorld;
 const running: CliProcess[] = [];
 useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
-let sim: ModelSim | null = null;
-afterEach(async () => {
-  await sim?.close();
-  sim = null;
-});
-
 /** A simulator on which every request hangs: whatever a process waits on, it waits forever. */
 async function stallingSim(): Promise<ModelSim> {
-  sim = await startModelSim({ faults: { stallOn: Array.from({ length: 200 }, (_, i) => i + 1) } });
-  return sim;
+  const stalls = Array.from({ length: 200 }, (_, i) => i + 1);
+  return world.closeAfter(await startModelSim({ faults: { stallOn: stalls } }));
 }
 
 function simEnv(url: string) {
