@@ -26,30 +26,16 @@ import {
 import { toCommandFailure, withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
+import type { NewProjectFlags } from '../internal/new-project-flags.js';
 
-interface EnqueueOptions {
+/** Parsed options of `baton enqueue`: a new project's flags and the ones only a worker's project has. */
+interface EnqueueOptions extends NewProjectFlags {
   project: string;
-  goal?: string;
-  goalFile?: string;
-  workspace?: string;
-  repo?: string;
-  base?: string;
-  skipHooks?: boolean;
-  adopt?: boolean;
   model?: string;
   fallbackModel?: string;
-  budgetUsd?: number;
   maxSessions?: number;
   maxTokens?: number;
-  stallAfter?: number;
   preset?: ProjectContextPreset;
-  allowHost?: string[];
-  check?: string;
-  requireChecks?: boolean;
-  checkTimeout?: number;
-  regressionBudget?: number;
-  mcpConfig?: string;
-  json?: boolean;
 }
 
 /** `baton enqueue`: store a project in Redis and queue its first session for the workers. */

@@ -37,40 +37,18 @@ import { CLI_ENV_VARIABLES } from './environment.js';
 
 import { describeVerification, verificationInput } from './verification.js';
 import { checkNewWorkspace } from './workspace-adoption.js';
+import type { NewProjectFlags } from './new-project-flags.js';
 
-/** Parsed options of `baton run`. */
-export interface RunOptions {
-  goal?: string;
-  goalFile?: string;
-  workspace?: string;
-  repo?: string;
-  base?: string;
-  skipHooks?: boolean;
+/** Parsed options of `baton run`: a new project's flags and the run's own. */
+export interface RunOptions extends NewProjectFlags {
   sessions: number;
   project?: string;
   model?: string;
   /** Over `baton.config.json` and `BATON_CONTEXT_*`; unset: those decide (default `coding`). */
   preset?: ContextPresetName;
-  budgetUsd?: number;
   maxTurns?: number;
-  stallAfter?: number;
-  json?: boolean;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean;
-  /** `--allow-host` (repeatable): hosts the project's commands reach through the proxy. */
-  allowHost?: string[];
-  /** `--check`: the check of features that have none. */
-  check?: string;
-  /** `--require-checks`: refuse flips of features with no check. */
-  requireChecks?: boolean;
-  /** `--check-timeout`: seconds one check may run. */
-  checkTimeout?: number;
-  /** `--regression-budget`: seconds of end-of-session re-runs. */
-  regressionBudget?: number;
-  /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
-  adopt?: boolean;
-  /** `--mcp-config FILE`: the project's MCP servers (`.mcp.json` format), kept with the project. */
-  mcpConfig?: string;
 }
 
 /** An MCP configuration file (`--mcp-config`, `BATON_MCP_CONFIG`) as a one-line usage error. */
