@@ -58,11 +58,10 @@ import {
   projectChangesRequestSchema,
   readEventsRequestSchema,
   searchOptionsRequestSchema,
-  searchTextSchema,
   sessionWindowRequestSchema,
-  transcriptSessionIdSchema,
   waitForEventsRequestSchema,
 } from './requests.js';
+import { searchTextSchema, transcriptSessionIdSchema } from './control/session-requests.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
   createRedisConnection,

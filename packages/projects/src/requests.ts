@@ -4,7 +4,6 @@
  * exactly the same values and name the same field when one is wrong.
  */
 import { z } from 'zod';
-import { isTranscriptSessionId, searchTextProblem } from '@baton/session';
 import { ProjectError } from './errors.js';
 import { PROJECT_STATUSES, formatIssues, isValidProjectId, type ProjectStatus } from './project.js';
 
@@ -244,21 +243,8 @@ export const waitForEventsRequestSchema = z.object({
 /** `memoryHistory`: at most `limit` versions. */
 export const memoryHistoryRequestSchema = z.object({ limit: integer(1).optional() });
 
-/** `search`'s options (the text rule is `searchTextProblem`'s, in `@baton/session`). */
+/** `search`'s options (the text's schema is in control/session-requests.ts, beside `@baton/session`). */
 export const searchOptionsRequestSchema = z.object({
   limit: integer(1).optional(),
   context: integer(0).optional(),
-});
-
-/** A kept transcript's session id (`@baton/session`'s rule). */
-export const transcriptSessionIdSchema = z.string().refine(isTranscriptSessionId, {
-  error: (issue) =>
-    `must be up to 128 letters, digits, ".", "_" or "-", got ${JSON.stringify(issue.input)}`,
-});
-
-/** A search text, trimmed (`@baton/session`'s rule: not empty, not too long). */
-export const searchTextSchema = z.string().transform((text, context) => {
-  const problem = searchTextProblem(text);
-  if (problem !== null) context.addIssue({ code: 'custom', message: problem });
-  return text.trim();
 });
