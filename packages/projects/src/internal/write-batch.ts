@@ -38,56 +38,61 @@ export interface ProjectFence {
 
 type Write = (string | number)[];
 
+/** Sends a batch's queued writes, in order; resolves with one reply per write. */
+type Send = (writes: readonly Write[]) => Promise<unknown[]>;
+
 /** Queues writes as commands; `send` gets them in order. */
-abstract class QueuedBatch implements WriteBatch {
-  protected readonly writes: Write[] = [];
-  constructor(protected readonly keys: BatonKeys) {}
+class QueuedBatch implements WriteBatch {
+  readonly #writes: Write[] = [];
+  readonly #keys: BatonKeys;
+  readonly #send: Send;
+  constructor(keys: BatonKeys, send: Send) {
+    this.#keys = keys;
+    this.#send = send;
+  }
   hset(key: string, ...fieldsAndValues: (string | number)[]): void {
-    this.writes.push(['HSET', key, ...fieldsAndValues]);
+    this.#writes.push(['HSET', key, ...fieldsAndValues]);
   }
   hincrby(key: string, field: string, by: number): void {
-    this.writes.push(['HINCRBY', key, field, by]);
+    this.#writes.push(['HINCRBY', key, field, by]);
   }
   hincrbyfloat(key: string, field: string, by: number): void {
-    this.writes.push(['HINCRBYFLOAT', key, field, by]);
+    this.#writes.push(['HINCRBYFLOAT', key, field, by]);
   }
   hdel(key: string, field: string): void {
-    this.writes.push(['HDEL', key, field]);
+    this.#writes.push(['HDEL', key, field]);
   }
   rpush(key: string, value: string): void {
-    this.writes.push(['RPUSH', key, value]);
+    this.#writes.push(['RPUSH', key, value]);
   }
   ltrim(key: string, start: number, stop: number): void {
-    this.writes.push(['LTRIM', key, start, stop]);
+    this.#writes.push(['LTRIM', key, start, stop]);
   }
   xadd(key: string, ...values: (string | number)[]): void {
-    this.writes.push(['XADD', key, ...values]);
+    this.#writes.push(['XADD', key, ...values]);
   }
   zadd(key: string, score: number, member: string): void {
-    this.writes.push(['ZADD', key, score, member]);
+    this.#writes.push(['ZADD', key, score, member]);
   }
   zrem(key: string, ...members: string[]): void {
-    this.writes.push(['ZREM', key, ...members]);
+    this.#writes.push(['ZREM', key, ...members]);
   }
   del(...keys: string[]): void {
-    this.writes.push(['DEL', ...keys]);
+    this.#writes.push(['DEL', ...keys]);
   }
   touch(projectId: string): void {
-    this.writes.push(['TOUCH', this.keys.projectChanges, this.keys.projectVersion, projectId]);
+    this.#writes.push(['TOUCH', this.#keys.projectChanges, this.#keys.projectVersion, projectId]);
   }
-  abstract exec(): Promise<unknown[]>;
+  exec(): Promise<unknown[]> {
+    return this.#send(this.#writes);
+  }
 }
 
-class PipelineBatch extends QueuedBatch {
-  constructor(
-    keys: BatonKeys,
-    private readonly redis: RedisClient,
-  ) {
-    super(keys);
-  }
-  async exec(): Promise<unknown[]> {
-    const pipeline = scriptPipeline(this.redis);
-    for (const [command, ...rest] of this.writes) {
+/** Sends the writes as one plain pipeline. */
+function sendPipeline(redis: RedisClient): Send {
+  return async (writes) => {
+    const pipeline = scriptPipeline(redis);
+    for (const [command, ...rest] of writes) {
       if (command === 'TOUCH') {
         const [changes, version, projectId] = rest as [string, string, string];
         void pipeline.batonTouchProject(changes, version, projectId);
@@ -96,33 +101,31 @@ class PipelineBatch extends QueuedBatch {
       }
     }
     return execPipeline(pipeline);
-  }
+  };
 }
 
-class FencedBatch extends QueuedBatch {
-  constructor(
-    keys: BatonKeys,
-    private readonly redis: RedisClient,
-    private readonly projectId: string,
-    private readonly fence: ProjectFence,
-  ) {
-    super(keys);
-  }
-  async exec(): Promise<unknown[]> {
+/** Sends the writes as one fenced batch, applied only while `fence` still holds the lease. */
+function sendFenced(
+  redis: RedisClient,
+  keys: BatonKeys,
+  projectId: string,
+  fence: ProjectFence,
+): Send {
+  return async (writes) => {
     // A script Redis refused (full, read-only) applied nothing: sending it again is safe.
     const reply = (await retryRefused(() =>
-      defineScripts(this.redis).batonFencedBatch(
-        this.keys.lease(this.projectId),
-        String(this.fence.token),
-        JSON.stringify(this.writes.map((write) => write.map(String))),
+      defineScripts(redis).batonFencedBatch(
+        keys.lease(projectId),
+        String(fence.token),
+        JSON.stringify(writes.map((write) => write.map(String))),
       ),
     )) as unknown[];
     if (reply[0] !== SCRIPT_STATUS.owned) {
-      this.fence.onFenced?.();
-      throw fencedError(this.projectId);
+      fence.onFenced?.();
+      throw fencedError(projectId);
     }
     return reply.slice(1);
-  }
+  };
 }
 
 /** The error every refused fenced write throws. */
@@ -140,7 +143,8 @@ export function writeBatch(
   projectId: string,
   fence: ProjectFence | undefined,
 ): WriteBatch {
-  return fence === undefined
-    ? new PipelineBatch(keys, redis)
-    : new FencedBatch(keys, redis, projectId, fence);
+  return new QueuedBatch(
+    keys,
+    fence === undefined ? sendPipeline(redis) : sendFenced(redis, keys, projectId, fence),
+  );
 }
