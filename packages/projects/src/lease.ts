@@ -1,4 +1,4 @@
-import { defineScripts } from './internal/scripts.js';
+import { scripts } from './internal/scripts.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import type { RedisClient } from '@baton/storage-redis';
 import type { BatonKeys } from './keys.js';
@@ -52,7 +52,9 @@ export async function acquireProjectLease(
   const { redis, keys, ttlMs } = options;
   const key = keys.lease(projectId);
   const sentAt = performance.now();
-  const [code, value] = (await defineScripts(redis).batonAcquireLease(
+  const [code, value] = (await scripts.call(
+    redis,
+    'acquireLease',
     key,
     keys.fenceCounter,
     ttlMs,
@@ -74,7 +76,9 @@ export async function acquireProjectLease(
       },
       async renew() {
         const renewSentAt = performance.now();
-        const [owned, status] = (await defineScripts(redis).batonRenewLease(
+        const [owned, status] = (await scripts.call(
+          redis,
+          'renewLease',
           key,
           keys.project(projectId),
           token,
@@ -87,7 +91,7 @@ export async function acquireProjectLease(
         return (await redis.get(key)) === token;
       },
       async release() {
-        return (await defineScripts(redis).batonReleaseLease(key, token)) === SCRIPT_STATUS.owned;
+        return (await scripts.call(redis, 'releaseLease', key, token)) === SCRIPT_STATUS.owned;
       },
     },
   };

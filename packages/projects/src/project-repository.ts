@@ -3,7 +3,7 @@ import type { SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import type { EventEntry, WorkerEvent } from './events.js';
 import { execPipeline, scriptPipeline, type ScriptPipeline } from './internal/pipeline.js';
-import { defineScripts } from './internal/scripts.js';
+import { scripts } from './internal/scripts.js';
 import { retryRefused } from './internal/refused-retry.js';
 import { SCRIPT_STATUS } from './internal/status.js';
 import {
@@ -196,7 +196,9 @@ export class ProjectRepository implements ProjectLog {
   async #create(record: NewProjectRecord): Promise<ProjectRecord> {
     const now = record.createdAt;
     const transition: StatusTransition = { at: now, from: null, to: 'queued', reason: 'created' };
-    const created = await defineScripts(this.redis).batonCreateProject(
+    const created = await scripts.call(
+      this.redis,
+      'createProject',
       this.keys.project(record.id),
       this.keys.projects,
       this.keys.transitions(record.id),
@@ -257,7 +259,9 @@ export class ProjectRepository implements ProjectLog {
     const reason = options.reason ?? '';
     const fence = this.#fenceOf(projectId);
     const send = () =>
-      defineScripts(this.redis).batonTransition(
+      scripts.call(
+        this.redis,
+        'transition',
         this.keys.project(projectId),
         this.keys.transitions(projectId),
         this.keys.projectChanges,
@@ -415,7 +419,9 @@ export class ProjectRepository implements ProjectLog {
     await deleteTranscripts(this.redis, this.keys, projectId);
     const pipeline = scriptPipeline(this.redis);
     // First, while the hash still says where the project sits in the index.
-    void pipeline.batonUnindexProject(
+    scripts.queue(
+      pipeline,
+      'unindexProject',
       this.keys.project(projectId),
       this.keys.projectChanges,
       this.keys.projectVersion,
@@ -508,6 +514,12 @@ export class ProjectRepository implements ProjectLog {
 
   /** Adds "this project changed" to a pipeline that changes it. */
   #touchIn(pipeline: ScriptPipeline, projectId: string): void {
-    void pipeline.batonTouchProject(this.keys.projectChanges, this.keys.projectVersion, projectId);
+    scripts.queue(
+      pipeline,
+      'touchProject',
+      this.keys.projectChanges,
+      this.keys.projectVersion,
+      projectId,
+    );
   }
 }

@@ -1,4 +1,4 @@
-import { defineScripts } from './internal/scripts.js';
+import { scripts } from './internal/scripts.js';
 import type { RedisClient } from '@baton/storage-redis';
 
 export interface ModelRateLimiterOptions {
@@ -29,7 +29,7 @@ export function createModelRateLimiter(options: ModelRateLimiterOptions): ModelR
       for (;;) {
         signal?.throwIfAborted();
         const wait = Number(
-          await defineScripts(options.redis).batonTakeToken(options.key, rate, burst),
+          await scripts.call(options.redis, 'takeToken', options.key, rate, burst),
         );
         if (!(wait > 0)) return;
         await abortableDelay(wait, signal);

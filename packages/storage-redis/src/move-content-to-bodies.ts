@@ -1,7 +1,7 @@
 import type { Cluster } from 'ioredis';
 import { DEFAULT_KEY_PREFIX } from './keys.js';
 import type { RedisClient } from './redis-connection.js';
-import { defineScripts } from './internal/scripts.js';
+import { scripts } from './internal/scripts.js';
 
 /** Options of `moveContentToBodies`. */
 export interface MoveContentToBodiesOptions {
@@ -22,7 +22,6 @@ export interface MoveContentToBodiesOptions {
  */
 export async function moveContentToBodies(options: MoveContentToBodiesOptions): Promise<number> {
   const prefix = options.prefix ?? DEFAULT_KEY_PREFIX;
-  const client = defineScripts(options.redis);
   const pattern = `${prefix.length > 0 ? `${escapeGlob(prefix)}:` : ''}{*}:f:*`;
   const nodes = (options.redis as { isCluster?: boolean }).isCluster
     ? (options.redis as Cluster).nodes('master')
@@ -46,7 +45,7 @@ export async function moveContentToBodies(options: MoveContentToBodiesOptions): 
         const at = file.indexOf('}:f:');
         if (at < 0) continue;
         const body = `${file.slice(0, at)}}:b:${file.slice(at + 4)}`;
-        moved += await client.batonMemoryMoveBody(file, body);
+        moved += await scripts.call(options.redis, 'moveBody', file, body);
       }
     } while (cursor !== '0');
   }

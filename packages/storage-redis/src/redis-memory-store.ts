@@ -26,7 +26,7 @@ import {
   type RedisMemoryChange,
   type Versioned,
 } from './internal/records.js';
-import { defineScripts, type ScriptCommands } from './internal/scripts.js';
+import { scripts } from './internal/scripts.js';
 import { MAX_DELTA_SENT, sendWrite } from './internal/send-write.js';
 import { readChanges, sweepInBatches } from './internal/change-feed.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
@@ -62,7 +62,7 @@ export class RedisMemoryStore implements MemoryStore {
   readonly namespace: string;
   /** The keys of the namespace. */
   readonly keys: NamespaceKeys;
-  readonly #client: RedisClient & ScriptCommands;
+  readonly #client: RedisClient;
   readonly #ownsClient: boolean;
   /** Checked numeric options (history, feed, edit retries, limits). */
   readonly #settings: StoreSettings;
@@ -103,9 +103,7 @@ export class RedisMemoryStore implements MemoryStore {
       this.keys.bodyPrefix,
     ];
     this.#ownsClient = options.redis === undefined;
-    this.#client = defineScripts(
-      options.redis ?? openConnection(options.url ?? '', options.redisOptions),
-    );
+    this.#client = options.redis ?? openConnection(options.url ?? '', options.redisOptions);
     this.#history = new MemoryHistory(this.#client, this.keys, this.#settings.historyDepth);
   }
 
@@ -257,7 +255,9 @@ export class RedisMemoryStore implements MemoryStore {
       ? Math.max(0, Math.floor(options.depth))
       : 1_000_000;
     const reply = await this.#run('list', path, () =>
-      this.#client.batonMemoryList(
+      scripts.call(
+        this.#client,
+        'list',
         this.keys.meta,
         ...this.#prefixes,
         path,
@@ -301,7 +301,9 @@ export class RedisMemoryStore implements MemoryStore {
       throw new StoreError('invalid_path', 'The root cannot be deleted.');
     }
     const reply = await this.#run('delete', path, () =>
-      this.#client.batonMemoryDelete(
+      scripts.call(
+        this.#client,
+        'delete',
         this.keys.meta,
         this.keys.accessTimes,
         this.keys.feed,
@@ -329,7 +331,9 @@ export class RedisMemoryStore implements MemoryStore {
       );
     }
     const reply = await this.#run('rename', from, () =>
-      this.#client.batonMemoryRename(
+      scripts.call(
+        this.#client,
+        'rename',
         this.keys.meta,
         this.keys.accessTimes,
         this.keys.feed,
@@ -408,7 +412,9 @@ export class RedisMemoryStore implements MemoryStore {
       { ...options, feedMaxLength: this.#settings.feedMaxLength },
       async (batchArguments) => {
         const reply = await this.#run('sweep expired files', '', () =>
-          this.#client.batonMemorySweep(
+          scripts.call(
+            this.#client,
+            'sweep',
             this.keys.meta,
             this.keys.accessTimes,
             this.keys.feed,
@@ -454,7 +460,7 @@ export class RedisMemoryStore implements MemoryStore {
     }
     const sentAt = performance.now();
     const reply = await this.#run(action, path, () =>
-      this.#client.batonMemoryRead(this.keys.accessTimes, ...this.#prefixes, path),
+      scripts.call(this.#client, 'read', this.keys.accessTimes, ...this.#prefixes, path),
     );
     const status = Number(reply[0]);
     if (status === ScriptStatus.ok) {
@@ -570,7 +576,7 @@ export class RedisMemoryStore implements MemoryStore {
   async claimFence(): Promise<void> {
     if (this.#fence === undefined) return;
     await this.#run('claim', '', () =>
-      this.#client.batonMemoryFence(this.keys.meta, String(this.#fence?.token ?? '')),
+      scripts.call(this.#client, 'fence', this.keys.meta, String(this.#fence?.token ?? '')),
     );
   }
 

@@ -1,5 +1,6 @@
 import { createMemoryTool } from '@baton/core';
 import { createRedisMemoryStore } from '../src/index.js';
+import { scripts } from '../src/internal/scripts.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cleanupTestStores, openTestStore } from './helpers.js';
 import {
@@ -220,10 +221,9 @@ describe('writes: small content in one script call, large content staged so it n
   it('a stage that is gone when the script runs is refused as unavailable, and nothing is written', async () => {
     const store = openTestStore();
     await store.write('s.md', 'kept', { mode: 'create' });
-    const script = store.redis as unknown as {
-      batonMemoryWrite(...args: string[]): Promise<unknown[]>;
-    };
-    const reply = await script.batonMemoryWrite(
+    const reply = await scripts.call(
+      store.redis,
+      'write',
       store.keys.meta,
       store.keys.accessTimes,
       store.keys.feed,

@@ -1,13 +1,14 @@
 import type { RedisClient } from '@baton/storage-redis';
-import { defineScripts, type ScriptCommands } from './scripts.js';
+import type { ChainableCommander } from 'ioredis';
+import { scripts } from './scripts.js';
 
 /** What `execPipeline` needs of a pipeline (ioredis's `ChainableCommander`). */
 export interface PipelineLike {
   exec(): Promise<[Error | null, unknown][] | null>;
 }
 
-/** A pipeline that knows the project domain's Lua scripts as chainable commands. */
-export type ScriptPipeline = ReturnType<RedisClient['pipeline']> & ScriptCommands;
+/** A pipeline that can queue the project domain's Lua scripts (`scripts.queue`). */
+export type ScriptPipeline = ChainableCommander;
 
 /** Pipelines resolve with per-command errors instead of rejecting: the first one is thrown. */
 export async function execPipeline(pipeline: PipelineLike): Promise<unknown[]> {
@@ -16,10 +17,7 @@ export async function execPipeline(pipeline: PipelineLike): Promise<unknown[]> {
   return replies.map(([, reply]) => reply);
 }
 
-/**
- * A pipeline on `redis` that queues the scripts too. ioredis adds `defineCommand` scripts to
- * pipelines at run time, which its types cannot say: this is the one place that asserts it.
- */
+/** A pipeline on `redis` that can queue the scripts too (with `scripts.queue`). */
 export function scriptPipeline(redis: RedisClient): ScriptPipeline {
-  return defineScripts(redis).pipeline() as ScriptPipeline;
+  return scripts.pipeline(redis);
 }

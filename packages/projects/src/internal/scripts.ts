@@ -3,9 +3,9 @@ import { createLuaScripts } from '@baton/storage-redis';
 
 type Reply = Promise<unknown>;
 
-/** The scripts, as methods `defineCommand` adds to a client (names prefixed to avoid clashes). */
+/** The scripts (arguments keys first, and reply), called through `scripts.call` and `scripts.queue`. */
 export interface ScriptCommands {
-  batonCreateProject(
+  createProject(
     project: string,
     index: string,
     transitions: string,
@@ -13,7 +13,7 @@ export interface ScriptCommands {
     version: string,
     ...args: (string | number)[]
   ): Reply;
-  batonTransition(
+  transition(
     project: string,
     transitions: string,
     changes: string,
@@ -21,40 +21,40 @@ export interface ScriptCommands {
     lease: string,
     ...args: (string | number)[]
   ): Reply;
-  batonFencedBatch(lease: string, token: string, writes: string): Reply;
-  batonTouchProject(changes: string, version: string, projectId: string): Reply;
-  batonIndexProject(project: string, search: string, ...args: (string | number)[]): Reply;
-  batonUnindexProject(
+  fencedBatch(lease: string, token: string, writes: string): Reply;
+  touchProject(changes: string, version: string, projectId: string): Reply;
+  indexProject(project: string, search: string, ...args: (string | number)[]): Reply;
+  unindexProject(
     project: string,
     changes: string,
     version: string,
     ...args: (string | number)[]
   ): Reply;
-  batonPageProjects(index: string, search: string, ...args: (string | number)[]): Reply;
-  batonAcquireLease(lease: string, fenceCounter: string, ttlMs: number): Reply;
-  batonRenewLease(lease: string, project: string, ...args: (string | number)[]): Reply;
-  batonReleaseLease(lease: string, ...args: (string | number)[]): Reply;
-  batonTakeToken(bucket: string, ...args: (string | number)[]): Reply;
-  batonExtendLock(lock: string, ...args: (string | number)[]): Reply;
-  batonReplaceField(hash: string, ...args: (string | number)[]): Reply;
+  pageProjects(index: string, search: string, ...args: (string | number)[]): Reply;
+  acquireLease(lease: string, fenceCounter: string, ttlMs: number): Reply;
+  renewLease(lease: string, project: string, ...args: (string | number)[]): Reply;
+  releaseLease(lease: string, ...args: (string | number)[]): Reply;
+  takeToken(bucket: string, ...args: (string | number)[]): Reply;
+  extendLock(lock: string, ...args: (string | number)[]): Reply;
+  replaceField(hash: string, ...args: (string | number)[]): Reply;
 }
 
-/** Registers the scripts on `client` (once per client) and returns it typed with them. */
-export const defineScripts = createLuaScripts<ScriptCommands>({
+/** The scripts, each registered on a client as `<name>:<version>` (see `createLuaScripts`). */
+export const scripts = createLuaScripts<ScriptCommands>({
   directory: new URL('../commands/', import.meta.url),
   files: {
-    batonCreateProject: 'create-project-5.lua',
-    batonTransition: 'transition-5.lua',
-    batonFencedBatch: 'fenced-batch-1.lua',
-    batonTouchProject: 'touch-project-2.lua',
-    batonIndexProject: 'index-project-2.lua',
-    batonUnindexProject: 'unindex-project-3.lua',
-    batonPageProjects: 'page-projects-2.lua',
-    batonAcquireLease: 'acquire-lease-2.lua',
-    batonRenewLease: 'renew-lease-2.lua',
-    batonReleaseLease: 'release-lease-1.lua',
-    batonTakeToken: 'take-token-1.lua',
-    batonExtendLock: 'extend-lock-1.lua',
-    batonReplaceField: 'replace-field-1.lua',
+    createProject: 'create-project-5.lua',
+    transition: 'transition-5.lua',
+    fencedBatch: 'fenced-batch-1.lua',
+    touchProject: 'touch-project-2.lua',
+    indexProject: 'index-project-2.lua',
+    unindexProject: 'unindex-project-3.lua',
+    pageProjects: 'page-projects-2.lua',
+    acquireLease: 'acquire-lease-2.lua',
+    renewLease: 'renew-lease-2.lua',
+    releaseLease: 'release-lease-1.lua',
+    takeToken: 'take-token-1.lua',
+    extendLock: 'extend-lock-1.lua',
+    replaceField: 'replace-field-1.lua',
   },
 });

@@ -3,7 +3,7 @@ import type { BatonKeys } from '../keys.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { execPipeline, scriptPipeline } from './pipeline.js';
 import { retryRefused } from './refused-retry.js';
-import { defineScripts } from './scripts.js';
+import { scripts } from './scripts.js';
 import { SCRIPT_STATUS } from './status.js';
 
 /**
@@ -95,7 +95,7 @@ function sendPipeline(redis: RedisClient): Send {
     for (const [command, ...rest] of writes) {
       if (command === 'TOUCH') {
         const [changes, version, projectId] = rest as [string, string, string];
-        void pipeline.batonTouchProject(changes, version, projectId);
+        scripts.queue(pipeline, 'touchProject', changes, version, projectId);
       } else {
         void pipeline.call(String(command), ...rest);
       }
@@ -114,7 +114,9 @@ function sendFenced(
   return async (writes) => {
     // A script Redis refused (full, read-only) applied nothing: sending it again is safe.
     const reply = (await retryRefused(() =>
-      defineScripts(redis).batonFencedBatch(
+      scripts.call(
+        redis,
+        'fencedBatch',
         keys.lease(projectId),
         String(fence.token),
         JSON.stringify(writes.map((write) => write.map(String))),

@@ -8,7 +8,7 @@
 import { moveContentToBodies } from '@baton/storage-redis';
 import { projectBranch } from '@baton/workspace';
 import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
-import { defineScripts } from '../internal/scripts.js';
+import { scripts } from '../internal/scripts.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
@@ -105,7 +105,9 @@ async function indexProjects(context: MigrationContext): Promise<void> {
       ids.forEach((id, index) => {
         const goal = (JSON.parse(configs[index] ?? '{}') as { goal?: string }).goal ?? '';
         // The script reads the status itself, so a concurrent transition is never undone.
-        void write.batonIndexProject(
+        scripts.queue(
+          write,
+          'indexProject',
           keys.project(id),
           keys.projectSearch,
           keys.projectIndexBase,
@@ -162,7 +164,6 @@ async function upgradeProjectConfigs(
   upgrade: (config: Record<string, unknown>, projectId: string) => Record<string, unknown> | null,
 ): Promise<void> {
   const { redis, keys } = context;
-  const scripts = defineScripts(redis);
   await forEachProjectBatch(context, async (ids) => {
     const read = redis.pipeline();
     for (const id of ids) read.hget(keys.project(id), 'config');
@@ -173,7 +174,14 @@ async function upgradeProjectConfigs(
       const upgraded = upgrade(JSON.parse(stored) as Record<string, unknown>, id);
       if (upgraded === null) continue;
       // The config is written once at creation; the compare only guards a re-created project.
-      await scripts.batonReplaceField(keys.project(id), 'config', stored, JSON.stringify(upgraded));
+      await scripts.call(
+        redis,
+        'replaceField',
+        keys.project(id),
+        'config',
+        stored,
+        JSON.stringify(upgraded),
+      );
     }
   });
 }

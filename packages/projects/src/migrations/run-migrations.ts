@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { ProjectError } from '../errors.js';
-import { defineScripts } from '../internal/scripts.js';
+import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
 import type { BatonKeys } from '../keys.js';
 import type { RedisClient } from '@baton/storage-redis';
@@ -128,7 +128,6 @@ interface HeldLock {
 
 async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
   const { redis, keys } = options;
-  const scripts = defineScripts(redis);
   const token = randomUUID();
   const ttlMs = options.lockTtlMs ?? 30_000;
   const deadline = Date.now() + (options.waitMs ?? 120_000);
@@ -145,7 +144,7 @@ async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
   let lost = false;
   const timer = setInterval(
     () => {
-      scripts.batonExtendLock(keys.migrationLock, token, ttlMs).then(
+      scripts.call(redis, 'extendLock', keys.migrationLock, token, ttlMs).then(
         (reply) => {
           if (reply !== SCRIPT_STATUS.owned) lost = true;
         },
@@ -165,7 +164,7 @@ async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
     },
     async release() {
       clearInterval(timer);
-      await scripts.batonReleaseLease(keys.migrationLock, token);
+      await scripts.call(redis, 'releaseLease', keys.migrationLock, token);
     },
   };
 }

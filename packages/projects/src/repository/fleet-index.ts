@@ -1,4 +1,5 @@
 import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
+import { scripts } from '../internal/scripts.js';
 import type { BatonKeys } from '../keys.js';
 import type { ProjectPageQuery } from '../project-page.js';
 import { PROJECT_STATUSES, type ProjectRecord, type ProjectStatus } from '../project.js';
@@ -85,7 +86,9 @@ export class FleetIndex {
       const wanted = limit - members.length;
       const pipeline = scriptPipeline(this.#redis);
       for (const key of indexKeys) {
-        void pipeline.batonPageProjects(
+        scripts.queue(
+          pipeline,
+          'pageProjects',
           key,
           this.#keys.projectSearch,
           order,

@@ -3,36 +3,30 @@ import { createLuaScripts } from '../lua-scripts.js';
 
 type Reply = Promise<unknown[]>;
 
-/** The scripts, as methods `defineCommand` adds to a client (names prefixed to avoid clashes). */
+/** The scripts (arguments keys first, and reply), called through `scripts.call` and `scripts.queue`. */
 export interface ScriptCommands {
-  batonMemoryRead(accessTimes: string, ...args: string[]): Reply;
+  read(accessTimes: string, ...args: string[]): Reply;
   /** Sent by hand in a MULTI after staging the content (see write-4.lua), not called directly. */
-  batonMemoryWrite(
-    meta: string,
-    accessTimes: string,
-    feed: string,
-    stage: string,
-    ...args: string[]
-  ): Reply;
-  batonMemoryList(meta: string, ...args: string[]): Reply;
-  batonMemoryDelete(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
-  batonMemoryRename(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
-  batonMemorySweep(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
-  batonMemoryFence(meta: string, token: string): Reply;
-  batonMemoryMoveBody(file: string, body: string): Promise<number>;
+  write(meta: string, accessTimes: string, feed: string, stage: string, ...args: string[]): Reply;
+  list(meta: string, ...args: string[]): Reply;
+  delete(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
+  rename(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
+  sweep(meta: string, accessTimes: string, feed: string, ...args: string[]): Reply;
+  fence(meta: string, token: string): Reply;
+  moveBody(file: string, body: string): Promise<number>;
 }
 
-/** Registers the scripts on `client` (once per client) and returns it typed with them. */
-export const defineScripts = createLuaScripts<ScriptCommands>({
+/** The scripts, each registered on a client as `<name>:<version>` (see `createLuaScripts`). */
+export const scripts = createLuaScripts<ScriptCommands>({
   directory: new URL('../commands/', import.meta.url),
   files: {
-    batonMemoryRead: 'read-1.lua',
-    batonMemoryWrite: 'write-4.lua',
-    batonMemoryList: 'list-1.lua',
-    batonMemoryDelete: 'delete-3.lua',
-    batonMemoryRename: 'rename-3.lua',
-    batonMemorySweep: 'sweep-3.lua',
-    batonMemoryFence: 'fence-1.lua',
-    batonMemoryMoveBody: 'move-body-2.lua',
+    read: 'read-1.lua',
+    write: 'write-4.lua',
+    list: 'list-1.lua',
+    delete: 'delete-3.lua',
+    rename: 'rename-3.lua',
+    sweep: 'sweep-3.lua',
+    fence: 'fence-1.lua',
+    moveBody: 'move-body-2.lua',
   },
 });

@@ -1,6 +1,6 @@
 import type { RedisClient } from '../redis-connection.js';
 import { stagedBody } from './records.js';
-import { defineScripts } from './scripts.js';
+import { scripts } from './scripts.js';
 
 /**
  * Largest reverse delta sent to the write script, in UTF-16 code units. A script argument costs
@@ -36,7 +36,7 @@ export async function sendWrite(
   keys: string[],
   args: string[],
 ): Promise<unknown[]> {
-  const script = defineScripts.script('batonMemoryWrite');
+  const script = scripts.script('write');
   const staged = content.length >= STAGED_FROM_CHARS;
   const scriptArgs = staged ? args : [...args, content];
   // The SETEX and the script are both written to the connection before either answer arrives,
