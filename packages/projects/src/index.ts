@@ -43,7 +43,7 @@ export type {
   ChainedSessionOutcome,
   ChainedSessionRequest,
   SessionChainOptions,
-} from './chain/session-chain.js';
+} from './chain/chain-types.js';
 export { SessionControl } from './chain/session-control.js';
 export type { ChainLogger } from './chain/chain-logger.js';
 export { sessionBudgets } from './chain/session-results.js';
