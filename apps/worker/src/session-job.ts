@@ -159,6 +159,8 @@ export class SessionJob {
         // A session that lost its lease pushes no checkpoint: its commits stay in this worker's
         // clone, and the new holder's branch is left alone.
         mayPush: () => this.#mayPush(control, lease),
+        // Checkpoints carry the fence; a replaced session's late push is taken back, kept aside.
+        fence: lease.fence,
         onClaimed: (sessionId) => {
           this.#register(control, sessionId, lease);
           registered = true;

@@ -257,6 +257,9 @@ const sessionEventSchemas = [
       )
       .optional(),
     error: z.string().optional(),
+    replacedStale: z
+      .looseObject({ tip: z.string(), fence: count, commits: count, keptOn: z.string() })
+      .optional(),
   }),
   z.looseObject({
     ...sessionBase,

@@ -424,6 +424,12 @@ export type SessionEvent =
       special?: Array<{ path: string; kind: SpecialFileKind }>;
       /** Why the commit or the push failed. */
       error?: string;
+      /**
+       * The push took the branch back from a replaced session's late push (a lease that moved
+       * on): its stale tip is kept on the side branch `keptOn`, and this session's work is on the
+       * project branch. A warning: the user may want what the stale commits hold.
+       */
+      replacedStale?: { tip: string; fence: number; commits: number; keptOn: string };
     })
   /** Operator guidance went to the model with the request of `turn`. */
   | (EventBase & {

@@ -30,6 +30,7 @@ export type {
   ProjectWorkspaceOptions,
   PushRetryOptions,
 } from './repository/project-workspace.js';
+export type { ReplacedStaleTip } from './repository/stale-tip.js';
 export { openProjectWorkspace } from './repository/open-project-workspace.js';
 export type { OpenProjectWorkspaceOptions } from './repository/open-project-workspace.js';
 export { workspaceGitPaths } from './repository/layout.js';
@@ -42,6 +43,7 @@ export {
   looksLikeSecretFile,
 } from './repository/secret-files.js';
 export {
+  BATON_FENCE_TRAILER,
   BATON_HOOKS_TRAILER,
   BATON_PROJECT_TRAILER,
   formatCommitMessage,

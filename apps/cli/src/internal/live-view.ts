@@ -272,10 +272,17 @@ export function describeEvent(
         event.special === undefined || event.special.length === 0
           ? ''
           : ` · left out, git cannot store them: ${shortList(event.special.map((file) => `${file.path} (${file.kind})`))}`;
-      return paint(
+      const line = paint(
         event.pushed ? 'dim' : 'yellow',
         `  checkpoint (${event.reason}) · ${saved} · ${pushed}${hooks}${skipped}${large}${special}`,
       );
+      const stale = event.replacedStale;
+      if (stale === undefined) return line;
+      // A warning of its own: commits a replaced session pushed late left the branch.
+      return `${line}\n${paint(
+        'yellow',
+        `  ⚠ the branch held a late push of a replaced session (fence ${stale.fence}, ${stale.commits} commit${stale.commits === 1 ? '' : 's'}, ${stale.tip.slice(0, 12)}): kept on the branch ${stale.keptOn}, replaced by this session's checkpoint; merge what you need from it, then delete it`,
+      )}`;
     }
     case 'workspace-prepared':
       return paint(

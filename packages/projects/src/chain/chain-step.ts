@@ -175,6 +175,7 @@ export class ChainStep {
       push: this.#options.push,
       maxFileBytes: this.#options.maxFileBytes,
       mayPush: this.#request.mayPush,
+      fence: this.#request.fence,
       // Commit hooks run in the same sandbox as the session's commands.
       hookSandbox: extraOptions.tools?.sandbox,
     });

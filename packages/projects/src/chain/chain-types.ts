@@ -104,6 +104,12 @@ export interface ChainedSessionRequest {
    * over the new holder's work. Default: every push goes.
    */
   mayPush?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * The fencing token of the lease this session holds (`ProjectWorkspaceOptions.fence`): its
+   * checkpoint commits carry it, and its push takes the branch back from a replaced session's
+   * late push. `baton run`: unset.
+   */
+  fence?: number | undefined;
   /** Called once the project is claimed (cancel requests can reach the session from now on). */
   onClaimed?: ((sessionId: string) => void) | undefined;
   /** Called when a crashed predecessor is found. */

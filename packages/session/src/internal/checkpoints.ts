@@ -179,7 +179,12 @@ export class Checkpointer {
       this.#rejected = true;
       this.#options.onRejected(checkpoint.pushError.message);
     }
-    if (checkpoint.commit !== null || reason === 'end' || checkpoint.pushError !== undefined) {
+    if (
+      checkpoint.commit !== null ||
+      reason === 'end' ||
+      checkpoint.pushError !== undefined ||
+      checkpoint.replacedStale !== undefined
+    ) {
       await this.#options.emit({
         type: 'checkpoint',
         reason,
@@ -195,6 +200,9 @@ export class Checkpointer {
           ? {}
           : { special: checkpoint.special }),
         ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
+        ...(checkpoint.replacedStale === undefined
+          ? {}
+          : { replacedStale: checkpoint.replacedStale }),
       });
     }
     return checkpoint;

@@ -70,6 +70,38 @@ export class CloneGit {
     return /^[0-9a-f]{40}(?:[0-9a-f]{24})?$/.test(id) ? id : this.revParse('HEAD');
   }
 
+  /**
+   * `refs/heads/<branch>` of the remote, fetched into `refs/remotes/origin/<branch>`; `null` when
+   * the remote has no such branch. Throws `repo_unreachable` when the fetch fails.
+   */
+  async fetchBranch(timeoutMs: number): Promise<string | null> {
+    const tracking = `refs/remotes/origin/${this.branch}`;
+    const fetched = await this.run(
+      [
+        'fetch',
+        '-q',
+        '--no-tags',
+        // FETCH_HEAD would name the remote (a host path under BATON_HOME for a project without
+        // --repo) to git inside the sandbox, which shows this directory read-only.
+        '--no-write-fetch-head',
+        'origin',
+        `+refs/heads/${this.branch}:${tracking}`,
+      ],
+      timeoutMs,
+    );
+    if (fetched.code !== 0) {
+      if (/couldn't find remote ref/i.test(fetched.stderr)) {
+        await this.run(['update-ref', '-d', tracking]);
+        return null;
+      }
+      throw new WorkspaceError(
+        'repo_unreachable',
+        `cannot fetch ${this.branch} from ${this.remoteName}: ${this.message(fetched)}`,
+      );
+    }
+    return this.revParse(tracking);
+  }
+
   async isAncestor(ancestor: string, descendant: string): Promise<boolean> {
     return (await this.run(['merge-base', '--is-ancestor', ancestor, descendant])).code === 0;
   }

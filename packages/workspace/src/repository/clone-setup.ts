@@ -85,7 +85,7 @@ export class CloneSetup {
     const git = this.#git;
     const { branch } = git;
     await this.#ensureGitDir();
-    const remoteHead = await this.#fetchBranch();
+    const remoteHead = await git.fetchBranch(this.#options.networkTimeoutMs);
     const localHead = await git.revParse(`refs/heads/${branch}`);
     let start: string | null;
     let recovered = false;
@@ -231,36 +231,6 @@ export class CloneSetup {
     }
     const global = await runGit(['config', '--global', '--type=path', '--get', 'core.hooksPath']);
     return global.code === 0 && global.stdout.trim() !== '' ? global.stdout.trim() : null;
-  }
-
-  /** `refs/heads/<branch>` of the remote, fetched; `null` when the remote has no such branch. */
-  async #fetchBranch(): Promise<string | null> {
-    const git = this.#git;
-    const tracking = `refs/remotes/origin/${git.branch}`;
-    const fetched = await git.run(
-      [
-        'fetch',
-        '-q',
-        '--no-tags',
-        // FETCH_HEAD would name the remote (a host path under BATON_HOME for a project without
-        // --repo) to git inside the sandbox, which shows this directory read-only.
-        '--no-write-fetch-head',
-        'origin',
-        `+refs/heads/${git.branch}:${tracking}`,
-      ],
-      this.#options.networkTimeoutMs,
-    );
-    if (fetched.code !== 0) {
-      if (/couldn't find remote ref/i.test(fetched.stderr)) {
-        await git.run(['update-ref', '-d', tracking]);
-        return null;
-      }
-      throw new WorkspaceError(
-        'repo_unreachable',
-        `cannot fetch ${git.branch} from ${git.remoteName}: ${git.message(fetched)}`,
-      );
-    }
-    return git.revParse(tracking);
   }
 
   async #baseCommit(): Promise<string | null> {

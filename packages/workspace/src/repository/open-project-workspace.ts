@@ -27,6 +27,8 @@ export interface OpenProjectWorkspaceOptions {
   maxFileBytes?: number | undefined;
   /** Asked before every push; a reason refuses it (`ProjectWorkspaceOptions.mayPush`). */
   mayPush?: (() => Promise<string | undefined>) | undefined;
+  /** The session's lease fencing token (`ProjectWorkspaceOptions.fence`). Default: none. */
+  fence?: number | undefined;
   /** The project was created with `--adopt` (`ProjectWorkspaceOptions.adopt`). Default false. */
   adopt?: boolean | undefined;
 }
@@ -46,6 +48,7 @@ export function openProjectWorkspace(options: OpenProjectWorkspaceOptions): Proj
     hookSandbox: options.hookSandbox,
     maxFileBytes: options.maxFileBytes,
     mayPush: options.mayPush,
+    fence: options.fence,
     adopt: options.adopt,
   });
 }

@@ -15,7 +15,13 @@ import { CloneGit } from './clone-git.js';
 import { CloneSetup } from './clone-setup.js';
 import { type GitOutput, redactUrlCredentials } from './git.js';
 import { projectBranch } from './source.js';
-import { BATON_HOOKS_TRAILER, BATON_PROJECT_TRAILER, formatCommitMessage } from './trailers.js';
+import type { ReplacedStaleTip } from './stale-tip.js';
+import {
+  BATON_FENCE_TRAILER,
+  BATON_HOOKS_TRAILER,
+  BATON_PROJECT_TRAILER,
+  formatCommitMessage,
+} from './trailers.js';
 import type { SpecialFileKind } from './worktree-files.js';
 
 /** How pushes are retried. */
@@ -68,6 +74,15 @@ export interface ProjectWorkspaceOptions {
    * so a session that lost the project never pushes over its new holder's work.
    */
   mayPush?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * The fencing token of the project lease the session holds (a worker's; `baton run` has none).
+   * Every checkpoint commit carries it in a `Baton-Fence` trailer, and a push rejected because a
+   * replaced session's late push landed (only commits of older fences) takes the branch back:
+   * the stale tip is kept on `baton-kept/<project-id>/...` and replaced with
+   * `--force-with-lease` on exactly that commit (`Checkpoint.replacedStale`). Anything else on
+   * the branch (a person's commit, a newer fence) is never overwritten.
+   */
+  fence?: number | undefined;
   /**
    * The user said at creation that `dir`'s own files may become the project's first checkpoint
    * (`--adopt`, `adoptWorkspace`). Checked again here, on the machine that prepares it: a `dir`
@@ -134,6 +149,11 @@ export interface Checkpoint {
     code: Extract<WorkspaceErrorCode, 'push_rejected' | 'push_failed'>;
     message: string;
   };
+  /**
+   * The push took the branch back from a replaced session's late push (`fence` option): that
+   * stale tip is kept on the side branch `keptOn`.
+   */
+  replacedStale?: ReplacedStaleTip;
 }
 
 /** One project's Baton-owned clone: bring it to the last checkpoint, save checkpoints, push. */
@@ -208,6 +228,10 @@ class GitProjectWorkspace implements ProjectWorkspace {
       ...options.push,
       networkTimeoutMs,
       mayPush: options.mayPush,
+      fence:
+        options.fence === undefined
+          ? undefined
+          : { projectId: options.projectId, fence: options.fence },
     });
   }
 
@@ -229,9 +253,11 @@ class GitProjectWorkspace implements ProjectWorkspace {
     const limits = workspaceLimits(setup.policy ?? DEFAULT_SANDBOX_POLICY);
     const over = workspaceOverLimit(await measureWorkspace(this.dir, limits), limits);
     if (over !== null) throw new WorkspaceError('workspace_full', over);
+    const fence = this.#options.fence;
     const trailers: Array<readonly [string, string]> = [
       ...(request.trailers ?? []),
       [BATON_PROJECT_TRAILER, this.projectId],
+      ...(fence === undefined ? [] : [[BATON_FENCE_TRAILER, String(fence)] as const]),
     ];
     let message = formatCommitMessage(request.subject, trailers, request.body);
     let { skipped, tooLarge, special, changed } = await this.#staging.stage(this.#head !== null);
@@ -264,8 +290,12 @@ class GitProjectWorkspace implements ProjectWorkspace {
           request.body,
         );
       } else if (ran?.outcome === 'passed') {
-        // Kept only while it still names the project: the branch's ownership check reads it.
-        if (ran.message.includes(`${BATON_PROJECT_TRAILER}: ${this.projectId}`)) {
+        // Kept only while it still names the project and the fence: the branch's ownership
+        // check and a rejected push's judgement read them.
+        if (
+          ran.message.includes(`${BATON_PROJECT_TRAILER}: ${this.projectId}`) &&
+          (fence === undefined || ran.message.includes(`${BATON_FENCE_TRAILER}: ${fence}`))
+        ) {
           message = ran.message;
         }
         // What a formatter in the hook changed is part of the commit, as with lint-staged.
@@ -294,6 +324,7 @@ class GitProjectWorkspace implements ProjectWorkspace {
       ...(hookOutput === undefined ? {} : { hookOutput }),
       pushed: push.pushed,
       ...(push.error === undefined ? {} : { pushError: push.error }),
+      ...(push.replaced === undefined ? {} : { replacedStale: push.replaced }),
     };
   }
 

@@ -1,6 +1,14 @@
 /** Trailer naming the project a Baton commit belongs to; how Baton recognises its own branch. */
 export const BATON_PROJECT_TRAILER = 'Baton-Project';
 
+/**
+ * Trailer naming the fencing token of the project lease a checkpoint was committed under (a
+ * worker's session; `baton run` holds no lease and writes none). Git cannot check a token, so a
+ * push rejected because commits landed meanwhile reads it: commits of an older token are a
+ * replaced session's late push (`stale-tip.ts`).
+ */
+export const BATON_FENCE_TRAILER = 'Baton-Fence';
+
 /** Trailer on a checkpoint committed without hooks because a hook refused it. */
 export const BATON_HOOKS_TRAILER = 'Baton-Hooks';
 
