@@ -1,37 +1,28 @@
-import path from 'node:path';
 import { createSessionQueue, sessionJobId } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 const GOAL = 'Build\n- one\n- two\n- three';
 
 describe('a session job of a project Redis lost never runs a session of the project created again under its id', () => {
   it('`baton enqueue` creates it again; the worker refuses the old job and runs only the new chain', async () => {
-    const id = world.projectId('again');
-    const enqueue = () =>
-      runCli(['enqueue', '--project', id, '--goal', GOAL], { cwd: dir, env: world.env(dir) });
+    const { redis } = world;
+    const id = redis.projectId('again');
+    const enqueue = () => world.cli(['enqueue', '--project', id, '--goal', GOAL]);
     expect((await enqueue()).code).toBe(0);
 
     // The first worker runs session 1 and queues session 2 an hour later.
-    const first = startCli(['worker', '--port', '0', '--concurrency', '1'], {
-      cwd: dir,
-      env: world.env(path.join(dir, 'worker-1'), {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '3600000',
-      }),
-    });
-    running.push(first);
+    const first = world.startWorker('worker-1', { BATON_CHAIN_DELAY_MS: '3600000' }, [
+      '--concurrency',
+      '1',
+    ]);
     await waitFor(
       'session 2 queued',
       async () =>
-        (await world.control.readEvents(id)).some(
+        (await redis.control.readEvents(id)).some(
           ({ event }) => event.type === 'session-queued' && event.sessionNumber === 2,
         ),
       60_000,
@@ -41,11 +32,11 @@ describe('a session job of a project Redis lost never runs a session of the proj
     expect((await first.done).code).toBe(0);
 
     // Redis loses the project (record, events, memory) but not its delayed job `id@2`.
-    await world.control.deleteProject(id);
-    expect(await world.control.getProject(id)).toBeNull();
+    await redis.control.deleteProject(id);
+    expect(await redis.control.getProject(id)).toBeNull();
     const queue = createSessionQueue({
-      connection: world.repository.redis,
-      keys: world.control.keys,
+      connection: redis.repository.redis,
+      keys: redis.control.keys,
     });
     try {
       const old = await queue.getJob(sessionJobId(id, 2));
@@ -58,35 +49,16 @@ describe('a session job of a project Redis lost never runs a session of the proj
 
     // The user creates the project again under the same id.
     expect((await enqueue()).code).toBe(0);
-    const second = startCli(['worker', '--port', '0', '--concurrency', '1'], {
-      cwd: dir,
-      env: world.env(path.join(dir, 'worker-2'), {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '0',
-        LOG_LEVEL: 'info',
-      }),
-    });
-    running.push(second);
-    await waitFor(
-      'the new project completed',
-      async () => {
-        const project = await world.control.getProject(id);
-        if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
-        return project?.status === 'completed';
-      },
-      90_000,
-      100,
-    ).catch(async (error: unknown) => {
-      const events = await world.control.readEvents(id, { count: 10_000 });
-      throw new Error(
-        `${String(error)}: ${JSON.stringify(events.map(({ event }) => [event.type, 'sessionNumber' in event ? event.sessionNumber : null]))}`,
-      );
-    });
+    const second = world.startWorker('worker-2', { BATON_CHAIN_DELAY_MS: '0', LOG_LEVEL: 'info' }, [
+      '--concurrency',
+      '1',
+    ]);
+    await world.waitForCompleted(id);
     second.kill('SIGTERM');
     const { stdout } = await second.done;
 
     // Only the new chain ran: sessions 1, 2, ... in order, the first from the new project's job.
-    const claims = (await world.control.readEvents(id, { count: 10_000 }))
+    const claims = (await redis.control.readEvents(id, { count: 10_000 }))
       .map(({ event }) => event)
       .filter((event) => event.type === 'session-claimed');
     expect(claims.length).toBeGreaterThan(1);

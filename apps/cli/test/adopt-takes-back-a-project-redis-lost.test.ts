@@ -1,37 +1,20 @@
 import path from 'node:path';
-import { createUserRepo, git, waitFor } from '@baton/test-support';
+import { createUserRepo, git } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 const GOAL = 'Greet\n- hello\n- bye';
 
 describe('baton adopt: the branch of a project Redis lost is listed and taken back', () => {
   it('--list names it (not a branch whose project Redis knows); adopting it continues on its code', async () => {
+    const { dir, redis, cli } = world;
     const repo = await createUserRepo(dir);
-    const id = world.projectId('lost');
-    const cli = (args: string[]) => runCli(args, { cwd: dir, env: world.env(dir) });
+    const id = redis.projectId('lost');
     const runToCompletion = async (home: string) => {
-      const worker = startCli(['worker', '--port', '0'], {
-        cwd: dir,
-        env: world.env(path.join(dir, home), { BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0' }),
-      });
-      running.push(worker);
-      await waitFor(
-        `${id} completed`,
-        async () => {
-          const project = await world.control.getProject(id);
-          if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
-          return project?.status === 'completed';
-        },
-        90_000,
-        100,
-      );
+      const worker = world.startWorker(home, { BATON_CHAIN_DELAY_MS: '0' });
+      await world.waitForCompleted(id);
       worker.kill('SIGTERM');
       await worker.done;
     };
@@ -40,12 +23,12 @@ describe('baton adopt: the branch of a project Redis lost is listed and taken ba
     await runToCompletion('worker-1');
     const head = git(repo, 'rev-parse', `baton/${id}`);
     // A project Redis still knows, with a branch of that name: not lost, not listed.
-    const known = world.projectId('known');
+    const known = redis.projectId('known');
     git(repo, 'branch', `baton/${known}`, 'main');
-    await world.control.createProject({ id: known, goal: '- a' });
+    await redis.control.createProject({ id: known, goal: '- a' });
 
     // Redis loses the project: record, events and memory. The branch is all that is left.
-    await world.control.deleteProject(id);
+    await redis.control.deleteProject(id);
 
     const listed = await cli(['adopt', '--list', repo]);
     expect(listed.stderr).toBe('');
@@ -69,7 +52,7 @@ describe('baton adopt: the branch of a project Redis lost is listed and taken ba
       expect(refused.code, args.join(' ')).not.toBe(0);
       expect(oneLine(refused.stderr), args.join(' ')).toMatch(message);
     }
-    expect(await world.control.getProject(id)).toBeNull();
+    expect(await redis.control.getProject(id)).toBeNull();
 
     const adopted = await cli(['adopt', repo, `baton/${id}`, '--goal', GOAL]);
     expect(adopted.stderr).toBe('');
@@ -87,7 +70,7 @@ describe('baton adopt: the branch of a project Redis lost is listed and taken ba
     await runToCompletion('worker-2');
     // The new project started from the branch's code, on a fresh worker's clone (an init
     // session: its memory was lost), and never rewound the branch.
-    const events = (await world.control.readEvents(id, { count: 10_000 })).map(
+    const events = (await redis.control.readEvents(id, { count: 10_000 })).map(
       ({ event }) => event,
     );
     expect(events.find((event) => event.type === 'workspace-prepared')).toMatchObject({

@@ -7,18 +7,22 @@ import {
   type StreamEvent,
 } from '@baton/projects';
 import {
+  cliWorld,
   deletePrefix,
+  type CliWorld,
   type Closable,
   randomHex,
   REDIS_URL,
+  waitFor,
   startRedisCluster,
   type RedisClusterOptions,
   type RedisClusterProcesses,
 } from '@baton/test-support';
 import { Redis } from 'ioredis';
+import path from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { freeLoopbackPort } from '../src/internal/redis-discovery.js';
-import { cliEnv, startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
+import { cliEnv, runCli, startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
 /** Support for the tests of the Redis verbs (up, logs, projects, memory ...): real Redis, private prefixes. */
 
@@ -123,6 +127,95 @@ export function useRedisWorld(
     await world.cleanup();
     await cleanupDir();
   });
+}
+
+/**
+ * What each test of a `redisCliWorld()` suite gets: `cliWorld()`'s directory and a Redis world,
+ * `baton` run in that directory against it, and workers that are stopped after the test.
+ */
+export interface RedisCliWorld extends CliWorld {
+  /** The test's prefix, control API and repository (cleaned up after the test). */
+  readonly redis: RedisWorld;
+  /** Runs `baton ...args` in `dir`, with `dir` as `BATON_HOME`. */
+  readonly cli: (args: string[], extra?: EnvVariables) => Promise<CliRun>;
+  /**
+   * Starts `baton worker --port 0 ...args` in `dir` with its own `BATON_HOME` (`<dir>/<home>`, as
+   * another machine) on the simulator (`BATON_MODEL=sim`) and `extra`; SIGKILLed after the test
+   * if it is still running.
+   */
+  readonly startWorker: (home: string, extra?: EnvVariables, args?: string[]) => CliProcess;
+  /**
+   * Waits until project `id` is `completed`; a `failed` project throws its reason, and a timeout
+   * names the events the project got.
+   */
+  readonly waitForCompleted: (id: string, timeoutMs?: number) => Promise<void>;
+}
+
+/**
+ * The preamble of a test that runs `baton` against Redis: `cliWorld()` (a fresh directory per
+ * test) with a fresh Redis world per test; after each test the workers are SIGKILLed and awaited
+ * first, then the Redis world is cleaned up, then the directory goes.
+ */
+export function redisCliWorld(tempPrefix?: string | undefined): RedisCliWorld {
+  const world = cliWorld(tempPrefix);
+  let redis: RedisWorld | undefined;
+  beforeEach(() => {
+    const opened = createRedisWorld();
+    redis = opened;
+    world.closeAfter({ close: () => opened.cleanup() });
+  });
+  const current = (): RedisWorld => {
+    if (redis === undefined) throw new Error('redisCliWorld(): read redis inside a test');
+    return redis;
+  };
+  return {
+    get dir() {
+      return world.dir;
+    },
+    get home() {
+      return world.home;
+    },
+    closeAfter: (resource) => world.closeAfter(resource),
+    get redis() {
+      return current();
+    },
+    cli: (args, extra) => {
+      return runCli(args, { cwd: world.dir, env: current().env(world.dir, extra) });
+    },
+    startWorker: (home, extra = {}, args = []) => {
+      const worker = startCli(['worker', '--port', '0', ...args], {
+        cwd: world.dir,
+        env: current().env(path.join(world.dir, home), { BATON_MODEL: 'sim', ...extra }),
+      });
+      world.closeAfter({
+        close: async () => {
+          worker.kill('SIGKILL');
+          await worker.done;
+        },
+      });
+      return worker;
+    },
+    waitForCompleted: async (id, timeoutMs = 90_000) => {
+      const { control } = current();
+      await waitFor(
+        `${id} completed`,
+        async () => {
+          const project = await control.getProject(id);
+          if (project?.status === 'failed') throw new Error(`failed: ${project.statusReason}`);
+          return project?.status === 'completed';
+        },
+        timeoutMs,
+        100,
+      ).catch(async (error: unknown) => {
+        const events = await control.readEvents(id, { count: 10_000 });
+        const seen = events.map(({ event }) => [
+          event.type,
+          'sessionNumber' in event ? event.sessionNumber : null,
+        ]);
+        throw new Error(`${String(error)}: ${JSON.stringify(seen)}`, { cause: error });
+      });
+    },
+  };
 }
 
 type EnvVariables = Record<string, string | undefined>;
