@@ -1,5 +1,6 @@
 import { emptyUsageTotals } from '@baton/context-config';
 import type { MemoryStore } from '@baton/core';
+import type { Checkpoint } from '@baton/workspace';
 import type { SessionRunner, WorkerSessionResult } from '../../src/index.js';
 
 /**
@@ -16,6 +17,10 @@ export function createScriptedRunner(
       signal: AbortSignal;
       /** The session's memory, as the model's writes would reach it. */
       store: MemoryStore;
+      /** The session's working tree (the agent's files). */
+      workspace: string;
+      /** A checkpoint of the working tree, as the session makes one after a turn. */
+      checkpoint: (subject: string) => Promise<Checkpoint | undefined>;
     }) => Promise<void> | void;
     /** Fail sessions with this error. */
     failWith?: string;
@@ -46,6 +51,30 @@ export function createScriptedRunner(
         sessionNumber: session.sessionNumber ?? 1,
         signal: session.signal ?? new AbortController().signal,
         store: session.store,
+        workspace: session.workspace,
+        checkpoint: async (subject) => {
+          const checkpoint = await session.checkpoints?.target.checkpoint({ subject });
+          if (checkpoint !== undefined) {
+            await session.onEvent?.({
+              ...base,
+              type: 'checkpoint',
+              at: Date.now(),
+              reason: 'turn',
+              commit: checkpoint.commit,
+              head: checkpoint.head,
+              pushed: checkpoint.pushed,
+              hooks: checkpoint.hooks,
+              skipped: checkpoint.skipped,
+              ...(checkpoint.pushError === undefined
+                ? {}
+                : { error: checkpoint.pushError.message }),
+              ...(checkpoint.replacedStale === undefined
+                ? {}
+                : { replacedStale: checkpoint.replacedStale }),
+            });
+          }
+          return checkpoint;
+        },
       });
       if (options.failWith) throw new Error(options.failWith);
       if (session.signal?.aborted) throw new Error('aborted');
