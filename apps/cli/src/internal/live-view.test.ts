@@ -212,6 +212,31 @@ describe('live view', () => {
         }),
       ),
     ).toBe('  checkpoint (turn) · nothing new to commit · not pushed: remote unreachable');
+    // A push that took the branch back from a replaced session's late push warns, naming where
+    // the stale commits are kept.
+    expect(
+      describeEvent(
+        decoded({
+          ...session,
+          type: 'checkpoint',
+          reason: 'turn',
+          commit: 'c'.repeat(40),
+          head: 'c'.repeat(40),
+          pushed: true,
+          hooks: 'none',
+          skipped: [],
+          replacedStale: {
+            tip: 'd'.repeat(40),
+            fence: 41,
+            commits: 2,
+            keptOn: 'baton-kept/p/41-dddddddddddd',
+          },
+        }),
+      ),
+    ).toBe(
+      '  checkpoint (turn) · committed cccccccccccc · pushed cccccccccccc\n' +
+        "  ⚠ the branch held a late push of a replaced session (fence 41, 2 commits, dddddddddddd): kept on the branch baton-kept/p/41-dddddddddddd, replaced by this session's checkpoint; merge what you need from it, then delete it",
+    );
     // A checkpoint that committed nothing because it failed is not "nothing new to commit".
     expect(
       describeEvent(
