@@ -7,14 +7,14 @@ import { sessionPage } from './js/session-page.js';
 
 function route() {
   const main = document.getElementById('main');
+  if (main === null) throw new Error('The page has no #main element.');
   const path = window.location.pathname;
   const project = /^\/projects\/([^/]+)\/?$/.exec(path);
   const sessionMatch = /^\/projects\/([^/]+)\/sessions\/([^/]+)\/?$/.exec(path);
   for (const link of document.querySelectorAll('[data-nav]')) link.classList.remove('on');
   if (sessionMatch) {
-    const [projectId, sessionId] = [sessionMatch[1] ?? '', sessionMatch[2] ?? ''].map((part) =>
-      decodeURIComponent(part),
-    );
+    const projectId = decodeURIComponent(sessionMatch[1] ?? '');
+    const sessionId = decodeURIComponent(sessionMatch[2] ?? '');
     sessionPage(main, projectId, sessionId);
     document.title = `${projectId} · session · Baton`;
   } else if (project) {
@@ -29,7 +29,10 @@ function route() {
     document.querySelector('[data-nav=projects]')?.classList.add('on');
     projectsPage(main);
   }
-  getJson('/api/session')
+  /** @type {Promise<{ authRequired: boolean }>} */
+  const sessionRead = getJson('/api/session');
+  sessionRead
+
     .then((session) => {
       const logout = document.getElementById('logout');
       if (logout !== null) logout.hidden = !session.authRequired;

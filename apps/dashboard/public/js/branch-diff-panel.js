@@ -3,12 +3,17 @@
 import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
-/** createBranchDiffPanel(projectId) -> { element }: two buttons and the text they fetch. */
+/**
+ * createBranchDiffPanel(projectId) -> { element }: two buttons and the text they fetch.
+ * @param {string} projectId
+ */
 export function createBranchDiffPanel(projectId) {
   const output = h('pre', { class: 'branch-diff', dataset: { testid: 'branch-diff-text' } });
+  /** @param {boolean} stat */
   const show = (stat) => async () => {
     replace(output, 'Fetching the branch…');
     try {
+      /** @type {import('./api-types.js').BranchDiff} */
       const diff = await getJson(`${projectPath(projectId)}/diff`, { stat: stat ? 1 : 0 });
       if (diff.head === null) {
         replace(output, `${diff.branch} has no checkpoint yet.`);

@@ -3,7 +3,7 @@ import { formatTokens } from './format.js';
 
 /**
  * The stacked parts of a turn's input, bottom to top: field, class, label.
- * @type {Array<[string, string, string]>}
+ * @type {Array<['cacheReadInputTokens' | 'cacheCreationInputTokens' | 'uncachedInputTokens', string, string]>}
  */
 const PARTS = [
   ['cacheReadInputTokens', 'bar-read', 'read from cache'],
@@ -16,6 +16,7 @@ const PARTS = [
  * cache, written to it, uncached) under a line of the total. Turns where context editing cleared
  * tokens get a marker and a dashed rule; session boundaries get a faint rule and the session
  * number.
+ * @param {import('./api-types.js').TurnPoint[]} turns
  */
 export function tokenChart(turns) {
   const width = 720;
@@ -41,8 +42,10 @@ export function tokenChart(turns) {
   const maxTokens = Math.max(1, ...turns.map((turn) => turn.inputTokens + turn.clearedInputTokens));
   const innerWidth = width - pad.left - pad.right;
   const innerHeight = height - pad.top - pad.bottom;
+  /** @param {number} index */
   const x = (index) =>
     pad.left + (turns.length === 1 ? innerWidth / 2 : (index / (turns.length - 1)) * innerWidth);
+  /** @param {number} value */
   const y = (value) => pad.top + innerHeight - (value / maxTokens) * innerHeight;
 
   for (const fraction of [0, 0.5, 1]) {
@@ -62,7 +65,9 @@ export function tokenChart(turns) {
       ),
     );
   }
+  /** @type {string | null} */
   let previousSession = null;
+
   turns.forEach((turn, index) => {
     if (turn.sessionId !== previousSession) {
       previousSession = turn.sessionId;

@@ -4,7 +4,14 @@
 import { errorMessage, getJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
-/** What each state says on its badge, and the badge's class. */
+/** @typedef {import('./api-types.js').CheckReport} CheckReport */
+/** @typedef {import('./api-types.js').CheckRow} CheckRow */
+/** @typedef {import('./api-types.js').CheckEvidence} CheckEvidence */
+
+/**
+ * What each state says on its badge, and the badge's class.
+ * @type {Record<CheckRow['state'], { label: string, tone: string }>}
+ */
 const STATES = {
   verified: { label: 'verified', tone: 'pass' },
   claimed: { label: 'claimed, unverified', tone: 'claimed' },
@@ -14,7 +21,11 @@ const STATES = {
   failing: { label: 'failing', tone: 'idle' },
 };
 
-/** The project's check report, or `null` when it could not be read (the checklist still shows). */
+/**
+ * The project's check report, or `null` when it could not be read (the checklist still shows).
+ * @param {string} projectId
+ * @returns {Promise<CheckReport | null>}
+ */
 export async function loadCheckReport(projectId) {
   try {
     return await getJson(`${projectPath(projectId)}/checks`);
@@ -23,13 +34,17 @@ export async function loadCheckReport(projectId) {
   }
 }
 
-/** One line on the report's counts, beside the checklist's "N of M pass". */
+/**
+ * One line on the report's counts, beside the checklist's "N of M pass".
+ * @param {CheckReport | null} report
+ */
 export function checkCounts(report) {
   if (report === null) return null;
   const { verified, claimed, regressed } = report.counts;
   return `${verified} verified, ${claimed} claimed without a check, ${regressed} regressed.`;
 }
 
+/** @param {CheckEvidence} evidence */
 function describeRun(evidence) {
   if (evidence.stopped === 'timeout') return 'timed out';
   if (evidence.stopped === 'not_started') return 'could not start';
@@ -37,7 +52,10 @@ function describeRun(evidence) {
   return `${evidence.passed ? 'passed' : 'failed'} (exit ${evidence.exitCode ?? '–'}, ${seconds} s)`;
 }
 
-/** The badge text: a verified feature names the commit its check passed on. */
+/**
+ * The badge text: a verified feature names the commit its check passed on.
+ * @param {CheckRow} row
+ */
 function badgeText(row) {
   const state = STATES[row.state] ?? { label: row.state };
   const commit = row.evidence?.commit;
@@ -45,7 +63,11 @@ function badgeText(row) {
   return state.label;
 }
 
-/** The output panel of one feature, filled when its button is pressed. */
+/**
+ * The output panel of one feature, filled when its button is pressed.
+ * @param {string} projectId
+ * @param {CheckRow} row
+ */
 function outputDetails(projectId, row) {
   const body = h('div', { class: 'check-output' });
   const details = h(
@@ -60,8 +82,12 @@ function outputDetails(projectId, row) {
     loaded = true;
     replace(body, 'Loading…');
     try {
+      /** @type {CheckRow} */
       const full = await getJson(`${projectPath(projectId)}/checks/${encodeURIComponent(row.id)}`);
       const evidence = full.evidence;
+      // Only a row with a run gets this panel; a row that lost it since shows this line.
+      if (evidence === null) throw new Error('This check has not run yet.');
+
       replace(
         body,
         h('p', { class: 'muted' }, `$ ${evidence.command}`),
@@ -84,7 +110,12 @@ function outputDetails(projectId, row) {
   return details;
 }
 
-/** The checklist's "Check" cell of `featureId` from the report (`null`: no report). */
+/**
+ * The checklist's "Check" cell of `featureId` from the report (`null`: no report).
+ * @param {string} projectId
+ * @param {CheckReport | null} report
+ * @param {string} featureId
+ */
 export function checkCell(projectId, report, featureId) {
   if (report === null) return h('td', {}, '–');
   const row = report.features.find((feature) => feature.id === featureId);

@@ -4,6 +4,11 @@ import { errorMessage, getJson, projectPath } from './api.js';
 import { checkCell, checkCounts, loadCheckReport } from './check-badges.js';
 import { h, replace } from './dom.js';
 
+/**
+ * @param {string} projectId
+ * @param {import('./api-types.js').ChecklistView} view
+ * @param {import('./api-types.js').CheckReport | null} report
+ */
 function checklistTable(projectId, view, report) {
   return h(
     'table',
@@ -43,16 +48,19 @@ function checklistTable(projectId, view, report) {
   );
 }
 
-/** createChecklistPanel(projectId) -> { element, load() }: `load` fetches and shows the table. */
+/**
+ * createChecklistPanel(projectId) -> { element, load() }: `load` fetches and shows the table.
+ * @param {string} projectId
+ */
 export function createChecklistPanel(projectId) {
   const element = h('div', { class: 'checklist' }, 'Loading…');
 
   async function load() {
     try {
-      const [view, report] = await Promise.all([
-        getJson(`${projectPath(projectId)}/checklist`),
-        loadCheckReport(projectId),
-      ]);
+      /** @type {Promise<import('./api-types.js').ChecklistView>} */
+      const checklist = getJson(`${projectPath(projectId)}/checklist`);
+      const [view, report] = await Promise.all([checklist, loadCheckReport(projectId)]);
+
       if (view.state !== 'ok') {
         replace(
           element,

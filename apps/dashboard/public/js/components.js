@@ -1,8 +1,15 @@
 import { errorMessage, postJson, projectPath } from './api.js';
 import { h, replace } from './dom.js';
 
+/** @typedef {import('./api-types.js').ProjectView} ProjectView */
+
+/** @type {string[]} */
 export const STATUSES = ['queued', 'running', 'paused', 'completed', 'failed', 'cancelled'];
 
+/**
+ * @param {string} status
+ * @param {string | null} [reason]
+ */
 export function statusBadge(status, reason) {
   return h(
     'span',
@@ -14,7 +21,11 @@ export function statusBadge(status, reason) {
   );
 }
 
-/** The features bar: a track with a fill whose width is passing/total. */
+/**
+ * The features bar: a track with a fill whose width is passing/total.
+ * @param {import('./api-types.js').FeatureCounts | null | undefined} features
+ * @param {string} projectId
+ */
 export function featuresBar(features, projectId) {
   const passing = features?.passing ?? 0;
   const total = features?.total ?? 0;
@@ -38,16 +49,23 @@ export function featuresBar(features, projectId) {
 
 const DONE_TEXT = { cancel: 'cancelled', pause: 'paused', resume: 'resumed' };
 
-/** Resume, pause and cancel buttons, shown when the action makes sense for the status. */
+/**
+ * Resume, pause and cancel buttons, shown when the action makes sense for the status.
+ * @param {ProjectView} project
+ * @param {(project: ProjectView) => void} [onDone]
+ */
 export function projectActions(project, onDone) {
   const container = h('span', { class: 'actions' });
   const message = h('span', { class: 'action-message', role: 'status' });
-  const act = (verb) => async (event) => {
+  /** @param {keyof typeof DONE_TEXT} verb */
+  const act = (verb) => /** @param {Event} event */ async (event) => {
     event.preventDefault();
-    const button = event.currentTarget;
+    // The listener is on the button.
+    const button = /** @type {HTMLButtonElement} */ (event.currentTarget);
     if (verb === 'cancel' && !window.confirm(`Cancel project ${project.id}?`)) return;
     button.disabled = true;
     try {
+      /** @type {import('./api-types.js').ProjectAnswer} */
       const result = await postJson(`${projectPath(project.id)}/${verb}`);
       replace(message, DONE_TEXT[verb]);
       onDone?.(result.project);
@@ -108,6 +126,7 @@ export function projectActions(project, onDone) {
   return container;
 }
 
+/** @param {ProjectView} project */
 export function currentSessionText(project) {
   const current = project.currentSession;
   if (!current) return project.sessions > 0 ? `${project.sessions} done` : '–';

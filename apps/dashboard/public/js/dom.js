@@ -5,8 +5,26 @@ import { errorMessage } from './api.js';
 const BLOCKED_ATTRIBUTE = /^on/i;
 
 /**
+ * What `h`, `svg` and `replace` take as children: nodes, text, or lists of them (two levels deep;
+ * JSDoc types cannot recurse); `null`, `undefined` and `false` are skipped.
+ * @typedef {Node | string | number | boolean | null | undefined} Leaf
+ * @typedef {Leaf | ReadonlyArray<Leaf | ReadonlyArray<Leaf>>} Child
+ */
+
+/**
+ * Attributes: strings, numbers and `true` are set, `null`, `undefined` and `false` skipped; `on`
+ * adds listeners, `dataset` sets `data-*` values.
+ * @typedef {{ on?: Record<string, (event: Event) => unknown>, dataset?: Record<string, string | number | boolean>, [name: string]: unknown }} Attributes
+ */
+
+/**
  * h('a', { href: '/x', class: 'y', on: { click: fn } }, 'text', child)
  * Strings become text nodes; null/undefined/false children are skipped.
+ * @template {keyof HTMLElementTagNameMap} Tag
+ * @param {Tag} tag
+ * @param {Attributes} [attributes]
+ * @param {...Child} children
+ * @returns {HTMLElementTagNameMap[Tag]}
  */
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -17,6 +35,12 @@ export function h(tag, attributes = {}, ...children) {
 
 const SVG_NS = 'http://www.w3.org/2000/svg';
 
+/**
+ * `h` for SVG elements.
+ * @param {string} tag
+ * @param {Attributes} [attributes]
+ * @param {...Child} children
+ */
 export function svg(tag, attributes = {}, ...children) {
   const element = document.createElementNS(SVG_NS, tag);
   setAttributes(element, attributes);
@@ -24,6 +48,10 @@ export function svg(tag, attributes = {}, ...children) {
   return element;
 }
 
+/**
+ * @param {HTMLElement | SVGElement} element
+ * @param {Attributes} attributes
+ */
 function setAttributes(element, attributes) {
   for (const [name, value] of Object.entries(attributes ?? {})) {
     if (value === undefined || value === null || value === false) continue;
@@ -42,6 +70,10 @@ function setAttributes(element, attributes) {
   }
 }
 
+/**
+ * @param {Element} element
+ * @param {readonly Child[]} children
+ */
 function append(element, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
@@ -49,6 +81,7 @@ function append(element, children) {
   }
 }
 
+/** @param {string} href */
 function isSafeHref(href) {
   // Browsers skip control characters and spaces in a URL's scheme: strip them before checking it.
   // eslint-disable-next-line no-control-regex
@@ -57,7 +90,11 @@ function isSafeHref(href) {
   return scheme === null || ['http', 'https', 'mailto'].includes((scheme[1] ?? '').toLowerCase());
 }
 
-/** Replaces an element's children. */
+/**
+ * Replaces an element's children.
+ * @param {Element} element
+ * @param {...Child} children
+ */
 export function replace(element, ...children) {
   element.replaceChildren();
   append(element, children);
@@ -72,6 +109,7 @@ export function replace(element, ...children) {
 /**
  * @param {{ button: HTMLButtonElement, message: HTMLElement, onError?: () => void }} parts
  * @param {() => Promise<void>} action
+ * @returns {(event: Event) => Promise<void>}
  */
 export function submitHandler({ button, message, onError }, action) {
   return async (event) => {
@@ -90,7 +128,11 @@ export function submitHandler({ button, message, onError }, action) {
   };
 }
 
-/** Inserts HTML the server rendered from Markdown and sanitised (see src/internal/markdown.ts). */
+/**
+ * Inserts HTML the server rendered from Markdown and sanitised (see src/internal/markdown.ts).
+ * @param {Element} element
+ * @param {string} html
+ */
 export function setSanitizedHtml(element, html) {
   element.innerHTML = html;
   // Defence in depth: links open in a new tab without a referrer; nothing else is interactive.

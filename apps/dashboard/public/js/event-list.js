@@ -16,7 +16,13 @@ const MAX_TAIL = 300;
 /** Events in the stream's snapshot (the server's `snapshotEvents`). */
 const SNAPSHOT_EVENTS = 200;
 
-/** One webhook delivery outcome, e.g. `project.completed → http://host: delivered (3 attempts)`. */
+/** @typedef {import('./api-types.js').ProjectEvent} ProjectEvent */
+/** @typedef {import('./api-types.js').EventEntry} EventEntry */
+
+/**
+ * One webhook delivery outcome, e.g. `project.completed → http://host: delivered (3 attempts)`.
+ * @param {Pick<import('./api-types.js').WebhookDelivery, 'type' | 'target' | 'ok' | 'attempts' | 'status' | 'error'>} delivery
+ */
 export function describeDelivery(delivery) {
   const attempts = `${delivery.attempts} attempt${delivery.attempts === 1 ? '' : 's'}`;
   const outcome = delivery.ok
@@ -25,7 +31,11 @@ export function describeDelivery(delivery) {
   return `webhook ${delivery.type} → ${delivery.target}: ${outcome}`;
 }
 
-/** One readable line per stream event. */
+/**
+ * One readable line per stream event.
+ * @param {ProjectEvent} event
+ * @returns {string}
+ */
 function describeEvent(event) {
   switch (event.type) {
     case 'session-start':
@@ -76,6 +86,7 @@ function describeEvent(event) {
   }
 }
 
+/** @param {ProjectEvent} event */
 function eventClass(event) {
   if (
     (event.type === 'tool-call' && event.isError) ||
@@ -95,15 +106,23 @@ function eventClass(event) {
   return 'event';
 }
 
-/** createEventList(projectId) -> { elements, showSnapshot(events), add(entry) }. */
+/**
+ * createEventList(projectId) -> { elements, showSnapshot(events), add(entry) }.
+ * @param {string} projectId
+ */
 export function createEventList(projectId) {
   const tail = h('ol', { class: 'tail', dataset: { testid: 'event-tail' }, reversed: true });
   const older = createOlderButton('Older events', 'older-events', async (before) => {
+    /** @type {import('./api-types.js').EventsPage} */
     const page = await getJson(`${projectPath(projectId)}/events`, { before, limit: 200 });
     for (const entry of [...page.events].reverse()) add(entry, false);
     return page.before;
   });
 
+  /**
+   * @param {EventEntry} entry
+   * @param {boolean} [prepend]
+   */
   function add(entry, prepend = true) {
     const event = entry.event;
     const item = h(
@@ -120,19 +139,22 @@ export function createEventList(projectId) {
     tail.prepend(item);
     // Live events keep the list bounded; older ones the user asked for stay.
     if (tail.children.length > MAX_TAIL) {
-      tail.lastElementChild.remove();
-      older.setCursor(tail.lastElementChild?.dataset.id ?? null);
+      tail.lastElementChild?.remove();
+      // The list's items are the `li`s `add` made.
+      const oldest = /** @type {HTMLLIElement | null} */ (tail.lastElementChild);
+      older.setCursor(oldest?.dataset.id ?? null);
     }
   }
 
   return {
     elements: [tail, older.element],
+    /** @param {EventEntry[]} events */
     showSnapshot(events) {
       if (events.length === 0) return;
       tail.replaceChildren();
       for (const entry of events) add(entry);
       // A full snapshot may have older events behind it.
-      older.setCursor(events.length >= SNAPSHOT_EVENTS ? events[0].id : null);
+      older.setCursor(events.length >= SNAPSHOT_EVENTS ? (events[0]?.id ?? null) : null);
     },
     add,
   };

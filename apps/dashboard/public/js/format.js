@@ -1,14 +1,18 @@
 // One formatter each, built on first use: toLocaleString builds a new one per call (about 0.1 ms,
 // 200 times per page), and building one loads locale data a page may not need.
+/** @type {Intl.NumberFormat | null} */
 let numberFormat = null;
+/** @type {Intl.DateTimeFormat | null} */
 let timeFormat = null;
 
+/** @param {unknown} value */
 export function formatNumber(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
   numberFormat ??= new Intl.NumberFormat('en-US');
   return numberFormat.format(value);
 }
 
+/** @param {unknown} value */
 export function formatTokens(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
   if (value >= 1_000_000) return `${(value / 1_000_000).toFixed(1)}M`;
@@ -17,7 +21,11 @@ export function formatTokens(value) {
   return String(value);
 }
 
-/** Share of `total` input tokens read from the prompt cache, e.g. `94%`; `–` with no input. */
+/**
+ * Share of `total` input tokens read from the prompt cache, e.g. `94%`; `–` with no input.
+ * @param {unknown} read
+ * @param {unknown} total
+ */
 export function formatHitRate(read, total) {
   if (typeof total !== 'number' || !(total > 0) || typeof read !== 'number') return '–';
   return `${Math.round((read / total) * 100)}%`;
@@ -26,6 +34,7 @@ export function formatHitRate(read, total) {
 /**
  * A decoded usage record's input tokens: uncached + cache reads + cache writes. The server sends
  * every event decoded (`decodeProjectEvent`), so every count is a number.
+ * @param {import('./api-types.js').TurnUsage} usage
  */
 export function usageInput(usage) {
   const uncached = usage.inputTokens;
@@ -34,11 +43,13 @@ export function usageInput(usage) {
   return { total: uncached + read + write, uncached, read, write };
 }
 
+/** @param {unknown} value */
 export function formatUsd(value) {
   if (typeof value !== 'number' || !Number.isFinite(value)) return '–';
   return value < 1 ? `$${value.toFixed(4)}` : `$${value.toFixed(2)}`;
 }
 
+/** @param {unknown} ms */
 export function formatDuration(ms) {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || ms < 0) return '–';
   if (ms < 1_000) return `${Math.round(ms)} ms`;
@@ -49,6 +60,10 @@ export function formatDuration(ms) {
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
 
+/**
+ * @param {unknown} at
+ * @param {number} [now]
+ */
 export function formatAgo(at, now = Date.now()) {
   if (typeof at !== 'number' || at <= 0) return '–';
   const seconds = Math.max(0, Math.round((now - at) / 1_000));
@@ -61,6 +76,7 @@ export function formatAgo(at, now = Date.now()) {
   return new Date(at).toISOString().slice(0, 10);
 }
 
+/** @param {unknown} at */
 export function formatTime(at) {
   if (typeof at !== 'number' || at <= 0) return '–';
   timeFormat ??= new Intl.DateTimeFormat('en-GB', {
@@ -72,6 +88,7 @@ export function formatTime(at) {
   return timeFormat.format(at);
 }
 
+/** @param {unknown} at */
 export function formatDateTime(at) {
   if (typeof at !== 'number' || at <= 0) return '–';
   return new Date(at).toISOString().replace('T', ' ').slice(0, 19);

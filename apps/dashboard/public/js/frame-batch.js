@@ -5,8 +5,11 @@
 /**
  * createFrameBatch((entries) => ...) returns { put(key, value), flush() }. `entries` is a Map of
  * key -> latest value, in first-put order.
+ * @template K, V
+ * @param {(entries: Map<K, V>) => void} apply
  */
 export function createFrameBatch(apply) {
+  /** @type {Map<K, V>} */
   let pending = new Map();
   let scheduled = false;
 
@@ -19,6 +22,10 @@ export function createFrameBatch(apply) {
   }
 
   return {
+    /**
+     * @param {K} key
+     * @param {V} value
+     */
     put(key, value) {
       pending.set(key, value);
       if (scheduled) return;

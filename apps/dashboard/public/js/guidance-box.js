@@ -6,6 +6,7 @@ import { h, replace, submitHandler } from './dom.js';
 /** Longest text the control API accepts (GUIDANCE_MAX_CHARACTERS in @baton/projects). */
 const MAX_CHARACTERS = 4000;
 
+/** @param {string} projectId */
 export function guidanceBox(projectId) {
   const input = h('textarea', {
     name: 'guidance',
@@ -26,6 +27,7 @@ export function guidanceBox(projectId) {
       class: 'guidance-box',
       on: {
         submit: submitHandler({ button, message }, async () => {
+          /** @type {{ guidance: { id: string } }} */
           const result = await postJson(`${projectPath(projectId)}/say`, { text: input.value });
           replace(message, `sent ${result.guidance.id}`);
           input.value = '';

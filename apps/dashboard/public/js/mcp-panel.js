@@ -3,7 +3,16 @@
 // session, from the session summaries (GET /api/projects/:id) and live `mcp-server` events.
 import { h, replace } from './dom.js';
 
-/** One server's line: `everything (project, stdio): ready · 13 tools`, or its failure. */
+/**
+ * A server's state in a session: from its summary, or from live `mcp-server` events (which also
+ * say where it came from and its transport).
+ * @typedef {{ state: string, tools: number, message?: string | undefined, source?: string, transport?: string }} ServerState
+ */
+
+/**
+ * One server's line: `everything (project, stdio): ready · 13 tools`, or its failure.
+ * @param {{ name: string, type: string | undefined, source: string | undefined, state: string | undefined, tools: number, message: string | undefined }} server
+ */
 function serverRow(server) {
   const state = server.state ?? 'not started yet';
   const tools = server.state === 'ready' ? ` · ${server.tools} tools` : '';
@@ -28,11 +37,18 @@ function serverRow(server) {
  */
 export function createMcpPanel() {
   const element = h('div', { dataset: { testid: 'mcp-servers' } }, 'Loading…');
+  /** @type {import('./api-types.js').ProjectView['mcpServers']} */
   let own = [];
-  /** The shown session's servers by name; `label` says which session they are of. */
+  /**
+   * The shown session's servers by name; `label` says which session they are of.
+   * @type {Map<string, ServerState>}
+   */
   let states = new Map();
   let label = 'No session has started its servers yet.';
-  /** The session whose live events are shown, until its summary arrives. */
+  /**
+   * The session whose live events are shown, until its summary arrives.
+   * @type {string | null}
+   */
   let liveSession = null;
 
   function render() {
@@ -63,6 +79,7 @@ export function createMcpPanel() {
     replace(element, h('p', { class: 'muted' }, label), h('ul', { class: 'mcp-servers' }, ...rows));
   }
 
+  /** @param {Pick<import('./api-types.js').ProjectDetail, 'project' | 'sessions'>} detail */
   function show(detail) {
     own = detail.project.mcpServers ?? [];
     const summaries = detail.sessions ?? [];
@@ -75,7 +92,7 @@ export function createMcpPanel() {
     if (latest !== undefined && liveEnded) {
       label = `In session ${latest.sessionNumber}:`;
       states = new Map(
-        latest.mcp.map((server) => [
+        (latest.mcp ?? []).map((server) => [
           server.server,
           { state: server.state, tools: server.tools, message: server.message },
         ]),
@@ -85,6 +102,7 @@ export function createMcpPanel() {
     render();
   }
 
+  /** @param {import('./api-types.js').ProjectEvent} event */
   function addEvent(event) {
     if (event.type !== 'mcp-server') return;
     if (event.sessionId !== liveSession) {

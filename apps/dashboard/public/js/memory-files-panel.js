@@ -34,8 +34,10 @@ function collapseUnchanged(lines, context = 3) {
  * createMemoryFilesPanel(projectId) -> { element, load(), reopen(), isOpen(path) }: `load` lists
  * the files; `reopen` fetches the picked file again (nothing when none is picked); `isOpen`
  * tells whether a changed path is the one shown.
+ * @param {string} projectId
  */
 export function createMemoryFilesPanel(projectId) {
+  /** @type {string | null} */
   let selectedFile = null;
   const files = h('ul', { class: 'files', dataset: { testid: 'memory-files' } });
   const fileView = h(
@@ -46,6 +48,7 @@ export function createMemoryFilesPanel(projectId) {
 
   async function load() {
     try {
+      /** @type {import('./api-types.js').MemoryList} */
       const result = await getJson(`${projectPath(projectId)}/memory`);
       replace(
         files,
@@ -76,16 +79,20 @@ export function createMemoryFilesPanel(projectId) {
     }
   }
 
+  /** @param {string} path */
   async function openFile(path) {
     selectedFile = path;
-    for (const button of files.querySelectorAll('button.file-link'))
-      button.classList.toggle('on', button.dataset.path === path);
+    const buttons = /** @type {NodeListOf<HTMLButtonElement>} */ (
+      files.querySelectorAll('button.file-link')
+    );
+    for (const button of buttons) button.classList.toggle('on', button.dataset.path === path);
     const base = projectPath(projectId);
     try {
-      const [file, history] = await Promise.all([
-        getJson(`${base}/memory/file`, { path }),
-        getJson(`${base}/memory/history`, { path }),
-      ]);
+      /** @type {Promise<import('./api-types.js').MemoryFile>} */
+      const fileRead = getJson(`${base}/memory/file`, { path });
+      /** @type {Promise<import('./api-types.js').MemoryHistory>} */
+      const historyRead = getJson(`${base}/memory/history`, { path });
+      const [file, history] = await Promise.all([fileRead, historyRead]);
       const content = h('div', { class: 'file-content' });
       if (file.html !== null) setSanitizedHtml(content, file.html);
       else content.append(h('pre', {}, file.content));
@@ -97,13 +104,9 @@ export function createMemoryFilesPanel(projectId) {
         content,
         h('h3', {}, 'History'),
         versions.length === 0
-          ? h(
-              'p',
-              { class: 'muted' },
-              history.supported
-                ? 'No versions kept for this file.'
-                : 'This store keeps no history.',
-            )
+          ? // The server stopped sending `supported` (every store keeps history): reading it
+            // said "This store keeps no history." for every file without versions.
+            h('p', { class: 'muted' }, 'No versions kept for this file.')
           : historyList(path, versions, diffBox),
         diffBox,
       );
@@ -112,6 +115,11 @@ export function createMemoryFilesPanel(projectId) {
     }
   }
 
+  /**
+   * @param {string} path
+   * @param {import('./api-types.js').MemoryVersion[]} versions
+   * @param {HTMLElement} diffBox
+   */
   function historyList(path, versions, diffBox) {
     return h(
       'ol',
@@ -154,8 +162,17 @@ export function createMemoryFilesPanel(projectId) {
     );
   }
 
+  /**
+   * @param {string} path
+   * @param {string | undefined} from
+   * @param {string} to
+   * @param {string} fromLabel
+   * @param {string} toLabel
+   * @param {HTMLElement} box
+   */
   async function showDiff(path, from, to, fromLabel, toLabel, box) {
     try {
+      /** @type {import('./api-types.js').MemoryDiff} */
       const result = await getJson(`${projectPath(projectId)}/memory/diff`, { path, from, to });
       const diff = result.diff;
       const title = `${from === undefined ? 'empty' : fromLabel} → ${toLabel}`;
@@ -191,6 +208,6 @@ export function createMemoryFilesPanel(projectId) {
     reopen: async () => {
       if (selectedFile) await openFile(selectedFile);
     },
-    isOpen: (path) => path === selectedFile,
+    isOpen: /** @param {string} path */ (path) => path === selectedFile,
   };
 }

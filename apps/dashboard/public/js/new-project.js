@@ -1,6 +1,11 @@
 import { errorMessage, getJson, postJson } from './api.js';
 import { h, replace } from './dom.js';
 
+/**
+ * @param {string} label
+ * @param {HTMLElement} input
+ * @param {string} [hint]
+ */
 function field(label, input, hint) {
   return h(
     'label',
@@ -11,6 +16,7 @@ function field(label, input, hint) {
   );
 }
 
+/** @param {string | null | undefined} value */
 function numberOrUndefined(value) {
   if (value === '' || value === null || value === undefined) return undefined;
   const number = Number(value);
@@ -24,7 +30,10 @@ function numberOrUndefined(value) {
  */
 function presetSelect() {
   const select = h('select', { name: 'contextPreset' });
-  getJson('/api/presets')
+  /** @type {Promise<import('./api-types.js').Presets>} */
+  const presetsRead = getJson('/api/presets');
+  presetsRead
+
     .then(({ presets, default: preset }) => {
       select.replaceChildren(
         ...presets.map(({ name, intent }) =>
@@ -90,7 +99,13 @@ function verificationFieldset() {
   );
 }
 
-/** The form's verification settings as the project input has them; the server validates them. */
+/**
+ * The form's verification settings as the project input has them; the server validates them.
+ * @param {string | undefined} check
+ * @param {boolean} requireChecks
+ * @param {string | undefined} checkTimeoutSeconds
+ * @param {string | undefined} regressionBudgetSeconds
+ */
 function verificationInput(check, requireChecks, checkTimeoutSeconds, regressionBudgetSeconds) {
   const input = {
     check,
@@ -101,7 +116,10 @@ function verificationInput(check, requireChecks, checkTimeoutSeconds, regression
   return Object.values(input).every((value) => value === undefined) ? undefined : input;
 }
 
-/** The form's sandbox settings as the project input has them; the server validates each name. */
+/**
+ * The form's sandbox settings as the project input has them; the server validates each name.
+ * @param {string | undefined} allowedHosts
+ */
 function sandboxInput(allowedHosts) {
   const hosts = (allowedHosts ?? '').split(/[\s,]+/).filter((host) => host !== '');
   return hosts.length > 0 ? { allowedHosts: hosts } : undefined;
@@ -130,7 +148,11 @@ function mcpFieldset() {
   );
 }
 
-/** The form's MCP text as the project input has it, or a one-line error for bad JSON. */
+/**
+ * The form's MCP text as the project input has it, or a one-line error for bad JSON.
+ * @param {string | undefined} text
+ * @returns {{ value: unknown, error?: undefined } | { value?: undefined, error: string }}
+ */
 function mcpInput(text) {
   if (text === undefined) return { value: undefined };
   try {
@@ -140,6 +162,7 @@ function mcpInput(text) {
   }
 }
 
+/** @param {HTMLElement} main */
 export function newProjectPage(main) {
   const message = h('p', { class: 'form-message', role: 'alert' });
   const form = h(
@@ -228,6 +251,7 @@ export function newProjectPage(main) {
   form.addEventListener('submit', async (event) => {
     event.preventDefault();
     const data = new FormData(form);
+    /** @param {string} name */
     const text = (name) => {
       const value = String(data.get(name) ?? '').trim();
       return value === '' ? undefined : value;
@@ -267,12 +291,14 @@ export function newProjectPage(main) {
       ),
       mcp: mcp.value,
     };
-    const button = form.querySelector('button[type=submit]');
+    const button = /** @type {HTMLButtonElement} */ (form.querySelector('button[type=submit]'));
     button.disabled = true;
     message.classList.remove('error');
     replace(message, 'Creating…');
     try {
+      /** @type {import('./api-types.js').ProjectAnswer} */
       const result = await postJson('/api/projects', body);
+
       window.location.assign(`/projects/${encodeURIComponent(result.project.id)}`);
     } catch (error) {
       message.classList.add('error');

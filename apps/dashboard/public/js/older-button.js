@@ -5,8 +5,13 @@ import { h } from './dom.js';
 /**
  * createOlderButton(label, testid, load): `load(cursor)` fetches and shows the older window and
  * resolves with the next cursor (`null`: nothing older). `setCursor` after each newest window.
+ * @template {string | number} Cursor
+ * @param {string} label
+ * @param {string} testid
+ * @param {(cursor: Cursor) => Promise<Cursor | null>} load
  */
 export function createOlderButton(label, testid, load) {
+  /** @type {Cursor | null} */
   let cursor = null;
   const button = h(
     'button',
@@ -22,6 +27,7 @@ export function createOlderButton(label, testid, load) {
       button.disabled = false;
     }
   });
+  /** @param {Cursor | null | undefined} next */
   function setCursor(next) {
     cursor = next ?? null;
     button.hidden = cursor === null;

@@ -6,7 +6,11 @@ import { h, replace } from './dom.js';
 import { formatAgo, formatHitRate, formatNumber, formatTokens, formatUsd } from './format.js';
 import { shortCommit } from './session-table.js';
 
+/** @typedef {import('./api-types.js').ProjectView} ProjectView */
+
+/** @param {ProjectView} project */
 function statEntries(project) {
+  /** @type {Array<[string, string]>} */
   const entries = [
     ['Session', currentSessionText(project)],
     ['Sessions', formatNumber(project.sessions)],
@@ -41,6 +45,7 @@ function statEntries(project) {
  * The red line of a project paused because its last checkpoint is not on the branch: what git or
  * the remote refused, and the last checkpoint the branch does have. Empty otherwise.
  */
+/** @param {ProjectView} project */
 function checkpointFailureLine(project) {
   const failure = project.checkpointFailure;
   if (!failure) return [];
@@ -70,8 +75,10 @@ export function createProjectHeader() {
   const stats = h('dl', { class: 'stats' });
 
   // Live messages carry a goal excerpt; the page's first read (GET /api/projects/:id) the whole.
+  /** @type {string | null} */
   let wholeGoal = null;
 
+  /** @param {ProjectView | undefined} project */
   function show(project) {
     if (!project) return;
     if (!project.goalTruncated) wholeGoal = project.goal;
@@ -113,6 +120,7 @@ export function createProjectHeader() {
   return {
     elements: [header, stats],
     show,
-    showError: (message) => replace(header, h('p', { class: 'error' }, message)),
+    showError: /** @param {string} message */ (message) =>
+      replace(header, h('p', { class: 'error' }, message)),
   };
 }

@@ -1,4 +1,5 @@
-import { getJson, openStream, projectPath } from './api.js';
+import { errorMessage, getJson, openStream, projectPath } from './api.js';
+
 import { createBranchDiffPanel } from './branch-diff-panel.js';
 import { createChecklistPanel } from './checklist-panel.js';
 import { h, replace } from './dom.js';
@@ -14,6 +15,14 @@ import { createSessionTable } from './session-table.js';
 import { createStatusHistory } from './status-history.js';
 import { createTokenChartPanel } from './token-chart-panel.js';
 
+/** @typedef {import('./api-types.js').ProjectEvent} ProjectEvent */
+/** @typedef {'progress' | 'checklist' | 'files' | 'file' | 'detail'} Part */
+
+/**
+ * @param {string} title
+ * @param {string} id
+ * @param {...import('./dom.js').Child} children
+ */
 function section(title, id, ...children) {
   return h(
     'section',
@@ -23,16 +32,21 @@ function section(title, id, ...children) {
   );
 }
 
-/** The panels an event makes stale, for the refresh scheduler (turns and session starts aside). */
+/**
+ * The panels an event makes stale, for the refresh scheduler (turns and session starts aside).
+ * @param {ProjectEvent} event
+ * @param {(path: string) => boolean} isOpen
+ * @returns {Part[]}
+ */
 function partsChangedBy(event, isOpen) {
   if (event.type === 'memory-change') {
     const path = event.change.path;
-    return [
-      'files',
-      ...(path === '/memories/progress.md' ? ['progress'] : []),
-      ...(path === '/memories/features.json' ? ['checklist'] : []),
-      ...(isOpen(path) ? ['file'] : []),
-    ];
+    /** @type {Part[]} */
+    const parts = ['files'];
+    if (path === '/memories/progress.md') parts.push('progress');
+    if (path === '/memories/features.json') parts.push('checklist');
+    if (isOpen(path)) parts.push('file');
+    return parts;
   }
   // A check's result moves the checklist's badge (check-badges.js).
   if (['check-passed', 'check-failed', 'feature-regressed'].includes(event.type)) {
@@ -45,6 +59,10 @@ function partsChangedBy(event, isOpen) {
 }
 
 /** The project page: each panel is its own module; this wires them to the view and the stream. */
+/**
+ * @param {HTMLElement} main
+ * @param {string} projectId
+ */
 export function projectPage(main, projectId) {
   const header = createProjectHeader();
   const checklist = createChecklistPanel(projectId);
@@ -86,6 +104,7 @@ export function projectPage(main, projectId) {
   );
 
   async function loadDetail() {
+    /** @type {import('./api-types.js').ProjectDetail} */
     const detail = await getJson(projectPath(projectId));
     header.show(detail.project);
     sessionTable.showNewest(detail.sessions, detail.sessionsBefore);
@@ -94,14 +113,17 @@ export function projectPage(main, projectId) {
   }
 
   // Refreshing on the events that change each panel keeps Redis reads proportional to activity.
-  const markDirty = createRefreshScheduler([
+  /** @type {Array<[Part, () => unknown]>} */
+  const steps = [
     ['progress', progress.load],
     ['checklist', checklist.load],
     ['files', memory.load],
     ['file', memory.reopen],
     ['detail', () => loadDetail().catch(() => {})],
-  ]);
+  ];
+  const markDirty = createRefreshScheduler(steps);
 
+  /** @param {import('./api-types.js').EventEntry} entry */
   function onEvent(entry) {
     eventList.add(entry);
     const event = entry.event;
@@ -111,13 +133,14 @@ export function projectPage(main, projectId) {
     else markDirty(...partsChangedBy(event, memory.isOpen));
   }
 
-  loadDetail().catch((error) => header.showError(error.message));
+  loadDetail().catch((/** @type {unknown} */ error) => header.showError(errorMessage(error)));
   checklist.load();
   progress.load();
   tokens.load();
   memory.load();
 
   openStream(`${projectPath(projectId)}/stream`, {
+    /** @param {import('./api-types.js').ProjectSnapshot} data */
     snapshot(data) {
       header.show(data.project);
       sessionTable.showNewest(data.sessions, data.sessionsBefore);

@@ -5,7 +5,12 @@ import { currentSessionText, featuresBar, projectActions, statusBadge } from './
 import { h, replace } from './dom.js';
 import { formatAgo, formatHitRate, formatTokens, formatUsd } from './format.js';
 
-/** Each column: a signature of what it shows (to skip unchanged cells) and how to render it. */
+/** @typedef {import('./api-types.js').ProjectView} ProjectView */
+
+/**
+ * Each column: a signature of what it shows (to skip unchanged cells) and how to render it.
+ * @type {Array<{ label: string, className?: string, title?: string, signature: (project: ProjectView) => string, render: (project: ProjectView, cell: HTMLTableCellElement, onAction: ((project: ProjectView) => void) | undefined) => import('./dom.js').Child }>}
+ */
 const COLUMNS = [
   {
     label: 'Project',
@@ -16,7 +21,11 @@ const COLUMNS = [
         { href: `/projects/${encodeURIComponent(project.id)}`, class: 'project-link' },
         project.id,
       ),
-      h('div', { class: 'goal', title: project.goal }, project.goal.split('\n')[0].slice(0, 120)),
+      h(
+        'div',
+        { class: 'goal', title: project.goal },
+        (project.goal.split('\n')[0] ?? '').slice(0, 120),
+      ),
     ],
   },
   {
@@ -79,25 +88,39 @@ const COLUMNS = [
 
 export const PROJECT_COLUMNS = COLUMNS.map((column) => column.label);
 
-/** createProjectRow(project, onAction) -> { element, project, update(project) }. */
+/**
+ * createProjectRow(project, onAction) -> { element, project, update(project) }.
+ * @param {ProjectView} initial
+ * @param {(project: ProjectView) => void} [onAction]
+ */
 export function createProjectRow(initial, onAction) {
-  const cells = COLUMNS.map((column) => h('td', { class: column.className, title: column.title }));
+  const cells = COLUMNS.map((column) => ({
+    column,
+    cell: h('td', { class: column.className, title: column.title }),
+  }));
+  /** @type {Array<string | null>} */
   const signatures = COLUMNS.map(() => null);
-  const element = h('tr', { dataset: { project: initial.id } }, cells);
+  const element = h(
+    'tr',
+    { dataset: { project: initial.id } },
+    cells.map(({ cell }) => cell),
+  );
   const row = {
     element,
     project: initial,
+    /** @param {ProjectView} project */
     update(project) {
       row.project = project;
       element.dataset.status = project.status;
-      COLUMNS.forEach((column, index) => {
+      cells.forEach(({ column, cell }, index) => {
         const signature = column.signature(project);
         if (signatures[index] === signature) return;
         signatures[index] = signature;
-        replace(cells[index], column.render(project, cells[index], onAction));
+        replace(cell, column.render(project, cell, onAction));
       });
     },
   };
+
   row.update(initial);
   return row;
 }

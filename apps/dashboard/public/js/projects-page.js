@@ -7,12 +7,25 @@ import { h, replace } from './dom.js';
 import { createFrameBatch } from './frame-batch.js';
 import { createProjectRow, PROJECT_COLUMNS } from './project-row.js';
 
+/** @typedef {import('./api-types.js').ProjectView} ProjectView */
+/** @typedef {Partial<Record<string, number>>} StatusCounts */
+/** @typedef {{ statuses: Set<string>, search: string }} Query */
+/**
+ * The latest live news of one project: its view and the change-feed version it is at (`-1`: from
+ * an action's answer), or that it was removed.
+ * @typedef {{ project: ProjectView, version: number, removed?: undefined } | { removed: true }} LiveMessage
+ */
+/** @typedef {ReturnType<typeof createProjectRow>} ProjectRow */
+
 const PAGE_SIZE = 50;
 /** Marker lines shown above the rows; `baton status` lists every one. */
 const MAX_PROBLEM_LINES = 10;
 const SEARCH_DELAY_MS = 250;
 
-/** The filter as the URL keeps it: `?status=a,b&q=text`. */
+/**
+ * The filter as the URL keeps it: `?status=a,b&q=text`.
+ * @returns {Query}
+ */
 function readQuery() {
   const params = new URLSearchParams(window.location.search);
   return {
@@ -23,6 +36,7 @@ function readQuery() {
   };
 }
 
+/** @param {Query} query */
 function writeQuery(query) {
   const url = new URL(window.location.href);
   if (query.statuses.size === 0) url.searchParams.delete('status');
@@ -32,7 +46,11 @@ function writeQuery(query) {
   window.history.replaceState(null, '', url);
 }
 
-/** The server's rule, for live rows: the status is selected and the id or goal has the text. */
+/**
+ * The server's rule, for live rows: the status is selected and the id or goal has the text.
+ * @param {ProjectView} project
+ * @param {Query} query
+ */
 function matches(project, query) {
   if (query.statuses.size > 0 && !query.statuses.has(project.status)) return false;
   const needle = query.search.trim().toLowerCase();
@@ -40,7 +58,11 @@ function matches(project, query) {
   return `${project.id}\n${project.goal}`.toLowerCase().includes(needle);
 }
 
-/** Newest first, ties by id (Z to A): the order of the server's default page. */
+/**
+ * Newest first, ties by id (Z to A): the order of the server's default page.
+ * @param {ProjectView} left
+ * @param {ProjectView} right
+ */
 function comesBefore(left, right) {
   if (left.createdAt !== right.createdAt) return left.createdAt > right.createdAt;
   return left.id > right.id;
@@ -60,6 +82,7 @@ function createProblems() {
     element: list,
     async load() {
       try {
+        /** @type {import('./api-types.js').ProjectProblems} */
         const { problems, incomplete } = await getJson('/api/problems');
         const shown = problems
           .slice(0, MAX_PROBLEM_LINES)
@@ -109,9 +132,18 @@ function createProblems() {
   };
 }
 
-/** Status chips with the fleet's counts; built once, their numbers updated in place. */
+/**
+ * Status chips with the fleet's counts; built once, their numbers updated in place.
+ * @param {Query} query
+ * @param {(status: string) => void} onChange
+ */
 function createFilters(query, onChange) {
+  /** @type {Map<string, { count: HTMLSpanElement }>} */
   const labels = new Map();
+  /**
+   * @param {string} status
+   * @param {string} name
+   */
   const chip = (status, name) => {
     const count = h('span', { class: 'count' }, '0');
     labels.set(status, { count });
@@ -135,15 +167,21 @@ function createFilters(query, onChange) {
   );
   return {
     element,
+    /**
+     * @param {StatusCounts} counts
+     * @param {number} total
+     */
     setCounts(counts, total) {
-      labels.get('all').count.textContent = String(total);
-      for (const status of STATUSES)
-        labels.get(status).count.textContent = String(counts[status] ?? 0);
+      // Every label was made above: `all` and one per status.
+      const label = (/** @type {string} */ status) =>
+        /** @type {{ count: HTMLSpanElement }} */ (labels.get(status));
+      label('all').count.textContent = String(total);
+      for (const status of STATUSES) label(status).count.textContent = String(counts[status] ?? 0);
     },
     showSelected() {
       for (const button of buttons) {
         const status = button.dataset.status;
-        const on = status === 'all' ? query.statuses.size === 0 : query.statuses.has(status);
+        const on = status === 'all' ? query.statuses.size === 0 : query.statuses.has(status ?? '');
         button.classList.toggle('on', on);
         button.setAttribute('aria-pressed', String(on));
       }
@@ -157,9 +195,14 @@ function createSummary() {
   const queue = h('span', { dataset: { testid: 'queue-summary' } });
   return {
     element: h('p', { class: 'summary' }, fleet, queue),
+    /**
+     * @param {StatusCounts} counts
+     * @param {number} total
+     */
     setCounts(counts, total) {
       fleet.textContent = `${total} project${total === 1 ? '' : 's'} · ${counts.running ?? 0} running`;
     },
+    /** @param {import('./api-types.js').QueueCounts | null | undefined} counts */
     setQueue(counts) {
       queue.textContent = counts
         ? ` · queue: ${counts.waiting ?? 0} waiting, ${counts.active ?? 0} active, ${counts.delayed ?? 0} delayed`
@@ -168,12 +211,21 @@ function createSummary() {
   };
 }
 
-/** The table body: rows by id in display order. */
+/**
+ * The table body: rows by id in display order.
+ * @param {(project: ProjectView) => void} onAction
+ */
 function createRows(onAction) {
   const body = h('tbody');
+  /** @type {Map<string, ProjectRow>} */
   const rows = new Map();
+  /** @type {ProjectRow[]} */
   let order = [];
 
+  /**
+   * @param {ProjectRow} row
+   * @param {number} index
+   */
   function insertAt(row, index) {
     const before = order[index];
     order.splice(index, 0, row);
@@ -189,12 +241,14 @@ function createRows(onAction) {
     get last() {
       return order[order.length - 1]?.project;
     },
+    /** @param {ProjectView[]} projects */
     reset(projects) {
       rows.clear();
       order = projects.map((project) => createProjectRow(project, onAction));
       for (const row of order) rows.set(row.project.id, row);
       body.replaceChildren(...order.map((row) => row.element));
     },
+    /** @param {ProjectView[]} projects */
     append(projects) {
       for (const project of projects) {
         if (rows.has(project.id)) continue;
@@ -204,12 +258,14 @@ function createRows(onAction) {
       }
     },
     /** A project that now matches and sorts inside the loaded window gets its row. */
+    /** @param {ProjectView} project */
     insert(project) {
       const row = createProjectRow(project, onAction);
       rows.set(project.id, row);
       const index = order.findIndex((other) => comesBefore(project, other.project));
       insertAt(row, index === -1 ? order.length : index);
     },
+    /** @param {string} projectId */
     remove(projectId) {
       const row = rows.get(projectId);
       if (!row) return;
@@ -223,14 +279,18 @@ function createRows(onAction) {
   };
 }
 
+/** @param {HTMLElement} main */
 export function projectsPage(main) {
   const query = readQuery();
+  /** @type {{ counts: StatusCounts, total: number, version: number }} */
   let counts = { counts: {}, total: 0, version: -1 };
+  /** @type {string | null} */
   let nextCursor = null;
   /** The change-feed version of the rows shown; older live messages are already in them. */
   let rowsVersion = -1;
   let loading = 0;
   /** Live messages that arrived while a fresh page loads: applied once it is in. */
+  /** @type {Array<[string, LiveMessage]> | null} */
   let early = null;
 
   const filters = createFilters(query, (status) => {
@@ -250,6 +310,7 @@ export function projectsPage(main) {
     value: query.search,
     dataset: { testid: 'project-search' },
   });
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
   let searchTimer;
   search.addEventListener('input', () => {
     clearTimeout(searchTimer);
@@ -294,6 +355,7 @@ export function projectsPage(main) {
   );
   filters.showSelected();
 
+  /** @param {{ counts: StatusCounts, total: number, version: number }} next */
   function showCounts(next) {
     if (next.version < counts.version) return;
     counts = next;
@@ -312,8 +374,10 @@ export function projectsPage(main) {
   }
 
   /** First page (`fresh`) or the next one after the cursor. Stale answers are dropped. */
+  /** @param {boolean} fresh */
   async function loadPage(fresh) {
     const ticket = ++loading;
+    /** @type {{ limit: number, status?: string, q?: string, cursor?: string }} */
     const params = { limit: PAGE_SIZE };
     if (query.statuses.size > 0) params.status = [...query.statuses].join(',');
     if (query.search.trim() !== '') params.q = query.search.trim();
@@ -322,6 +386,7 @@ export function projectsPage(main) {
     if (fresh) early ??= [];
     more.disabled = true;
     try {
+      /** @type {import('./api-types.js').ProjectsPage} */
       const page = await getJson('/api/projects', params);
       if (ticket !== loading) return;
       if (fresh) rows.reset(page.projects);
@@ -354,7 +419,7 @@ export function projectsPage(main) {
   }
 
   /** Applies the latest message per project, once per frame. */
-  const live = createFrameBatch((messages) => {
+  const live = createFrameBatch((/** @type {Map<string, LiveMessage>} */ messages) => {
     for (const [id, message] of messages) {
       if (message.removed) {
         rows.remove(id);
@@ -373,6 +438,10 @@ export function projectsPage(main) {
     showEmpty();
   });
 
+  /**
+   * @param {string} id
+   * @param {LiveMessage} message
+   */
   function onLive(id, message) {
     if (early !== null) early.push([id, message]);
     else live.put(id, message);
@@ -380,6 +449,7 @@ export function projectsPage(main) {
 
   let firstPage = loadPage(true);
   openStream('/api/stream', {
+    /** @param {import('./api-types.js').ProjectsSnapshot} data */
     async snapshot(data) {
       summary.setQueue(data.queue);
       void problems.load();
@@ -389,15 +459,25 @@ export function projectsPage(main) {
       await firstPage;
       if (data.version > rowsVersion) firstPage = loadPage(true);
     },
+    /**
+     * @param {ProjectView} view
+     * @param {MessageEvent<string>} message
+     */
     project(view, message) {
       onLive(view.id, { project: view, version: Number(message.lastEventId) });
     },
+    /** @param {import('./api-types.js').Removed} data */
     removed(data) {
       onLive(data.id, { removed: true });
     },
+    /**
+     * @param {import('./api-types.js').FleetCounts} data
+     * @param {MessageEvent<string>} message
+     */
     counts(data, message) {
       showCounts({ ...data, version: Number(message.lastEventId) });
     },
+    /** @param {import('./api-types.js').QueueCounts} queueCounts */
     queue(queueCounts) {
       summary.setQueue(queueCounts);
     },

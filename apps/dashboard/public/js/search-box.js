@@ -7,6 +7,10 @@ import { sessionHref } from './session-page.js';
 /** Longest text the search accepts (SEARCH_MAX_CHARACTERS in @baton/session). */
 const MAX_CHARACTERS = 200;
 
+/**
+ * @param {string} projectId
+ * @param {import('./api-types.js').SearchHit} hit
+ */
 function describeHit(projectId, hit) {
   if (hit.source === 'memory') {
     return h(
@@ -34,6 +38,7 @@ function describeHit(projectId, hit) {
   );
 }
 
+/** @param {string} projectId */
 export function searchBox(projectId) {
   const input = h('input', {
     type: 'search',
@@ -55,6 +60,7 @@ export function searchBox(projectId) {
         role: 'search',
         on: {
           submit: submitHandler({ button, message, onError: () => replace(results) }, async () => {
+            /** @type {import('./api-types.js').SearchAnswer} */
             const result = await getJson(`${projectPath(projectId)}/search`, { q: input.value });
             replace(results, ...result.hits.map((hit) => describeHit(projectId, hit)));
             replace(

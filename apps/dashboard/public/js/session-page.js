@@ -1,31 +1,47 @@
 // A session's page: its transcript as a conversation. Everything the model or a command wrote is
 // untrusted: tool calls, tool results, prompts and guidance go in as text (textContent); model
 // text is the server's Markdown rendering through the memory files' sanitiser.
-import { getJson, projectPath } from './api.js';
+import { errorMessage, getJson, projectPath } from './api.js';
+
 import { h, replace, setSanitizedHtml } from './dom.js';
 import { formatDateTime, formatNumber, formatTokens, formatUsd, usageInput } from './format.js';
 
-/** Where a session's page is. */
+/** @typedef {import('./api-types.js').TranscriptBlock} TranscriptBlock */
+/** @typedef {import('./api-types.js').TranscriptMessage} TranscriptMessage */
+
+/**
+ * Where a session's page is.
+ * @param {string} projectId
+ * @param {string} sessionId
+ */
 export function sessionHref(projectId, sessionId) {
   return `/projects/${encodeURIComponent(projectId)}/sessions/${encodeURIComponent(sessionId)}`;
 }
 
-/** One line for a tool call's summary: its command or path when it has one. */
+/**
+ * One line for a tool call's summary: its command or path when it has one.
+ * @param {Extract<TranscriptBlock, { type: 'tool_use' }>} block
+ */
 function callSummary(block) {
   const input = block.input ?? {};
-  const main = typeof input.command === 'string' ? input.command : '';
-  const target = typeof input.path === 'string' ? input.path : '';
+  /** @type {{ command?: unknown, path?: unknown }} */
+  const fields = typeof input === 'object' ? input : {};
+  const main = typeof fields.command === 'string' ? fields.command : '';
+  const target = typeof fields.path === 'string' ? fields.path : '';
   const line = [main, target].filter((part) => part !== '').join(' ') || JSON.stringify(input);
+
   const oneLine = line.replace(/\s+/g, ' ').trim();
   return oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
 }
 
+/** @param {{ capped?: import('./api-types.js').TranscriptCap }} block */
 function capNote(block) {
   return block.capped
     ? ` · cut: ${formatNumber(block.capped.kept)} of ${formatNumber(block.capped.characters)} characters kept`
     : '';
 }
 
+/** @param {import('./api-types.js').AppliedEdit} edit */
 function describeEdit(edit) {
   const cleared = `${formatTokens(edit.cleared_input_tokens ?? 0)} input tokens`;
   if (edit.type === 'clear_thinking_20251015') {
@@ -34,6 +50,11 @@ function describeEdit(edit) {
   return `context edit: cleared ${edit.cleared_tool_uses} tool uses (${cleared})`;
 }
 
+/**
+ * @param {TranscriptBlock} block
+ * @param {TranscriptMessage} message
+ * @param {Map<string, string>} toolNames
+ */
 function userBlock(block, message, toolNames) {
   const unsent = message.unsent ? ' · never sent' : '';
   switch (block.type) {
@@ -75,10 +96,15 @@ function userBlock(block, message, toolNames) {
         h('pre', {}, block.content),
       );
     default:
-      return h('p', { class: 'block muted' }, `[${block.blockType ?? block.type} block]`);
+      return h(
+        'p',
+        { class: 'block muted' },
+        `[${'blockType' in block ? block.blockType : block.type} block]`,
+      );
   }
 }
 
+/** @param {TranscriptBlock} block */
 function assistantBlock(block) {
   switch (block.type) {
     case 'text': {
@@ -104,10 +130,15 @@ function assistantBlock(block) {
         h('pre', {}, block.thinking),
       );
     default:
-      return h('p', { class: 'block muted' }, `[${block.blockType ?? block.type} block]`);
+      return h(
+        'p',
+        { class: 'block muted' },
+        `[${'blockType' in block ? block.blockType : block.type} block]`,
+      );
   }
 }
 
+/** @param {TranscriptMessage} message */
 function assistantHead(message) {
   const parts = [`turn ${message.turn}${message.phase === 'end' ? ' (end of session)' : ''}`];
   if (message.stopReason) parts.push(`stop ${message.stopReason}`);
@@ -121,9 +152,16 @@ function assistantHead(message) {
   return parts.join(' · ');
 }
 
+/**
+ * @param {string} projectId
+ * @param {import('./api-types.js').Transcript} transcript
+ */
 function renderTranscript(projectId, transcript) {
+  /** @type {Map<string, string>} */
   const toolNames = new Map();
+  /** @type {HTMLLIElement[]} */
   const items = [];
+  /** @type {Set<number>} */
   const anchored = new Set();
   for (const message of transcript.messages) {
     const id = anchored.has(message.turn) ? undefined : `turn-${message.turn}`;
@@ -183,9 +221,17 @@ function renderTranscript(projectId, transcript) {
   );
 }
 
+/**
+ * @param {HTMLElement} main
+ * @param {string} projectId
+ * @param {string} sessionId
+ */
 export function sessionPage(main, projectId, sessionId) {
   replace(main, h('p', { class: 'muted' }, 'Loading…'));
-  getJson(`${projectPath(projectId)}/transcripts/${encodeURIComponent(sessionId)}`)
+  /** @type {Promise<{ transcript: import('./api-types.js').Transcript }>} */
+  const read = getJson(`${projectPath(projectId)}/transcripts/${encodeURIComponent(sessionId)}`);
+  read
+
     .then(({ transcript }) => {
       replace(main, renderTranscript(projectId, transcript));
       const target = window.location.hash
@@ -193,13 +239,13 @@ export function sessionPage(main, projectId, sessionId) {
         : null;
       target?.scrollIntoView();
     })
-    .catch((error) => {
+    .catch((/** @type {unknown} */ error) => {
       replace(
         main,
         h(
           'p',
           { class: 'error', role: 'alert', dataset: { testid: 'session-error' } },
-          error.message,
+          errorMessage(error),
         ),
       );
     });

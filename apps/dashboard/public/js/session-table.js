@@ -6,7 +6,12 @@ import { formatDuration, formatHitRate, formatNumber, formatTokens, formatUsd } 
 import { createOlderButton } from './older-button.js';
 import { sessionHref } from './session-page.js';
 
-/** Every input token of a session summary (summaries stored before caching have no cache fields). */
+/** @typedef {import('./api-types.js').SessionSummary} SessionSummary */
+
+/**
+ * Every input token of a session summary (summaries stored before caching have no cache fields).
+ * @param {SessionSummary} session
+ */
 function sessionInput(session) {
   return (
     session.inputTokens +
@@ -15,7 +20,10 @@ function sessionInput(session) {
   );
 }
 
-/** The first 12 characters of a commit id, as git and `baton status` print them. */
+/**
+ * The first 12 characters of a commit id, as git and `baton status` print them.
+ * @param {string | null | undefined} commit
+ */
 export function shortCommit(commit) {
   return commit ? commit.slice(0, 12) : '–';
 }
@@ -24,6 +32,7 @@ export function shortCommit(commit) {
  * A session's checkpoint trouble in red: its last checkpoint not committed or not pushed (git's
  * or the remote's words in the title), or how many of its checkpoints failed before a later one saved
  * the work. Empty when every checkpoint landed.
+ * @param {SessionSummary} session
  */
 function checkpointProblem(session) {
   const failures = session.checkpointFailures ?? 0;
@@ -44,8 +53,13 @@ function checkpointProblem(session) {
   );
 }
 
-/** Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded. */
+/**
+ * Session summaries by id, oldest first: a refreshed newest window keeps older ones loaded.
+ * @param {SessionSummary[]} older
+ * @param {SessionSummary[]} newer
+ */
 function mergeSessions(older, newer) {
+  /** @type {Map<string, SessionSummary>} */
   const byId = new Map();
   for (const session of [...older, ...newer]) byId.set(session.sessionId, session);
   return [...byId.values()].sort((left, right) => left.sessionNumber - right.sessionNumber);
@@ -54,13 +68,19 @@ function mergeSessions(older, newer) {
 /**
  * createSessionTable(projectId) -> { elements, showNewest(sessions, before) }: `showNewest` takes
  * the newest window (and the index before it) from the project view or the stream's snapshot.
+ * @param {string} projectId
  */
 export function createSessionTable(projectId) {
+  /** @type {SessionSummary[]} */
   let sessions = [];
-  /** The sessions as last rendered (JSON), to skip rebuilding identical rows. */
+  /**
+   * The sessions as last rendered (JSON), to skip rebuilding identical rows.
+   * @type {string | null}
+   */
   let shown = null;
   const timeline = h('div', { class: 'timeline' });
   const older = createOlderButton('Older sessions', 'older-sessions', async (before) => {
+    /** @type {import('./api-types.js').SessionsPage} */
     const page = await getJson(`${projectPath(projectId)}/sessions`, { before });
     sessions = mergeSessions(page.sessions, sessions);
     render();
@@ -175,6 +195,10 @@ export function createSessionTable(projectId) {
 
   return {
     elements: [timeline, older.element],
+    /**
+     * @param {SessionSummary[]} newest
+     * @param {number | null} before
+     */
     showNewest(newest, before) {
       const pagedBack = sessions.length > newest.length;
       sessions = mergeSessions(sessions, newest);

@@ -9,6 +9,7 @@ export function createStatusHistory() {
   const transitions = h('ol', { class: 'transitions' });
   const webhooks = h('ol', { class: 'webhooks', dataset: { testid: 'webhook-deliveries' } });
 
+  /** @param {Pick<import('./api-types.js').ProjectDetail, 'transitions' | 'webhooks'>} detail */
   function show(detail) {
     replace(
       transitions,

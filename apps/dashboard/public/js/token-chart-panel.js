@@ -7,7 +7,14 @@ import { h, replace } from './dom.js';
 import { usageInput } from './format.js';
 import { createOlderButton } from './older-button.js';
 
-/** One chart point from a live `turn` event, shaped like the tokens endpoint's turns. */
+/** @typedef {import('./api-types.js').TurnPoint} TurnPoint */
+/** @typedef {import('./api-types.js').ProjectEventOf<'turn'>} TurnEvent */
+
+/**
+ * One chart point from a live `turn` event, shaped like the tokens endpoint's turns.
+ * @param {TurnEvent} event
+ * @returns {TurnPoint}
+ */
 function turnFromEvent(event) {
   const input = usageInput(event.usage);
   return {
@@ -28,16 +35,22 @@ function turnFromEvent(event) {
 /**
  * createTokenChartPanel(projectId) -> { elements, load(), addTurn(event) }: `load` fetches the
  * newest window; `addTurn` appends a live `turn` event.
+ * @param {string} projectId
  */
+
 export function createTokenChartPanel(projectId) {
+  /** @type {TurnPoint[]} */
   let turns = [];
   const chart = h('div', { class: 'chart-box' });
-  const earlierTurns = createOlderButton('Earlier turns', 'earlier-turns', async (before) => {
+  /** @type {(before: string) => Promise<string | null>} */
+  const loadEarlier = async (before) => {
+    /** @type {import('./api-types.js').TokensPage} */
     const page = await getJson(`${projectPath(projectId)}/tokens`, { before });
     turns = [...page.turns, ...turns];
     render();
     return page.before;
-  });
+  };
+  const earlierTurns = createOlderButton('Earlier turns', 'earlier-turns', loadEarlier);
 
   function render() {
     replace(chart, tokenChart(turns));
@@ -45,6 +58,7 @@ export function createTokenChartPanel(projectId) {
 
   async function load() {
     try {
+      /** @type {import('./api-types.js').TokensPage} */
       const window = await getJson(`${projectPath(projectId)}/tokens`);
       turns = window.turns;
       earlierTurns.setCursor(window.before);
@@ -54,6 +68,7 @@ export function createTokenChartPanel(projectId) {
     }
   }
 
+  /** @param {TurnEvent} event */
   function addTurn(event) {
     const turn = turnFromEvent(event);
     // A live turn carries no session number; a loaded turn of the same session does.
