@@ -18,7 +18,8 @@ import type {
 } from '@baton/projects';
 import type { SearchResult, Transcript } from '@baton/session';
 import type { ProjectBranchDiff } from '@baton/workspace';
-import type { DashboardControl } from '../src/control.js';
+import type { CONTEXT_PRESETS, DEFAULT_CONTEXT_PRESET } from '@baton/context-config';
+import type { DashboardControl, DashboardMemoryStore } from '../src/control.js';
 import type { LineDiff } from '../src/internal/diff.js';
 import type { ChecklistView, ProjectView, TurnPoint } from '../src/internal/views.js';
 import type * as Browser from '../public/js/api-types.js';
@@ -58,9 +59,18 @@ describe('the browser types match what the server sends', () => {
     expectTypeOf<ChecklistView>().toExtend<Browser.ChecklistView>();
     expectTypeOf<ProjectChecksReport>().toExtend<Browser.CheckReport>();
     expectTypeOf<Answer<'memoryHistory'>>().toExtend<Browser.MemoryVersion[]>();
+    // The memory list's path is the entry's, turned into a `/memories/...` string.
+    expectTypeOf<
+      Pick<Awaited<ReturnType<DashboardMemoryStore['list']>>[number], 'kind' | 'size'>
+    >().toExtend<Omit<Browser.MemoryList['files'][number], 'path'>>();
     expectTypeOf<{ diff: LineDiff }>().toExtend<Browser.MemoryDiff>();
     expectTypeOf<SearchResult['hits']>().toExtend<Browser.SearchHit[]>();
     expectTypeOf<Transcript>().toExtend<Browser.Transcript>();
+    expectTypeOf<{
+      name: keyof typeof CONTEXT_PRESETS;
+      intent: (typeof CONTEXT_PRESETS)[keyof typeof CONTEXT_PRESETS]['intent'];
+    }>().toExtend<Browser.Presets['presets'][number]>();
+    expectTypeOf<typeof DEFAULT_CONTEXT_PRESET>().toExtend<Browser.Presets['default']>();
     expectTypeOf<ProjectBranchDiff>().toExtend<
       Omit<Browser.BranchDiff, 'base' | 'baseCommit' | 'truncated'>
     >();
