@@ -5,6 +5,7 @@ import {
   fileProjectPaths,
   type FileProjectPaths,
 } from './file-project-paths.js';
+import { completeFileSessionSummaries } from './migrations/session-summaries.js';
 import { emptyCounters, type ProjectRecord, type ProjectStatus } from './project.js';
 
 /**
@@ -31,6 +32,12 @@ const FILE_MIGRATIONS: readonly FileMigration[] = [
     description:
       'a version 2 project.json written before a field or counter existed gets what its absence meant (was: filled in on every read)',
     run: fillRecordDefaults,
+  },
+  {
+    id: '2026-12-04-local-session-summary-fields',
+    description:
+      'sessions.jsonl summaries written before prompt caching get cache counts of 0, and those written before fallback models the model their session started on (was: defaults on every read)',
+    run: completeFileSessionSummaries,
   },
 ];
 

@@ -194,8 +194,8 @@ export class FileProjectLog implements ProjectLog {
         const counters = project.counters;
         counters.sessions += 1;
         counters.inputTokens += summary.inputTokens;
-        counters.cacheReadInputTokens += summary.cacheReadInputTokens ?? 0;
-        counters.cacheCreationInputTokens += summary.cacheCreationInputTokens ?? 0;
+        counters.cacheReadInputTokens += summary.cacheReadInputTokens;
+        counters.cacheCreationInputTokens += summary.cacheCreationInputTokens;
         counters.outputTokens += summary.outputTokens;
         counters.clearedInputTokens += summary.clearedInputTokens;
         counters.costUsd = Number((counters.costUsd + summary.costUsd).toFixed(6));

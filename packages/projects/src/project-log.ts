@@ -147,10 +147,10 @@ export interface SessionSummary {
   turns: number;
   /** Uncached input tokens (the API's `input_tokens`). */
   inputTokens: number;
-  /** Input tokens read from the prompt cache (absent in summaries stored before caching). */
-  cacheReadInputTokens?: number;
+  /** Input tokens read from the prompt cache. */
+  cacheReadInputTokens: number;
   /** Input tokens written to the prompt cache, 5-minute and 1-hour writes together. */
-  cacheCreationInputTokens?: number;
+  cacheCreationInputTokens: number;
   outputTokens: number;
   clearedInputTokens: number;
   costUsd: number;
@@ -178,8 +178,11 @@ export interface SessionSummary {
   checkpointError?: string;
   /** How many of the session's checkpoints failed (retried later); absent when none did. */
   checkpointFailures?: number;
-  /** The model the session started on (absent in summaries stored before fallback models). */
-  model?: string;
+  /**
+   * The model the session started on (`unrecorded` for a session stored before models were
+   * kept whose start event and project named none: see migrations/session-summaries.ts).
+   */
+  model: string;
   /** Set when the session moved to its fallback model because `from` stayed overloaded. */
   fallback?: { from: string; to: string; turn: number; at: number };
   /** The session's MCP servers at its end: state, tool count, and the line when not ready. */

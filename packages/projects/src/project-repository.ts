@@ -346,8 +346,8 @@ export class ProjectRepository implements ProjectLog {
     const batch = this.#batch(projectId);
     batch.hincrby(key, 'sessions', 1);
     batch.hincrby(key, 'inputTokens', summary.inputTokens);
-    batch.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens ?? 0);
-    batch.hincrby(key, 'cacheCreationInputTokens', summary.cacheCreationInputTokens ?? 0);
+    batch.hincrby(key, 'cacheReadInputTokens', summary.cacheReadInputTokens);
+    batch.hincrby(key, 'cacheCreationInputTokens', summary.cacheCreationInputTokens);
     batch.hincrby(key, 'outputTokens', summary.outputTokens);
     batch.hincrby(key, 'clearedInputTokens', summary.clearedInputTokens);
     batch.hincrbyfloat(key, 'costUsd', summary.costUsd);

@@ -73,7 +73,11 @@ describe('local projects are upgraded once, never read in an old shape', () => {
       activeSession: { sessionNumber: 3 },
     });
     expect(JSON.parse(await readFile(path.join(home, 'migrations.json'), 'utf8'))).toEqual({
-      applied: ['2026-12-03-local-project-record-v2', '2026-12-04-local-project-record-defaults'],
+      applied: [
+        '2026-12-03-local-project-record-v2',
+        '2026-12-04-local-project-record-defaults',
+        '2026-12-04-local-session-summary-fields',
+      ],
     });
   });
 
@@ -99,7 +103,11 @@ describe('local projects are upgraded once, never read in an old shape', () => {
     const upgraded = await (await openFileProjectLog({ home })).require('v2');
     expect(upgraded).toEqual(created);
     expect(JSON.parse(await readFile(path.join(home, 'migrations.json'), 'utf8'))).toEqual({
-      applied: ['2026-12-03-local-project-record-v2', '2026-12-04-local-project-record-defaults'],
+      applied: [
+        '2026-12-03-local-project-record-v2',
+        '2026-12-04-local-project-record-defaults',
+        '2026-12-04-local-session-summary-fields',
+      ],
     });
   });
 

@@ -12,6 +12,8 @@ function summary(sessionNumber: number): SessionSummary {
     interrupted: false,
     turns: 1,
     inputTokens: 1,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
     outputTokens: 1,
     clearedInputTokens: 0,
     costUsd: 0,
@@ -22,6 +24,7 @@ function summary(sessionNumber: number): SessionSummary {
     endedAt: 2,
     jobId: 'j',
     workerId: 'w',
+    model: 'sim-sonnet',
   };
 }
 

@@ -106,7 +106,7 @@ function sessionJson(session: SessionSummary) {
     checkpoint: session.checkpoint ?? null,
     checkpointError: session.checkpointError ?? null,
     checkpointFailures: session.checkpointFailures ?? 0,
-    model: session.model ?? null,
+    model: session.model,
     fallback: session.fallback ?? null,
     /** Each MCP server's state at the session's end: `{ server, state, tools, message? }`. */
     mcp: session.mcp ?? [],

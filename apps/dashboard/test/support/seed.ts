@@ -86,6 +86,8 @@ export async function seedSession(
     interrupted: false,
     turns: options.turns.length,
     inputTokens: options.turns.reduce((sum, spec) => sum + spec.input, 0),
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
     outputTokens: 50 * options.turns.length,
     clearedInputTokens: options.turns.reduce((sum, spec) => sum + (spec.cleared ?? 0), 0),
     costUsd: 0.001 * options.turns.length,
@@ -96,6 +98,7 @@ export async function seedSession(
     endedAt: at + 1_000,
     jobId: `job-${options.sessionNumber}`,
     workerId: 'test',
+    model: 'sim-sonnet',
   };
   await repository.recordSessionEnd(projectId, summary, { failed: false });
   return ids;

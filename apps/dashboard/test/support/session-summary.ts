@@ -18,6 +18,8 @@ export function sessionSummary(
     interrupted: false,
     turns: 20,
     inputTokens: 20_000,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
     outputTokens: 1_000,
     clearedInputTokens: 0,
     costUsd: 0.02,
@@ -28,6 +30,7 @@ export function sessionSummary(
     endedAt: 1_700_000_000_500 + sessionNumber * 1_000,
     jobId: `j${sessionNumber}`,
     workerId: 'test',
+    model: 'sim-sonnet',
     ...overrides,
   };
 }

@@ -37,6 +37,7 @@ export interface ScriptCommands {
   takeToken(bucket: string, ...args: (string | number)[]): Reply;
   extendLock(lock: string, ...args: (string | number)[]): Reply;
   replaceField(hash: string, ...args: (string | number)[]): Reply;
+  replaceListEntry(list: string, index: number, read: string, replacement: string): Reply;
 }
 
 /** The scripts, each registered on a client as `<name>:<version>` (see `createLuaScripts`). */
@@ -56,5 +57,6 @@ export const scripts = createLuaScripts<ScriptCommands>({
     takeToken: 'take-token-1.lua',
     extendLock: 'extend-lock-1.lua',
     replaceField: 'replace-field-1.lua',
+    replaceListEntry: 'replace-list-entry-1.lua',
   },
 });

@@ -14,6 +14,7 @@ import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
 import { createSessionQueue } from '../session-queue.js';
+import { completeRedisSessionSummaries } from './session-summaries.js';
 import type { FeatureFlip } from '../repository/session-log.js';
 
 /** What a migration runs against. */
@@ -74,6 +75,13 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
     description:
       'every project config holds every field a project is created with; fields added after a project was stored get what their absence meant (was: defaults on every read: workspace null, preset coding, no repo, its own branch, hooks on, no adoption)',
     run: storeProjectConfigDefaults,
+  },
+  {
+    id: '2026-12-04-session-summary-fields',
+    description:
+      "session summaries stored before prompt caching get cache counts of 0, and those stored before fallback models the model their session started on (its session-start event's, else the project's, else 'unrecorded') (was: defaults on every read)",
+    run: (context) =>
+      forEachProjectBatch(context, (ids) => completeRedisSessionSummaries(context, ids)),
   },
 ];
 

@@ -59,6 +59,7 @@ export function sessionSummary(overrides: Partial<SessionSummary> = {}): Session
     endedAt: 2,
     jobId: 'job-1',
     workerId: 'w1',
+    model: 'sim-sonnet',
     ...overrides,
   };
 }

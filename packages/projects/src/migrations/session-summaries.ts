@@ -1,0 +1,172 @@
+/**
+ * Session summaries stored before prompt caching have no cache counts, and those stored before
+ * fallback models no model. The migrations here write in what their absence meant (no cache
+ * reads or writes: 0; the model: the one the session's `session-start` event named, else the
+ * project's own model, else `unrecorded`), so readers take `SessionSummary` as it is.
+ */
+import { readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { execPipeline } from '../internal/pipeline.js';
+import { scripts } from '../internal/scripts.js';
+import { SCRIPT_STATUS } from '../internal/status.js';
+import { fileProjectPaths } from '../file-project-paths.js';
+import type { MigrationContext } from './redis-migrations.js';
+import path from 'node:path';
+
+/** The model of a summary stored before models were kept, whose session left no start event. */
+export const UNRECORDED_MODEL = 'unrecorded';
+
+type StoredSummary = Record<string, unknown>;
+
+/** True when `summary` lacks a field a summary stored now always has. */
+function incomplete(summary: StoredSummary): boolean {
+  return (
+    typeof summary.cacheReadInputTokens !== 'number' ||
+    typeof summary.cacheCreationInputTokens !== 'number' ||
+    typeof summary.model !== 'string'
+  );
+}
+
+/**
+ * `summary` with what an absent field meant; `models` maps session ids to the model their
+ * `session-start` event named, `projectModel` is the project's configured one (null: the
+ * worker's default, which the summary cannot know).
+ */
+function completed(
+  summary: StoredSummary,
+  models: ReadonlyMap<string, string>,
+  projectModel: string | null,
+): StoredSummary {
+  return {
+    ...summary,
+    cacheReadInputTokens:
+      typeof summary.cacheReadInputTokens === 'number' ? summary.cacheReadInputTokens : 0,
+    cacheCreationInputTokens:
+      typeof summary.cacheCreationInputTokens === 'number' ? summary.cacheCreationInputTokens : 0,
+    model:
+      typeof summary.model === 'string'
+        ? summary.model
+        : (models.get(String(summary.sessionId)) ?? projectModel ?? UNRECORDED_MODEL),
+  };
+}
+
+/** Session id -> model of every `session-start` event among `events` (parsed event objects). */
+function startedModels(events: Iterable<unknown>): Map<string, string> {
+  const models = new Map<string, string>();
+  for (const event of events) {
+    if (typeof event !== 'object' || event === null) continue;
+    const start = event as { type?: unknown; sessionId?: unknown; model?: unknown };
+    if (
+      start.type === 'session-start' &&
+      typeof start.sessionId === 'string' &&
+      typeof start.model === 'string'
+    ) {
+      models.set(start.sessionId, start.model);
+    }
+  }
+  return models;
+}
+
+/** The stored summary `json` holds, or null when it holds no JSON object. */
+function parseSummary(json: string): StoredSummary | null {
+  const parsed = parseOrNull(json);
+  return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
+    ? (parsed as StoredSummary)
+    : null;
+}
+
+function parseOrNull(json: string): unknown {
+  try {
+    return JSON.parse(json) as unknown;
+  } catch {
+    return null;
+  }
+}
+
+function configModel(config: string | null | undefined): string | null {
+  const model = (parseOrNull(config ?? '{}') as { model?: unknown } | null)?.model;
+  return typeof model === 'string' ? model : null;
+}
+
+/** Tries a project's list again when a concurrent trim moved an entry under the migration. */
+const ATTEMPTS = 5;
+
+/** The Redis migration: each project's `sessions` list, entry by entry (compare-and-set). */
+export async function completeRedisSessionSummaries(
+  context: MigrationContext,
+  ids: readonly string[],
+): Promise<void> {
+  const { redis, keys } = context;
+  const read = redis.pipeline();
+  for (const id of ids) read.hget(keys.project(id), 'config');
+  const configs = (await execPipeline(read)) as (string | null)[];
+  for (const [index, id] of ids.entries()) {
+    let models: Map<string, string> | undefined;
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+      const entries = await redis.lrange(keys.sessions(id), 0, -1);
+      let moved = false;
+      for (const [at, entry] of entries.entries()) {
+        const summary = parseSummary(entry);
+        if (summary === null || !incomplete(summary)) continue;
+        models ??= startedModels(
+          (await redis.xrange(keys.events(id), '-', '+')).map(([, fields]) =>
+            parseOrNull(fields[fields.indexOf('e') + 1] ?? ''),
+          ),
+        );
+        const replacement = JSON.stringify(completed(summary, models, configModel(configs[index])));
+        const status = await scripts.call(
+          redis,
+          'replaceListEntry',
+          keys.sessions(id),
+          at,
+          entry,
+          replacement,
+        );
+        if (status !== SCRIPT_STATUS.owned) moved = true;
+      }
+      if (!moved) break;
+    }
+  }
+}
+
+/** The `BATON_HOME` migration: each project's `sessions.jsonl`, rewritten whole. */
+export async function completeFileSessionSummaries(home: string): Promise<void> {
+  let names: string[];
+  try {
+    names = await readdir(path.join(home, 'projects'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
+    throw error;
+  }
+  for (const name of names) {
+    const paths = fileProjectPaths(home, name);
+    const text = await readOrNull(paths.sessions);
+    if (text === null) continue;
+    const lines = text.split('\n').filter((line) => line.length > 0);
+    const summaries = lines.map(parseSummary);
+    if (!summaries.some((summary) => summary !== null && incomplete(summary))) continue;
+    const events = (await readOrNull(paths.events)) ?? '';
+    const models = startedModels(events.split('\n').map(parseOrNull));
+    const record = parseOrNull((await readOrNull(paths.record)) ?? '{}') as {
+      project?: { model?: unknown };
+    } | null;
+    const model = record?.project?.model;
+    const projectModel = typeof model === 'string' ? model : null;
+    const upgraded = summaries.map((summary, at) =>
+      summary === null || !incomplete(summary)
+        ? lines[at]
+        : JSON.stringify(completed(summary, models, projectModel)),
+    );
+    const temporary = `${paths.sessions}.${process.pid}.tmp`;
+    await writeFile(temporary, `${upgraded.join('\n')}\n`, { mode: 0o600 });
+    await rename(temporary, paths.sessions);
+  }
+}
+
+async function readOrNull(file: string): Promise<string | null> {
+  try {
+    return await readFile(file, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw error;
+  }
+}
