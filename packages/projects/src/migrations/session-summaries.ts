@@ -13,7 +13,7 @@ import type { MigrationContext } from './redis-migrations.js';
 import path from 'node:path';
 
 /** The model of a summary stored before models were kept, whose session left no start event. */
-export const UNRECORDED_MODEL = 'unrecorded';
+const UNRECORDED_MODEL = 'unrecorded';
 
 type StoredSummary = Record<string, unknown>;
 
