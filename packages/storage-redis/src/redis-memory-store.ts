@@ -480,9 +480,8 @@ export class RedisMemoryStore implements MemoryStore {
    * The read of a path whose access this store recorded less than the granularity ago: one plain
    * `GET` of the body, which starts with its version (no script, no access-time write). Returns
    * `'record'` when the file is not there (the script then answers not found or is_directory from
-   * the index, or moves a file written before bodies existed) or has another version than the
-   * recorded one (written, or moved here with an older access time, by another store), so the
-   * caller reads it with the script. Only `GET`, not also the parent's index entry: two commands
+   * the index) or has another version than the recorded one (written, or moved here with an older
+   * access time, by another store), so the caller reads it with the script. Only `GET`, not also the parent's index entry: two commands
    * sent back-to-back cost about two round trips on a fast loopback.
    */
   async #readWithoutRecording(
