@@ -43,6 +43,11 @@ describe('argument mistakes: one clear line and exit code 2', () => {
     [['run', '--goal', 'x', '--max-turns', '2.5'], 'must be a whole number.'],
     [['run', '--goal', 'x', '--stall-after', 'many'], 'must be a number.'],
     [['run', '--goal', 'x', '--model', 'two words'], 'must be a model id'],
+    // The project options of both verbs: one parser each (project-options.ts).
+    [['run', '--goal', 'x', '--max-sessions', '0'], 'must be greater than 0.'],
+    [['run', '--goal', 'x', '--max-tokens', '1e10'], 'must be at most 1000000000.'],
+    [['run', '--goal', 'x', '--fallback-model', 'a b'], 'must be a model id'],
+    [['enqueue', '--project', 'p', '--goal', 'x', '--max-turns', '0'], 'must be greater than 0.'],
     [
       ['enqueue', '--project', 'a b', '--goal', 'x'],
       "option '--project <id>' argument 'a b' is invalid",

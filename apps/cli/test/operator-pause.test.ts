@@ -1,5 +1,7 @@
+import path from 'node:path';
+import { createFileProjectLog } from '@baton/projects';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
+import { EXAMPLE_GOAL, cliEnv, runCli } from './helpers.js';
 import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 let dir: string;
@@ -45,5 +47,68 @@ describe('baton pause', () => {
     const unknown = await runCli(['pause', 'ghost-1'], { cwd: dir, env: world.env(dir) });
     expect(unknown.code).toBe(7);
     oneLine(unknown.stderr);
+  });
+});
+
+describe('baton pause --local', () => {
+  it('pauses a `baton run` project between runs; resume --local names baton run, which continues it', async () => {
+    const env = cliEnv(path.join(dir, 'home'));
+    const first = await runCli(
+      ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'lp', '--sessions', '1'],
+      { cwd: dir, env },
+    );
+    expect(first.code, first.stderr).toBe(3);
+    const paused = await runCli(['pause', 'lp', '--local', '--json'], { cwd: dir, env });
+    expect(paused.stderr).toBe('');
+    expect(paused.code).toBe(0);
+    expect(JSON.parse(paused.stdout)).toMatchObject({
+      id: 'lp',
+      status: 'paused',
+      changed: true,
+      removedJobId: null,
+      runningSessionId: null,
+    });
+    const log = createFileProjectLog({ home: path.join(dir, 'home') });
+    expect((await log.transitions('lp')).at(-1)).toMatchObject({
+      from: 'queued',
+      to: 'paused',
+      reason: 'paused by operator',
+    });
+    const again = await runCli(['pause', 'lp', '--local'], { cwd: dir, env });
+    expect(again.code).toBe(0);
+    expect(again.stdout).toBe(
+      'project lp is already paused; continue it with: baton run --project lp\n',
+    );
+    const resume = await runCli(['resume', 'lp', '--local'], { cwd: dir, env });
+    expect(resume.code).toBe(2);
+    expect(oneLine(resume.stderr)).toBe(
+      'baton: a `baton run` project has no queue to resume into: `baton run --project lp` resumes it and runs its sessions.',
+    );
+    expect((await log.require('lp')).status).toBe('paused');
+    const continued = await runCli(['run', '--project', 'lp', '--sessions', '1'], {
+      cwd: dir,
+      env,
+    });
+    expect(continued.code, continued.stderr).toBe(3);
+    expect((await log.require('lp')).counters.sessions).toBe(2);
+  });
+
+  it('refuses an unknown local project (exit 7) and a finished one (exit 2), one line each', async () => {
+    const env = cliEnv(path.join(dir, 'home'));
+    const unknown = await runCli(['pause', 'ghost', '--local'], { cwd: dir, env });
+    expect(unknown.code).toBe(7);
+    expect(oneLine(unknown.stderr)).toContain('no project ghost');
+    const resumeUnknown = await runCli(['resume', 'ghost', '--local'], { cwd: dir, env });
+    expect(resumeUnknown.code).toBe(7);
+    const done = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', 'ldone'], {
+      cwd: dir,
+      env,
+    });
+    expect(done.code, done.stderr).toBe(0);
+    const completed = await runCli(['pause', 'ldone', '--local'], { cwd: dir, env });
+    expect(completed.code).toBe(2);
+    expect(oneLine(completed.stderr)).toContain(
+      'baton: project ldone is completed; only a queued or running project can be paused',
+    );
   });
 });

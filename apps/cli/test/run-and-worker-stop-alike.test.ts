@@ -1,5 +1,5 @@
 import path from 'node:path';
-import { startModelSim, type ModelSimOptions } from '@baton/model-sim';
+import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model-sim';
 import { createFileProjectLog, type ProjectCounters, type ProjectRecord } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
@@ -13,9 +13,10 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 // a fresh simulator over HTTP per path (the same request numbers for both). One scenario per
 // rule of `decideAfterSession` a user can reach from both: completed, budget, no progress,
 // failed (refused every time), the API not knowing the model, context hand-offs, and a feature
-// whose check fails on a later session (verified progress). An operator pause and a cancel have
-// no shared trigger (`baton pause` reaches only a worker's project, Ctrl-C only `baton run`): their
-// own tests are operator-pause, cancel and second-ctrl-c.
+// whose check fails on a later session (verified progress), the project's session and turn
+// limits, and an operator pause (`baton pause`, with --local for `baton run`'s project, from
+// another process). A cancel has no shared trigger (Ctrl-C reaches only `baton run`): its own
+// tests are cancel and second-ctrl-c.
 
 let dir: string;
 let world: RedisWorld;
@@ -38,6 +39,8 @@ interface Scenario {
   counters?: (keyof ProjectCounters)[];
   /** Each path at least this many sessions. */
   minSessions?: number;
+  /** Every session of both paths stopped at its turn limit (`--max-turns`). */
+  turnLimited?: true;
 }
 
 const CHECKLIST_GOAL = (features: number, marker = '') =>
@@ -63,6 +66,21 @@ const SCENARIOS: Scenario[] = [
     exitCode: 4,
     status: 'paused',
     reason: /^budget: \$0\.\d+ spent of \$0\.01$/,
+  },
+  {
+    name: 'the project session limit is reached',
+    flags: ['--goal-file', EXAMPLE_GOAL, '--max-sessions', '2'],
+    exitCode: 4,
+    status: 'paused',
+    reason: /^budget: 2 of 2 sessions used$/,
+  },
+  {
+    name: 'each session is held to the project turn limit',
+    flags: ['--goal-file', EXAMPLE_GOAL, '--max-turns', '2', '--max-sessions', '3'],
+    exitCode: 4,
+    status: 'paused',
+    reason: /^budget: 3 of 3 sessions used$/,
+    turnLimited: true,
   },
   {
     name: 'no session flips a feature',
@@ -208,7 +226,113 @@ describe('baton run and a worker stop a chain by the same rules', () => {
         expect(local.counters[counter], counter).toBe(remote.counters[counter]);
       }
       expect(local.counters.sessions).toBeGreaterThanOrEqual(scenario.minSessions ?? 1);
+      if (scenario.turnLimited === true) {
+        const sessions = [
+          ...(await createFileProjectLog({ home: path.join(dir, 'run-home') }).listSessions(
+            local.id,
+          )),
+          ...(await world.control.listSessions(remote.id)),
+        ];
+        expect(sessions).toHaveLength(local.counters.sessions * 2);
+        for (const session of sessions) {
+          // Held to the limit (its end-of-session turns come on top), on both paths.
+          expect(session).toMatchObject({
+            outcome: 'budget_exhausted',
+            reason: 'Stopped at the turn budget.',
+          });
+        }
+      }
     },
     300_000,
   );
+});
+
+/** A simulator that holds the first request continuing a session's work, and its environment. */
+async function heldSession(): Promise<{ sim: ModelSim; env: Record<string, string> }> {
+  const sim = world.closeAfter(await startModelSim({ faults: { stallNextWork: 1 } }));
+  return {
+    sim,
+    env: {
+      BATON_MODEL: 'claude-sonnet-4-6',
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+    },
+  };
+}
+
+describe('an operator pause stops baton run and a worker alike', () => {
+  it('baton pause (--local for baton run) from another process: the held session ends paused, no next one starts', async () => {
+    // `baton run` in one process, `baton pause --local` in another, while session 1 is held.
+    const home = path.join(dir, 'run-home');
+    const localId = world.projectId('prun');
+    const local = await heldSession();
+    const run = startCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', localId], {
+      cwd: dir,
+      env: world.env(home, local.env),
+    });
+    running.push(run);
+    await local.sim.waitForStalled(1, 90_000);
+    const paused = await runCli(['pause', localId, '--local'], {
+      cwd: dir,
+      env: world.env(home),
+    });
+    expect(paused.stderr).toBe('');
+    expect(paused.code).toBe(0);
+    expect(paused.stdout).toBe(
+      `pausing project ${localId}: its running session writes its notes and stops; continue it with: baton run --project ${localId}\n`,
+    );
+    // Nothing is released: only the pause can end the held session.
+    const ended = await run.done;
+    expect(ended.code, ended.stderr).toBe(3);
+    expect(ended.stdout).toContain('Paused: paused by operator.');
+    const log = createFileProjectLog({ home });
+    const localProject = await log.require(localId);
+    const localSessions = await log.listSessions(localId);
+
+    // The same through a worker and `baton pause`.
+    const remote = await heldSession();
+    const worker = startCli(['worker', '--port', '0'], {
+      cwd: dir,
+      env: world.env(path.join(dir, 'worker-home'), remote.env),
+    });
+    running.push(worker);
+    await worker.waitForOutput('"worker started"', 60_000);
+    const remoteId = world.projectId('pwk');
+    const enqueued = await runCli(['enqueue', '--project', remoteId, '--goal-file', EXAMPLE_GOAL], {
+      cwd: dir,
+      env: world.env(dir),
+    });
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    await remote.sim.waitForStalled(1, 90_000);
+    const pausedRemote = await runCli(['pause', remoteId], { cwd: dir, env: world.env(dir) });
+    expect(pausedRemote.code, pausedRemote.stderr).toBe(0);
+    const remoteProject = await waitFor(
+      `${remoteId} records its paused session`,
+      async () => {
+        const project = await world.control.getProject(remoteId);
+        return project !== null && project.activeSession === null && project.counters.sessions > 0
+          ? project
+          : false;
+      },
+      120_000,
+    );
+    const remoteSessions = await world.control.listSessions(remoteId);
+
+    for (const [project, sessions] of [
+      [localProject, localSessions],
+      [remoteProject, remoteSessions],
+    ] as const) {
+      expect(project.status).toBe('paused');
+      expect(project.statusReason).toBe('paused by operator');
+      expect(project.activeSession).toBeNull();
+      expect(project.counters.sessions).toBe(1);
+      expect(sessions.map((session) => session.outcome)).toEqual(['paused']);
+    }
+    expect(
+      (await log.readEvents(localId, { count: 100_000 })).some(
+        (entry) => entry.event.type === 'project-paused',
+      ),
+    ).toBe(true);
+  }, 300_000);
 });

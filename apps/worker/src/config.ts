@@ -11,6 +11,7 @@ import { z } from 'zod';
 import { MCP_CONFIG_ENV_VARIABLE, type McpConfig, loadMcpConfigFile } from '@baton/session';
 import { WorkerError } from './errors.js';
 import {
+  CHAIN_POLICIES,
   DEFAULT_PREFIX,
   MODEL_ID_PATTERN,
   MODEL_ID_RULE,
@@ -181,9 +182,14 @@ const envSchema = z.object({
   BATON_MAX_STALLED_COUNT: integer('BATON_MAX_STALLED_COUNT', 100, 1),
   BATON_LEASE_TTL_MS: integer('BATON_LEASE_TTL_MS', 8000, 2000),
   BATON_SHUTDOWN_GRACE_MS: integer('BATON_SHUTDOWN_GRACE_MS', 30_000, 0),
-  BATON_CHAIN_DELAY_MS: integer('BATON_CHAIN_DELAY_MS', 1000, 0),
-  BATON_RETRY_DELAY_MS: integer('BATON_RETRY_DELAY_MS', 5000, 0),
-  BATON_MAX_FAILURES: integer('BATON_MAX_FAILURES', 3, 1, 1000),
+  BATON_CHAIN_DELAY_MS: integer('BATON_CHAIN_DELAY_MS', CHAIN_POLICIES.worker.chainDelayMs, 0),
+  BATON_RETRY_DELAY_MS: integer('BATON_RETRY_DELAY_MS', CHAIN_POLICIES.worker.retryDelayMs, 0),
+  BATON_MAX_FAILURES: integer(
+    'BATON_MAX_FAILURES',
+    CHAIN_POLICIES.worker.maxConsecutiveFailures,
+    1,
+    1000,
+  ),
   BATON_MODEL_RPS: integer('BATON_MODEL_RPS', 50, 0),
   BATON_HOME: z.string().optional(),
   BATON_CHECKPOINT_INTERVAL_MS: integer('BATON_CHECKPOINT_INTERVAL_MS', 5000, 0),

@@ -5,6 +5,7 @@ import type { SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
 import { decodeProjectEventJson } from './event-decoder.js';
 import { migrateFileProjects } from './file-migrations.js';
+import { withFileLock } from './file-record-lock.js';
 import {
   FILE_PROJECT_RECORD_VERSION,
   fileProjectPaths,
@@ -37,8 +38,10 @@ export interface FileProjectLogOptions {
 
 /**
  * `ProjectLog` on plain files under `BATON_HOME`, for `baton run` and the CLI's `--local` verbs:
- * one process at a time owns a project here (the one running `baton run`), so writes are
- * serialized in this process and each record write is atomic (temporary file, then rename).
+ * one process runs a project's sessions (`baton run`), others may change its record meanwhile
+ * (`baton pause --local`), so each change of a record is serialized in this process, holds the
+ * record's lock against other processes (`withFileLock`), and is written atomically (temporary
+ * file, then rename).
  */
 export class FileProjectLog implements ProjectLog {
   readonly home: string;
@@ -321,13 +324,16 @@ export class FileProjectLog implements ProjectLog {
     projectId: string,
     change: (project: ProjectRecord) => T,
   ): Promise<{ project: ProjectRecord; result: T } | undefined> {
-    return this.#serialized(async () => {
-      const project = await this.#read(projectId);
-      if (project === null) return undefined;
-      const result = change(project);
-      if (result !== null) await this.#write(project);
-      return { project, result };
-    });
+    // Serialized in this process, and locked against the others writing the same project.
+    return this.#serialized(() =>
+      withFileLock(this.paths(projectId).record, async () => {
+        const project = await this.#read(projectId);
+        if (project === null) return undefined;
+        const result = change(project);
+        if (result !== null) await this.#write(project);
+        return { project, result };
+      }),
+    );
   }
 
   async #read(projectId: string): Promise<ProjectRecord | null> {

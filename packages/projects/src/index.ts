@@ -23,6 +23,8 @@ export type {
   ChainInput,
   NextSessionKind,
 } from './chaining.js';
+export { CHAIN_POLICIES } from './chain-policies.js';
+export type { ChainPolicy } from './chain-policies.js';
 export { createBatonControl } from './control.js';
 export { FileProjectLog, createFileProjectLog, openFileProjectLog } from './file-project-log.js';
 export type { FileProjectLogOptions } from './file-project-log.js';

@@ -51,6 +51,8 @@ export {
   sessionProgress,
 } from './chaining.js';
 export type { NextSessionKind } from './chaining.js';
+export { CHAIN_POLICIES } from './chain-policies.js';
+export type { ChainPolicy } from './chain-policies.js';
 export {
   PROJECT_EVENT_TYPES,
   decodeProjectEvent,

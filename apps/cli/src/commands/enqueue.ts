@@ -1,113 +1,53 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import {
-  CONTEXT_PRESET_NAMES,
-  PROJECT_BUDGET_RULES,
-  VERIFICATION_SECONDS_RULE,
-  type ProjectContextPreset,
-} from '@baton/projects/schema';
+import { CONTEXT_PRESET_NAMES, type ProjectContextPreset } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { verificationInput } from '../internal/verification.js';
-import {
-  ALLOW_HOST_HELP,
-  CHECK_HELP,
-  CHECK_TIMEOUT_HELP,
-  REGRESSION_BUDGET_HELP,
-  REQUIRE_CHECKS_HELP,
-  MCP_CONFIG_HELP,
-  readJsonFile,
-  collectAllowedHost,
-  parseBudget,
-  parseModelId,
-  parseNonEmpty,
-  parseProjectId,
-} from '../internal/argument-parsers.js';
+import { parseModelId, parseProjectId, readJsonFile } from '../internal/argument-parsers.js';
 import { toCommandFailure, withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
-import type { NewProjectFlags } from '../internal/new-project-flags.js';
+import {
+  PROJECT_OPTIONS_HELP,
+  addProjectOptions,
+  budgetsFromFlags,
+  type ProjectFlags,
+} from '../internal/project-options.js';
 
-/** Parsed options of `baton enqueue`: a new project's flags and the ones only a worker's project has. */
-interface EnqueueOptions extends NewProjectFlags {
+/** Parsed options of `baton enqueue`: the project options and the ones only a worker's project has. */
+interface EnqueueOptions extends ProjectFlags {
   project: string;
-  model?: string;
-  fallbackModel?: string;
-  maxSessions?: number;
-  maxTokens?: number;
-  preset?: ProjectContextPreset;
+  model?: string | undefined;
+  preset?: ProjectContextPreset | undefined;
+  /** `--no-sandbox` is refused: the sandbox is the worker's setting. */
+  sandbox?: boolean | undefined;
 }
+
+/** Why `baton enqueue --no-sandbox` is refused (docs/cli.md). */
+const NO_SANDBOX_IS_THE_WORKERS =
+  '--no-sandbox is a setting of the worker, not of a project: a queued project cannot turn off the sandbox of the machines that run it. Start `baton worker --no-sandbox` (or set BATON_SANDBOX=off) where commands may run unsandboxed';
 
 /** `baton enqueue`: store a project in Redis and queue its first session for the workers. */
 export function registerEnqueueCommand(program: Command): void {
-  program
+  const command = program
     .command('enqueue')
     .description(
       'Create a project in Redis and queue its first session for `baton worker` processes.',
     )
     .requiredOption('--project <id>', 'project id (letters, digits, "-", "_")', parseProjectId)
-    .option('--goal <text>', 'the goal (bullet lines "- ..." become features)', parseNonEmpty)
-    .option('--goal-file <file>', 'read the goal from a file')
-    .option(
-      '--repo <path-or-url>',
-      'the repository to work on (read only at creation; the work goes to its branch baton/<id>, never your checkout)',
-      parseNonEmpty,
-    )
-    .option(
-      '--base <branch>',
-      "the branch the work starts from (default: the repository's current or default branch)",
-      parseNonEmpty,
-    )
-    .option('--skip-hooks', "commit checkpoints without running the repository's commit hooks")
-    .option(
-      '--workspace <dir>',
-      "the working tree on every worker machine (default each worker's BATON_HOME/workspaces/<id>)",
-    )
-    .option(
-      '--adopt',
-      'let the project take a --workspace that already holds files: they become its first checkpoint (secrets, files over the size limit and ignored files stay, uncommitted; nothing is deleted). Without it such a directory is refused, with a preview of what adopting it would do',
-    )
-    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseModelId)
-    .option(
-      '--fallback-model <model>',
-      "model a session continues on when its model stays overloaded after the retries (default: the worker's BATON_FALLBACK_MODEL)",
-      parseModelId,
-    )
-    .option(
-      '--budget-usd <usd>',
-      'pause the project once it has spent this much',
-      parseBudget(PROJECT_BUDGET_RULES.maxUsd),
-    )
-    .option(
-      '--max-sessions <n>',
-      'pause the project after this many sessions',
-      parseBudget(PROJECT_BUDGET_RULES.maxSessions),
-    )
-    .option(
-      '--max-tokens <n>',
-      'pause the project once its sessions have used this many input + output tokens',
-      parseBudget(PROJECT_BUDGET_RULES.maxTokens),
-    )
-    .option(
-      '--stall-after <n>',
-      'pause the project (reason no_progress) after this many resume sessions in a row without a newly passing feature (default 3)',
-      parseBudget(PROJECT_BUDGET_RULES.maxSessionsWithoutProgress),
-    )
+    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseModelId);
+  addProjectOptions(command)
     .addOption(
-      new Option('--preset <preset>', 'context-editing preset').choices([...CONTEXT_PRESET_NAMES]),
+      new Option('--preset <preset>', 'context-editing preset (kept for the project)').choices([
+        ...CONTEXT_PRESET_NAMES,
+      ]),
     )
-    .option('--allow-host <host>', ALLOW_HOST_HELP, collectAllowedHost)
-    .option('--check <command>', CHECK_HELP)
-    .option('--require-checks', REQUIRE_CHECKS_HELP)
-    .option('--check-timeout <seconds>', CHECK_TIMEOUT_HELP, parseBudget(VERIFICATION_SECONDS_RULE))
-    .option(
-      '--regression-budget <seconds>',
-      REGRESSION_BUDGET_HELP,
-      parseBudget(VERIFICATION_SECONDS_RULE),
-    )
-    .option('--mcp-config <file>', MCP_CONFIG_HELP)
     .option('--json', 'print JSON')
+    .addOption(new Option('--no-sandbox').hideHelp())
+    .addHelpText('after', PROJECT_OPTIONS_HELP)
     .action(async (options: EnqueueOptions) => {
+      if (options.sandbox === false) throw new CliError('usage', NO_SANDBOX_IS_THE_WORKERS);
       if ((options.goal === undefined) === (options.goalFile === undefined)) {
         throw new CliError('usage', 'give exactly one of --goal and --goal-file');
       }
@@ -122,13 +62,7 @@ export function registerEnqueueCommand(program: Command): void {
           throw new CliError('usage', `cannot read --goal-file ${options.goalFile}`);
         }
       }
-      const budgets: Record<string, number> = {};
-      if (options.budgetUsd !== undefined) budgets.maxUsd = options.budgetUsd;
-      if (options.maxSessions !== undefined) budgets.maxSessions = options.maxSessions;
-      if (options.maxTokens !== undefined) budgets.maxTokens = options.maxTokens;
-      if (options.stallAfter !== undefined) {
-        budgets.maxSessionsWithoutProgress = options.stallAfter;
-      }
+      const budgets = budgetsFromFlags(options);
       // Loaded on use, so `--help` stays fast.
       const { checkNewWorkspace } = await import('../internal/workspace-adoption.js');
       if (options.workspace !== undefined) {
@@ -161,7 +95,7 @@ export function registerEnqueueCommand(program: Command): void {
           ...(options.model !== undefined ? { model: options.model } : {}),
           ...(options.fallbackModel !== undefined ? { fallbackModel: options.fallbackModel } : {}),
           ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
-          ...(Object.keys(budgets).length > 0 ? { budgets } : {}),
+          ...(budgets === undefined ? {} : { budgets }),
           ...(options.allowHost === undefined
             ? {}
             : { sandbox: { allowedHosts: options.allowHost } }),

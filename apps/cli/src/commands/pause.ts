@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects, type ProjectAccessOptions } from '../internal/project-access.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
 
@@ -13,13 +13,18 @@ export function registerPauseCommand(program: Command): void {
     )
     .argument('<id>', 'project id', parseProjectId)
     .option('--json', 'print JSON')
+    .option(
+      '--local',
+      'a `baton run` project under BATON_HOME: the `baton run` running it, in any process, stops after its current session',
+    )
     .addHelpText(
       'after',
-      '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX. Pausing an already paused project is ok (exit 0).',
+      '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local. Pausing an already paused project is ok (exit 0).',
     )
-    .action(async (id: string, options: { json?: boolean }) => {
-      await withControl(async (control) => {
-        const result = await control.pause(id);
+    .action(async (id: string, options: ProjectAccessOptions & { json?: boolean }) => {
+      await withProjects(options, async (projects) => {
+        const local = projects.kind === 'local';
+        const result = await projects.pause(id);
         if (options.json === true) {
           process.stdout.write(
             `${outputJson(
@@ -39,7 +44,8 @@ export function registerPauseCommand(program: Command): void {
           : result.runningSessionId !== null
             ? `pausing project ${id}: its running session writes its notes and stops`
             : `paused project ${id}`;
-        process.stdout.write(`${what}; continue it with: baton resume ${id}\n`);
+        const next = local ? `baton run --project ${id}` : `baton resume ${id}`;
+        process.stdout.write(`${what}; continue it with: ${next}\n`);
       });
     });
 }

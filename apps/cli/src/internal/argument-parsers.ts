@@ -67,14 +67,6 @@ export function parseNonEmpty(value: string): string {
   return value;
 }
 
-/** `--allow-host` of `enqueue` and `run`: repeatable, validated later with the project schema. */
-export const ALLOW_HOST_HELP =
-  "let the project's commands reach this host over HTTP(S) through the sandbox proxy (repeatable; *.example.com for subdomains)";
-
-/** `--mcp-config` of `enqueue` and `run`. */
-export const MCP_CONFIG_HELP =
-  "MCP servers for the project's sessions, in .mcp.json format (secrets as ${VAR} from the worker's environment; see docs/mcp.md)";
-
 /**
  * A JSON file given on the command line (`--mcp-config`), parsed but not validated: the control
  * API validates it with the project schema. One usage line when it cannot be read or parsed.
@@ -100,19 +92,3 @@ export async function readJsonFile(file: string, flag = '--mcp-config'): Promise
 export function collectAllowedHost(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), value];
 }
-
-/** `--check` of `enqueue` and `run`: validated later with the project schema. */
-export const CHECK_HELP =
-  'the check of features that have none: a shell command run in the sandbox, with the feature id in BATON_FEATURE_ID; exit 0 verifies a flip to passing (kept for the project)';
-
-/** `--require-checks` of `enqueue` and `run`. */
-export const REQUIRE_CHECKS_HELP =
-  'refuse a flip to passing of a feature with no check, instead of accepting it as claimed (kept for the project)';
-
-/** `--check-timeout` of `enqueue` and `run`. */
-export const CHECK_TIMEOUT_HELP =
-  'seconds one check may run before it is killed and counts as failed (default 120; kept for the project)';
-
-/** `--regression-budget` of `enqueue` and `run`. */
-export const REGRESSION_BUDGET_HELP =
-  "seconds each session's end may spend re-running passing features' checks (default 60; all run before the project completes; kept for the project)";

@@ -4,6 +4,7 @@ import type { MemoryStore } from '@baton/core';
 import type {
   BatonControl,
   FileProjectLog,
+  PauseResult,
   ProjectRecord,
   SessionSummary,
   StuckProject,
@@ -60,6 +61,11 @@ export interface ProjectAccess {
   search(id: string, text: string, options: { limit: number }): Promise<SearchResult>;
   /** Operator guidance for the running (or next) session. */
   say(id: string, text: string): Promise<{ guidance: OperatorGuidance; sessionRunning: boolean }>;
+  /**
+   * An operator's pause (reason `paused by operator`): no next session starts, and a running one
+   * (a worker's, or a `baton run` in another process) gets its end-of-session turn and stops.
+   */
+  pause(id: string): Promise<PauseResult>;
   /**
    * The project's events from the first (`live: false`); with `follow`, then the new ones as they
    * are written (`live: true`), until `signal` aborts or the caller stops reading.
@@ -149,6 +155,38 @@ function localAccess(log: FileProjectLog): ProjectAccess {
       // A local record shows a session only while one runs (`activeSession`).
       return { guidance, sessionRunning: project.activeSession !== null };
     },
+    async pause(id) {
+      // The rule the control API applies to a worker's project; the `baton run` running it (if
+      // any) sees the status at its next look (run-project.ts) and pauses its session.
+      const { OPERATOR_PAUSE_REASON, PROJECT_TRANSITIONS, ProjectError } =
+        await import('@baton/projects');
+      const project = await requireProject(id);
+      if (project.status === 'paused') {
+        return { project, removedJobId: null, runningSessionId: null, changed: false };
+      }
+      const moved = await log.transition(id, PROJECT_TRANSITIONS.pause.to, {
+        from: PROJECT_TRANSITIONS.pause.from,
+        reason: OPERATOR_PAUSE_REASON,
+      });
+      if (!moved.ok) {
+        throw new ProjectError(
+          'conflict',
+          `project ${id} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
+        );
+      }
+      const current = await log.require(id);
+      const runningSessionId = current.activeSession?.sessionId ?? null;
+      await log.appendEvent(id, {
+        v: 1,
+        type: 'project-paused',
+        at: Date.now(),
+        projectId: id,
+        by: 'operator',
+        runningSessionId,
+        removedJobId: null,
+      });
+      return { project: current, removedJobId: null, runningSessionId, changed: true };
+    },
     async *events(project, options) {
       const file = log.paths(project.id).events;
       if ((await stat(file).catch(() => null)) === null) {
@@ -233,6 +271,7 @@ function redisAccess(control: BatonControl): ProjectAccess {
       const said = await control.say(id, text);
       return { guidance: said.guidance, sessionRunning: said.project.activeSession !== null };
     },
+    pause: (id) => control.pause(id),
     async *events(project, options) {
       let lastId: string | undefined;
       // History first, page by page: everything the stream still holds.

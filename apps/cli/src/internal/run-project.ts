@@ -1,5 +1,6 @@
 import { summarizeContextConfig } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits, type MemoryStore } from '@baton/core';
+import { CHAIN_POLICIES } from '@baton/projects/schema';
 import {
   PROJECT_TRANSITIONS,
   SessionControl,
@@ -8,7 +9,6 @@ import {
   openFileProjectLog,
   type ChainDecision,
   type FileProjectLog,
-  type ProjectBudgets,
   type ProjectRecord,
 } from '@baton/projects';
 import {
@@ -39,6 +39,7 @@ import { connectModel, refuseModelWithoutKey } from './model.js';
 import { batonHome } from './project-home.js';
 import { outputJson } from './terminal-text.js';
 import { runExitCode } from './run-exit-codes.js';
+import { budgetsFromFlags } from './project-options.js';
 import {
   checkpointIntervalMs,
   maxFileBytes,
@@ -51,14 +52,6 @@ import {
 
 export type { RunOptions } from './run-setup.js';
 
-/** `baton run`'s chain rules: the worker's defaults, without its queue delays. */
-const LOCAL_CHAIN_POLICY = {
-  chainDelayMs: 0,
-  /** Backs off like the worker (doubling with each failure in a row), from one second. */
-  retryDelayMs: 1000,
-  maxConsecutiveFailures: 3,
-} as const;
-
 /** Run sessions of one project until the chain stops it; returns the exit code. */
 export async function runProject(options: RunOptions): Promise<number> {
   const home = batonHome();
@@ -69,6 +62,7 @@ export async function runProject(options: RunOptions): Promise<number> {
   const fileLimit = maxFileBytes();
   const context = await readContextConfig(options);
   refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
+  refuseFallbackAsModel(options);
   const json = options.json === true;
   const log = await openFileProjectLog({
     home,
@@ -90,11 +84,17 @@ export async function runProject(options: RunOptions): Promise<number> {
     columns: process.stdout.columns,
   });
   const say = (text: string) => (json ? process.stderr.write(`${text}\n`) : output.line(text));
-  const { connection, traces, sandbox } = await connectRun(options, sandboxSetting, say);
+  const { connection, traces, sandbox } = await connectRun(
+    options,
+    opened.fallbackModel,
+    sandboxSetting,
+    say,
+  );
   say(`Context: ${summarizeContextConfig(context)}.`);
   announceProjectServices(opened, sandbox, workerMcp, say);
   const control = new SessionControl(undefined);
   const stopOnCtrlC = listenForCtrlC(log, opened.id, control, say);
+  const pauseWatch = watchOperatorPause(log, opened.id, control);
   const project = await resumeLocally(log, opened, options);
 
   const chain = createSessionChain({
@@ -103,7 +103,8 @@ export async function runProject(options: RunOptions): Promise<number> {
     client: connection.client,
     workerId: 'local',
     home,
-    ...LOCAL_CHAIN_POLICY,
+    // The worker's rules without its queue delays (side by side with the worker's there).
+    ...CHAIN_POLICIES.local,
     defaultModel: connection.model,
     defaultFallbackModel: connection.fallbackModel,
     checkpointIntervalMs: intervalMs,
@@ -122,7 +123,6 @@ export async function runProject(options: RunOptions): Promise<number> {
     // `baton say --local` adds to it from another process while the session runs.
     guidance: createFileGuidance(paths),
   };
-  const budgets = runBudgets(project, options);
 
   let decision: ChainDecision | undefined;
   /** Checkpoints of this run's sessions that could not be committed (retried, or the pause). */
@@ -140,7 +140,9 @@ export async function runProject(options: RunOptions): Promise<number> {
         control,
         memory: () => store,
         sessionOptions: () => sessionOptions,
-        budgets,
+        // `baton pause --local` from another process: the session ends as a worker's does.
+        onClaimed: () => pauseWatch.start(),
+        onSessionReturned: () => pauseWatch.stop(),
       });
       if (!outcome.ran) break;
       decision = outcome.decision;
@@ -158,6 +160,9 @@ export async function runProject(options: RunOptions): Promise<number> {
     });
     if (decision?.kind === 'finish' && decision.status !== 'completed') {
       say(`${decision.status === 'paused' ? 'Paused' : 'Failed'}: ${decision.reason}.`);
+    } else if (ended.status === 'paused' && !control.signal.aborted) {
+      // An operator's pause, seen at the decide step or before the next session's claim.
+      say(`Paused: ${ended.statusReason ?? 'paused'}.`);
     }
     await reportRunEnd({
       project: ended,
@@ -171,6 +176,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     return exitCode;
   } finally {
     output.close();
+    pauseWatch.stop();
     stopOnCtrlC();
     control.dispose();
     await store.close();
@@ -182,24 +188,40 @@ export async function runProject(options: RunOptions): Promise<number> {
 
 type Say = (text: string) => void;
 
+/** `--fallback-model` naming the model the run uses (`--model`, else BATON_MODEL), before anything is created. */
+function refuseFallbackAsModel(options: RunOptions): void {
+  const model = options.model ?? (process.env.BATON_MODEL?.trim() || undefined);
+  if (options.fallbackModel !== undefined && options.fallbackModel === model) {
+    throw new CliError(
+      'usage',
+      `--fallback-model is the model itself (${model}): a fallback is another model.`,
+    );
+  }
+}
+
 /**
  * The model (`--model`, the environment, or the built-in simulator), traces and the sandbox
- * decision, each announced in one line; a fallback model equal to the model, or a refused
- * sandbox, stops the run here.
+ * decision, each announced in one line; a fallback model (the project's `--fallback-model`, else
+ * `BATON_FALLBACK_MODEL`) equal to the model, or a refused sandbox, stops the run here.
  */
-async function connectRun(options: RunOptions, sandboxSetting: SandboxSetting, say: Say) {
+async function connectRun(
+  options: RunOptions,
+  projectFallback: string | null,
+  sandboxSetting: SandboxSetting,
+  say: Say,
+) {
   const connection = await connectModel(
     options.model === undefined ? {} : { model: options.model },
   );
   say(connection.notice);
   const traces = await startTraces(connection);
   if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);
-  const fallbackModel = connection.fallbackModel;
+  const fallbackModel = projectFallback ?? connection.fallbackModel;
   if (fallbackModel !== undefined && fallbackModel === connection.model) {
     await connection.sim?.close();
     throw new CliError(
       'usage',
-      `BATON_FALLBACK_MODEL is the model itself (${fallbackModel}): name another model, or unset it.`,
+      `${projectFallback === null ? 'BATON_FALLBACK_MODEL' : "the project's --fallback-model"} is the model itself (${fallbackModel}): name another model, or unset it.`,
     );
   }
   if (fallbackModel !== undefined) {
@@ -270,21 +292,46 @@ function listenForCtrlC(
   return () => process.off('SIGINT', onSigint);
 }
 
+/** How often a running session looks for `baton pause --local` (the project's status file). */
+const PAUSE_WATCH_INTERVAL_MS = 250;
+
 /**
- * Continuing a project is a user's resume: `--stall-after` is stored, a stopped project is queued
- * again and the failure and no-progress streaks start again.
+ * While a session runs, watches the project's status as a worker's lease heartbeat does: once
+ * another process paused it (`baton pause --local`), the session gets its end-of-session turn and
+ * the chain's decide step stops the run.
+ */
+function watchOperatorPause(log: FileProjectLog, projectId: string, control: SessionControl) {
+  let timer: NodeJS.Timeout | undefined;
+  const look = () => {
+    void log
+      .get(projectId)
+      .then((project) => {
+        if (project?.status === 'paused') control.pause();
+      })
+      .catch(() => undefined);
+  };
+  return {
+    start(): void {
+      if (timer === undefined) timer = setInterval(look, PAUSE_WATCH_INTERVAL_MS).unref();
+    },
+    stop(): void {
+      clearInterval(timer);
+      timer = undefined;
+    },
+  };
+}
+
+/**
+ * Continuing a project is a user's resume: the budget flags given replace the stored ones (each
+ * its own), a stopped project is queued again and the failure and no-progress streaks start again.
  */
 async function resumeLocally(
   log: FileProjectLog,
   project: ProjectRecord,
   options: RunOptions,
 ): Promise<ProjectRecord> {
-  if (options.stallAfter !== undefined) {
-    await log.setBudgets(project.id, {
-      ...project.budgets,
-      maxSessionsWithoutProgress: options.stallAfter,
-    });
-  }
+  const budgets = budgetsFromFlags(options, project.budgets);
+  if (budgets !== undefined) await log.setBudgets(project.id, budgets);
   if (
     project.status === 'paused' ||
     project.status === 'cancelled' ||
@@ -297,26 +344,6 @@ async function resumeLocally(
   }
   await log.resetFailures(project.id);
   return log.require(project.id);
-}
-
-/**
- * The budgets each session of this run is held to: `--budget-usd` is a budget of this run, laid
- * over the project's own and never stored; `--max-turns` caps each session.
- */
-function runBudgets(
-  project: ProjectRecord,
-  options: RunOptions,
-): (current: ProjectRecord) => ProjectBudgets {
-  const costAtStart = project.counters.costUsd;
-  return (current) => ({
-    ...current.budgets,
-    maxUsd:
-      options.budgetUsd === undefined ? current.budgets.maxUsd : costAtStart + options.budgetUsd,
-    session:
-      options.maxTurns === undefined
-        ? current.budgets.session
-        : { ...current.budgets.session, maxTurns: options.maxTurns },
-  });
 }
 
 /** The run's last lines: features, cost and exit code (a `run-end` JSON line with --json). */

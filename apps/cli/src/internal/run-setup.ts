@@ -37,18 +37,18 @@ import { CLI_ENV_VARIABLES } from './environment.js';
 
 import { describeVerification, verificationInput } from './verification.js';
 import { checkNewWorkspace } from './workspace-adoption.js';
-import type { NewProjectFlags } from './new-project-flags.js';
+import { budgetsFromFlags, type ProjectFlags } from './project-options.js';
 
-/** Parsed options of `baton run`: a new project's flags and the run's own. */
-export interface RunOptions extends NewProjectFlags {
+/** Parsed options of `baton run`: the project options and the run's own. */
+export interface RunOptions extends ProjectFlags {
+  /** `--sessions`: most sessions this process runs (not kept for the project). */
   sessions: number;
-  project?: string;
-  model?: string;
+  project?: string | undefined;
+  model?: string | undefined;
   /** Over `baton.config.json` and `BATON_CONTEXT_*`; unset: those decide (default `coding`). */
-  preset?: ContextPresetName;
-  maxTurns?: number;
+  preset?: ContextPresetName | undefined;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
-  sandbox?: boolean;
+  sandbox?: boolean | undefined;
 }
 
 /** An MCP configuration file (`--mcp-config`, `BATON_MCP_CONFIG`) as a one-line usage error. */
@@ -123,6 +123,15 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
     throw new CliError(
       'usage',
       `project ${existing.id} already exists; --mcp-config is set when a project is created.`,
+    );
+  }
+  if (
+    options.fallbackModel !== undefined &&
+    options.fallbackModel !== (existing.fallbackModel ?? undefined)
+  ) {
+    throw new CliError(
+      'usage',
+      `project ${existing.id} ${existing.fallbackModel === null ? 'has no fallback model' : `falls back to ${existing.fallbackModel}`}; --fallback-model is set when a project is created.`,
     );
   }
 }
@@ -219,8 +228,8 @@ export async function openProject(
       options.workspace !== undefined ? path.resolve(options.workspace) : log.paths(id).workspace,
     adoptWorkspace: options.adopt === true,
     model: null,
-    fallbackModel: null,
-    budgets: {},
+    fallbackModel: options.fallbackModel ?? null,
+    budgets: budgetsFromFlags(options) ?? {},
     contextPreset: 'coding',
     context: {},
     sandbox: readProjectSandbox(options) ?? null,
