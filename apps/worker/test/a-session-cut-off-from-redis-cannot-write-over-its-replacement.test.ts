@@ -1,17 +1,11 @@
 import { Writable } from 'node:stream';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import {
-  startRedisServer,
-  startTcpProxy,
-  waitFor,
-  type RedisServer,
-  type TcpProxy,
-} from '@baton/test-support';
+import { startTcpProxy, waitFor } from '@baton/test-support';
 import { pino, type Logger } from 'pino';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startInProcessWorker } from './support/in-process-worker.js';
-import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
+import { describe, expect, it } from 'vitest';
+import { startWorldWorker } from './support/in-process-worker.js';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
+import { controlWorld, privateRedisOf } from './support/sim-world.js';
 
 /** Short locks and leases, so the other worker takes over within seconds of the partition. */
 const FAST_TAKEOVER = { lockDurationMs: 2_000, stalledIntervalMs: 1_000, leaseTtlMs: 2_000 };
@@ -29,26 +23,13 @@ function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } 
 }
 
 describe('fencing: a worker partitioned from Redis cannot write over the session that replaced it', () => {
-  let redis: RedisServer;
-  let proxy: TcpProxy;
-  let control: BatonControl;
-  const cleanups: (() => Promise<unknown>)[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    proxy = await startTcpProxy({ targetPort: redis.port });
-    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
-  });
-
-  afterEach(async () => {
-    proxy.restore();
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await control.close();
-    await proxy.close();
-    await redis.stop();
-  });
+  // A private Redis behind a proxy the test stalls: the partition.
+  const world = controlWorld({ privateRedis: true });
 
   it('the other worker completes the project; the late write of the cut-off session is refused and that session stops', async () => {
+    const { control } = world;
+    // Closed after the workers that connect through it.
+    const proxy = world.closeAfter(await startTcpProxy({ targetPort: privateRedisOf(world).port }));
     const id = randomProjectId('fence');
     let started: () => void = () => undefined;
     const aStarted = new Promise<void>((resolve) => (started = resolve));
@@ -58,9 +39,9 @@ describe('fencing: a worker partitioned from Redis cannot write over the session
     const lateWrite = new Promise<string>((resolve) => (reportLateWrite = resolve));
 
     const a = capturedLogger();
-    const workerA = await startInProcessWorker({
-      prefix: control.keys.prefix,
+    await startWorldWorker(world, {
       url: proxy.url,
+      stopGraceMs: 1_000,
       workerId: 'worker-a',
       ...FAST_TAKEOVER,
       logger: a.logger,
@@ -81,21 +62,19 @@ describe('fencing: a worker partitioned from Redis cannot write over the session
         },
       }),
     });
-    cleanups.push(() => workerA.stop(1_000));
+    // Before worker A stops: its connections must reach Redis to close.
+    world.closeAfter({ close: () => proxy.restore() });
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     await control.enqueue(id);
     await aStarted;
 
     // The partition: worker A's session keeps running, but nothing it sends reaches Redis.
     proxy.stall();
-    const workerB = await startInProcessWorker({
-      prefix: control.keys.prefix,
-      url: redis.url,
+    await startWorldWorker(world, {
       workerId: 'worker-b',
       ...FAST_TAKEOVER,
       runSession: createScriptedRunner(),
     });
-    cleanups.push(() => workerB.stop());
     const done = await waitForCompleted(control, id);
     expect(done.counters.featuresPassing).toBe(2);
     const progressBefore = await (await control.memoryStore(id)).read('progress.md');

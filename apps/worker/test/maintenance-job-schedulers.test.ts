@@ -1,22 +1,14 @@
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, REDIS_URL, waitFor } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '@baton/test-support';
 import { MAINTENANCE_QUEUE_NAME } from '@baton/projects';
-import { startInProcessWorker } from './support/in-process-worker.js';
+import { startWorldWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
-import { randomPrefix } from './support/redis.js';
+import { controlWorld } from './support/sim-world.js';
 
 describe('maintenance runs as BullMQ job schedulers', () => {
-  let prefix: string;
-  const cleanups: (() => Promise<unknown>)[] = [];
-  beforeEach(() => {
-    prefix = randomPrefix();
-  });
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await deletePrefix(prefix);
-  });
+  const world = controlWorld();
 
   it('upserts the memory sweep, job retention and reconciler schedulers once, whatever the number of workers, and runs them', async () => {
     let sweeps = 0;
@@ -30,18 +22,15 @@ describe('maintenance runs as BullMQ job schedulers', () => {
       retentionEveryMs: 300,
     };
     for (let index = 0; index < 2; index += 1) {
-      const worker = await startInProcessWorker({
-        prefix,
-        runSession: createScriptedRunner(),
-        maintenance,
-      });
-      cleanups.push(() => worker.stop());
+      await startWorldWorker(world, { runSession: createScriptedRunner(), maintenance });
     }
-    const connection = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
-    const queue = new Queue(MAINTENANCE_QUEUE_NAME, { connection, prefix });
-    cleanups.push(async () => {
-      await queue.close();
-      connection.disconnect();
+    const connection = new Redis(world.url, { maxRetriesPerRequest: 1 });
+    const queue = new Queue(MAINTENANCE_QUEUE_NAME, { connection, prefix: world.prefix });
+    world.closeAfter({
+      close: async () => {
+        await queue.close();
+        connection.disconnect();
+      },
     });
     const schedulers = await queue.getJobSchedulers();
     expect(schedulers.map((scheduler) => scheduler.key).sort()).toEqual([

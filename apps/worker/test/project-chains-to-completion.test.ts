@@ -1,31 +1,17 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { deletePrefix, REDIS_URL } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { startInProcessWorker } from './support/in-process-worker.js';
+import { describe, expect, it } from 'vitest';
+import { startWorldWorker } from './support/in-process-worker.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
-import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
+import { controlWorld } from './support/sim-world.js';
 
 describe('a project chains sessions until every feature passes', () => {
-  let prefix: string;
-  let control: BatonControl;
-  const cleanups: (() => Promise<unknown>)[] = [];
-
-  beforeEach(() => {
-    prefix = randomPrefix();
-    control = createBatonControl({ url: REDIS_URL, prefix });
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await control.close();
-    await deletePrefix(prefix);
-  });
+  const world = controlWorld();
 
   it('runs init then one resume per feature and ends completed with counters and summaries', async () => {
-    const worker = await startInProcessWorker({ prefix, runSession: createScriptedRunner() });
-    cleanups.push(() => worker.stop());
+    const { control, projects } = world;
+    await startWorldWorker(world, { runSession: createScriptedRunner() });
     const id = randomProjectId();
-    cleanups.push(() => control.deleteProject(id));
+    projects.push(id);
 
     await control.createProject({ id, goal: 'Build it\n- one\n- two\n- three' });
     await control.enqueue(id);

@@ -1,10 +1,9 @@
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startInProcessWorker } from './support/in-process-worker.js';
-import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
+import { waitFor } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
+import { startWorldWorker } from './support/in-process-worker.js';
+import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
+import { adminOf, controlWorld } from './support/sim-world.js';
 
 /** Reconciler settings small enough for a test: every pass looks at every project at once. */
 const MAINTENANCE = {
@@ -31,25 +30,12 @@ function holdSession(sessionNumber: number) {
 }
 
 describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
-  let redis: RedisServer;
-  let admin: Redis;
-  let control: BatonControl;
-  const cleanups: (() => Promise<unknown>)[] = [];
-
-  beforeEach(async () => {
-    redis = await startRedisServer();
-    admin = new Redis(redis.url, { maxRetriesPerRequest: 1 });
-    control = createBatonControl({ url: redis.url, prefix: randomPrefix() });
-  });
-
-  afterEach(async () => {
-    for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
-    await control.close();
-    admin.disconnect();
-    await redis.stop();
-  });
+  // A private Redis: the tests fill it up (never the shared one).
+  const world = controlWorld({ privateRedis: true });
 
   it('a project whose session job could not be added while Redis was full is queued again by the reconciler and completes', async () => {
+    const { control } = world;
+    const admin = adminOf(world);
     const id = randomProjectId('oom');
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     // Full: every write is refused with OOM, as with a real maxmemory under noeviction.
@@ -60,13 +46,10 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
     expect((await control.getProject(id))?.status).toBe('queued');
     expect(await control.queueCounts()).toMatchObject({ waiting: 0, active: 0, delayed: 0 });
 
-    const worker = await startInProcessWorker({
-      prefix: control.keys.prefix,
-      url: redis.url,
+    await startWorldWorker(world, {
       runSession: createScriptedRunner(),
       maintenance: MAINTENANCE,
     });
-    cleanups.push(() => worker.stop());
     const done = await waitForCompleted(control, id);
     expect(done.counters.featuresPassing).toBe(2);
     const events = await control.readEvents(id, { count: 1000 });
@@ -79,18 +62,17 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
   });
 
   it('Redis full at the end of a session: the project is resumed once memory is freed and completes', async () => {
+    const { control } = world;
+    const admin = adminOf(world);
     const id = randomProjectId('oom');
     const hold = holdSession(2);
-    const worker = await startInProcessWorker({
-      prefix: control.keys.prefix,
-      url: redis.url,
+    await startWorldWorker(world, {
       lockDurationMs: 2_000,
       stalledIntervalMs: 1_000,
       leaseTtlMs: 2_000,
       runSession: createScriptedRunner({ onStart: hold.onStart }),
       maintenance: MAINTENANCE,
     });
-    cleanups.push(() => worker.stop());
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     await control.enqueue(id);
     await waitFor('session 2 to start', () => hold.started);
@@ -107,15 +89,14 @@ describe('a full Redis (noeviction OOM) never leaves a project stuck', () => {
   });
 
   it('Redis full for a moment at the end of a session: the session records itself and chains on its own, no reconciler needed', async () => {
+    const { control } = world;
+    const admin = adminOf(world);
     const id = randomProjectId('oom');
     const hold = holdSession(2);
     // No maintenance: no reconciler runs, so only the chain's own retries can carry the project on.
-    const worker = await startInProcessWorker({
-      prefix: control.keys.prefix,
-      url: redis.url,
+    await startWorldWorker(world, {
       runSession: createScriptedRunner({ onStart: hold.onStart }),
     });
-    cleanups.push(() => worker.stop());
     await control.createProject({ id, goal: 'Build it\n- one\n- two' });
     await control.enqueue(id);
     await waitFor('session 2 to start', () => hold.started);

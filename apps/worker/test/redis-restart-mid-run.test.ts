@@ -1,50 +1,24 @@
-import { startModelSim, type ModelSim } from '@baton/model-sim';
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { startRedisServer, waitFor, type RedisServer } from '@baton/test-support';
-import { createBatonControl, type BatonControl } from '@baton/projects';
-import { randomPrefix, randomProjectId } from './support/redis.js';
-import {
-  simWorkerEnv,
-  spawnWorker,
-  stopAll,
-  type WorkerProcess,
-} from './support/worker-process.js';
+import { describe, expect, it } from 'vitest';
+import { waitFor } from '@baton/test-support';
+import { randomProjectId } from './support/redis.js';
+import { privateRedisOf, simWorld } from './support/sim-world.js';
+import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
 
 describe('Redis restarts in the middle of a run', () => {
-  let redis: RedisServer;
-  let control: BatonControl | undefined;
-  let sim: ModelSim;
-  let home: string;
-  const workers: WorkerProcess[] = [];
-
-  beforeEach(async () => {
-    // AOF fsynced on every write, so the restart below loses nothing.
-    redis = await startRedisServer({ appendOnly: true });
-    home = await mkdtemp(path.join(os.tmpdir(), 'baton-restart-'));
-    sim = await startModelSim({ port: 0 });
-  });
-
-  afterEach(async () => {
-    await stopAll(workers);
-    await control?.close();
-    await sim.close();
-    await redis.stop();
-    await rm(home, { recursive: true, force: true });
-  });
+  // AOF fsynced on every write, so the restart below loses nothing.
+  const world = simWorld({ privateRedis: { appendOnly: true }, tempPrefix: 'baton-restart-' });
 
   it('the worker reconnects and the projects complete', async () => {
-    const prefix = randomPrefix();
-    control = createBatonControl({ url: redis.url, prefix });
-    const worker = await spawnWorker(
-      simWorkerEnv(
-        { prefix, simUrl: sim.url, redisUrl: redis.url },
-        { BATON_RETRY_DELAY_MS: '200', BATON_MAX_FAILURES: '5' },
+    const { sim, control, prefix, url } = world;
+    const redis = privateRedisOf(world);
+    const worker = world.closeAfter(
+      await spawnWorker(
+        simWorkerEnv(
+          { prefix, simUrl: sim.url, redisUrl: url },
+          { BATON_RETRY_DELAY_MS: '200', BATON_MAX_FAILURES: '5' },
+        ),
       ),
     );
-    workers.push(worker);
     const ids = [randomProjectId('restart'), randomProjectId('restart')];
     for (const id of ids) {
       await control.createProject({ id, goal: 'Survive\n- one\n- two\n- three' });
@@ -52,7 +26,7 @@ describe('Redis restarts in the middle of a run', () => {
     }
     sim.setFaults({ latencyMs: 100 });
     await waitFor('first sessions done', async () => {
-      const all = await Promise.all(ids.map((id) => control!.getProject(id)));
+      const all = await Promise.all(ids.map((id) => control.getProject(id)));
       return all.every((project) => (project?.counters.sessions ?? 0) >= 1);
     });
 
@@ -65,7 +39,7 @@ describe('Redis restarts in the middle of a run', () => {
     await waitFor(
       'every project completed after the restart',
       async () => {
-        const all = await Promise.all(ids.map((id) => control!.getProject(id)));
+        const all = await Promise.all(ids.map((id) => control.getProject(id)));
         const failed = all.find((project) => project?.status === 'failed');
         if (failed) throw new Error(`${failed.id} failed: ${failed.statusReason}`);
         return all.every((project) => project?.status === 'completed');

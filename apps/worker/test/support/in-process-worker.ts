@@ -2,10 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Anthropic from '@anthropic-ai/sdk';
+import type { ModelSim } from '@baton/model-sim';
+import { runSession } from '@baton/session';
 import { createRedisMemoryStore } from '@baton/storage-redis';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
-import { REDIS_URL } from '@baton/test-support';
+import { REDIS_URL, type WorkerWorld } from '@baton/test-support';
 import { memoryConnectionOptions, workerConnectionOptions } from '@baton/projects';
 import {
   createBatonWorker,
@@ -81,5 +83,42 @@ export async function startInProcessWorker(
       if (options.home === undefined) rmSync(home, { recursive: true, force: true });
       return result;
     },
+  });
+}
+
+type InProcessWorker = Awaited<ReturnType<typeof startInProcessWorker>>;
+
+/**
+ * `startInProcessWorker` on the world's Redis (or `url`, a proxy in front of it) and prefix,
+ * stopped after the test (within `stopGraceMs`), before the world's parts close.
+ */
+export async function startWorldWorker(
+  world: WorkerWorld<Record<never, never>>,
+  options: Omit<Parameters<typeof startInProcessWorker>[0], 'prefix'> & {
+    stopGraceMs?: number | undefined;
+  },
+): Promise<InProcessWorker> {
+  const { stopGraceMs, ...workerOptions } = options;
+  const worker = await startInProcessWorker({
+    prefix: world.prefix,
+    url: world.url,
+    ...workerOptions,
+  });
+  world.closeAfter({ close: () => worker.stop(stopGraceMs) });
+  return worker;
+}
+
+/**
+ * `startWorldWorker` running the real `runSession` against the world's model simulator (the SDK's
+ * own retries off: sessions retry themselves).
+ */
+export function startSimWorker(
+  world: WorkerWorld<{ sim: ModelSim }>,
+  options: Omit<Parameters<typeof startWorldWorker>[1], 'runSession' | 'client'>,
+): Promise<InProcessWorker> {
+  return startWorldWorker(world, {
+    runSession,
+    client: new Anthropic({ apiKey: 'test-key', baseURL: world.sim.url, maxRetries: 0 }),
+    ...options,
   });
 }

@@ -21,7 +21,8 @@ export interface ProcessWorld {
 
 /**
  * Registers a beforeEach that builds a fresh world for every test and an afterEach that tears it
- * down (workers stopped, projects deleted, the Redis prefix removed, the temp home deleted).
+ * down (workers stopped, then simWorld's: projects deleted, the Redis prefix removed, the temp
+ * home deleted).
  * Fields are filled in by the beforeEach: read them inside the test.
  */
 export function useProcessWorld(
@@ -29,16 +30,10 @@ export function useProcessWorld(
   simOptions: ModelSimOptions = {},
 ): ProcessWorld {
   const workers: WorkerProcess[] = [];
-  const projects: string[] = [];
-  const world = Object.assign(simWorld({ tempPrefix, sim: simOptions }), { workers, projects });
+  const world = Object.assign(simWorld({ tempPrefix, sim: simOptions }), { workers });
   // Closed first (the last one opened): workers stop before their projects and Redis go.
   beforeEach(() => {
-    world.closeAfter({
-      close: async () => {
-        await stopAll(workers);
-        for (const id of projects.splice(0)) await world.control.deleteProject(id);
-      },
-    });
+    world.closeAfter({ close: () => stopAll(workers) });
   });
   return world;
 }
