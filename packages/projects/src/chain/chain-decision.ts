@@ -17,7 +17,7 @@ export function decisionInput(
   context: {
     options: SessionChainOptions;
     request: ChainedSessionRequest;
-    /** The budgets the rules check (the request's, else the project's). */
+    /** The budgets the rules check: the project's stored ones (`baton run` and workers alike). */
     budgets: ProjectBudgets;
   },
 ): Parameters<typeof decideAfterSession>[0] {

@@ -8,12 +8,7 @@ import {
   uselessContextFill,
 } from '../chaining.js';
 import { isProjectError } from '../errors.js';
-import {
-  RUNNABLE_STATUSES,
-  type ActiveSessionInfo,
-  type ProjectBudgets,
-  type ProjectRecord,
-} from '../project.js';
+import { RUNNABLE_STATUSES, type ActiveSessionInfo, type ProjectRecord } from '../project.js';
 import type { ProjectLog, SessionSummary } from '../project-log.js';
 import { carryOutDecision, decisionInput } from './chain-decision.js';
 import { bindChainLogger, type ChainLogger } from './chain-logger.js';
@@ -83,7 +78,7 @@ export class ChainStep {
             options: this.#options,
             request: this.#request,
             sessionId: this.#sessionId,
-            budgets: this.#budgets(claim.project),
+            budgets: claim.project.budgets,
             publish: (event) => this.#chain.publish(event, this.#projects),
           }),
         )
@@ -216,10 +211,6 @@ export class ChainStep {
     return { store, workspace, prepared, features, kind, checks };
   }
 
-  #budgets(project: ProjectRecord): ProjectBudgets {
-    return this.#request.budgets?.(project) ?? project.budgets;
-  }
-
   /** Records the session on the project and carries out what happens next. */
   async #finish(claim: Claim, setup: Setup, result: SessionResult): Promise<ChainedSessionOutcome> {
     if (this.#request.control.abandoned) return this.#abandon(claim, result);
@@ -304,7 +295,7 @@ export class ChainStep {
     return decisionInput(result, project, summary, {
       options: this.#options,
       request: this.#request,
-      budgets: this.#budgets(project),
+      budgets: project.budgets,
     });
   }
 }

@@ -9,12 +9,7 @@ import type {
 import type { ProjectWorkspace, PushRetryOptions } from '@baton/workspace';
 import type { AbortReason, ChainDecision } from '../chaining.js';
 import type { WorkerEvent } from '../events.js';
-import type {
-  ActiveSessionInfo,
-  ProjectBudgets,
-  ProjectRecord,
-  ProjectStatus,
-} from '../project.js';
+import type { ActiveSessionInfo, ProjectRecord, ProjectStatus } from '../project.js';
 import type { ProjectLog } from '../project-log.js';
 import type { SessionJobReason } from '../session-queue.js';
 import type { ChainLogger } from './chain-logger.js';
@@ -93,11 +88,6 @@ export interface ChainedSessionRequest {
   log?: ProjectLog | undefined;
   /** Options laid over the chain's `runSession` options (client, tools, transcripts, guidance, context). */
   sessionOptions?: ((project: ProjectRecord) => Partial<RunSessionOptions>) | undefined;
-  /**
-   * The budgets the rules check, instead of the project's stored ones (`baton run --budget-usd`
-   * is a budget of one run, never stored).
-   */
-  budgets?: ((project: ProjectRecord) => ProjectBudgets) | undefined;
   /**
    * Asked right before every checkpoint push; a reason refuses it (the commit stays in this
    * worker's clone). A worker refuses once its lease moved on, so a replaced session never pushes

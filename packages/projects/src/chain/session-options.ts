@@ -15,7 +15,7 @@ export interface SessionOptionsInput {
   options: SessionChainOptions;
   request: ChainedSessionRequest;
   sessionId: string;
-  /** The budgets the rules check (the request's, else the project's). */
+  /** The budgets the rules check: the project's stored ones (`baton run` and workers alike). */
   budgets: ProjectBudgets;
   /** Appends a session event to the project's log (observers see it first). */
   publish: (event: ChainEvent) => Promise<void>;
