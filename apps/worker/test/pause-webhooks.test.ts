@@ -1,9 +1,8 @@
 import { verifyWebhookSignature } from '@baton/projects';
-import { startWebhookReceiver, waitFor, type WebhookReceiver } from '@baton/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor, type WebhookReceiver } from '@baton/test-support';
+import { describe, expect, it } from 'vitest';
 import { randomProjectId } from './support/redis.js';
-import { useProcessWorld } from './support/process-world.js';
-import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+import { spawnWebhookWorker, useProcessWorld } from './support/process-world.js';
 
 const SECRET = 'whsec-pause-test';
 
@@ -21,27 +20,10 @@ function body(receiver: WebhookReceiver, index: number): Record<string, unknown>
 
 describe('a worker process tells webhook receivers why a project paused', () => {
   const world = useProcessWorld('baton-pause-hooks-');
-  let receiver: WebhookReceiver | null = null;
-  afterEach(async () => {
-    await receiver?.close();
-    receiver = null;
-  });
 
   it('a stalled project is project.paused with reason no_progress; an operator pause is project.paused with its own reason', async () => {
-    const { prefix, control, sim, workers, projects } = world;
-    receiver = await startWebhookReceiver();
-    workers.push(
-      await spawnWorker(
-        simWorkerEnv(
-          { prefix, simUrl: sim.url },
-          {
-            BATON_WEBHOOK_URL: receiver.url,
-            BATON_WEBHOOK_SECRET: SECRET,
-            BATON_WEBHOOK_BACKOFF_MS: '50',
-          },
-        ),
-      ),
-    );
+    const { control, projects } = world;
+    const receiver = await spawnWebhookWorker(world, SECRET);
 
     // Three turns per session: the agent reads its memory and never reaches a flip.
     const stalled = randomProjectId('stall-hook');

@@ -1,35 +1,16 @@
 import { verifyWebhookSignature } from '@baton/projects';
-import { startWebhookReceiver, type WebhookReceiver } from '@baton/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
-import { useProcessWorld } from './support/process-world.js';
-import { simWorkerEnv, spawnWorker } from './support/worker-process.js';
+import { spawnWebhookWorker, useProcessWorld } from './support/process-world.js';
 
 const SECRET = 'whsec-verify-test';
 
 describe('a worker process verifies progress', () => {
   const world = useProcessWorld('baton-verify-');
-  let receiver: WebhookReceiver | null = null;
-  afterEach(async () => {
-    await receiver?.close();
-    receiver = null;
-  });
 
   it('refuses a false claim, catches a regression (feature.regressed webhook), and completes on evidence kept in Redis', async () => {
-    const { prefix, control, sim, workers, projects } = world;
-    receiver = await startWebhookReceiver();
-    workers.push(
-      await spawnWorker(
-        simWorkerEnv(
-          { prefix, simUrl: sim.url },
-          {
-            BATON_WEBHOOK_URL: receiver.url,
-            BATON_WEBHOOK_SECRET: SECRET,
-            BATON_WEBHOOK_BACKOFF_MS: '50',
-          },
-        ),
-      ),
-    );
+    const { control, projects } = world;
+    const receiver = await spawnWebhookWorker(world, SECRET);
     const id = randomProjectId('verify');
     projects.push(id);
     await control.createProject({

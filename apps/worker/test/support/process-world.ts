@@ -1,6 +1,11 @@
 import type { ModelSim, ModelSimOptions } from '@baton/model-sim';
 import { beforeEach } from 'vitest';
-import { waitFor } from '@baton/test-support';
+import {
+  startWebhookReceiver,
+  waitFor,
+  type Closable,
+  type WebhookReceiver,
+} from '@baton/test-support';
 import type { BatonControl } from '@baton/projects';
 import { randomProjectId } from './redis.js';
 import { simWorld } from './sim-world.js';
@@ -17,6 +22,8 @@ export interface ProcessWorld {
   workers: WorkerProcess[];
   /** Project ids the test created: deleted after the test. */
   projects: string[];
+  /** Closes `resource` after the test, after the workers it spawned later; last opened first. */
+  closeAfter<T extends Closable>(resource: T): T;
 }
 
 /**
@@ -73,4 +80,29 @@ export async function stallSecondSession(
   sim.setFaults({ stallOn: [sim.requests + 3] });
   await sim.waitForStalled(1, 20_000);
   return { id, first, env };
+}
+
+/**
+ * Starts a webhook receiver (closed after the test, once the workers stopped) and a worker
+ * process that sends it webhooks signed with `secret`, retried after 50 ms.
+ */
+export async function spawnWebhookWorker(
+  world: ProcessWorld,
+  secret: string,
+): Promise<WebhookReceiver> {
+  const { prefix, sim, workers } = world;
+  const receiver = world.closeAfter(await startWebhookReceiver());
+  workers.push(
+    await spawnWorker(
+      simWorkerEnv(
+        { prefix, simUrl: sim.url },
+        {
+          BATON_WEBHOOK_URL: receiver.url,
+          BATON_WEBHOOK_SECRET: secret,
+          BATON_WEBHOOK_BACKOFF_MS: '50',
+        },
+      ),
+    ),
+  );
+  return receiver;
 }
