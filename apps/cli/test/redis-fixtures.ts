@@ -87,6 +87,7 @@ export function createRedisWorld(): RedisWorld {
       for (const resource of closing) await resource.close();
       for (const id of projects) await control.deleteProject(id).catch(() => undefined);
       await deletePrefix(prefix);
+      await deletePrefix(`${control.keys.memoryPrefix}:`);
       await control.close();
       redis.disconnect();
     },

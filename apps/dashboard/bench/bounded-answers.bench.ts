@@ -28,7 +28,7 @@ interface Fleet {
 
 async function startFleet(goalCharacters: number): Promise<Fleet> {
   const prefix = `{bench-bounds-${randomHex(4)}}`;
-  const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix: `${prefix}m` });
+  const control = createBatonControl({ url: REDIS_URL, prefix });
   const ids = Array.from({ length: PROJECTS }, (_, index) => `p-${String(index).padStart(5, '0')}`);
   await inParallel(
     ids,
@@ -56,7 +56,7 @@ async function stopFleet(fleet: Fleet): Promise<void> {
   await fleet.server.close();
   await fleet.control.close();
   await deletePrefix(fleet.prefix);
-  await deletePrefix(`${fleet.prefix}m`);
+  await deletePrefix(`${fleet.control.keys.memoryPrefix}:`);
 }
 
 function percentile(values: number[], fraction: number): number {

@@ -48,7 +48,7 @@ interface Fleet {
 
 async function startFleet(count: number): Promise<Fleet> {
   const prefix = `{bench-dash-${randomHex(4)}}`;
-  const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix: `${prefix}m` });
+  const control = createBatonControl({ url: REDIS_URL, prefix });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const repository = new ProjectRepository({ redis, keys: createKeys(prefix) });
   const ids = Array.from({ length: count }, (_, index) => `p-${String(index).padStart(5, '0')}`);

@@ -33,7 +33,7 @@ describe("the checklist costs its features, not the project's sessions", () => {
     await runRedisMigrations({
       redis: cost.redis,
       keys: cost.dashboard.control.keys,
-      memoryPrefix: cost.dashboard.memoryPrefix,
+      legacyMemoryPrefix: cost.dashboard.memoryPrefix,
     });
   }
 

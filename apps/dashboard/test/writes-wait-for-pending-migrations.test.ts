@@ -49,7 +49,7 @@ describe('the dashboard refuses writes while a Redis data migration is pending',
     await runRedisMigrations({
       redis,
       keys: dashboard.control.keys,
-      memoryPrefix: dashboard.memoryPrefix,
+      legacyMemoryPrefix: dashboard.memoryPrefix,
     });
     const again = await post(`/api/projects/${id}/pause`, {});
     expect([again.status, again.body.project.status]).toEqual([200, 'paused']);

@@ -17,7 +17,7 @@ import {
   MODEL_ID_RULE,
   RedisTargetError,
   describeError,
-  isValidPrefix,
+  prefixProblem,
   readRedisTarget,
   webhookSigningKey,
   type RedisTarget,
@@ -140,11 +140,9 @@ const envSchema = z.object({
     .optional()
     .transform((value, context) => {
       const prefix = value && value !== '' ? value : DEFAULT_PREFIX;
-      if (!isValidPrefix(prefix)) {
-        context.addIssue({
-          code: 'custom',
-          message: `BATON_PREFIX must contain one {hash tag} and no ":", got "${prefix}"`,
-        });
+      const problem = prefixProblem(prefix, 'BATON_PREFIX');
+      if (problem !== null) {
+        context.addIssue({ code: 'custom', message: problem });
         return z.NEVER;
       }
       return prefix;

@@ -134,7 +134,12 @@ export async function startWorkerFromConfig(
   // Before any job is taken: data an earlier version stored is upgraded once (one runner at a
   // time), and data a newer version migrated is refused.
   try {
-    const migrated = await runRedisMigrations({ redis: commandConnection, keys });
+    const migrated = await runRedisMigrations({
+      redis: commandConnection,
+      keys,
+      report: (notice) =>
+        logger.warn({ migration: notice.migration, projects: notice.projects }, notice.message),
+    });
     if (migrated.length > 0) logger.info({ migrations: migrated }, 'Redis data migrated');
   } catch (error) {
     redisWatch.stop();
@@ -190,6 +195,8 @@ export async function startWorkerFromConfig(
     createRedisMemoryStore({
       redis: memoryConnection,
       namespace: projectId,
+      // Derived from BATON_PREFIX, as the control API's: a deployment's memory is its own.
+      prefix: keys.memoryPrefix,
       limits: memoryStoreLimits(),
       fence,
       ...(accessTimeGranularityMs === undefined ? {} : { accessTimeGranularityMs }),

@@ -31,7 +31,7 @@ import {
 import { createRedisTranscripts } from './transcripts.js';
 import { OPERATOR_PAUSE_REASON } from './chaining.js';
 import { createRedisGuidance, parseGuidanceText, type StoredGuidance } from './operator.js';
-import { createKeys, DEFAULT_PREFIX, isValidPrefix, type BatonKeys } from './keys.js';
+import { createKeys, DEFAULT_PREFIX, prefixProblem, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
   isTerminalStatus,
@@ -124,12 +124,8 @@ class RedisBatonControl implements BatonControl {
 
   constructor(options: BatonControlOptions) {
     const prefix = options.prefix ?? DEFAULT_PREFIX;
-    if (!isValidPrefix(prefix)) {
-      throw new ProjectError(
-        'invalid_config',
-        `prefix must contain one {hash tag}, got "${prefix}"`,
-      );
-    }
+    const problem = prefixProblem(prefix, 'prefix');
+    if (problem !== null) throw new ProjectError('invalid_config', problem);
     this.#options = options;
     this.#target =
       options.target ??
@@ -581,7 +577,8 @@ class RedisBatonControl implements BatonControl {
     return createRedisMemoryStore({
       redis: this.#redis,
       namespace: projectId,
-      prefix: this.#options.memoryPrefix,
+      // Derived from the prefix, as the workers' are: a deployment's memory is its own.
+      prefix: this.keys.memoryPrefix,
     });
   }
 

@@ -104,6 +104,8 @@ export {
   SESSION_QUEUE_NAME,
   createKeys,
   isValidPrefix,
+  memoryPrefixOf,
+  prefixProblem,
 } from './keys.js';
 export type { BatonKeys, ProjectSort } from './keys.js';
 export {
@@ -219,6 +221,7 @@ export {
   newerDataError,
   readMigrationState,
   runRedisMigrations,
+  type MigrationNotice,
   type MigrationState,
   type RunRedisMigrationsOptions,
 } from './migrations/run-migrations.js';

@@ -19,6 +19,11 @@ export const MAINTENANCE_QUEUE_NAME = 'baton-maintenance';
 export interface BatonKeys {
   /** The prefix itself (pass it to BullMQ as `prefix`). */
   prefix: string;
+  /**
+   * The key prefix of this deployment's memory stores (`@baton/storage-redis` keys
+   * `<memoryPrefix>:{<project id>}:...`): `memoryPrefixOf(prefix)`.
+   */
+  memoryPrefix: string;
   /** Sorted set of project ids scored by creation time. */
   projects: string;
   /**
@@ -94,6 +99,31 @@ export function isValidPrefix(prefix: string): boolean {
   return /^[^{}:\s]*\{[^{}\s]+\}[^{}\s]*$/.test(prefix) && !prefix.includes(':');
 }
 
+/**
+ * What is wrong with `prefix` as a key prefix, in one line naming where it came from (`source`:
+ * `BATON_PREFIX` when a variable gave it, `prefix` for the option); null when it is valid.
+ */
+export function prefixProblem(prefix: string, source: string): string | null {
+  return isValidPrefix(prefix)
+    ? null
+    : `${source} must contain one {hash tag} and no ":", got "${prefix}"`;
+}
+
+/**
+ * The memory stores' key prefix of the deployment whose key prefix is `prefix` (a valid one), so
+ * deployments sharing one Redis never share a project's memory or its fence. The memory keys
+ * carry the project's own hash tag (`<memory prefix>:{<project id>}:...`), so the prefix's braces
+ * go: `{baton}` gives `baton` (the default, where every earlier version kept memory), `{acme}`
+ * gives `acme`. Text around the tag (`pre{tag}post`) keeps its parts apart with colons
+ * (`pre:tag:post`), which no `{tag}` alone can give: two prefixes never give the same one.
+ */
+export function memoryPrefixOf(prefix: string): string {
+  const match = /^([^{]*)\{([^}]*)\}(.*)$/.exec(prefix);
+  if (match === null) return prefix;
+  const [, before = '', tag = '', after = ''] = match;
+  return before === '' && after === '' ? tag : `${before}:${tag}:${after}`;
+}
+
 /** The orders the project index keeps: creation time, last status change, id. */
 export type ProjectSort = 'created' | 'updated' | 'id';
 
@@ -103,6 +133,7 @@ export function createKeys(prefix: string = DEFAULT_PREFIX): BatonKeys {
   const base = `${prefix}:project:`;
   return {
     prefix,
+    memoryPrefix: memoryPrefixOf(prefix),
     projects: `${prefix}:projects`,
     projectIndex: (sort, status) => `${prefix}:projects:by-${sort}:${status}`,
     projectIndexBase: `${prefix}:projects:by-`,

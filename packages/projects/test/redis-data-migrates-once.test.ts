@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { randomHex, REDIS_URL } from '@baton/test-support';
+import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import { createRedisMemoryStore, type RedisMemoryStore } from '@baton/storage-redis';
 import {
   REDIS_MIGRATIONS,
@@ -24,7 +24,7 @@ describe('Redis data migrations', () => {
   const world = useControlWorld();
 
   /** Projects as an earlier version stored them, with a memory file of the earlier layout. */
-  async function storeTheOldWay(memoryPrefix: string): Promise<{
+  async function storeTheOldWay(legacyMemoryPrefix: string): Promise<{
     ids: string[];
     memory: RedisMemoryStore;
   }> {
@@ -95,7 +95,7 @@ describe('Redis data migrations', () => {
     // A memory file whose content is in its hash's `c` field, with no body key.
     const memory = createRedisMemoryStore({
       url: REDIS_URL,
-      prefix: memoryPrefix,
+      prefix: legacyMemoryPrefix,
       namespace: 'old-c',
     });
     await memory.write('progress.md', '## Session 1\nold layout', { mode: 'create' });
@@ -115,10 +115,11 @@ describe('Redis data migrations', () => {
   }
 
   it('upgrades what an earlier version stored, and the readers see it afterwards', async () => {
-    const memoryPrefix = `bt-${randomHex(5)}`;
-    const { ids, memory } = await storeTheOldWay(memoryPrefix);
-    const fresh = () =>
-      createRedisMemoryStore({ url: REDIS_URL, prefix: memoryPrefix, namespace: 'old-c' });
+    // Where earlier versions kept every deployment's memory (`baton` outside tests).
+    const legacyMemoryPrefix = `bt-${randomHex(5)}`;
+    const { ids, memory } = await storeTheOldWay(legacyMemoryPrefix);
+    const fresh = (prefix = world.control.keys.memoryPrefix) =>
+      createRedisMemoryStore({ url: REDIS_URL, prefix, namespace: 'old-c' });
     try {
       // The readers have no fallbacks any more: before the migrations, none of it shows.
       expect((await world.control.pageProjects({ sort: 'id', order: 'asc' })).projects).toEqual([]);
@@ -138,7 +139,7 @@ describe('Redis data migrations', () => {
       const ran = await runRedisMigrations({
         redis: world.redis,
         keys: world.control.keys,
-        memoryPrefix,
+        legacyMemoryPrefix,
       });
       expect(ran).toEqual(ALL_IDS);
 
@@ -181,17 +182,25 @@ describe('Redis data migrations', () => {
           ['F2', { sessionNumber: 2, sessionId: 's2' }],
         ]),
       );
+      // Moved to a body, then to this deployment's memory prefix (the world's is not `{baton}`).
       const after = fresh();
       expect(await after.read('progress.md')).toBe('## Session 1\nold layout');
       await after.close();
+      const left = fresh(legacyMemoryPrefix);
+      expect(await left.read('progress.md')).toBeNull();
+      await left.close();
       expect(await world.redis.hkeys(world.control.keys.migrations)).toEqual(ALL_IDS);
       // Run once: a second start finds nothing pending.
       expect(
-        await runRedisMigrations({ redis: world.redis, keys: world.control.keys, memoryPrefix }),
+        await runRedisMigrations({
+          redis: world.redis,
+          keys: world.control.keys,
+          legacyMemoryPrefix,
+        }),
       ).toEqual([]);
     } finally {
-      await memory.clear();
       await memory.close();
+      await deletePrefix(`${legacyMemoryPrefix}:`);
     }
   });
 
@@ -202,7 +211,7 @@ describe('Redis data migrations', () => {
     const refusal = await runRedisMigrations({
       redis: world.redis,
       keys: world.control.keys,
-      memoryPrefix: `bt-${randomHex(5)}`,
+      legacyMemoryPrefix: `bt-${randomHex(5)}`,
     }).catch((error: unknown) => error);
     expect(isProjectError(refusal) && refusal.code).toBe('newer_data');
     expect((refusal as Error).message).toMatch(
@@ -215,13 +224,13 @@ describe('Redis data migrations', () => {
   });
 
   it('runs each migration once when several processes start together', async () => {
-    const memoryPrefix = `bt-${randomHex(5)}`;
-    const { ids, memory } = await storeTheOldWay(memoryPrefix);
+    const legacyMemoryPrefix = `bt-${randomHex(5)}`;
+    const { ids, memory } = await storeTheOldWay(legacyMemoryPrefix);
     const connections = Array.from({ length: 5 }, () => new Redis(REDIS_URL));
     try {
       const runs = await Promise.all(
         connections.map((redis) =>
-          runRedisMigrations({ redis, keys: createKeys(world.prefix), memoryPrefix }),
+          runRedisMigrations({ redis, keys: createKeys(world.prefix), legacyMemoryPrefix }),
         ),
       );
       // Every id was applied by exactly one of them; the others waited for the lock, then found
@@ -233,8 +242,8 @@ describe('Redis data migrations', () => {
       expect(page.projects.map((project) => project.id)).toEqual(ids);
     } finally {
       for (const redis of connections) redis.disconnect();
-      await memory.clear();
       await memory.close();
+      await deletePrefix(`${legacyMemoryPrefix}:`);
     }
   });
 });

@@ -89,8 +89,12 @@ export function workerWorld<Parts extends Record<string, Closable> = Record<neve
       for (const resource of closing) await resource.close();
     } finally {
       if (current !== undefined) {
-        if (current.redis === undefined) await deletePrefix(current.prefix);
-        else await current.redis.stop();
+        if (current.redis === undefined) {
+          await deletePrefix(current.prefix);
+          // Its memory keys: a `{tag}` prefix keeps memory under `tag:` (@baton/projects
+          // memoryPrefixOf, which this package does not import).
+          await deletePrefix(`${current.prefix.slice(1, -1)}:`);
+        } else await current.redis.stop();
         await rm(current.home, { recursive: true, force: true });
       }
     }

@@ -46,7 +46,11 @@ export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise
   const target = await redisTargetFromEnvironment(env);
   const prefix = env[CLI_ENV_VARIABLES.prefix]?.trim();
   // Loaded on use: `--help` and local commands should not pay for BullMQ.
-  const { createBatonControl } = await import('@baton/projects');
+  const { createBatonControl, prefixProblem } = await import('@baton/projects');
+  // The control API would name its option; the user set the variable.
+  const problem =
+    prefix === undefined || prefix === '' ? null : prefixProblem(prefix, CLI_ENV_VARIABLES.prefix);
+  if (problem !== null) throw new CliError('usage', `${problem}.`);
   try {
     return createBatonControl({
       target,

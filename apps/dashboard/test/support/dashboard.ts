@@ -40,9 +40,10 @@ export async function startTestDashboard(
   const { withQueueBoard, ...serverOptions } = options;
   const id = randomHex();
   const prefix = `{bd-${id}}`;
-  const memoryPrefix = `bdm-${id}`;
   const workspaceRoot = await mkdtemp(path.join(tmpdir(), 'baton-dashboard-'));
-  const control = createBatonControl({ url: REDIS_URL, prefix, memoryPrefix, cwd: workspaceRoot });
+  const control = createBatonControl({ url: REDIS_URL, prefix, cwd: workspaceRoot });
+  // Derived from the prefix (`bd-<id>`), as the workers' is.
+  const { memoryPrefix } = control.keys;
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
   const repository = new ProjectRepository({ redis, keys: control.keys });
   const queueConnection = new Redis(REDIS_URL, producerConnectionOptions());
@@ -87,7 +88,7 @@ export async function startTestDashboard(
       redis.disconnect();
       queueConnection.disconnect();
       await deletePrefix(prefix);
-      await deletePrefix(memoryPrefix);
+      await deletePrefix(`${memoryPrefix}:`);
       await rm(workspaceRoot, { recursive: true, force: true });
     },
   };

@@ -8,7 +8,7 @@ import { createRedisMemoryStore } from '@baton/storage-redis';
 import { Redis } from 'ioredis';
 import { pino } from 'pino';
 import { REDIS_URL, type WorkerWorld } from '@baton/test-support';
-import { memoryConnectionOptions, workerConnectionOptions } from '@baton/projects';
+import { createKeys, memoryConnectionOptions, workerConnectionOptions } from '@baton/projects';
 import {
   createBatonWorker,
   type BatonWorker,
@@ -54,6 +54,7 @@ export async function startInProcessWorker(
       const store = createRedisMemoryStore({
         redis: memoryConnection,
         namespace: projectId,
+        prefix: createKeys(options.prefix).memoryPrefix,
         fence,
       });
       await store.claimFence();

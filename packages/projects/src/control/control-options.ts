@@ -9,10 +9,11 @@ export interface BatonControlOptions {
   target?: RedisTarget;
   /** Redis URL of one node; shorthand for `target: parseRedisUrl(url)`. */
   url?: string;
-  /** Key prefix with a hash tag; must match the workers'. Default `{baton}`. */
+  /**
+   * Key prefix with a hash tag; must match the workers'. Default `{baton}`. Memory keys follow it
+   * (`keys.memoryPrefix`: `{acme}` keeps memory under `acme:{<project id>}:...`).
+   */
   prefix?: string;
-  /** Prefix of memory keys (`@baton/storage-redis`); must match the workers'. Default theirs. */
-  memoryPrefix?: string;
   /**
    * Where `createProject` runs: relative `repo` paths are resolved against this directory, and
    * its `baton.config.json` gives new projects their context config. Default `process.cwd()`.

@@ -10,6 +10,7 @@ import { projectBranch } from '@baton/workspace';
 import { execPipeline, scriptPipeline } from '../internal/pipeline.js';
 import { scripts } from '../internal/scripts.js';
 import type { BatonKeys } from '../keys.js';
+import { moveMemoryToDeploymentPrefix } from './memory-prefix.js';
 import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
@@ -21,8 +22,13 @@ import type { FeatureFlip } from '../repository/session-log.js';
 export interface MigrationContext {
   redis: RedisClient;
   keys: BatonKeys;
-  /** The memory stores' key prefix (storage-redis `DEFAULT_KEY_PREFIX` unless configured). */
-  memoryPrefix: string | undefined;
+  /**
+   * Where every earlier version kept memory, whatever the deployment's prefix: storage-redis's
+   * `DEFAULT_KEY_PREFIX` (`baton`). This deployment's own is `keys.memoryPrefix`.
+   */
+  legacyMemoryPrefix: string;
+  /** Says what a migration left undone and why, in one line naming the projects: never silent. */
+  report(message: string, projects: readonly string[]): void;
 }
 
 export interface RedisMigration {
@@ -59,8 +65,9 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
     id: '2026-12-04-memory-bodies',
     description:
       'memory files written before bodies had keys of their own move their content to a body (was: moved by the first script that touched them)',
+    // Where earlier versions wrote those files; the memory-prefix migration moves them after.
     run: (context) =>
-      moveContentToBodies({ redis: context.redis, prefix: context.memoryPrefix }).then(
+      moveContentToBodies({ redis: context.redis, prefix: context.legacyMemoryPrefix }).then(
         () => undefined,
       ),
   },
@@ -82,6 +89,12 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
       "session summaries stored before prompt caching get cache counts of 0, and those stored before fallback models the model their session started on (its session-start event's, else the project's, else 'unrecorded') (was: defaults on every read)",
     run: (context) =>
       forEachProjectBatch(context, (ids) => completeRedisSessionSummaries(context, ids)),
+  },
+  {
+    id: '2026-12-04-memory-prefix',
+    description:
+      "memory keys follow BATON_PREFIX: a deployment with a prefix other than {baton} takes its projects' memory from baton:{<id>} to <its prefix without braces>:{<id>}, never a namespace the default deployment or another deployment holds (was: every deployment's memory under baton:{<id>}, shared by deployments with a project of the same id)",
+    run: moveMemoryToDeploymentPrefix,
   },
 ];
 

@@ -10,18 +10,36 @@ import { ProjectError } from '../errors.js';
 import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
 import type { BatonKeys } from '../keys.js';
-import type { RedisClient } from '@baton/storage-redis';
+import { DEFAULT_KEY_PREFIX, type RedisClient } from '@baton/storage-redis';
 import { REDIS_MIGRATIONS } from './redis-migrations.js';
 
 export interface RunRedisMigrationsOptions {
   redis: RedisClient;
   keys: BatonKeys;
-  /** The memory stores' key prefix. Default storage-redis `DEFAULT_KEY_PREFIX` (`baton`). */
-  memoryPrefix?: string | undefined;
+  /**
+   * Where earlier versions kept every deployment's memory. Default storage-redis
+   * `DEFAULT_KEY_PREFIX` (`baton`); tests name one of their own.
+   */
+  legacyMemoryPrefix?: string | undefined;
+  /**
+   * Hears what a migration left undone, one call (one log line) per migration that did: the
+   * worker logs it as a warning. Default: nothing.
+   */
+  report?: ((notice: MigrationNotice) => void) | undefined;
   /** How long another runner's lock is waited for before giving up (ms). Default 120000. */
   waitMs?: number | undefined;
   /** Lifetime of the lock if this runner dies; extended every third of it (ms). Default 30000. */
   lockTtlMs?: number | undefined;
+}
+
+/** What a migration left undone and why (`RunRedisMigrationsOptions.report`). */
+export interface MigrationNotice {
+  /** The migration's id. */
+  migration: string;
+  /** One line: what was not done, for which projects, and where to read more. */
+  message: string;
+  /** The projects it concerns. */
+  projects: readonly string[];
 }
 
 /** Which migrations Redis has had, and which of its ids this version does not know. */
@@ -109,7 +127,13 @@ export async function runRedisMigrations(options: RunRedisMigrationsOptions): Pr
     const ran: string[] = [];
     for (const migration of REDIS_MIGRATIONS) {
       if (!state.pending.includes(migration.id)) continue;
-      await migration.run({ redis, keys, memoryPrefix: options.memoryPrefix });
+      await migration.run({
+        redis,
+        keys,
+        legacyMemoryPrefix: options.legacyMemoryPrefix ?? DEFAULT_KEY_PREFIX,
+        report: (message, projects) =>
+          options.report?.({ migration: migration.id, message, projects }),
+      });
       lock.check();
       await redis.hset(keys.migrations, migration.id, new Date().toISOString());
       ran.push(migration.id);

@@ -46,6 +46,7 @@ export function useControlWorld(): ControlWorld {
     await world.control.close();
     world.redis.disconnect();
     await deletePrefix(world.prefix);
+    await deletePrefix(`${world.control.keys.memoryPrefix}:`);
   });
   return world;
 }
