@@ -11,7 +11,7 @@ import { runCli, startCli, type CliProcess } from './helpers.js';
 import { createRedisWorld, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 
 // Two `baton` services and a few sessions each on a loaded 2-core machine.
-vi.setConfig({ testTimeout: 240_000 });
+vi.setConfig({ testTimeout: 360_000 });
 
 let dir: string;
 let world: RedisWorld;
