@@ -31,6 +31,26 @@ export type {
   PushRetryOptions,
 } from './repository/project-workspace.js';
 export type { ReplacedStaleTip } from './repository/stale-tip.js';
+export {
+  MEMORY_SNAPSHOT_FORMAT,
+  memorySnapshotRef,
+  safeMemoryPath,
+  screenMemoryFiles,
+} from './repository/memory-snapshot-format.js';
+export type {
+  MemoryFile,
+  MemorySnapshotManifest,
+  WithheldMemoryFile,
+  WithheldReason,
+} from './repository/memory-snapshot-format.js';
+export { MemorySnapshotWriter, collectMemoryFiles } from './repository/memory-snapshot.js';
+export type {
+  MemorySnapshotInput,
+  MemorySnapshotResult,
+  MemorySnapshotWriterOptions,
+} from './repository/memory-snapshot.js';
+export { readMemorySnapshot, restoreMemoryFiles } from './repository/memory-snapshot-read.js';
+export type { MemorySnapshot, MemorySnapshotRead } from './repository/memory-snapshot-read.js';
 export { openProjectWorkspace } from './repository/open-project-workspace.js';
 export type { OpenProjectWorkspaceOptions } from './repository/open-project-workspace.js';
 export { workspaceGitPaths } from './repository/layout.js';

@@ -62,6 +62,14 @@ export async function looksLikeSecretFile(root: string, file: string): Promise<b
   if (hasSecretFileName(file)) return true;
   const content = await readScannablePrefix(root, file);
   if (content === null) return false;
+  return textHoldsSecret(content);
+}
+
+/**
+ * True when `content` holds a vendor key by the content rules checkpoints use. Give it at most
+ * `MAX_SCANNED_BYTES` (the prefix the rules are proven linear on).
+ */
+export function textHoldsSecret(content: string): boolean {
   return SECRET_CONTENT_PATTERNS.some(({ pattern }) => {
     pattern.lastIndex = 0;
     const found = pattern.test(content);

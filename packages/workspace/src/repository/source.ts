@@ -4,6 +4,7 @@ import path from 'node:path';
 import { WorkspaceError } from '../errors.js';
 import { isForeignNonEmptyDirectory } from './adoption.js';
 import { gitMessage, redactUrlCredentials, runGit } from './git.js';
+import { memorySnapshotRef } from './memory-snapshot-format.js';
 import { BATON_PROJECT_TRAILER, readTrailer } from './trailers.js';
 
 /** Options of `checkWorkspaceDir`. */
@@ -205,6 +206,8 @@ export interface ProjectBranch {
   branch: string;
   /** The commit the branch points at. */
   head: string;
+  /** The project's latest memory snapshot (`refs/baton/memory/<projectId>`), or `null`: none. */
+  memorySnapshot: string | null;
 }
 
 /**
@@ -226,14 +229,15 @@ export async function listProjectBranches(options: {
   }
   const listed = await listRemote(
     repo,
-    [`refs/heads/${projectBranch('*')}`],
+    [`refs/heads/${projectBranch('*')}`, memorySnapshotRef('*')],
     options.timeoutMs ?? 60_000,
   );
   const branches: ProjectBranch[] = [];
   for (const [name, head] of listed.refs) {
     const projectId = /^refs\/heads\/baton\/([^/]+)$/u.exec(name)?.[1];
-    if (projectId !== undefined)
-      branches.push({ projectId, branch: projectBranch(projectId), head });
+    if (projectId === undefined) continue;
+    const memorySnapshot = listed.refs.get(memorySnapshotRef(projectId)) ?? null;
+    branches.push({ projectId, branch: projectBranch(projectId), head, memorySnapshot });
   }
   return branches.sort((left, right) => left.projectId.localeCompare(right.projectId));
 }
