@@ -83,6 +83,11 @@ export interface WorkerConfig {
   checkpointIntervalMs: number;
   /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints. Default 52428800 (50 MiB). */
   maxFileBytes: number;
+  /**
+   * `BATON_MEMORY_SNAPSHOTS`: `on` (default: after each pushed checkpoint the project's memory
+   * goes to `refs/baton/memory/<id>` of its repository, for `baton adopt`) or `off`.
+   */
+  memorySnapshots: boolean;
   /** `BATON_MEMORY_SWEEP_MS`: memory expiry sweep period; 0 = off. Default 3600000. */
   memorySweepEveryMs: number;
   /** `BATON_MEMORY_IDLE_TTL_MS`: memory files idle this long are swept; 0 = never. Default 0. */
@@ -192,6 +197,9 @@ const envSchema = z.object({
   BATON_HOME: z.string().optional(),
   BATON_CHECKPOINT_INTERVAL_MS: integer('BATON_CHECKPOINT_INTERVAL_MS', 5000, 0),
   BATON_MAX_FILE_BYTES: integer('BATON_MAX_FILE_BYTES', DEFAULT_MAX_FILE_BYTES, 1),
+  BATON_MEMORY_SNAPSHOTS: z
+    .enum(['', 'on', 'off'], { error: 'BATON_MEMORY_SNAPSHOTS must be on or off' })
+    .optional(),
   BATON_MEMORY_SWEEP_MS: integer('BATON_MEMORY_SWEEP_MS', 3_600_000, 0),
   BATON_MEMORY_IDLE_TTL_MS: integer('BATON_MEMORY_IDLE_TTL_MS', 0, 0),
   BATON_JOB_RETENTION_MS: integer('BATON_JOB_RETENTION_MS', 7 * 24 * 3_600_000, 1000),
@@ -365,6 +373,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
     home,
     checkpointIntervalMs: values.BATON_CHECKPOINT_INTERVAL_MS,
     maxFileBytes: values.BATON_MAX_FILE_BYTES,
+    memorySnapshots: values.BATON_MEMORY_SNAPSHOTS !== 'off',
     memorySweepEveryMs: values.BATON_MEMORY_SWEEP_MS,
     memoryIdleTtlMs: values.BATON_MEMORY_IDLE_TTL_MS,
     jobRetentionMs: values.BATON_JOB_RETENTION_MS,

@@ -26,6 +26,7 @@ export function createSessionProcessor(options: SessionProcessorOptions) {
     defaultFallbackModel: options.defaultFallbackModel,
     push: options.push,
     maxFileBytes: options.maxFileBytes,
+    memorySnapshots: options.memorySnapshots,
     checkpointIntervalMs: options.checkpointIntervalMs,
     logger: options.logger,
     observeEvent: metrics === undefined ? undefined : (event) => countEvent(metrics, event),

@@ -98,6 +98,8 @@ export interface SessionProcessorOptions {
   push?: PushRetryOptions;
   /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints. Default 50 MiB. */
   maxFileBytes?: number | undefined;
+  /** `BATON_MEMORY_SNAPSHOTS`: memory snapshots in git after pushed checkpoints. Default true. */
+  memorySnapshots?: boolean | undefined;
 }
 
 /**

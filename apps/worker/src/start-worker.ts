@@ -225,6 +225,7 @@ export async function startWorkerFromConfig(
     home: config.home,
     checkpointIntervalMs: config.checkpointIntervalMs,
     maxFileBytes: config.maxFileBytes,
+    memorySnapshots: config.memorySnapshots,
     runSession: options.runSession ?? runSession,
     client,
     memoryStore: sessionMemory,

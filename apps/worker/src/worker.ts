@@ -36,6 +36,7 @@ const PROCESSOR_PASS_THROUGH = [
   'home',
   'checkpointIntervalMs',
   'maxFileBytes',
+  'memorySnapshots',
   'push',
 ] as const satisfies readonly (keyof SessionProcessorOptions)[];
 

@@ -326,6 +326,14 @@ const workerEventSchemas = [
   }),
   z.looseObject({
     ...sessionRunBase,
+    type: z.literal('memory-snapshot'),
+    commit: nullableString,
+    pushed: z.boolean(),
+    withheld: z.array(z.looseObject({ path: z.string(), reason: z.string() })).default([]),
+    error: z.string().optional(),
+  }),
+  z.looseObject({
+    ...sessionRunBase,
     type: z.literal('session-released'),
     outcome: z.string(),
   }),

@@ -74,6 +74,18 @@ export type WorkerEvent =
       remoteHead: string | null;
       recovered: boolean;
     })
+  /**
+   * After a pushed checkpoint the project's memory went (or failed to go) to
+   * `refs/baton/memory/<id>` (docs/workspaces.md, "Memory snapshots"). `withheld`: memory files the
+   * secret scan or the path rules kept out, by path and reason only; then it is logged at `warn`.
+   */
+  | (SessionRunEventBase & {
+      type: 'memory-snapshot';
+      commit: string | null;
+      pushed: boolean;
+      withheld: Array<{ path: string; reason: string }>;
+      error?: string;
+    })
   /** The session finished and its summary was stored. */
   | (SessionRunEventBase & { type: 'session-released'; outcome: string })
   /** A webhook delivery succeeded, or failed for good after its last attempt. */

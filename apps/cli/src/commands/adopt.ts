@@ -1,5 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
+import type { MemoryStore } from '@baton/core';
+import type { MemorySnapshot } from '@baton/workspace';
 import { isValidProjectId } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { parseNonEmpty } from '../internal/argument-parsers.js';
@@ -17,20 +19,26 @@ interface AdoptOptions {
 
 /**
  * `baton adopt`: the code of a project Redis lost is on its branch `baton/<id>`, its memory and
- * goal were only in Redis. `--list REPO` names the branches whose project Redis does not know;
- * `adopt REPO baton/<id> --goal ...` creates the project again on that branch's code (its first
- * session is an init session with empty memory) and queues it.
+ * goal on its memory snapshot `refs/baton/memory/<id>` (when sessions wrote one). `--list REPO`
+ * names the branches whose project Redis does not know, each with its snapshot; `adopt REPO
+ * baton/<id>` creates the project again on that branch's code, restores its memory and goal from
+ * the snapshot (`--goal` overrides the goal) and queues it: a resume session. Without a usable
+ * snapshot the goal must be given and the first session is an init session with empty memory.
  */
 export function registerAdoptCommand(program: Command): void {
   program
     .command('adopt')
     .description(
-      "Take back a project Redis lost from its branch baton/<id>: --list shows the branches of a repository whose project Redis does not know; with a branch, the project is created again on that branch's code and queued. Its memory and goal were only in Redis: give the goal again; its first session is an init session on the branch's code.",
+      "Take back a project Redis lost from its branch baton/<id>: --list shows the branches of a repository whose project Redis does not know and whether each has a memory snapshot; with a branch, the project is created again on that branch's code, its memory and goal restored from the snapshot (refs/baton/memory/<id>), and queued. Without a snapshot, give the goal again: its first session is an init session with empty memory.",
     )
     .argument('<repo>', 'the repository (path or URL) holding the branches')
     .argument('[branch]', 'the branch to adopt: baton/<project-id>')
     .option('--list', 'list the baton/<id> branches whose project Redis does not know')
-    .option('--goal <text>', 'the goal (bullet lines "- ..." become features)', parseNonEmpty)
+    .option(
+      '--goal <text>',
+      'the goal (bullet lines "- ..." become features); default: the memory snapshot\'s',
+      parseNonEmpty,
+    )
     .option('--goal-file <file>', 'read the goal from a file')
     .option(
       '--base <branch>',
@@ -54,11 +62,20 @@ export function registerAdoptCommand(program: Command): void {
           `${branch} is not a project branch: adopt takes baton/<project-id> (see baton adopt --list ${repo}).`,
         );
       }
-      const goal = await readGoal(options);
+      const given = await readGoal(options);
       const branches = await projectBranches(repo);
       const found = branches.find((candidate) => candidate.projectId === projectId);
       if (found === undefined) {
         throw new CliError('not_found', `${repo} has no branch baton/${projectId}.`);
+      }
+      const snapshot = await readSnapshot(repo, projectId, found.memorySnapshot);
+      const missing = snapshot.found ? '' : snapshot.reason;
+      const goal = given ?? (snapshot.found ? snapshot.snapshot.manifest.goal : undefined);
+      if (goal === undefined) {
+        throw new CliError(
+          'usage',
+          `give --goal or --goal-file: ${missing}, so the goal of ${projectId} is not known`,
+        );
       }
       await withControl(async (control) => {
         if ((await control.getProject(projectId)) !== null) {
@@ -75,15 +92,25 @@ export function registerAdoptCommand(program: Command): void {
           repo,
           ...(options.base === undefined ? {} : { base: options.base }),
         });
+        const restored = snapshot.found
+          ? await restoreMemory(await control.memoryStore(project.id), snapshot.snapshot)
+          : null;
         const queued = await control.enqueue(project.id);
         if (options.json === true) {
+          const memory = restored ?? { restored: false, reason: missing };
           process.stdout.write(
-            `${outputJson({ ...projectJson(project), jobId: queued.jobId }, 2)}\n`,
+            `${outputJson({ ...projectJson(project), jobId: queued.jobId, memory }, 2)}\n`,
           );
           return;
         }
+        const at = (project.lastCheckpoint ?? found.head).slice(0, 12);
         process.stdout.write(
-          `adopted ${project.branch} of ${project.repo ?? repo} at ${(project.lastCheckpoint ?? found.head).slice(0, 12)} as project ${project.id} (job ${queued.jobId}); its memory was only in Redis, so its first session is an init session on the branch's code; follow it with: baton status ${project.id}\n`,
+          `adopted ${project.branch} of ${project.repo ?? repo} at ${at} as project ${project.id} (job ${queued.jobId}); follow it with: baton status ${project.id}\n`,
+        );
+        process.stdout.write(
+          restored === null
+            ? `${missing}: its memory starts empty, so its first session is an init session on the branch's code\n`
+            : `memory restored from snapshot ${restored.snapshot.slice(0, 12)} (session ${restored.sessionNumber}, ${restored.files} file${restored.files === 1 ? '' : 's'}${restored.withheld.length === 0 ? '' : `; withheld when it was saved: ${restored.withheld.join(', ')}`}), ${given === undefined ? 'goal from the snapshot' : 'goal as given'}; its first session resumes from it\n`,
         );
       });
     });
@@ -109,7 +136,9 @@ async function listLost(repo: string, json: boolean): Promise<void> {
     }
     for (const branch of lost) {
       process.stdout.write(
-        `${branch.branch}  ${branch.head.slice(0, 12)}  baton adopt ${repo} ${branch.branch} --goal ...\n`,
+        branch.memorySnapshot === null
+          ? `${branch.branch}  ${branch.head.slice(0, 12)}  no memory snapshot  baton adopt ${repo} ${branch.branch} --goal ...\n`
+          : `${branch.branch}  ${branch.head.slice(0, 12)}  memory ${branch.memorySnapshot.slice(0, 12)}  baton adopt ${repo} ${branch.branch}\n`,
       );
     }
   });
@@ -126,14 +155,38 @@ async function projectBranches(repo: string) {
   }
 }
 
-async function readGoal(options: AdoptOptions): Promise<string> {
-  if ((options.goal === undefined) === (options.goalFile === undefined)) {
-    throw new CliError(
-      'usage',
-      'give exactly one of --goal and --goal-file: the goal was only in Redis',
-    );
+/** The snapshot of `projectId` on `repo`, or why there is none to restore. */
+async function readSnapshot(repo: string, projectId: string, listed: string | null) {
+  if (listed === null) {
+    return { found: false as const, reason: `no memory snapshot (refs/baton/memory/${projectId})` };
   }
-  if (options.goalFile === undefined) return options.goal ?? '';
+  const { readMemorySnapshot } = await import('@baton/workspace');
+  return readMemorySnapshot({ repo, projectId });
+}
+
+/** Writes the snapshot's files into the new project's memory (Redis, through `MemoryStore`). */
+async function restoreMemory(store: MemoryStore, snapshot: MemorySnapshot) {
+  const { restoreMemoryFiles } = await import('@baton/workspace');
+  try {
+    const files = await restoreMemoryFiles(store, snapshot.files);
+    return {
+      restored: true,
+      snapshot: snapshot.commit,
+      sessionNumber: snapshot.manifest.sessionNumber,
+      files,
+      withheld: snapshot.manifest.withheld.map((file) => `${file.path} (${file.reason})`),
+    };
+  } finally {
+    await store.close();
+  }
+}
+
+/** `--goal` or `--goal-file` (at most one), or `undefined`: the snapshot's goal then. */
+async function readGoal(options: AdoptOptions): Promise<string | undefined> {
+  if (options.goal !== undefined && options.goalFile !== undefined) {
+    throw new CliError('usage', 'give at most one of --goal and --goal-file');
+  }
+  if (options.goalFile === undefined) return options.goal;
   try {
     return await readFile(options.goalFile, 'utf8');
   } catch {

@@ -19,6 +19,8 @@ export const CLI_ENV_VARIABLES = {
   checkpointIntervalMs: 'BATON_CHECKPOINT_INTERVAL_MS',
   /** Files larger than this (bytes) are left out of checkpoints (`baton run`). */
   maxFileBytes: 'BATON_MAX_FILE_BYTES',
+  /** `off`: no memory snapshots in git after checkpoints (`baton run`). */
+  memorySnapshots: 'BATON_MEMORY_SNAPSHOTS',
   /** Where `baton up` looks for a running Redis. */
   redisProbeUrl: 'BATON_REDIS_PROBE_URL',
 } as const;

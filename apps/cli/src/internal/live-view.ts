@@ -289,6 +289,19 @@ export function describeEvent(
         'dim',
         `  workspace on ${event.branch} at ${event.head?.slice(0, 12) ?? 'its base'}${event.recovered ? ' (recovered unpushed work)' : ''}`,
       );
+    case 'memory-snapshot': {
+      const withheld =
+        event.withheld.length === 0
+          ? ''
+          : ` · withheld ${event.withheld.map((file) => `${file.path} (${file.reason})`).join(', ')}`;
+      if (event.error !== undefined) {
+        return paint('yellow', `  memory snapshot not saved: ${event.error}${withheld}`);
+      }
+      return paint(
+        withheld === '' ? 'dim' : 'yellow',
+        `  memory snapshot ${event.commit?.slice(0, 12) ?? ''}${withheld}`,
+      );
+    }
     case 'guidance-sent':
       return paint('cyan', `  ✉ operator guidance queued: ${event.text}`);
     case 'guidance-delivered':

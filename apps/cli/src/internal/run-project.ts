@@ -43,6 +43,7 @@ import { budgetsFromFlags } from './project-options.js';
 import {
   checkpointIntervalMs,
   maxFileBytes,
+  memorySnapshots,
   openProject,
   readContextConfig,
   readMcpConfig,
@@ -109,6 +110,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     defaultFallbackModel: connection.fallbackModel,
     checkpointIntervalMs: intervalMs,
     maxFileBytes: fileLimit,
+    memorySnapshots: memorySnapshots(),
     observeSessionEvent: (event) => {
       traces?.tracing.record(event);
       // A session's own events are decoded events as they are (what `baton logs` reads back).

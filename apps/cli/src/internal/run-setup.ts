@@ -296,6 +296,18 @@ export function checkpointIntervalMs(): number | undefined {
   return integerVariable(CLI_ENV_VARIABLES.checkpointIntervalMs, 0);
 }
 
+/** `BATON_MEMORY_SNAPSHOTS`: `on` (default) or `off`: memory snapshots in git after checkpoints. */
+export function memorySnapshots(): boolean {
+  const value = (process.env[CLI_ENV_VARIABLES.memorySnapshots] ?? '').trim();
+  if (value !== '' && value !== 'on' && value !== 'off') {
+    throw new CliError(
+      'usage',
+      `${CLI_ENV_VARIABLES.memorySnapshots} must be on or off, got "${value.slice(0, 40)}".`,
+    );
+  }
+  return value !== 'off';
+}
+
 /** `BATON_MAX_FILE_BYTES`: files larger are left out of checkpoints (default 50 MiB). */
 export function maxFileBytes(): number | undefined {
   return integerVariable(CLI_ENV_VARIABLES.maxFileBytes, 1);

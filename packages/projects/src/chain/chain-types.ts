@@ -47,6 +47,8 @@ export interface SessionChainOptions {
   maxFileBytes?: number | undefined;
   /** Least time between two checkpoints after turns that changed files (ms). Default the session's. */
   checkpointIntervalMs?: number | undefined;
+  /** `BATON_MEMORY_SNAPSHOTS` (`memory-snapshots.ts`). Default true. */
+  memorySnapshots?: boolean | undefined;
   /** Sees every event before it is appended (metrics, the terminal). Must not throw. */
   observeEvent?: ((event: ChainEvent) => void) | undefined;
   /** Sees the session's own events only, before `observeEvent` (traces). Must not throw. */

@@ -8,6 +8,7 @@ import type {
   SessionChainOptions,
   Setup,
 } from './chain-types.js';
+import { withMemorySnapshots } from './memory-snapshots.js';
 import { fallbackModelOption, sessionBudgets } from './session-results.js';
 
 /** What one session's options are made of besides the claim and the setup. */
@@ -48,7 +49,14 @@ export function chainSessionOptions(
     store,
     workspace: workspace.dir,
     checkpoints: {
-      target: workspace,
+      target: withMemorySnapshots(workspace, store, project, {
+        on: options.memorySnapshots !== false,
+        request,
+        sessionId,
+        workerId: options.workerId,
+        publish,
+        log: options.logger,
+      }),
       intervalMs: options.checkpointIntervalMs,
     },
     budgets: sessionBudgets({ ...project, budgets }),
