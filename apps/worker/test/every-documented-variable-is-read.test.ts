@@ -85,6 +85,8 @@ describe('every variable in docs/workers.md changes the worker process', () => {
       BATON_API_RETRY_BASE_MS: ['250', (started) => started.settings.apiRetryBaseMs, 250],
       BATON_HOME: [home, (started) => started.settings.home, home],
       BATON_MAX_FILE_BYTES: ['1048576', (started) => started.settings.maxFileBytes, 1048576],
+      // What `off` does is seen from `baton worker` in apps/cli/test/adopt-takes-back-a-project-redis-lost.test.ts.
+      BATON_MEMORY_SNAPSHOTS: ['off', (started) => started.settings.memorySnapshots, false],
       BATON_CHECKPOINT_INTERVAL_MS: [
         '2500',
         (started) => started.settings.checkpointIntervalMs,
