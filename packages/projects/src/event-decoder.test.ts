@@ -189,6 +189,13 @@ const written: Array<SessionEvent | WorkerEvent> = [
     remoteHead: null,
     recovered: false,
   },
+  {
+    ...run,
+    type: 'memory-snapshot',
+    commit: 'c'.repeat(40),
+    pushed: true,
+    withheld: [{ path: 'notes/.env', reason: 'secret_file_name' }],
+  },
   { ...run, type: 'session-released', outcome: 'completed' },
   {
     ...base,

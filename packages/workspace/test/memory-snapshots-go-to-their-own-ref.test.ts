@@ -192,7 +192,7 @@ describe('memory snapshots', () => {
         (file) => !['keys.md', 'notes/.env'].includes(file.path),
       ),
     );
-  });
+  }, 90_000);
 
   it("never touch the user's checkout when the remote is it", async () => {
     const root = await tempDir();
@@ -214,7 +214,7 @@ describe('memory snapshots', () => {
     expect(afterCheckpoint).toEqual(before);
     expect(git(repo, 'branch', '--list')).not.toContain('memory');
     expect(git(repo, 'rev-parse', 'refs/baton/memory/p')).toBe(written.commit);
-  });
+  }, 90_000);
 
   it('are refused whole when missing, of another project, or holding anything but plain files', async () => {
     const root = await tempDir();
@@ -273,5 +273,5 @@ describe('memory snapshots', () => {
       found: true,
       snapshot: { files: [{ path: 'a.md', content: 'a' }] },
     });
-  });
+  }, 90_000);
 });
