@@ -42,7 +42,7 @@
  *   | { at: number, type: 'session-interrupted' | 'session-claimed', sessionNumber: number, workerId: string }
  *   | { at: number, type: 'session-released', sessionNumber: number, outcome: string }
  *   | { at: number, type: 'webhook-delivery', webhookType: string, target: string, ok: boolean, attempts: number, status?: number | undefined, error?: string | undefined }
- *   | { at: number, type: 'project-paused' | 'guidance-sent' | 'workspace-prepared' }
+ *   | { at: number, type: 'project-paused' | 'guidance-sent' | 'workspace-prepared' | 'memory-snapshot' }
  *   | { at: number, type: 'unknown', originalType: string | null, problem: string }} ProjectEvent
  */
 
