@@ -29,8 +29,12 @@ import {
   type TranscriptSummary,
 } from '@baton/session';
 import { createRedisTranscripts } from './transcripts.js';
-import { OPERATOR_PAUSE_REASON } from './chaining.js';
-import { createRedisGuidance, parseGuidanceText, type StoredGuidance } from './operator.js';
+import {
+  createRedisGuidance,
+  operatorPause,
+  parseGuidanceText,
+  type StoredGuidance,
+} from './operator.js';
 import { createKeys, DEFAULT_PREFIX, prefixProblem, type BatonKeys } from './keys.js';
 import {
   PROJECT_TRANSITIONS,
@@ -266,41 +270,16 @@ class RedisBatonControl implements BatonControl {
 
   async pause(projectId: string): Promise<PauseResult> {
     const project = await this.#projectToChange(projectId);
-    if (project.status === 'paused') {
-      return { project, removedJobId: null, runningSessionId: null, changed: false };
-    }
-    const moved = await this.#repository.transition(projectId, PROJECT_TRANSITIONS.pause.to, {
-      from: PROJECT_TRANSITIONS.pause.from,
-      reason: OPERATOR_PAUSE_REASON,
+    return operatorPause(this.#repository, project, async (from, paused) => {
+      // Whichever worker runs it closes the session; workers also see the status on renewal.
+      await this.#redis.publish(this.keys.pauseChannel, projectId);
+      if (from !== 'queued') return null;
+      const jobId = sessionJobId(projectId, paused.counters.sessions + 1);
+      const removed = await this.#sessionQueue()
+        .remove(jobId)
+        .catch(() => 0);
+      return removed === 1 ? jobId : null;
     });
-    if (!moved.ok) {
-      throw new ProjectError(
-        'conflict',
-        `project ${projectId} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
-      );
-    }
-    const current = await this.#repository.require(projectId);
-    const runningSessionId = current.activeSession?.sessionId ?? null;
-    // Whichever worker runs it closes the session; workers also see the status on renewal.
-    await this.#redis.publish(this.keys.pauseChannel, projectId);
-    const jobId = sessionJobId(projectId, current.counters.sessions + 1);
-    const removed =
-      moved.from === 'queued'
-        ? await this.#sessionQueue()
-            .remove(jobId)
-            .catch(() => 0)
-        : 0;
-    const removedJobId = removed === 1 ? jobId : null;
-    await this.#repository.appendEvent(projectId, {
-      v: 1,
-      type: 'project-paused',
-      at: Date.now(),
-      projectId,
-      by: 'operator',
-      runningSessionId,
-      removedJobId,
-    });
-    return { project: current, removedJobId, runningSessionId, changed: true };
   }
 
   async say(

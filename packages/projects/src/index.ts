@@ -71,6 +71,7 @@ export {
   GUIDANCE_KEPT,
   GUIDANCE_MAX_CHARACTERS,
   createRedisGuidance,
+  operatorPause,
   parseGuidanceText,
 } from './operator.js';
 export type { ProjectGuidance, StoredGuidance } from './operator.js';

@@ -9,6 +9,10 @@ import { ProjectError } from './errors.js';
 import type { BatonKeys } from './keys.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { writeBatch, type ProjectFence } from './internal/write-batch.js';
+import { OPERATOR_PAUSE_REASON } from './chaining.js';
+import type { PauseResult } from './control/control-api.js';
+import { PROJECT_TRANSITIONS, type ProjectRecord, type ProjectStatus } from './project.js';
+import type { ProjectLog } from './project-log.js';
 
 /** Longest guidance text `say` accepts (characters, after trimming). */
 export const GUIDANCE_MAX_CHARACTERS = 4_000;
@@ -107,4 +111,48 @@ export function createRedisGuidance(options: {
       await writes.exec();
     },
   };
+}
+
+/**
+ * An operator's pause, the one rule of the control API's `pause` (a worker's project on Redis)
+ * and `baton pause --local` (a `baton run` project): an already paused project is left as it is
+ * (`changed: false`); a queued or running one moves to `paused` (`OPERATOR_PAUSE_REASON`), any
+ * other status is a `conflict`; then the `project-paused` event names the running session, if
+ * any. `project` is the record the caller read (its own not-found error). `stop` is what only
+ * one side does between the move and the event (Redis: tell the workers, drop the queued job):
+ * it gets the status the project moved from and the paused record, and returns the removed
+ * job's id. The running session sees the status at its next look and pauses itself.
+ */
+export async function operatorPause(
+  log: Pick<ProjectLog, 'require' | 'transition' | 'appendEvent'>,
+  project: ProjectRecord,
+  stop?: (from: ProjectStatus, paused: ProjectRecord) => Promise<string | null>,
+): Promise<PauseResult> {
+  const projectId = project.id;
+  if (project.status === 'paused') {
+    return { project, removedJobId: null, runningSessionId: null, changed: false };
+  }
+  const moved = await log.transition(projectId, PROJECT_TRANSITIONS.pause.to, {
+    from: PROJECT_TRANSITIONS.pause.from,
+    reason: OPERATOR_PAUSE_REASON,
+  });
+  if (!moved.ok) {
+    throw new ProjectError(
+      'conflict',
+      `project ${projectId} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
+    );
+  }
+  const current = await log.require(projectId);
+  const runningSessionId = current.activeSession?.sessionId ?? null;
+  const removedJobId = stop === undefined ? null : await stop(moved.from, current);
+  await log.appendEvent(projectId, {
+    v: 1,
+    type: 'project-paused',
+    at: Date.now(),
+    projectId,
+    by: 'operator',
+    runningSessionId,
+    removedJobId,
+  });
+  return { project: current, removedJobId, runningSessionId, changed: true };
 }

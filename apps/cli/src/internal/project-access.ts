@@ -156,36 +156,10 @@ function localAccess(log: FileProjectLog): ProjectAccess {
       return { guidance, sessionRunning: project.activeSession !== null };
     },
     async pause(id) {
-      // The rule the control API applies to a worker's project; the `baton run` running it (if
-      // any) sees the status at its next look (run-project.ts) and pauses its session.
-      const { OPERATOR_PAUSE_REASON, PROJECT_TRANSITIONS, ProjectError } =
-        await import('@baton/projects');
-      const project = await requireProject(id);
-      if (project.status === 'paused') {
-        return { project, removedJobId: null, runningSessionId: null, changed: false };
-      }
-      const moved = await log.transition(id, PROJECT_TRANSITIONS.pause.to, {
-        from: PROJECT_TRANSITIONS.pause.from,
-        reason: OPERATOR_PAUSE_REASON,
-      });
-      if (!moved.ok) {
-        throw new ProjectError(
-          'conflict',
-          `project ${id} is ${moved.current ?? 'gone'}; only a queued or running project can be paused`,
-        );
-      }
-      const current = await log.require(id);
-      const runningSessionId = current.activeSession?.sessionId ?? null;
-      await log.appendEvent(id, {
-        v: 1,
-        type: 'project-paused',
-        at: Date.now(),
-        projectId: id,
-        by: 'operator',
-        runningSessionId,
-        removedJobId: null,
-      });
-      return { project: current, removedJobId: null, runningSessionId, changed: true };
+      // The control API's rule (`operatorPause`); the `baton run` running the project (if any)
+      // sees the status at its next look (run-project.ts) and pauses its session.
+      const { operatorPause } = await import('@baton/projects');
+      return operatorPause(log, await requireProject(id));
     },
     async *events(project, options) {
       const file = log.paths(project.id).events;
