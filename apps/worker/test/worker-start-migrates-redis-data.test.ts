@@ -54,9 +54,7 @@ describe('worker start runs the Redis data migrations', () => {
 
     const worker = await spawnWorker(simWorkerEnv({ prefix, simUrl: sim.url, redisUrl: url }));
     world.closeAfter(worker);
-    const warnings = worker.logs.filter(
-      (line) => line.migration === '2026-12-04-memory-prefix',
-    );
+    const warnings = worker.logs.filter((line) => line.migration === '2026-12-04-memory-prefix');
     expect(warnings).toEqual([
       expect.objectContaining({
         level: 40,
