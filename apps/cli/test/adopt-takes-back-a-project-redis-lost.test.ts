@@ -38,6 +38,15 @@ async function eventsOf(id: string) {
   return (await world.redis.control.readEvents(id, { count: 10_000 })).map(({ event }) => event);
 }
 
+async function writeMemoryFile(id: string, file: string, content: string): Promise<void> {
+  const store = await world.redis.control.memoryStore(id);
+  try {
+    await store.write(file, content, { mode: 'create' });
+  } finally {
+    await store.close();
+  }
+}
+
 async function memoryFile(id: string, file: string): Promise<string | null> {
   const store = await world.redis.control.memoryStore(id);
   try {
@@ -121,6 +130,24 @@ describe('baton adopt: the branch of a project Redis lost is listed and taken ba
       expect(oneLine(refused.stderr), args.join(' ')).toMatch(message);
     }
     expect(await redis.control.getProject(id)).toBeNull();
+
+    // The restore is refused part-way: a fragment left in the lost project's memory namespace
+    // (as a session still running when Redis was wiped writes) makes progress.md a directory, so
+    // its write is refused after features.json was written. Adopt removes the project and its
+    // memory, says so in one line, and re-running it works.
+    await writeMemoryFile(id, 'progress.md/fragment', 'left by a session of the lost Redis');
+    const failed = await cli(['adopt', repo, `baton/${id}`]);
+    expect(failed.code).not.toBe(0);
+    expect(failed.stdout).toBe('');
+    expect(oneLine(failed.stderr)).toMatch(
+      new RegExp(
+        `^baton: adopting baton/${id} failed while restoring its memory: .*progress\\.md.*; nothing was adopted \\(the project and the memory written were removed\\), so the command can be re-run\\.$`,
+      ),
+    );
+    expect(await redis.control.getProject(id)).toBeNull();
+    expect(await memoryFile(id, 'features.json')).toBeNull();
+    expect(await memoryFile(id, 'progress.md/fragment')).toBeNull();
+    expect((await cli(['adopt', '--list', repo])).stdout).toContain(`baton/${id}`);
 
     // No --goal: the goal and the memory come from the snapshot.
     const adopted = await cli(['adopt', repo, `baton/${id}`]);

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Command } from 'commander';
 import type { MemoryStore } from '@baton/core';
+import type { BatonControl } from '@baton/projects';
 import type { MemorySnapshot } from '@baton/workspace';
 import { isValidProjectId } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
@@ -92,10 +93,20 @@ export function registerAdoptCommand(program: Command): void {
           repo,
           ...(options.base === undefined ? {} : { base: options.base }),
         });
-        const restored = snapshot.found
-          ? await restoreMemory(await control.memoryStore(project.id), snapshot.snapshot)
-          : null;
-        const queued = await control.enqueue(project.id);
+        // Restoring and queuing either both happen or adopt leaves nothing behind: a project with
+        // half its memory and no job would be refused by the next adopt ("exists in Redis").
+        let step = 'restoring its memory';
+        let restored: Awaited<ReturnType<typeof restoreMemory>> | null;
+        let queued: Awaited<ReturnType<typeof control.enqueue>>;
+        try {
+          restored = snapshot.found
+            ? await restoreMemory(await control.memoryStore(project.id), snapshot.snapshot)
+            : null;
+          step = 'queuing it';
+          queued = await control.enqueue(project.id);
+        } catch (error) {
+          throw await undoAdopt(control, project.id, step, error);
+        }
         if (options.json === true) {
           const memory = restored ?? { restored: false, reason: missing };
           process.stdout.write(
@@ -114,6 +125,37 @@ export function registerAdoptCommand(program: Command): void {
         );
       });
     });
+}
+
+/**
+ * Removes what a failed adopt created (the project record and any memory it wrote) and returns
+ * the one-line error saying so; if the removal fails too, the error names what is left.
+ */
+async function undoAdopt(
+  control: BatonControl,
+  projectId: string,
+  step: string,
+  error: unknown,
+): Promise<CliError> {
+  const reason = oneLineReason(error);
+  try {
+    await control.deleteProject(projectId);
+  } catch (cleanup) {
+    return new CliError(
+      'internal',
+      `adopting baton/${projectId} failed while ${step}: ${reason}; removing the half-adopted project failed too (${oneLineReason(cleanup)}), so project ${projectId} is left in Redis with part of its memory and no job.`,
+      { cause: error },
+    );
+  }
+  return new CliError(
+    'internal',
+    `adopting baton/${projectId} failed while ${step}: ${reason}; nothing was adopted (the project and the memory written were removed), so the command can be re-run.`,
+    { cause: error },
+  );
+}
+
+function oneLineReason(error: unknown): string {
+  return (error instanceof Error ? error.message : String(error)).replace(/\s+/gu, ' ').trim();
 }
 
 /** `--list`: the branches whose project Redis does not know, each with the command adopting it. */
