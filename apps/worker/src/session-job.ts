@@ -139,8 +139,9 @@ export class SessionJob {
     const generation = this.#generation();
     if (generation === undefined) return this.#refuse(UNKNOWN_GENERATION);
     const project = await this.#options.repository.get(projectId);
+    const stale = this.#chain.whyStale(project, generation);
+    if (stale !== undefined) return this.#refuse(stale);
     const unwanted = this.#chain.whyNotRunnable(project, sessionNumber, generation);
-    if (project !== null && generation !== project.createdAt) return this.#refuse(unwanted);
     if (unwanted !== undefined) return this.#skip(unwanted);
     const lease = await this.#takeLease();
     const control = new SessionControl(this.#jobSignal);
@@ -222,8 +223,7 @@ export class SessionJob {
    * A job that is not its project's (see `SessionJobData.generation`): one warning line, and the
    * job ends with the reason as its result. It never claims, runs the model or queues anything.
    */
-  #refuse(why: string | undefined): SessionJobResult {
-    const reason = why ?? UNKNOWN_GENERATION;
+  #refuse(reason: string): SessionJobResult {
     this.#log.warn(
       { refused: reason, generation: this.#job.data.generation ?? null },
       'session job refused: not a job of this project',

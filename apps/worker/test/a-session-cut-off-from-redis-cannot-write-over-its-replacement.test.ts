@@ -1,7 +1,6 @@
-import { Writable } from 'node:stream';
 import { startTcpProxy, waitFor } from '@baton/test-support';
-import { pino, type Logger } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { capturedLogger } from './support/captured-logger.js';
 import { startWorldWorker } from './support/in-process-worker.js';
 import { randomProjectId, waitForCompleted } from './support/redis.js';
 import { createScriptedRunner } from './support/scripted-runner.js';
@@ -9,18 +8,6 @@ import { controlWorld, privateRedisOf } from './support/sim-world.js';
 
 /** Short locks and leases, so the other worker takes over within seconds of the partition. */
 const FAST_TAKEOVER = { lockDurationMs: 2_000, stalledIntervalMs: 1_000, leaseTtlMs: 2_000 };
-
-/** A logger whose JSON lines the test reads. */
-function capturedLogger(): { logger: Logger; lines: Record<string, unknown>[] } {
-  const lines: Record<string, unknown>[] = [];
-  const stream = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line) lines.push(JSON.parse(line));
-      done();
-    },
-  });
-  return { logger: pino({ level: 'info' }, stream), lines };
-}
 
 describe('fencing: a worker partitioned from Redis cannot write over the session that replaced it', () => {
   // A private Redis behind a proxy the test stalls: the partition.

@@ -16,7 +16,7 @@ export interface SessionJobData {
    * Which creation of the project id this job belongs to: the project's `createdAt` when it was
    * queued. A project Redis lost and a user created again under the same id has a new one, so a
    * job left over from the lost project (`id@N`) is refused by workers instead of running as
-   * session N of the new project (`whyNotRunnable`).
+   * session N of the new project (`SessionChain.whyStale`).
    */
   generation: number;
 }

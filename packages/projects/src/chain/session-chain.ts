@@ -39,9 +39,20 @@ export class SessionChain {
   }
 
   /**
+   * Why a queued job of `generation` is not a job of `project`, if it is not: the project was
+   * created again under the same id since the job was queued. Such a job must never run a
+   * session of it. The one stale-job check: `whyNotRunnable` asks it first, and a worker asks it
+   * to tell a refused job (not this project's) from a skipped one (not wanted now).
+   */
+  whyStale(project: ProjectRecord | null, generation: number): string | undefined {
+    return project !== null && generation !== project.createdAt
+      ? staleJobReason(project, generation)
+      : undefined;
+  }
+
+  /**
    * Why `sessionNumber` must not run now on `project`, if it must not. With `generation` (a
-   * queued job's), a project created again under the same id since the job was queued is not
-   * the job's project: the job must never run a session of it.
+   * queued job's), a job of an earlier project of the same id is refused first (`whyStale`).
    */
   whyNotRunnable(
     project: ProjectRecord | null,
@@ -49,9 +60,8 @@ export class SessionChain {
     generation?: number | undefined,
   ): string | undefined {
     if (!project) return 'project does not exist';
-    if (generation !== undefined && generation !== project.createdAt) {
-      return staleJobReason(project, generation);
-    }
+    const stale = generation === undefined ? undefined : this.whyStale(project, generation);
+    if (stale !== undefined) return stale;
     if (!(RUNNABLE_STATUSES as readonly string[]).includes(project.status)) {
       return `project is ${project.status}`;
     }
