@@ -1,3 +1,4 @@
+import { readdir } from 'node:fs/promises';
 import path from 'node:path';
 
 /** Version of `project.json` this code writes; a run-once migration upgrades older files. */
@@ -43,4 +44,17 @@ export function fileProjectPaths(home: string, id: string): FileProjectPaths {
     guidance: path.join(dir, 'guidance.jsonl'),
     guidanceAcks: path.join(dir, 'guidance-acks.jsonl'),
   };
+}
+
+/**
+ * The name of every entry under `<home>/projects` (none without it): each project's directory,
+ * as `fileProjectPaths` names it. What is not a project is found so by reading its files.
+ */
+export async function localProjectNames(home: string): Promise<string[]> {
+  try {
+    return await readdir(path.join(home, 'projects'));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
+  }
 }
