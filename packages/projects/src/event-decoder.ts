@@ -1,11 +1,13 @@
 /**
  * The one decoder of project events: every reader (the control API's reads, `baton logs`, the
  * dashboard, the page scripts through the dashboard's API) sees events in the shape these schemas
- * produce. Entries written by earlier versions still decode: fields added later are optional
- * (`model`, `responseModel`, `responseId` and `toolUseId` of turns and tool calls, `sandbox` of
- * session-start) or default to what their absence meant (counts 0, lists empty, `null`). Anything
- * else (malformed JSON, an unknown type, a missing required field) becomes an `UnknownProjectEvent`
- * that says what was wrong: decoding never throws, so one bad entry never breaks a stream.
+ * produce. Readers assume the current shape: turns, session starts, session results and check
+ * evidence written by earlier versions are upgraded once by a migration
+ * (`migrations/event-fields.ts`), so a field missing from them is malformed here. Fields of the
+ * other event types that earlier versions left out still read as what their absence meant
+ * (`lenientCount`, `.default(...)`); they have no migration yet. Anything malformed (not JSON, an
+ * unknown type, a missing required field) becomes an `UnknownProjectEvent` that says what was
+ * wrong: decoding never throws, so one bad entry never breaks a stream.
  */
 import { z } from 'zod';
 import { PROJECT_STATUSES, type ProjectStatus } from './project.js';
@@ -15,13 +17,18 @@ import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/payload.j
 // the whole event unreadable.
 const count = z
   .number()
+  .nullable()
+  .transform((value) => value ?? 0);
+/** A count of an event type no migration upgrades yet: absent also reads as 0. */
+const lenientCount = z
+  .number()
   .nullish()
   .transform((value) => value ?? 0);
 const integer = z.number().int();
 const nullableString = z.string().nullable();
 const statusSchema = z.enum(PROJECT_STATUSES as [ProjectStatus, ...ProjectStatus[]]);
 
-/** Session totals (`UsageTotals`); totals written before a field existed count it as 0. */
+/** Session totals (`UsageTotals`). */
 const usageTotalsSchema = z.looseObject({
   turns: count,
   inputTokens: count,
@@ -37,27 +44,18 @@ const usageTotalsSchema = z.looseObject({
   costUsd: count,
 });
 
-/**
- * One turn's usage (`TurnUsage`), camelCase as the session writes it. Turns written without the
- * TTL breakdown count every cache write as 5-minute, as the usage accumulator does.
- */
-const turnUsageSchema = z
-  .looseObject({
-    inputTokens: count,
-    outputTokens: count,
-    cacheReadInputTokens: count,
-    cacheCreationInputTokens: count,
-    cacheWrite5mInputTokens: z.number().nullish(),
-    cacheWrite1hInputTokens: z.number().nullish(),
-  })
-  .transform((usage) => ({
-    ...usage,
-    cacheWrite5mInputTokens: usage.cacheWrite5mInputTokens ?? usage.cacheCreationInputTokens,
-    cacheWrite1hInputTokens: usage.cacheWrite1hInputTokens ?? 0,
-  }));
+/** One turn's usage (`TurnUsage`), camelCase as the session writes it. */
+const turnUsageSchema = z.looseObject({
+  inputTokens: count,
+  outputTokens: count,
+  cacheReadInputTokens: count,
+  cacheCreationInputTokens: count,
+  cacheWrite5mInputTokens: count,
+  cacheWrite1hInputTokens: count,
+});
 
 /** An applied context edit as the API reports it (its own snake_case names). */
-const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens: count });
+const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens: lenientCount });
 
 const featureCountsSchema = z.looseObject({ passing: count, total: count });
 
@@ -66,33 +64,33 @@ const checkEvidenceSchema = z.looseObject({
   featureId: z.string(),
   command: z.string(),
   passed: z.boolean(),
-  exitCode: z.number().nullable().default(null),
+  exitCode: z.number().nullable(),
   stopped: z.enum(['timeout', 'not_started']).optional(),
   durationMs: count,
-  outputTail: z.string().default(''),
-  commit: nullableString.default(null),
+  outputTail: z.string(),
+  commit: nullableString,
   at: count,
   trigger: z.enum(['flip', 'regression']),
-  sessionId: z.string().default(''),
+  sessionId: z.string(),
 });
 
 const featureCheckStateSchema = z.looseObject({
   status: z.enum(['verified', 'claimed', 'regressed', 'refused']),
-  evidence: checkEvidenceSchema.nullable().default(null),
+  evidence: checkEvidenceSchema.nullable(),
 });
 
 const sessionResultSchema = z.looseObject({
   sessionId: z.string(),
   kind: z.enum(['init', 'resume', 'end']),
   outcome: z.string(),
-  reason: z.string().default(''),
+  reason: z.string(),
   stopReason: z.string().optional(),
   turns: count,
-  usage: usageTotalsSchema.default(() => usageTotalsSchema.parse({})),
-  featuresBefore: featureCountsSchema.default({ passing: 0, total: 0 }),
-  featuresAfter: featureCountsSchema.default({ passing: 0, total: 0 }),
-  allFeaturesPass: z.boolean().default(false),
-  flippedFeatures: z.array(z.string()).default([]),
+  usage: usageTotalsSchema,
+  featuresBefore: featureCountsSchema,
+  featuresAfter: featureCountsSchema,
+  allFeaturesPass: z.boolean(),
+  flippedFeatures: z.array(z.string()),
   startedAt: count,
   endedAt: count,
   error: z.string().optional(),
@@ -102,13 +100,14 @@ const sessionResultSchema = z.looseObject({
     .optional(),
   checkpointError: z.string().optional(),
   checkpointFailures: count.optional(),
-  commits: z.array(z.string()).default([]),
-  progressEntry: z.enum(['agent', 'baton', 'none']).default('none'),
+  commits: z.array(z.string()),
+  progressEntry: z.enum(['agent', 'baton', 'none']),
   fallback: z
     .looseObject({ from: z.string(), to: z.string(), turn: integer, at: z.number() })
     .optional(),
-  /** Absent in results recorded before verified progress, or with verification off. */
+  /** Absent with verification off. */
   checks: z.record(z.string(), featureCheckStateSchema).optional(),
+  /** Absent with verification off. */
   verification: z
     .looseObject({
       verified: count,
@@ -116,7 +115,7 @@ const sessionResultSchema = z.looseObject({
       regressed: count,
       unverified: count,
       pending: count,
-      regressedIds: z.array(z.string()).default([]),
+      regressedIds: z.array(z.string()),
       rerun: count,
       rerunMs: count,
     })
@@ -141,23 +140,21 @@ const sessionEventSchemas = [
     sessionNumber: integer,
     interrupted: z.boolean().default(false),
     model: z.string(),
-    /** Absent in events recorded before commands ran in the sandbox. */
-    sandbox: z.looseObject({ mode: z.enum(['bubblewrap', 'off']) }).optional(),
+    sandbox: z.looseObject({ mode: z.enum(['bubblewrap', 'off']) }),
   }),
   z.looseObject({
     ...sessionBase,
     type: z.literal('turn'),
     turn: integer,
-    /** Absent in events recorded before fallback models. */
-    model: z.string().optional(),
-    /** Absent in events recorded before traces. */
-    responseModel: z.string().optional(),
+    model: z.string(),
+    responseModel: z.string(),
+    /** Absent in events recorded before traces (no migration can know it). */
     responseId: z.string().optional(),
-    phase: z.enum(['work', 'end']).default('work'),
+    phase: z.enum(['work', 'end']),
     stopReason: z.string(),
     durationMs: count,
     usage: turnUsageSchema,
-    appliedEdits: z.array(appliedEditSchema).default([]),
+    appliedEdits: z.array(appliedEditSchema),
     clearedInputTokens: count,
     cacheInvalidation: z
       .looseObject({
@@ -169,10 +166,9 @@ const sessionEventSchemas = [
           .nullable()
           .transform((value) => value ?? Number.POSITIVE_INFINITY),
       })
-      .nullable()
-      .default(null),
+      .nullable(),
     costUsd: count,
-    totals: usageTotalsSchema.default(() => usageTotalsSchema.parse({})),
+    totals: usageTotalsSchema,
   }),
   z.looseObject({
     ...sessionBase,
@@ -183,7 +179,7 @@ const sessionEventSchemas = [
     summary: z.string().default(''),
     isError: z.boolean().default(false),
     limit: z.string().optional(),
-    durationMs: count,
+    durationMs: lenientCount,
   }),
   z.looseObject({
     ...sessionBase,
@@ -192,8 +188,8 @@ const sessionEventSchemas = [
       command: z.string(),
       path: z.string(),
       newPath: z.string().optional(),
-      bytes: count,
-      at: count,
+      bytes: lenientCount,
+      at: lenientCount,
       session: z.string().optional(),
     }),
   }),
@@ -235,7 +231,7 @@ const sessionEventSchemas = [
     type: z.literal('api-retry'),
     attempt: integer,
     status: z.number().optional(),
-    delayMs: count,
+    delayMs: lenientCount,
     message: z.string().default(''),
   }),
   z.looseObject({
@@ -247,7 +243,7 @@ const sessionEventSchemas = [
     pushed: z.boolean(),
     hooks: z.enum(['passed', 'refused', 'skipped', 'none']),
     skipped: z.array(z.string()).default([]),
-    tooLarge: z.array(z.looseObject({ path: z.string(), bytes: count })).optional(),
+    tooLarge: z.array(z.looseObject({ path: z.string(), bytes: lenientCount })).optional(),
     special: z
       .array(
         z.looseObject({
@@ -258,7 +254,12 @@ const sessionEventSchemas = [
       .optional(),
     error: z.string().optional(),
     replacedStale: z
-      .looseObject({ tip: z.string(), fence: count, commits: count, keptOn: z.string() })
+      .looseObject({
+        tip: z.string(),
+        fence: lenientCount,
+        commits: lenientCount,
+        keptOn: z.string(),
+      })
       .optional(),
   }),
   z.looseObject({
@@ -293,7 +294,7 @@ const workerEventSchemas = [
     type: z.literal('session-queued'),
     sessionNumber: integer,
     jobId: z.string(),
-    delayMs: count,
+    delayMs: lenientCount,
     reason: z.string(),
   }),
   z.looseObject({ ...sessionRunBase, type: z.literal('session-interrupted') }),

@@ -1,11 +1,16 @@
-import { mkdir, readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import {
   FILE_PROJECT_RECORD_VERSION,
   fileProjectPaths,
+  localProjectNames,
   type FileProjectPaths,
 } from './file-project-paths.js';
-import { completeFileSessionSummaries } from './migrations/session-summaries.js';
+import { completeFileEvents } from './migrations/event-fields.js';
+import {
+  completeFileSessionSummaries,
+  completeFileSummaryCommits,
+} from './migrations/session-summaries.js';
 import { emptyCounters, type ProjectRecord, type ProjectStatus } from './project.js';
 
 /**
@@ -38,6 +43,18 @@ const FILE_MIGRATIONS: readonly FileMigration[] = [
     description:
       'sessions.jsonl summaries written before prompt caching get cache counts of 0, and those written before fallback models the model their session started on (was: defaults on every read)',
     run: completeFileSessionSummaries,
+  },
+  {
+    id: '2026-12-04-local-event-fields',
+    description:
+      "events.jsonl turns, session starts, session results and check evidence written before a field existed get what its absence meant (turns their session's model, session starts a sandbox 'off': see migrations/event-fields.ts) (was: defaults on every read)",
+    run: completeFileEvents,
+  },
+  {
+    id: '2026-12-04-local-session-summary-commits',
+    description:
+      'sessions.jsonl summaries written before sessions listed their commits get an empty list (was: a default on every read)',
+    run: completeFileSummaryCommits,
   },
 ];
 
@@ -104,14 +121,7 @@ async function upgradeRecordFiles(
   home: string,
   upgrade: (parsed: unknown, paths: FileProjectPaths) => Promise<ProjectRecord | null>,
 ): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(path.join(home, 'projects'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  for (const name of names) {
+  for (const name of await localProjectNames(home)) {
     const paths = fileProjectPaths(home, name);
     let parsed: unknown;
     try {

@@ -163,7 +163,7 @@ export interface SessionSummary {
   workerId: string;
   error?: string;
   /** Every commit the session's checkpoints made, oldest first. */
-  commits?: string[];
+  commits: string[];
   /** The end-of-session checkpoint; absent when the session saved none. */
   checkpoint?: SessionCheckpointSummary;
   /**

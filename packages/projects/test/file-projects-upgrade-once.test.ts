@@ -77,6 +77,8 @@ describe('local projects are upgraded once, never read in an old shape', () => {
         '2026-12-03-local-project-record-v2',
         '2026-12-04-local-project-record-defaults',
         '2026-12-04-local-session-summary-fields',
+        '2026-12-04-local-event-fields',
+        '2026-12-04-local-session-summary-commits',
       ],
     });
   });
@@ -107,6 +109,8 @@ describe('local projects are upgraded once, never read in an old shape', () => {
         '2026-12-03-local-project-record-v2',
         '2026-12-04-local-project-record-defaults',
         '2026-12-04-local-session-summary-fields',
+        '2026-12-04-local-event-fields',
+        '2026-12-04-local-session-summary-commits',
       ],
     });
   });

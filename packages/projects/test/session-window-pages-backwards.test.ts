@@ -25,6 +25,7 @@ function summary(sessionNumber: number): SessionSummary {
     jobId: 'j',
     workerId: 'w',
     model: 'sim-sonnet',
+    commits: [],
   };
 }
 

@@ -15,7 +15,8 @@ import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
 import { createSessionQueue } from '../session-queue.js';
-import { completeRedisSessionSummaries } from './session-summaries.js';
+import { completeRedisEvents } from './event-fields.js';
+import { completeRedisSessionSummaries, completeRedisSummaryCommits } from './session-summaries.js';
 import type { FeatureFlip } from '../repository/session-log.js';
 
 /** What a migration runs against. */
@@ -95,6 +96,19 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
     description:
       "memory keys follow BATON_PREFIX: a deployment with a prefix other than {baton} takes its projects' memory from baton:{<id>} to <its prefix without braces>:{<id>}, never a namespace the default deployment or another deployment holds (was: every deployment's memory under baton:{<id>}, shared by deployments with a project of the same id)",
     run: moveMemoryToDeploymentPrefix,
+  },
+  {
+    id: '2026-12-04-event-fields',
+    description:
+      "turns, session starts, session results and check evidence written to a project's event stream before a field existed get what its absence meant (turns their session's model, session starts a sandbox 'off'), entry ids kept (was: defaults on every read)",
+    run: (context) => forEachProjectBatch(context, (ids) => completeRedisEvents(context, ids)),
+  },
+  {
+    id: '2026-12-04-session-summary-commits',
+    description:
+      'session summaries stored before sessions listed their commits get an empty list (was: a default on every read)',
+    run: (context) =>
+      forEachProjectBatch(context, (ids) => completeRedisSummaryCommits(context, ids)),
   },
 ];
 

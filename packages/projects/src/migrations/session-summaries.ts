@@ -4,13 +4,16 @@
  * reads or writes: 0; the model: the one the session's `session-start` event named, else the
  * project's own model, else `unrecorded`), so readers take `SessionSummary` as it is.
  */
-import { readFile, readdir, rename, writeFile } from 'node:fs/promises';
+import { readFile, rename, writeFile } from 'node:fs/promises';
 import { execPipeline } from '../internal/pipeline.js';
 import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
-import { fileProjectPaths } from '../file-project-paths.js';
+import {
+  fileProjectPaths,
+  localProjectNames,
+  type FileProjectPaths,
+} from '../file-project-paths.js';
 import type { MigrationContext } from './redis-migrations.js';
-import path from 'node:path';
 
 /** The model of a summary stored before models were kept, whose session left no start event. */
 const UNRECORDED_MODEL = 'unrecorded';
@@ -90,7 +93,41 @@ function configModel(config: string | null | undefined): string | null {
 /** Tries a project's list again when a concurrent trim moved an entry under the migration. */
 const ATTEMPTS = 5;
 
-/** The Redis migration: each project's `sessions` list, entry by entry (compare-and-set). */
+/** A summary in the current shape, or null when it already is (`upgrade` of the rewrites below). */
+type SummaryUpgrade = (summary: StoredSummary) => Promise<StoredSummary | null>;
+
+/**
+ * Rewrites each entry of project `id`'s `sessions` list that `upgrade` changes, entry by entry
+ * (compare-and-set), so a summary pushed or a trim made meanwhile is never written over.
+ */
+async function rewriteRedisSummaries(
+  context: MigrationContext,
+  id: string,
+  upgrade: SummaryUpgrade,
+): Promise<void> {
+  const { redis, keys } = context;
+  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+    const entries = await redis.lrange(keys.sessions(id), 0, -1);
+    let moved = false;
+    for (const [at, entry] of entries.entries()) {
+      const summary = parseSummary(entry);
+      const upgraded = summary === null ? null : await upgrade(summary);
+      if (upgraded === null) continue;
+      const status = await scripts.call(
+        redis,
+        'replaceListEntry',
+        keys.sessions(id),
+        at,
+        entry,
+        JSON.stringify(upgraded),
+      );
+      if (status !== SCRIPT_STATUS.owned) moved = true;
+    }
+    if (!moved) return;
+  }
+}
+
+/** The Redis migration of cache counts and models: each project's `sessions` list. */
 export async function completeRedisSessionSummaries(
   context: MigrationContext,
   ids: readonly string[],
@@ -101,65 +138,85 @@ export async function completeRedisSessionSummaries(
   const configs = (await execPipeline(read)) as (string | null)[];
   for (const [index, id] of ids.entries()) {
     let models: Map<string, string> | undefined;
-    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-      const entries = await redis.lrange(keys.sessions(id), 0, -1);
-      let moved = false;
-      for (const [at, entry] of entries.entries()) {
-        const summary = parseSummary(entry);
-        if (summary === null || !incomplete(summary)) continue;
-        models ??= startedModels(
-          (await redis.xrange(keys.events(id), '-', '+')).map(([, fields]) =>
-            parseOrNull(fields[fields.indexOf('e') + 1] ?? ''),
-          ),
-        );
-        const replacement = JSON.stringify(completed(summary, models, configModel(configs[index])));
-        const status = await scripts.call(
-          redis,
-          'replaceListEntry',
-          keys.sessions(id),
-          at,
-          entry,
-          replacement,
-        );
-        if (status !== SCRIPT_STATUS.owned) moved = true;
-      }
-      if (!moved) break;
-    }
+    await rewriteRedisSummaries(context, id, async (summary) => {
+      if (!incomplete(summary)) return null;
+      models ??= startedModels(
+        (await redis.xrange(keys.events(id), '-', '+')).map(([, fields]) =>
+          parseOrNull(fields[fields.indexOf('e') + 1] ?? ''),
+        ),
+      );
+      return completed(summary, models, configModel(configs[index]));
+    });
   }
 }
 
-/** The `BATON_HOME` migration: each project's `sessions.jsonl`, rewritten whole. */
-export async function completeFileSessionSummaries(home: string): Promise<void> {
-  let names: string[];
-  try {
-    names = await readdir(path.join(home, 'projects'));
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return;
-    throw error;
-  }
-  for (const name of names) {
+/** A summary stored before sessions listed their commits: none (what `?? []` read it as). */
+async function withCommits(summary: StoredSummary): Promise<StoredSummary | null> {
+  return Array.isArray(summary.commits) ? null : { ...summary, commits: [] };
+}
+
+/** The Redis migration of commit lists: each project's `sessions` list. */
+export async function completeRedisSummaryCommits(
+  context: MigrationContext,
+  ids: readonly string[],
+): Promise<void> {
+  for (const id of ids) await rewriteRedisSummaries(context, id, withCommits);
+}
+
+/**
+ * Rewrites each project's `sessions.jsonl` whole (temporary file, then rename) when `upgradeFor`'s
+ * upgrade changes a line of it; `upgradeFor` is asked once per project.
+ */
+async function rewriteFileSummaries(
+  home: string,
+  upgradeFor: (paths: FileProjectPaths) => SummaryUpgrade,
+): Promise<void> {
+  for (const name of await localProjectNames(home)) {
     const paths = fileProjectPaths(home, name);
     const text = await readOrNull(paths.sessions);
     if (text === null) continue;
     const lines = text.split('\n').filter((line) => line.length > 0);
-    const summaries = lines.map(parseSummary);
-    if (!summaries.some((summary) => summary !== null && incomplete(summary))) continue;
-    const events = (await readOrNull(paths.events)) ?? '';
-    const models = startedModels(events.split('\n').map(parseOrNull));
-    const record = parseOrNull((await readOrNull(paths.record)) ?? '{}') as {
-      project?: { model?: unknown };
-    } | null;
-    const model = record?.project?.model;
-    const projectModel = typeof model === 'string' ? model : null;
-    const upgraded = summaries.map((summary, at) =>
-      summary === null || !incomplete(summary)
-        ? lines[at]
-        : JSON.stringify(completed(summary, models, projectModel)),
-    );
+    const upgrade = upgradeFor(paths);
+    let changed = false;
+    const upgraded: string[] = [];
+    for (const line of lines) {
+      const summary = parseSummary(line);
+      const replacement = summary === null ? null : await upgrade(summary);
+      if (replacement !== null) changed = true;
+      upgraded.push(replacement === null ? line : JSON.stringify(replacement));
+    }
+    if (!changed) continue;
     const temporary = `${paths.sessions}.${process.pid}.tmp`;
     await writeFile(temporary, `${upgraded.join('\n')}\n`, { mode: 0o600 });
     await rename(temporary, paths.sessions);
   }
+}
+
+/** The `BATON_HOME` migration of cache counts and models: each project's `sessions.jsonl`. */
+export function completeFileSessionSummaries(home: string): Promise<void> {
+  return rewriteFileSummaries(home, (paths) => {
+    let found: { models: Map<string, string>; project: string | null } | undefined;
+    return async (summary) => {
+      if (!incomplete(summary)) return null;
+      if (found === undefined) {
+        const events = (await readOrNull(paths.events)) ?? '';
+        const record = parseOrNull((await readOrNull(paths.record)) ?? '{}') as {
+          project?: { model?: unknown };
+        } | null;
+        const model = record?.project?.model;
+        found = {
+          models: startedModels(events.split('\n').map(parseOrNull)),
+          project: typeof model === 'string' ? model : null,
+        };
+      }
+      return completed(summary, found.models, found.project);
+    };
+  });
+}
+
+/** The `BATON_HOME` migration of commit lists: each project's `sessions.jsonl`. */
+export function completeFileSummaryCommits(home: string): Promise<void> {
+  return rewriteFileSummaries(home, () => withCommits);
 }
 
 async function readOrNull(file: string): Promise<string | null> {

@@ -60,6 +60,7 @@ export function sessionSummary(overrides: Partial<SessionSummary> = {}): Session
     jobId: 'job-1',
     workerId: 'w1',
     model: 'sim-sonnet',
+    commits: [],
     ...overrides,
   };
 }

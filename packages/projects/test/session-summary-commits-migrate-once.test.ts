@@ -1,0 +1,87 @@
+/**
+ * Session summaries stored before sessions listed their commits get an empty list once (Redis
+ * `2026-12-04-session-summary-commits` by `runRedisMigrations`, `BATON_HOME`
+ * `2026-12-04-local-session-summary-commits` by `openFileProjectLog`): `SessionSummary.commits` is
+ * required and readers take it as it is. The old shape is written raw.
+ */
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  createFileProjectLog,
+  openFileProjectLog,
+  runRedisMigrations,
+  type SessionSummary,
+} from '../src/index.js';
+import { newProjectRecord, sessionSummary } from './support/project-log-conformance.js';
+import { useControlWorld } from './support/redis.js';
+
+const MIGRATION = '2026-12-04-session-summary-commits';
+const FILE_MIGRATION = '2026-12-04-local-session-summary-commits';
+
+/** `summary` as a version before commit lists stored it. */
+function stored(summary: SessionSummary): string {
+  const { commits, ...older } = summary;
+  void commits;
+  return JSON.stringify(older);
+}
+
+describe('session summaries stored before commit lists', () => {
+  const world = useControlWorld();
+
+  it('get an empty list once in Redis, and a summary with commits keeps them', async () => {
+    await world.control.createProject({ id: 'old', goal: 'Old sessions' });
+    const { keys } = world.control;
+    const old = sessionSummary({ sessionId: 's1', sessionNumber: 1 });
+    const current = sessionSummary({ sessionId: 's2', sessionNumber: 2, commits: ['abc'] });
+    await world.redis.rpush(keys.sessions('old'), stored(old), JSON.stringify(current));
+    await world.redis.hdel(keys.migrations, MIGRATION);
+    expect((await world.control.listSessions('old'))[0]?.commits).toBeUndefined();
+
+    expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
+    expect(await world.control.listSessions('old')).toEqual([old, current]);
+    expect(await world.redis.lindex(keys.sessions('old'), 1)).toBe(JSON.stringify(current));
+
+    // Run again: nothing changes.
+    const settled = await world.redis.lrange(keys.sessions('old'), 0, -1);
+    await world.redis.hdel(keys.migrations, MIGRATION);
+    expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
+    expect(await world.redis.lrange(keys.sessions('old'), 0, -1)).toEqual(settled);
+  });
+
+  it('get an empty list once under BATON_HOME', async () => {
+    const home = await mkdtemp(path.join(os.tmpdir(), 'baton-commits-'));
+    try {
+      const log = await openFileProjectLog({ home });
+      await log.create(newProjectRecord('old'));
+      const file = path.join(home, 'projects', 'old', 'sessions.jsonl');
+      const old = sessionSummary({ sessionId: 's1', sessionNumber: 1 });
+      const current = sessionSummary({ sessionId: 's2', sessionNumber: 2, commits: ['abc'] });
+      await writeFile(file, `${stored(old)}\n${JSON.stringify(current)}\n`);
+      const migrations = path.join(home, 'migrations.json');
+      const applied = (JSON.parse(await readFile(migrations, 'utf8')) as { applied: string[] })
+        .applied;
+      const forget = () =>
+        writeFile(
+          migrations,
+          JSON.stringify({ applied: applied.filter((id) => id !== FILE_MIGRATION) }),
+        );
+      await forget();
+      expect(
+        (await createFileProjectLog({ home }).listSessions('old'))[0]?.commits,
+      ).toBeUndefined();
+
+      expect(await (await openFileProjectLog({ home })).listSessions('old')).toEqual([
+        old,
+        current,
+      ]);
+      const settled = await readFile(file, 'utf8');
+      await forget();
+      await openFileProjectLog({ home });
+      expect(await readFile(file, 'utf8')).toBe(settled);
+    } finally {
+      await rm(home, { recursive: true, force: true });
+    }
+  });
+});
