@@ -1,5 +1,6 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { emptyUsageTotals } from '@baton/context-config';
 import { decodeProjectEvent } from '@baton/projects';
 import { describe, expect, it, vi } from 'vitest';
 import { runCli, startCli, type CliProcess } from './helpers.js';
@@ -15,6 +16,13 @@ const running: CliProcess[] = [];
 useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
 
 const at = Date.UTC(2026, 0, 2, 3, 4, 5);
+const totals = {
+  ...emptyUsageTotals(),
+  turns: 1,
+  inputTokens: 1200,
+  outputTokens: 80,
+  costUsd: 0.0048,
+};
 const sessionEvents = (projectId: string) =>
   [
     {
@@ -25,12 +33,16 @@ const sessionEvents = (projectId: string) =>
       sessionNumber: 1,
       interrupted: false,
       model: 'sim',
+      sandbox: { mode: 'off', reason: 'simulator', notice: 'commands run on the host' },
     },
     {
       type: 'turn',
       at,
       sessionId: 's1',
       turn: 1,
+      model: 'sim',
+      responseModel: 'sim',
+      responseId: 'msg_1',
       phase: 'work',
       stopReason: 'tool_use',
       durationMs: 5,
@@ -39,11 +51,14 @@ const sessionEvents = (projectId: string) =>
         outputTokens: 80,
         cacheReadInputTokens: 0,
         cacheCreationInputTokens: 0,
+        cacheWrite5mInputTokens: 0,
+        cacheWrite1hInputTokens: 0,
       },
       appliedEdits: [],
       clearedInputTokens: 0,
+      cacheInvalidation: null,
       costUsd: 0.0048,
-      totals: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0048 },
+      totals,
     },
     {
       type: 'tool-call',
@@ -71,13 +86,15 @@ const sessionEvents = (projectId: string) =>
         outcome: 'completed',
         reason: 'the model ended its turn',
         turns: 1,
-        usage: { inputTokens: 1200, outputTokens: 80, costUsd: 0.0048 },
+        usage: totals,
         featuresBefore: { passing: 0, total: 0 },
         featuresAfter: { passing: 0, total: 2 },
         allFeaturesPass: false,
         flippedFeatures: [],
         startedAt: at,
         endedAt: at,
+        commits: [],
+        progressEntry: 'agent',
       },
     },
   ].map((event) => ({ v: 1, projectId, ...event }));

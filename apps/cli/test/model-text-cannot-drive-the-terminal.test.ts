@@ -42,6 +42,7 @@ describe('model-written text reaches the terminal inert', () => {
       sessionNumber: 1,
       interrupted: false,
       model: 'sim',
+      sandbox: { mode: 'off', reason: 'simulator', notice: 'commands run on the host' },
     });
     await world.append(id, {
       ...base,

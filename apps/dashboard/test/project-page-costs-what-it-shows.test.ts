@@ -1,6 +1,7 @@
 import { randomHex } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
 import { commandsOn, useMonitoredDashboard } from './support/monitored-dashboard.js';
+import { seedTurn } from './support/seed.js';
 import { connectSse } from './support/sse-client.js';
 
 // A long-running project has a long event stream and memory files written hundreds of times.
@@ -20,23 +21,7 @@ async function seedLongProject(): Promise<string> {
   for (let start = 0; start < EVENTS; start += 1_000) {
     const pipeline = cost.redis.pipeline();
     for (let index = start; index < start + 1_000; index += 1) {
-      const event = {
-        v: 1,
-        type: 'turn',
-        at: index,
-        projectId: id,
-        sessionId: 's1',
-        turn: index + 1,
-        stopReason: 'tool_use',
-        usage: {
-          inputTokens: 10,
-          cacheReadInputTokens: 0,
-          cacheCreationInputTokens: 0,
-          outputTokens: 1,
-        },
-        appliedEdits: [],
-        clearedInputTokens: 0,
-      };
+      const event = { ...seedTurn(id, 's1', index + 1, { inputTokens: 10 }), at: index };
       pipeline.xadd(key, '*', 'e', JSON.stringify(event));
     }
     await pipeline.exec();

@@ -5,7 +5,6 @@
  */
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StreamEvent } from '@baton/projects';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import {
   chromiumAvailable,
@@ -13,6 +12,7 @@ import {
   loadOlder,
   type TestBrowser,
 } from './support/browser.js';
+import { seedTurn } from './support/seed.js';
 import { sessionSummary } from './support/session-summary.js';
 
 const SESSIONS = 120;
@@ -34,20 +34,7 @@ describe.skipIf(!chromiumAvailable)('a long project page, paged backwards', () =
     }
     for (let turn = 1; turn <= EVENTS; turn++) {
       eventIds.push(
-        await repository.appendEvent(id, {
-          v: 1,
-          type: 'turn',
-          at: Date.now(),
-          projectId: id,
-          sessionId: 's1',
-          turn,
-          stopReason: 'tool_use',
-          durationMs: 1,
-          usage: { inputTokens: turn, outputTokens: 1 },
-          appliedEdits: [],
-          clearedInputTokens: 0,
-          costUsd: 0,
-        } as StreamEvent),
+        await repository.appendEvent(id, seedTurn(id, 's1', turn, { inputTokens: turn })),
       );
     }
     browser = await launchTestBrowser();

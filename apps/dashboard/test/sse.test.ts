@@ -1,9 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { randomHex, waitFor } from '@baton/test-support';
-import type { StreamEvent } from '@baton/projects';
 import { startTestDashboard, type TestDashboard } from './support/dashboard.js';
 import { connectSse, type SseConnection, type SseMessage } from './support/sse-client.js';
-import { seedSession } from './support/seed.js';
+import { seedTurn, seedSession, seedSessionEnd } from './support/seed.js';
 
 type Entry = { id: string; event: { type: string; turn?: number } };
 
@@ -57,21 +56,8 @@ describe('live updates over Server-Sent Events', () => {
     return createDashboardServer({ control: wrapped, port: 0, token: '', pollIntervalMs: 20 });
   }
 
-  function turnEvent(projectId: string, turn: number) {
-    return {
-      v: 1,
-      type: 'turn',
-      at: Date.now(),
-      projectId,
-      sessionId: 'live',
-      turn,
-      stopReason: 'tool_use',
-      durationMs: 1,
-      usage: { inputTokens: 100 * turn, outputTokens: 1 },
-      appliedEdits: [],
-      clearedInputTokens: 0,
-      costUsd: 0,
-    };
+  function liveTurn(projectId: string, turn: number) {
+    return seedTurn(projectId, 'live', turn, { inputTokens: 100 * turn });
   }
 
   const events = (connection: SseConnection): Entry[] =>
@@ -97,7 +83,7 @@ describe('live updates over Server-Sent Events', () => {
     expect(data.events.slice(-seeded.length).map((entry) => entry.id)).toEqual(seeded);
     expect(snapshot.id).toBe(seeded[seeded.length - 1]);
 
-    const liveId = await dashboard.repository.appendEvent(id, turnEvent(id, 7));
+    const liveId = await dashboard.repository.appendEvent(id, liveTurn(id, 7));
     const live = await stream.next((message) => message.event === 'event');
     expect(live.id).toBe(liveId);
     expect((live.data as Entry).event).toMatchObject({ type: 'turn', turn: 7 });
@@ -110,7 +96,7 @@ describe('live updates over Server-Sent Events', () => {
     await first.next((message) => message.event === 'snapshot');
     const ids: string[] = [];
     for (let turn = 1; turn <= 3; turn++)
-      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+      ids.push(await dashboard.repository.appendEvent(id, liveTurn(id, turn)));
     await first.next((message) => message.id === ids[2]);
     const lastSeen = events(first).at(-1)?.id;
     expect(lastSeen).toBe(ids[2]);
@@ -118,13 +104,13 @@ describe('live updates over Server-Sent Events', () => {
 
     // Written while the browser was away.
     for (let turn = 4; turn <= 6; turn++)
-      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+      ids.push(await dashboard.repository.appendEvent(id, liveTurn(id, turn)));
     const second = await open(`/api/projects/${id}/stream`, { 'last-event-id': lastSeen! });
     const snapshot = await second.next((message) => message.event === 'snapshot');
     expect((snapshot.data as { events: unknown[] }).events).toEqual([]);
     // And written while it reconnects and afterwards.
     for (let turn = 7; turn <= 9; turn++)
-      ids.push(await dashboard.repository.appendEvent(id, turnEvent(id, turn)));
+      ids.push(await dashboard.repository.appendEvent(id, liveTurn(id, turn)));
     await second.next((message) => message.id === ids[8]);
     expect(events(second).map((entry) => entry.id)).toEqual(ids.slice(3));
     expect(events(second).map((entry) => entry.event.turn)).toEqual([4, 5, 6, 7, 8, 9]);
@@ -150,7 +136,7 @@ describe('live updates over Server-Sent Events', () => {
       { sessionId: 'live', sessionNumber: 1, jobId: 'j', workerId: 'w', startedAt: Date.now() },
       false,
     );
-    await dashboard.repository.appendEvent(id, turnEvent(id, 3));
+    await dashboard.repository.appendEvent(id, liveTurn(id, 3));
     const isLive = (message: SseMessage) => {
       const project = message.data as {
         id: string;
@@ -185,7 +171,7 @@ describe('live updates over Server-Sent Events', () => {
       calls.projectChanges = 0;
       calls.readEvents = 0;
       calls.waitForEvents = 0;
-      const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, 1));
+      const eventId = await dashboard.repository.appendEvent(id, liveTurn(id, 1));
       for (const client of clients) await client.next((message) => message.id === eventId);
       await waitFor('a few polls', () => calls.projectChanges >= 5);
       const { projectChanges, readEvents, waitForEvents } = calls;
@@ -230,19 +216,10 @@ describe('live updates over Server-Sent Events', () => {
           turns: [{ input: 10 }],
           features: { before: [passing - 1, 2], after: [passing, 2] },
         });
-        await dashboard.repository.appendEvent(id, {
-          v: 1,
-          type: 'session-end',
-          at: Date.now(),
-          projectId: id,
-          sessionId: `s${sessionNumber}`,
-          result: {
-            sessionId: `s${sessionNumber}`,
-            kind: 'resume',
-            outcome: 'completed',
-            featuresAfter: { passing, total: 2 },
-          },
-        } as StreamEvent);
+        await dashboard.repository.appendEvent(
+          id,
+          seedSessionEnd(id, `s${sessionNumber}`, { passing, total: 2 }),
+        );
       }
       open();
       const passing = (count: number) => (message: SseMessage) =>
@@ -279,7 +256,7 @@ describe('live updates over Server-Sent Events', () => {
       await client.next((message) => message.event === 'project');
       for (let turn = 1; turn <= 3; turn++) {
         const appendedAt = Date.now();
-        const eventId = await dashboard.repository.appendEvent(id, turnEvent(id, turn));
+        const eventId = await dashboard.repository.appendEvent(id, liveTurn(id, turn));
         await client.next((message) => message.id === eventId, 2_000);
         expect(Date.now() - appendedAt).toBeLessThan(2_000);
       }

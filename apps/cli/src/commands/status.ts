@@ -102,7 +102,7 @@ function sessionJson(session: SessionSummary) {
     kind: session.kind,
     outcome: session.outcome,
     workerId: session.workerId,
-    commits: session.commits ?? [],
+    commits: session.commits,
     checkpoint: session.checkpoint ?? null,
     checkpointError: session.checkpointError ?? null,
     checkpointFailures: session.checkpointFailures ?? 0,
@@ -219,14 +219,13 @@ function describeProject(
     );
   }
   if (project.lastError) lines.push(`lastError ${project.lastError}`);
-  const withCommits = sessions.filter((session) => (session.commits?.length ?? 0) > 0);
+  const withCommits = sessions.filter((session) => session.commits.length > 0);
   if (withCommits.length > 0) {
     lines.push('commits');
     for (const session of withCommits) {
-      const commits = session.commits ?? [];
       const pushed = session.checkpoint === undefined || session.checkpoint.pushed;
       lines.push(
-        `  session ${session.sessionNumber} (${session.outcome}): ${commits.map(short).join(' ')}${pushed ? '' : ' (last not pushed)'}`,
+        `  session ${session.sessionNumber} (${session.outcome}): ${session.commits.map(short).join(' ')}${pushed ? '' : ' (last not pushed)'}`,
       );
     }
   }

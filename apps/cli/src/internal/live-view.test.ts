@@ -1,12 +1,78 @@
 import { describe, expect, it } from 'vitest';
+import { emptyUsageTotals } from '@baton/context-config';
 import { decodeProjectEvent, type ProjectEvent } from '@baton/projects/schema';
 import { createLiveView, describeEvent, shouldUseColor } from './live-view.js';
 
 const at = Date.UTC(2026, 0, 1, 12, 0, 0);
 
-/** An event as a reader gets it: decoded (absent counts 0), failing loudly if it does not decode. */
-function decoded(fields: Record<string, unknown>): ProjectEvent {
-  const event = decodeProjectEvent({ v: 1, at, projectId: 'p', sessionId: 's1', ...fields });
+type Fields = Record<string, unknown>;
+
+/** Usage counts the fixtures leave out, as the session writes them (all 0). */
+const turnUsage = {
+  inputTokens: 0,
+  outputTokens: 0,
+  cacheReadInputTokens: 0,
+  cacheCreationInputTokens: 0,
+  cacheWrite5mInputTokens: 0,
+  cacheWrite1hInputTokens: 0,
+};
+
+/**
+ * `fields` laid over the rest of its event in the shape the session writes it (readers assume
+ * that shape), so a fixture names only what the view shows.
+ */
+function written(fields: Fields): Fields {
+  switch (fields.type) {
+    case 'session-start':
+      return { sandbox: { mode: 'bubblewrap' }, ...fields };
+    case 'turn':
+      return {
+        model: 'sim',
+        responseModel: 'sim',
+        phase: 'work',
+        durationMs: 0,
+        appliedEdits: [],
+        clearedInputTokens: 0,
+        cacheInvalidation: null,
+        costUsd: 0,
+        ...fields,
+        usage: { ...turnUsage, ...(fields.usage as Fields) },
+        totals: { ...emptyUsageTotals(), ...(fields.totals as Fields) },
+      };
+    case 'session-end': {
+      const result = fields.result as Fields;
+      return {
+        ...fields,
+        result: {
+          reason: '',
+          turns: 0,
+          featuresBefore: { passing: 0, total: 0 },
+          featuresAfter: { passing: 0, total: 0 },
+          allFeaturesPass: false,
+          flippedFeatures: [],
+          startedAt: at,
+          endedAt: at,
+          commits: [],
+          progressEntry: 'agent',
+          ...result,
+          usage: { ...emptyUsageTotals(), ...(result.usage as Fields) },
+        },
+      };
+    }
+    default:
+      return fields;
+  }
+}
+
+/** An event as a reader gets it: decoded, failing loudly if it does not decode. */
+function decoded(fields: Fields): ProjectEvent {
+  const event = decodeProjectEvent({
+    v: 1,
+    at,
+    projectId: 'p',
+    sessionId: 's1',
+    ...written(fields),
+  });
   if (event.type === 'unknown') throw new Error(`fixture does not decode: ${event.problem}`);
   return event;
 }

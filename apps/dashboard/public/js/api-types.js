@@ -95,15 +95,16 @@
  * @property {boolean} interrupted
  * @property {number} turns
  * @property {number} inputTokens
- * @property {number} [cacheReadInputTokens]
- * @property {number} [cacheCreationInputTokens]
+ * @property {number} cacheReadInputTokens
+ * @property {number} cacheCreationInputTokens
  * @property {number} outputTokens
  * @property {number} clearedInputTokens
  * @property {number} costUsd
  * @property {FeatureCounts} featuresAfter
  * @property {number} startedAt
  * @property {number} endedAt
- * @property {string[]} [commits]
+ * @property {string[]} commits
+ * @property {string} model
  * @property {{ head: string | null, pushed: boolean, error?: string }} [checkpoint]
  * @property {string} [checkpointError]
  * @property {number} [checkpointFailures]

@@ -91,14 +91,7 @@ export function tokenChart(turns) {
   turns.forEach((turn, index) => {
     let base = 0;
     for (const [field, className, label] of PARTS) {
-      // Turns recorded before caching have only inputTokens: all of it is uncached.
-      const value =
-        field === 'uncachedInputTokens'
-          ? (turn.uncachedInputTokens ??
-            turn.inputTokens -
-              (turn.cacheReadInputTokens ?? 0) -
-              (turn.cacheCreationInputTokens ?? 0))
-          : (turn[field] ?? 0);
+      const value = turn[field];
       if (value <= 0) continue;
       root.append(
         svg(
@@ -128,8 +121,8 @@ export function tokenChart(turns) {
   turns.forEach((turn, index) => {
     const cleared = turn.clearedInputTokens > 0 || turn.edits.length > 0;
     const cache =
-      (turn.cacheReadInputTokens ?? 0) + (turn.cacheCreationInputTokens ?? 0) > 0
-        ? ` (${turn.cacheReadInputTokens ?? 0} read from cache, ${turn.cacheCreationInputTokens ?? 0} written)`
+      turn.cacheReadInputTokens + turn.cacheCreationInputTokens > 0
+        ? ` (${turn.cacheReadInputTokens} read from cache, ${turn.cacheCreationInputTokens} written)`
         : '';
     const title = `session ${turn.sessionNumber ?? '?'} turn ${turn.turn}: ${turn.inputTokens} input tokens${cache}${cleared ? `, ${turn.clearedInputTokens} cleared (${turn.edits.join(', ')})` : ''}`;
     if (cleared) {

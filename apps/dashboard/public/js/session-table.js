@@ -9,15 +9,11 @@ import { sessionHref } from './session-page.js';
 /** @typedef {import('./api-types.js').SessionSummary} SessionSummary */
 
 /**
- * Every input token of a session summary (summaries stored before caching have no cache fields).
+ * Every input token of a session summary: uncached, read from the cache and written to it.
  * @param {SessionSummary} session
  */
 function sessionInput(session) {
-  return (
-    session.inputTokens +
-    (session.cacheReadInputTokens ?? 0) +
-    (session.cacheCreationInputTokens ?? 0)
-  );
+  return session.inputTokens + session.cacheReadInputTokens + session.cacheCreationInputTokens;
 }
 
 /**
@@ -121,7 +117,7 @@ export function createSessionTable(projectId) {
           {},
           session.kind,
           session.interrupted ? ' (resumed after crash)' : '',
-          session.commits && session.commits.length > 0
+          session.commits.length > 0
             ? h(
                 'span',
                 { class: 'commits', dataset: { testid: 'session-commits' } },
@@ -150,7 +146,7 @@ export function createSessionTable(projectId) {
         h(
           'td',
           { class: 'num' },
-          formatHitRate(session.cacheReadInputTokens ?? 0, sessionInput(session)),
+          formatHitRate(session.cacheReadInputTokens, sessionInput(session)),
         ),
         h('td', { class: 'num' }, formatTokens(session.clearedInputTokens)),
         h('td', { class: 'num' }, formatUsd(session.costUsd)),

@@ -1,4 +1,79 @@
+import { emptyUsageTotals, type TurnUsage } from '@baton/context-config';
 import type { ProjectRepository, SessionSummary, StreamEvent } from '@baton/projects';
+
+/**
+ * A `turn` event in the shape the session writes it (migrations upgrade older ones; readers
+ * assume this one), with `usage` over zeros and every cache write a 5-minute one.
+ */
+export function seedTurn(
+  projectId: string,
+  sessionId: string,
+  turn: number,
+  usage: Partial<TurnUsage> & { inputTokens: number },
+): StreamEvent {
+  const counts = {
+    outputTokens: 1,
+    cacheReadInputTokens: 0,
+    cacheCreationInputTokens: 0,
+    ...usage,
+  };
+  return {
+    v: 1,
+    type: 'turn',
+    at: Date.now(),
+    projectId,
+    sessionId,
+    turn,
+    model: 'sim',
+    responseModel: 'sim',
+    responseId: `msg_${turn}`,
+    phase: 'work',
+    stopReason: 'tool_use',
+    durationMs: 1,
+    usage: {
+      ...counts,
+      cacheWrite5mInputTokens: counts.cacheCreationInputTokens,
+      cacheWrite1hInputTokens: 0,
+    },
+    appliedEdits: [],
+    clearedInputTokens: 0,
+    cacheInvalidation: null,
+    costUsd: 0,
+    totals: { ...emptyUsageTotals(), turns: turn },
+  };
+}
+
+/** A `session-end` event in the shape the session writes it, with the features after it. */
+export function seedSessionEnd(
+  projectId: string,
+  sessionId: string,
+  featuresAfter: { passing: number; total: number },
+): StreamEvent {
+  const at = Date.now();
+  return {
+    v: 1,
+    type: 'session-end',
+    at,
+    projectId,
+    sessionId,
+    result: {
+      sessionId,
+      kind: 'resume',
+      outcome: 'completed',
+      reason: 'end_turn',
+      turns: 1,
+      usage: emptyUsageTotals(),
+      featuresBefore: featuresAfter,
+      featuresAfter,
+      allFeaturesPass: featuresAfter.passing === featuresAfter.total,
+      flippedFeatures: [],
+      startedAt: at,
+      endedAt: at,
+      commits: [],
+      progressEntry: 'agent',
+    },
+  };
+}
 
 /** What a session emits, written to the project's stream the way the worker publishes it. */
 export async function seedSession(
@@ -29,25 +104,22 @@ export async function seedSession(
       sessionNumber: options.sessionNumber,
       interrupted: false,
       model: 'sim',
+      sandbox: { mode: 'off', reason: 'simulator', notice: 'commands run on the host' },
     }),
   );
   let turn = 0;
   for (const spec of options.turns) {
     turn++;
     ids.push(
-      await append({
-        ...base,
-        type: 'turn',
-        at: at + turn,
-        turn,
-        stopReason: 'tool_use',
-        durationMs: 12,
-        usage: {
+      await repository.appendEvent(projectId, {
+        ...seedTurn(projectId, options.sessionId, turn, {
           inputTokens: spec.input,
           cacheReadInputTokens: spec.cacheRead ?? 0,
           cacheCreationInputTokens: spec.cacheWrite ?? 0,
           outputTokens: 50,
-        },
+        }),
+        at: at + turn,
+        durationMs: 12,
         appliedEdits:
           spec.cleared === undefined
             ? []
@@ -60,7 +132,7 @@ export async function seedSession(
               ],
         clearedInputTokens: spec.cleared ?? 0,
         costUsd: 0.001,
-      }),
+      } as StreamEvent),
     );
     ids.push(
       await append({
@@ -99,6 +171,7 @@ export async function seedSession(
     jobId: `job-${options.sessionNumber}`,
     workerId: 'test',
     model: 'sim-sonnet',
+    commits: [],
   };
   await repository.recordSessionEnd(projectId, summary, { failed: false });
   return ids;

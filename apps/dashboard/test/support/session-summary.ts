@@ -31,6 +31,7 @@ export function sessionSummary(
     jobId: `j${sessionNumber}`,
     workerId: 'test',
     model: 'sim-sonnet',
+    commits: [],
     ...overrides,
   };
 }

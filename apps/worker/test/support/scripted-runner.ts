@@ -39,6 +39,7 @@ export function createScriptedRunner(
       sessionNumber: session.sessionNumber ?? 1,
       interrupted: session.interrupted ?? false,
       model: session.model,
+      sandbox: { mode: 'off', reason: 'simulator', notice: 'the scripted runner runs no command' },
     } as never);
     const before = await counts(session.store);
     let outcome: WorkerSessionResult['outcome'] = 'completed';
