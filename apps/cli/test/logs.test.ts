@@ -128,7 +128,7 @@ describe('baton logs', () => {
     expect(result.stdout).not.toContain('\u001b[');
   });
 
-  it('--json prints the events decoded, one per line (fields an older writer left out filled in)', async () => {
+  it('--json prints the events decoded, one per line', async () => {
     const id = await seededProject();
     const result = await runCli(['logs', id, '--json'], { cwd: dir, env: world.env(dir) });
     expect(result.code).toBe(0);
@@ -137,8 +137,8 @@ describe('baton logs', () => {
       .split('\n')
       .map((line) => JSON.parse(line) as unknown);
     expect(events).toEqual(sessionEvents(id).map(decodeProjectEvent));
-    // The fixtures are in an older shape (session-start without sandbox, partial totals).
-    expect(events[1]).toMatchObject({ totals: { cacheReadInputTokens: 0, turns: 0 } });
+    // Older shapes are upgraded once by a migration (packages/projects/test/events-migrate-once).
+    expect(events.map((event) => (event as { type: string }).type)).not.toContain('unknown');
   });
 
   it('an unknown project exits 7 with one line', async () => {
