@@ -115,7 +115,10 @@ function sessionResult(value: unknown): unknown {
   }) as Stored;
   result.usage = totals(result.usage);
   for (const side of ['featuresBefore', 'featuresAfter']) {
-    result[side] = withDefaults(result[side] ?? {}, { passing: 0, total: 0 });
+    result[side] = withDefaults(result[side] === undefined ? {} : result[side], {
+      passing: 0,
+      total: 0,
+    });
   }
   if (isObject(result.checks)) {
     result.checks = Object.fromEntries(
@@ -137,7 +140,7 @@ function sessionResult(value: unknown): unknown {
 }
 
 /** Who a project's sessions ran as, for turns written before they named their model. */
-export interface EventModels {
+interface EventModels {
   /** Session id -> the model its `session-start` named (filled while events are read in order). */
   sessions: Map<string, string>;
   /** The project's configured model; null: the worker's default, which nothing recorded. */
@@ -149,7 +152,7 @@ export interface EventModels {
  * migration knows: the decoder reports it as it always did). Call it on a project's events in
  * order: a `session-start` it sees names the model of its session's later turns.
  */
-export function upgradeEvent(event: unknown, models: EventModels): Stored | null {
+function upgradeEvent(event: unknown, models: EventModels): Stored | null {
   if (!isObject(event)) return null;
   if (event.type === 'session-start' && typeof event.sessionId === 'string') {
     if (typeof event.model === 'string') models.sessions.set(event.sessionId, event.model);
