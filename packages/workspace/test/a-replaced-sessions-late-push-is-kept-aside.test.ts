@@ -185,6 +185,53 @@ describe("a replaced session's late checkpoint push", () => {
     expect(git(remote, 'rev-parse', `${theirs}^`)).toBe(t0);
   });
 
+  it("never takes the branch back from a checkpoint without a fence (baton run's)", async () => {
+    const root = await tempDir();
+    const { remote, t0, holder } = await raceAtT0(root);
+    // `baton run` on the same project holds no lease: its checkpoint names the project, no fence.
+    const local = sessionClone(root, 'home-run', remote, t0, undefined);
+    await local.prepare(t0);
+    await writeFiles(local.dir, { 'r.txt': 'by baton run\n' });
+    const run = (await local.checkpoint({ subject: 'R1 of baton run' })).head ?? '';
+    expect(readTrailer(git(remote, 'log', '-1', '--format=%B', run), BATON_FENCE_TRAILER)).toBe(
+      null,
+    );
+
+    await writeFiles(holder.dir, { 'n.txt': 'mine\n' });
+    const mine = await holder.checkpoint({ subject: 'N1', final: true });
+    expect(mine).toMatchObject({ pushed: false, pushError: { code: 'push_rejected' } });
+    expect(mine.replacedStale).toBeUndefined();
+    expect(mine.pushError?.message).toContain(
+      `commit ${run.slice(0, 12)} ("R1 of baton run") carries no ${BATON_FENCE_TRAILER} trailer`,
+    );
+    expect(git(remote, 'rev-parse', 'baton/p')).toBe(run);
+    expect(git(remote, 'rev-parse', `${run}^`)).toBe(t0);
+  });
+
+  it('reads a fence only as plain digits: "0x1" proves nothing', async () => {
+    const root = await tempDir();
+    const { remote, holder, stale } = await raceAtT0(root);
+    await writeFiles(stale.dir, { 'o.txt': 'odd\n' });
+    const oGit = ['--git-dir', stale.gitDir, '--work-tree', stale.dir];
+    git(stale.dir, ...oGit, 'add', '-A');
+    git(
+      stale.dir,
+      ...oGit,
+      'commit',
+      '-q',
+      '-m',
+      `odd\n\nBaton-Project: p\n${BATON_FENCE_TRAILER}: 0x1`,
+    );
+    const odd = git(stale.dir, ...oGit, 'rev-parse', 'HEAD');
+    git(stale.dir, ...oGit, 'push', '-q', remote, `${odd}:refs/heads/baton/p`);
+
+    await writeFiles(holder.dir, { 'n.txt': 'mine\n' });
+    const mine = await holder.checkpoint({ subject: 'N1', final: true });
+    expect(mine).toMatchObject({ pushed: false, pushError: { code: 'push_rejected' } });
+    expect(mine.pushError?.message).toContain(`carries no ${BATON_FENCE_TRAILER} trailer`);
+    expect(git(remote, 'rev-parse', 'baton/p')).toBe(odd);
+  });
+
   it('without a lease (baton run) every rejection stands, as before', async () => {
     const root = await tempDir();
     const remote = await createBareRemote(root);

@@ -1,6 +1,7 @@
 import { chmod, mkdir, readFile, readdir, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { BATON_FENCE_TRAILER, BATON_PROJECT_TRAILER, readTrailer } from '../src/index.js';
 import {
   createUserRepo,
   git,
@@ -163,5 +164,33 @@ describe('checkpoint commit hooks run inside the sandbox, never on the host', ()
     expect(await readFile(path.join(workspace.dir, 'post-commit.txt'), 'utf8')).toBe(
       'edited\nsandbox\n',
     );
+  });
+
+  it("commit-msg cannot make a checkpoint claim another fence or project: the hook's message is dropped", async () => {
+    const root = await tempDir();
+    const repo = await createUserRepo(root);
+    const hook = path.join(repo, '.git', 'hooks', 'commit-msg');
+    // The session's own trailers stay in the message; a later one is what readers take.
+    await writeExecutable(hook, '#!/bin/sh\nprintf "Baton-Fence: 70\\n" >> "$1"\n');
+    const workspace = await repoWorkspace(root, repo, { fence: 7 });
+    await workspace.prepare(null);
+    await writeFiles(workspace.dir, { 'a.txt': 'a\n' });
+    expect(await workspace.checkpoint({ subject: 'fence' })).toMatchObject({ hooks: 'passed' });
+    let message = git(repo, 'log', '-1', '--format=%B', 'baton/p');
+    expect(readTrailer(message, BATON_FENCE_TRAILER)).toBe('7');
+    expect(message).not.toContain('Baton-Fence: 70');
+    // A project id that merely starts with the session's is another project.
+    await writeExecutable(hook, '#!/bin/sh\nprintf "Baton-Project: p-other\\n" >> "$1"\n');
+    await writeFiles(workspace.dir, { 'b.txt': 'b\n' });
+    expect(await workspace.checkpoint({ subject: 'project' })).toMatchObject({ hooks: 'passed' });
+    message = git(repo, 'log', '-1', '--format=%B', 'baton/p');
+    expect(readTrailer(message, BATON_PROJECT_TRAILER)).toBe('p');
+    // A hook keeping both trailers as they are still edits the message.
+    await writeExecutable(hook, '#!/bin/sh\nprintf "Reviewed-by: hook\\n" >> "$1"\n');
+    await writeFiles(workspace.dir, { 'c.txt': 'c\n' });
+    await workspace.checkpoint({ subject: 'kept' });
+    message = git(repo, 'log', '-1', '--format=%B', 'baton/p');
+    expect(message).toContain('Reviewed-by: hook');
+    expect(readTrailer(message, BATON_FENCE_TRAILER)).toBe('7');
   });
 });

@@ -21,6 +21,8 @@ import {
   BATON_HOOKS_TRAILER,
   BATON_PROJECT_TRAILER,
   formatCommitMessage,
+  readFence,
+  readTrailer,
 } from './trailers.js';
 import type { SpecialFileKind } from './worktree-files.js';
 
@@ -292,9 +294,13 @@ class GitProjectWorkspace implements ProjectWorkspace {
       } else if (ran?.outcome === 'passed') {
         // Kept only while it still names the project and the fence: the branch's ownership
         // check and a rejected push's judgement read them.
+        // Read as the readers read them (the last trailer of each, whole): a hook appending
+        // `Baton-Fence: 70` under fence 7 would otherwise pass for a newer session's checkpoint.
         if (
-          ran.message.includes(`${BATON_PROJECT_TRAILER}: ${this.projectId}`) &&
-          (fence === undefined || ran.message.includes(`${BATON_FENCE_TRAILER}: ${fence}`))
+          readTrailer(ran.message, BATON_PROJECT_TRAILER) === this.projectId &&
+          (fence === undefined
+            ? readTrailer(ran.message, BATON_FENCE_TRAILER) === null
+            : readFence(ran.message) === fence)
         ) {
           message = ran.message;
         }

@@ -1,5 +1,5 @@
 import type { CloneGit } from './clone-git.js';
-import { BATON_FENCE_TRAILER, BATON_PROJECT_TRAILER, readTrailer } from './trailers.js';
+import { BATON_FENCE_TRAILER, BATON_PROJECT_TRAILER, readFence, readTrailer } from './trailers.js';
 
 /** Who pushes: the project and the fencing token of the lease the session holds. */
 export interface PushFence {
@@ -72,11 +72,10 @@ export async function judgeRemoteTip(
     .map((record) => {
       const split = record.indexOf('\x1f');
       const message = record.slice(split + 1);
-      const fence = Number(readTrailer(message, BATON_FENCE_TRAILER) ?? '');
       return {
         named: `commit ${record.slice(0, 12)} ("${subjectOf(message)}")`,
         ours: readTrailer(message, BATON_PROJECT_TRAILER) === push.projectId,
-        fence: Number.isSafeInteger(fence) && fence >= 0 ? fence : null,
+        fence: readFence(message),
       };
     });
   // A newer session's commit first: then this session is the stale one, whatever else is there.

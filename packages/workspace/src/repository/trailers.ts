@@ -20,6 +20,16 @@ export function readTrailer(message: string, key: string): string | null {
   return last?.[1]?.trim() ?? null;
 }
 
+/**
+ * The `Baton-Fence` of a commit message as Baton writes it (decimal digits), or `null`: a missing
+ * trailer (`baton run`'s checkpoints) or any other spelling proves nothing (`Number('')` is 0).
+ */
+export function readFence(message: string): number | null {
+  const text = readTrailer(message, BATON_FENCE_TRAILER);
+  if (text === null || !/^\d{1,15}$/u.test(text)) return null;
+  return Number(text);
+}
+
 /** A commit message: subject, optional body, then one `Key: value` line per trailer. */
 export function formatCommitMessage(
   subject: string,

@@ -40,7 +40,7 @@ export async function repoWorkspace(
   root: string,
   repo: string,
   options: Partial<
-    Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox' | 'maxFileBytes'>
+    Pick<ProjectWorkspaceOptions, 'skipHooks' | 'hookSandbox' | 'maxFileBytes' | 'fence'>
   > = {},
   home = 'home',
 ): Promise<ProjectWorkspace> {
