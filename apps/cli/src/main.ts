@@ -5,6 +5,7 @@ import './internal/exit-quietly-on-closed-pipe.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';
+import { terminalText } from './internal/terminal-text.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerEnqueueCommand } from './commands/enqueue.js';
@@ -126,12 +127,12 @@ try {
     // Help and version exit 0; every parsing mistake was already printed as one line.
     process.exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
   } else if (error instanceof CliError) {
-    process.stderr.write(`baton: ${error.message}\n`);
+    // A message may quote what a remote, a snapshot or the model wrote: shown, never acted on.
+    process.stderr.write(`baton: ${terminalText(error.message)}\n`);
     process.exitCode = error.exitCode;
   } else {
-    process.stderr.write(
-      `baton: unexpected error: ${error instanceof Error ? error.message : String(error)}\n`,
-    );
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(`baton: unexpected error: ${terminalText(message)}\n`);
     process.exitCode = EXIT_CODES.internal;
   }
 }

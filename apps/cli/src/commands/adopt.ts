@@ -7,7 +7,7 @@ import { isValidProjectId } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { parseNonEmpty } from '../internal/argument-parsers.js';
 import { withControl } from '../internal/remote-control.js';
-import { outputJson } from '../internal/terminal-text.js';
+import { outputJson, terminalText } from '../internal/terminal-text.js';
 import { projectJson } from './status.js';
 
 interface AdoptOptions {
@@ -118,11 +118,12 @@ export function registerAdoptCommand(program: Command): void {
         process.stdout.write(
           `adopted ${project.branch} of ${project.repo ?? repo} at ${at} as project ${project.id} (job ${queued.jobId}); follow it with: baton status ${project.id}\n`,
         );
-        process.stdout.write(
+        // The reason and the withheld paths come from the remote: text, never escape sequences.
+        const said =
           restored === null
             ? `${missing}: its memory starts empty, so its first session is an init session on the branch's code\n`
-            : `memory restored from snapshot ${restored.snapshot.slice(0, 12)} (session ${restored.sessionNumber}, ${restored.files} file${restored.files === 1 ? '' : 's'}${restored.withheld.length === 0 ? '' : `; withheld when it was saved: ${restored.withheld.join(', ')}`}), ${given === undefined ? 'goal from the snapshot' : 'goal as given'}; its first session resumes from it\n`,
-        );
+            : `memory restored from snapshot ${restored.snapshot.slice(0, 12)} (session ${restored.sessionNumber}, ${restored.files} file${restored.files === 1 ? '' : 's'}${restored.withheld.length === 0 ? '' : `; withheld when it was saved: ${restored.withheld.join(', ')}`}), ${given === undefined ? 'goal from the snapshot' : 'goal as given'}; its first session resumes from it\n`;
+        process.stdout.write(terminalText(said));
       });
     });
 }
