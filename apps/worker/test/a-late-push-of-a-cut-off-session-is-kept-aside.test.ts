@@ -13,6 +13,7 @@ import {
   type TcpProxy,
 } from '@baton/test-support';
 import type { Checkpoint } from '@baton/workspace';
+import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startInProcessWorker } from './support/in-process-worker.js';
 import { randomPrefix, randomProjectId, waitForCompleted } from './support/redis.js';
@@ -97,10 +98,16 @@ describe("fencing a checkpoint push: a cut-off session's push that lands late", 
     proxy.stall();
     let holderCheckpoint: Checkpoint | undefined;
     let staleTip = '';
+    const logLines: Array<Record<string, unknown>> = [];
     const workerB = await startInProcessWorker({
       prefix: control.keys.prefix,
       url: redis.url,
       workerId: 'worker-b',
+      // Worker B's JSON log, as `baton worker` writes it.
+      logger: pino(
+        { level: 'info' },
+        { write: (line: string) => logLines.push(JSON.parse(line) as Record<string, unknown>) },
+      ),
       ...FAST_TAKEOVER,
       runSession: createScriptedRunner({
         onStart: async ({ sessionNumber, workspace, checkpoint }) => {
@@ -149,5 +156,23 @@ describe("fencing a checkpoint push: a cut-off session's push that lands late", 
     expect(
       warned.map((entry) => (entry.event as { replacedStale?: unknown }).replacedStale),
     ).toEqual([{ tip: staleTip, fence: Number(staleFence), commits: 1, keptOn }]);
+    // ...the session's summary (`baton status`) keeps it...
+    const replacedStale = { tip: staleTip, fence: Number(staleFence), commits: 1, keptOn };
+    const sessions = await control.listSessions(id);
+    // B took over session 1: A's never finished.
+    const holderSession = 1;
+    expect(sessions.filter((session) => session.replacedStale !== undefined)).toEqual([
+      expect.objectContaining({ sessionNumber: holderSession, replacedStale: [replacedStale] }),
+    ]);
+    // ...and the worker's JSON log says it in one warn line naming the project and the session.
+    expect(logLines.filter((line) => line.replacedStale !== undefined)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        projectId: id,
+        sessionNumber: holderSession,
+        replacedStale,
+        msg: `checkpoint took the branch back from a replaced session's late push; its commits are kept on ${keptOn}`,
+      }),
+    ]);
   }, 180_000);
 });

@@ -179,6 +179,12 @@ export interface SessionSummary {
   /** How many of the session's checkpoints failed (retried later); absent when none did. */
   checkpointFailures?: number;
   /**
+   * Replaced sessions' late pushes this session's checkpoints took the branch back from, each
+   * stale tip kept on its side branch `keptOn` (docs/decisions/2026-12-04-stale-checkpoint-push.md);
+   * absent when none.
+   */
+  replacedStale?: Array<{ tip: string; fence: number; commits: number; keptOn: string }>;
+  /**
    * The model the session started on (`unrecorded` for a session stored before models were
    * kept whose start event and project named none: see migrations/session-summaries.ts).
    */

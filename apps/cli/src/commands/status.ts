@@ -106,6 +106,8 @@ function sessionJson(session: SessionSummary) {
     checkpoint: session.checkpoint ?? null,
     checkpointError: session.checkpointError ?? null,
     checkpointFailures: session.checkpointFailures ?? 0,
+    /** Late pushes of replaced sessions taken off the branch: `{ tip, fence, commits, keptOn }`. */
+    replacedStale: session.replacedStale ?? [],
     model: session.model,
     fallback: session.fallback ?? null,
     /** Each MCP server's state at the session's end: `{ server, state, tools, message? }`. */
@@ -153,6 +155,13 @@ function describeCheckpointProblems(sessions: readonly SessionSummary[]): string
     } else if (failures > 0) {
       lines.push(
         `checkpoint failed ${failures} time${failures === 1 ? '' : 's'} in session ${session.sessionNumber} (saved by a later checkpoint)`,
+      );
+    }
+  }
+  for (const session of sessions) {
+    for (const stale of session.replacedStale ?? []) {
+      lines.push(
+        `kept aside in session ${session.sessionNumber}: a replaced session's late push (fence ${stale.fence}, ${stale.commits} commit${stale.commits === 1 ? '' : 's'}, tip ${short(stale.tip)}) was taken off the branch and kept on ${stale.keptOn}; merge what you want from it, then delete it`,
       );
     }
   }

@@ -48,6 +48,8 @@ export class ChainStep {
   readonly #log: ChainLogger;
   /** Where this session writes the project: the request's (fenced) log, else the chain's. */
   readonly #projects: ProjectLog;
+  /** Replaced sessions' late pushes this session's checkpoints took the branch back from. */
+  readonly #replacedStale: NonNullable<SessionSummary['replacedStale']> = [];
 
   constructor(
     options: SessionChainOptions,
@@ -79,12 +81,29 @@ export class ChainStep {
             request: this.#request,
             sessionId: this.#sessionId,
             budgets: claim.project.budgets,
-            publish: (event) => this.#chain.publish(event, this.#projects),
+            publish: (event) => this.#publishSessionEvent(event),
           }),
         )
       : notStarted(this.#sessionId, setup.kind, setup.features, setup.prepared.error);
     this.#request.onSessionReturned?.();
     return this.#finish(claim, setup, result);
+  }
+
+  /**
+   * A session's event to the log; a checkpoint that took the branch back from a replaced
+   * session's late push is also a `warn` line (the worker's JSON log) and goes into the summary
+   * (`baton status`), since the user may want what the kept commits hold.
+   */
+  async #publishSessionEvent(event: ChainEvent): Promise<void> {
+    if (event.type === 'checkpoint' && event.replacedStale !== undefined) {
+      const replaced = event.replacedStale;
+      this.#replacedStale.push(replaced);
+      this.#log.warn(
+        { replacedStale: replaced },
+        `checkpoint took the branch back from a replaced session's late push; its commits are kept on ${replaced.keptOn}`,
+      );
+    }
+    await this.#chain.publish(event, this.#projects);
   }
 
   /**
@@ -253,6 +272,7 @@ export class ChainStep {
       result,
       abortReason,
     );
+    if (this.#replacedStale.length > 0) summary.replacedStale = [...this.#replacedStale];
     await log.recordSessionEnd(projectId, summary, {
       failed,
       progress: sessionProgress({ ...result, kind: setup.kind, abortReason }),
