@@ -70,6 +70,9 @@ export function withMemorySnapshots(
       return { commit: null, pushed: false, unchanged: false, withheld: [], error: message };
     }
   };
+  // A remote that refuses refs/baton/memory/* refuses it at every checkpoint: said once per
+  // session (event and warn line), then quiet until a snapshot lands again.
+  let failing = false;
   return {
     gitDir: workspace.gitDir,
     async checkpoint(checkpointRequest) {
@@ -78,8 +81,16 @@ export function withMemorySnapshots(
       const result = await snapshot();
       if (result.unchanged) return checkpoint;
       if (result.error !== undefined) {
-        log.warn({ err: result.error }, 'memory snapshot not saved');
-      } else if (result.withheld.length > 0) {
+        if (failing) return checkpoint;
+        failing = true;
+        log.warn(
+          { err: result.error },
+          'memory snapshot not saved (not said again in this session until one is)',
+        );
+      } else if (result.pushed) {
+        failing = false;
+      }
+      if (result.error === undefined && result.withheld.length > 0) {
         log.warn(
           { withheld: result.withheld, commit: result.commit },
           'memory snapshot saved without the memory files the secret scan or the path rules withheld',

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkspaceErrorCode } from '../errors.js';
 import type { CloneGit } from './clone-git.js';
-import { type GitOutput, redactUrlCredentials } from './git.js';
+import { type GitOutput, remoteMessage } from './git.js';
 import {
   judgeRemoteTip,
   keptBranch,
@@ -257,22 +257,4 @@ function pushError(git: CloneGit, branch: string, output: GitOutput): PushError 
     code: 'push_failed',
     message: `cannot push ${branch} to ${git.remoteName}: ${git.message(output)}`,
   };
-}
-
-/** What the remote's hooks printed (`remote: ...` lines), redacted, at most 300 characters. */
-function remoteMessage(stderr: string): string {
-  const said = stderr
-    .split('\n')
-    .filter((line) => line.startsWith('remote:'))
-    // The remote's text reaches terminals and logs: no control characters.
-    .map((line) =>
-      line
-        .slice('remote:'.length)
-        // eslint-disable-next-line no-control-regex -- removing them is the point
-        .replace(/[\u0000-\u001f\u007f]/g, '')
-        .trim(),
-    )
-    .filter((line) => line !== '')
-    .join('; ');
-  return redactUrlCredentials(said).slice(0, 300);
 }

@@ -190,3 +190,21 @@ export function gitMessage(output: GitOutput, fallback = 'git failed'): string {
   const message = (line ?? ended).replace(/^(?:fatal|error):\s*/i, '');
   return redactUrlCredentials(message).slice(0, 300);
 }
+
+/** What the remote's hooks printed (`remote: ...` lines), redacted, at most 300 characters. */
+export function remoteMessage(stderr: string): string {
+  const said = stderr
+    .split('\n')
+    .filter((line) => line.startsWith('remote:'))
+    // The remote's text reaches terminals and logs: no control characters.
+    .map((line) =>
+      line
+        .slice('remote:'.length)
+        // eslint-disable-next-line no-control-regex -- removing them is the point
+        .replace(/[\u0000-\u001f\u007f]/g, '')
+        .trim(),
+    )
+    .filter((line) => line !== '')
+    .join('; ');
+  return redactUrlCredentials(said).slice(0, 300);
+}

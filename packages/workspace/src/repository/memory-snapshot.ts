@@ -1,5 +1,5 @@
 import type { MemoryStore } from '@baton/core';
-import { type GitOutput, gitMessage, runGit } from './git.js';
+import { type GitOutput, gitMessage, remoteMessage, runGit } from './git.js';
 import {
   MAX_SNAPSHOT_FILES,
   MEMORY_SNAPSHOT_FILES,
@@ -253,7 +253,9 @@ export class MemorySnapshotWriter {
     if (line?.startsWith('!') === true && /\[rejected\]|fetch first|non-fast-forward/.test(line)) {
       return 'rejected';
     }
-    return `cannot push ${this.#ref}: ${line?.split('\t').slice(2).join(' ').trim() || gitMessage(output)}`;
+    // A host's rule refusing the ref says why in `remote:` lines: the operator needs them.
+    const said = remoteMessage(output.stderr);
+    return `cannot push ${this.#ref}: ${line?.split('\t').slice(2).join(' ').trim() || gitMessage(output)}${said === '' ? '' : ` (the remote said: ${said})`}`;
   }
 
   async #git(args: readonly string[], input?: string): Promise<string> {
