@@ -61,6 +61,8 @@ export async function runProject(options: RunOptions): Promise<number> {
   const workerMcp = readMcpConfig(process.env[MCP_CONFIG_ENV_VARIABLE], MCP_CONFIG_ENV_VARIABLE);
   const intervalMs = checkpointIntervalMs();
   const fileLimit = maxFileBytes();
+  // Read before anything starts: a bad value thrown later left the simulator running (a hang).
+  const snapshots = memorySnapshots();
   const context = await readContextConfig(options);
   refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   refuseFallbackAsModel(options);
@@ -110,7 +112,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     defaultFallbackModel: connection.fallbackModel,
     checkpointIntervalMs: intervalMs,
     maxFileBytes: fileLimit,
-    memorySnapshots: memorySnapshots(),
+    memorySnapshots: snapshots,
     observeSessionEvent: (event) => {
       traces?.tracing.record(event);
       // A session's own events are decoded events as they are (what `baton logs` reads back).
