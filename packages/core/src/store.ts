@@ -164,7 +164,12 @@ export type StoreErrorCode =
   | 'invalid_path'
   | 'quota_exceeded'
   | 'conflict'
-  | 'unavailable';
+  | 'unavailable'
+  /**
+   * The backend holds data the store cannot read as its own (a Redis key of the wrong type): the
+   * call changed nothing, and retrying will not help until an operator repairs or removes it.
+   */
+  | 'corrupt';
 
 /** Options of `StoreError`. */
 export interface StoreErrorOptions {

@@ -92,6 +92,12 @@ export function toMemoryToolError(error: unknown, context: StoreCallContext): Me
         'unavailable',
         `Error: ${path} kept changing while this ${command} tried to apply. Nothing was changed; try again.`,
       );
+    case 'corrupt':
+      // Not the store being away: the same call fails the same way until someone repairs it.
+      return fail(
+        'internal',
+        `Error: The memory store's data for ${path} is damaged, so ${command} cannot run. Nothing was changed; retrying will not help.`,
+      );
     case 'unavailable':
       return fail(
         'unavailable',

@@ -104,7 +104,8 @@ const UNAVAILABLE_REPLIES = [
 
 /**
  * Wraps anything ioredis throws (closed connection, retries exhausted, offline queue off,
- * timeouts, server-side refusals) into `StoreError('unavailable')`, keeping it as `cause`.
+ * timeouts, server-side refusals) into `StoreError('unavailable')`, keeping it as `cause`; a
+ * WRONGTYPE reply (a key of the namespace changed outside the store) is `corrupt` instead.
  * `StoreError`s pass through unchanged.
  */
 export function toStoreError(error: unknown, action: string): StoreError {
@@ -112,6 +113,15 @@ export function toStoreError(error: unknown, action: string): StoreError {
     return error;
   }
   const message = error instanceof Error ? error.message : String(error);
+  if (message.startsWith('WRONGTYPE')) {
+    // A key of the namespace holds another type than the scripts write (changed outside the
+    // store): damage, not an outage. The key is not named: the message may reach the model.
+    return new StoreError(
+      'corrupt',
+      `A Redis key of this memory store holds the wrong type of value (WRONGTYPE) while trying to ${action}: its data was changed outside the store; nothing was written, and retrying will not help until the key is repaired or deleted.`,
+      { cause: error },
+    );
+  }
   const reply = UNAVAILABLE_REPLIES.find((prefix) => message.startsWith(prefix));
   const reason =
     reply === undefined ? 'Redis is unavailable' : `Redis refused the command (${reply})`;
