@@ -32,6 +32,7 @@ function summaryOf(id: string): SessionSummary {
     endedAt: 2,
     jobId: `${id}@2`,
     workerId: 'worker-b',
+    commits: [],
     model: 'sim',
     replacedStale: [
       { tip: TIP, fence: 5, commits: 2, keptOn: `baton-kept/${id}/5-${TIP.slice(0, 12)}` },
