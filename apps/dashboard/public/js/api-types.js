@@ -8,7 +8,10 @@
 // test/browser-types-match-the-server.test.ts (compiled by `pnpm typecheck` with the server's
 // types) checks that each server type is assignable to the one here: a field the server renames,
 // drops or retypes fails the typecheck. A type here may list fewer fields than the server sends:
-// the ones the browser reads.
+// the ones the browser reads. The answers of the routes (`GET /api/...` and the streams' messages)
+// go the other way too: the server names each one with its type here (`satisfies Browser.X` in
+// src/internal/api.ts, memory-routes.ts and sse.ts, which read this file's declarations), so an
+// answer's own fields are all listed, and renaming one on either side fails the typecheck.
 
 /** @typedef {'queued' | 'running' | 'paused' | 'completed' | 'failed' | 'cancelled'} ProjectStatus */
 
@@ -149,6 +152,8 @@
  * @property {ProjectView} project
  * @property {SessionSummary[]} sessions
  * @property {number | null} sessionsBefore
+ * @property {number} sessionsTotal
+ * @property {object} budgets the project's budgets (`ProjectBudgets`)
  * @property {StatusTransition[]} transitions
  * @property {WebhookDelivery[]} webhooks
  */
@@ -158,9 +163,13 @@
  * @typedef {{ project: ProjectView }} ProjectAnswer
  */
 
-/** `GET /api/projects/:id/sessions`. @typedef {{ sessions: SessionSummary[], before: number | null }} SessionsPage */
+/** `POST /api/projects`: the new project and its first session's job. @typedef {ProjectAnswer & { jobId: string }} CreatedProject */
 
-/** `GET /api/projects/:id/events`. @typedef {{ events: EventEntry[], before: string | null }} EventsPage */
+/** `POST /api/projects/:id/say`. @typedef {{ guidance: { id: string, at: number, text: string } }} GuidanceAnswer */
+
+/** `GET /api/projects/:id/sessions`. @typedef {{ sessions: SessionSummary[], before: number | null, total: number }} SessionsPage */
+
+/** `GET /api/projects/:id/events`. @typedef {{ events: EventEntry[], lastEventId: string | null, before: string | null }} EventsPage */
 
 /**
  * One turn of the token chart (`TurnPoint`).
@@ -197,7 +206,7 @@
  * @property {number | null} exitCode
  * @property {'timeout' | 'not_started' | undefined} [stopped]
  * @property {number} durationMs
- * @property {string} outputTail
+ * @property {string | undefined} [outputTail] left out in `GET /api/projects/:id/checks`
  * @property {string | null} commit
  * @property {number} at
  * @property {'flip' | 'regression'} trigger
@@ -231,6 +240,8 @@
 
 /** Queue counts by job state (`GET /api/queue`, the projects stream). @typedef {Partial<Record<string, number>>} QueueCounts */
 
+/** `GET /api/queue`. @typedef {{ counts: QueueCounts }} QueueAnswer */
+
 /**
  * `GET /api/projects/:id/diff`.
  * @typedef {object} BranchDiff
@@ -251,15 +262,21 @@
 
 /** `GET /api/projects/:id/search`. @typedef {{ query: string, hits: SearchHit[], truncated: boolean }} SearchAnswer */
 
-/** `GET /api/projects/:id/progress`. @typedef {{ exists: boolean, html: string }} ProgressAnswer */
+/**
+ * `GET /api/projects/:id/progress`: the whole log (archives first) as `markdown` and `html`.
+ * @typedef {{ path: string, archives: string[], exists: boolean, markdown: string, html: string }} ProgressAnswer
+ */
 
-/** `GET /api/projects/:id/memory`. @typedef {{ files: Array<{ path: string, kind: string, size: number }> }} MemoryList */
+/** `GET /api/projects/:id/memory`. @typedef {{ files: Array<{ path: string, kind: string, size: number }>, usage: { bytes: number, files: number } }} MemoryList */
 
-/** `GET /api/projects/:id/memory/file`. @typedef {{ content: string, truncated: boolean, html: string | null }} MemoryFile */
+/** `GET /api/projects/:id/memory/file`. @typedef {{ path: string, content: string, truncated: boolean, html: string | null }} MemoryFile */
 
 /** @typedef {{ version: string, command: string, bytes: number, at: number, session?: string }} MemoryVersion */
 
-/** `GET /api/projects/:id/memory/history`, newest first. @typedef {{ versions: MemoryVersion[] }} MemoryHistory */
+/**
+ * `GET /api/projects/:id/memory/history`: `versions` newest first, `changes` (what wrote them) oldest first.
+ * @typedef {{ path: string, versions: MemoryVersion[], changes: Array<{ at: number, command: string, path: string, bytes: number, version: string, session?: string }> }} MemoryHistory
+ */
 
 /**
  * One line of a memory diff (`DiffLine`).
@@ -267,8 +284,8 @@
  */
 
 /**
- * `GET /api/projects/:id/memory/diff` (`LineDiff`).
- * @typedef {{ diff: { tooLarge: false, lines: DiffLine[], added: number, removed: number } | { tooLarge: true, message: string } }} MemoryDiff
+ * `GET /api/projects/:id/memory/diff` (`LineDiff`) between two kept versions (`null`: empty before, the file now after).
+ * @typedef {{ path: string, from: string | null, to: string | null, diff: { tooLarge: false, lines: DiffLine[], added: number, removed: number } | { tooLarge: true, message: string } }} MemoryDiff
  */
 
 /** @typedef {{ kept: number, characters: number }} TranscriptCap */
@@ -297,6 +314,13 @@
  */
 
 /**
+ * `GET /api/projects/:id/transcripts`: the kept transcripts, newest first.
+ * @typedef {{ transcripts: Array<Pick<Transcript, 'sessionNumber' | 'kind' | 'model' | 'interrupted' | 'startedAt' | 'end'> & { sessionId: string, messageCount: number }> }} TranscriptList
+ */
+
+/** `GET /api/projects/:id/transcripts/:sessionId`. @typedef {{ transcript: Transcript }} TranscriptAnswer */
+
+/**
  * `GET /api/projects/:id/transcripts/:sessionId`'s `transcript`.
  * @typedef {object} Transcript
  * @property {number} sessionNumber
@@ -310,7 +334,7 @@
 
 /**
  * The projects stream's `snapshot`.
- * @typedef {{ counts: Partial<Record<string, number>>, total: number, version: number, queue: QueueCounts | null }} ProjectsSnapshot
+ * @typedef {{ counts: Partial<Record<string, number>>, total: number, version: number, queue: QueueCounts | null, at: number }} ProjectsSnapshot
  */
 
 /** The projects stream's `counts`. @typedef {{ counts: Partial<Record<string, number>>, total: number }} FleetCounts */
@@ -322,6 +346,8 @@
  * @property {SessionSummary[]} sessions
  * @property {number | null} sessionsBefore
  * @property {EventEntry[]} events
+ * @property {string | null} [lastEventId] the last of `events` (a first connection)
+ * @property {string} [resumedFrom] the `Last-Event-ID` the stream goes on after (a reconnection)
  */
 
 /** Both streams' `removed`. @typedef {{ id: string }} Removed */

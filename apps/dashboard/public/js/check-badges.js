@@ -96,11 +96,7 @@ function outputDetails(projectId, row) {
           { class: 'muted' },
           `${describeRun(evidence)}, ${evidence.trigger === 'flip' ? 'when flipped' : 'in the re-run'}, ${new Date(evidence.at).toLocaleString()}`,
         ),
-        h(
-          'pre',
-          { class: 'check-tail' },
-          evidence.outputTail === '' ? '(no output)' : evidence.outputTail,
-        ),
+        h('pre', { class: 'check-tail' }, evidence.outputTail || '(no output)'),
       );
     } catch (error) {
       loaded = false;

@@ -17,6 +17,7 @@ import {
 } from '@baton/projects/schema';
 import { PROJECT_SORTS, projectPageCursor } from '@baton/projects/schema';
 import { projectChecksReport, type SourcePolicy } from '@baton/projects';
+import type * as Browser from '../../public/js/api-types.js';
 import type { DashboardControl } from '../control.js';
 import type { EventHub } from './event-hub.js';
 import { renderMarkdown } from './markdown.js';
@@ -165,7 +166,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       counts,
       total,
       version,
-    });
+    } satisfies Browser.ProjectsPage);
   });
 
   api.post('/projects', creations, jsonBody, async (context) => {
@@ -177,7 +178,13 @@ export function createApiRoutes(options: ApiOptions): Hono {
     });
     const queued = await control.enqueue(created.id);
     const project = (await control.getProject(created.id)) ?? created;
-    return context.json({ project: projectView(project, undefined), jobId: queued.jobId }, 201);
+    return context.json(
+      {
+        project: projectView(project, undefined),
+        jobId: queued.jobId,
+      } satisfies Browser.CreatedProject,
+      201,
+    );
   });
 
   route('/projects/:id', {}, async ({ context, projectId, project }) => {
@@ -197,7 +204,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       sessionsTotal: window.total,
       transitions,
       webhooks,
-    });
+    } satisfies Browser.ProjectDetail);
   });
 
   // The project branch against its base, as the project's remote has it now (read only).
@@ -233,7 +240,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
         truncated,
         base: project.base,
         baseCommit: project.baseCommit,
-      });
+      } satisfies Browser.BranchDiff);
     } catch (error) {
       if (error instanceof WorkspaceError) {
         // The git message names host paths (the fetch cache under BATON_HOME): the log has it.
@@ -257,7 +264,10 @@ export function createApiRoutes(options: ApiOptions): Hono {
       await requireProject(projectId);
       const result = await act(projectId);
       const project = await requireProject(projectId);
-      return context.json({ project: projectView(project, hub.activity(projectId)), ...result });
+      return context.json({
+        project: projectView(project, hub.activity(projectId)),
+        ...result,
+      } satisfies Browser.ProjectAnswer);
     });
   }
 
@@ -282,7 +292,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       const body = context.req.valid('json');
       await requireProject(projectId);
       const { guidance } = await control.say(projectId, body.text);
-      return context.json({ guidance }, 201);
+      return context.json({ guidance } satisfies Browser.GuidanceAnswer, 201);
     },
   );
 
@@ -300,12 +310,14 @@ export function createApiRoutes(options: ApiOptions): Hono {
         sessions: sessions.rows,
         before: start > 0 ? start : null,
         total: window.total,
-      });
+      } satisfies Browser.SessionsPage);
     },
   );
 
   route('/projects/:id/transcripts', {}, async ({ context, projectId }) => {
-    return context.json({ transcripts: await control.listTranscripts(projectId) });
+    return context.json({
+      transcripts: await control.listTranscripts(projectId),
+    } satisfies Browser.TranscriptList);
   });
 
   // One session's conversation. Model text also comes rendered from Markdown by the same
@@ -317,7 +329,9 @@ export function createApiRoutes(options: ApiOptions): Hono {
     if (transcript === null) {
       throw new ApiError(404, 'not_found', `No transcript of session ${sessionId} is kept.`);
     }
-    return context.json({ transcript: withRenderedText(transcript) });
+    return context.json({
+      transcript: withRenderedText(transcript),
+    } satisfies Browser.TranscriptAnswer);
   });
 
   route(
@@ -329,7 +343,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
         query.q,
         query.limit === undefined ? {} : { limit: query.limit },
       );
-      return context.json({ query: query.q.trim(), ...result });
+      return context.json({ query: query.q.trim(), ...result } satisfies Browser.SearchAnswer);
     },
   );
 
@@ -354,7 +368,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
         lastEventId: events[events.length - 1]?.id ?? query.after ?? null,
         // Where older events start, when there may be some (page backwards with ?before=).
         before: !forward && (read.length === limit || left > 0) ? (events[0]?.id ?? null) : null,
-      });
+      } satisfies Browser.EventsPage);
     },
   );
 
@@ -371,7 +385,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       return context.json({
         turns: tokenSeries(entries),
         before: entries.length === limit ? (entries[0]?.id ?? null) : null,
-      });
+      } satisfies Browser.TokensPage);
     },
   );
 
@@ -398,7 +412,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
         ...row,
         evidence: row.evidence === null ? null : { ...row.evidence, outputTail: undefined },
       })),
-    });
+    } satisfies Browser.CheckReport);
   });
 
   // One feature's row with its whole evidence: the output tail a badge shows on demand.
@@ -410,22 +424,26 @@ export function createApiRoutes(options: ApiOptions): Hono {
     if (row === undefined) {
       throw new ApiError(404, 'not_found', `Project ${projectId} has no feature ${featureId}.`);
     }
-    return context.json(row);
+    return context.json(row satisfies Browser.CheckRow);
   });
 
-  api.get('/queue', async (context) => context.json({ counts: await control.queueCounts() }));
+  api.get('/queue', async (context) =>
+    context.json({ counts: await control.queueCounts() } satisfies Browser.QueueAnswer),
+  );
 
   // Projects nothing runs (stuck) and what is left of projects Redis lost: the projects page's
   // marker lines (`{ problems, incomplete }`). Read apart from the page of rows: it walks the
   // queued and running projects and scans the project hashes (bounded).
-  api.get('/problems', heavy, async (context) => context.json(await control.findProblems()));
+  api.get('/problems', heavy, async (context) =>
+    context.json((await control.findProblems()) satisfies Browser.ProjectProblems),
+  );
 
   // The new-project form's preset select: @baton/context-config owns the list.
   api.get('/presets', (context) =>
     context.json({
       presets: CONTEXT_PRESET_NAMES.map((name) => ({ name, intent: CONTEXT_PRESETS[name].intent })),
       default: DEFAULT_CONTEXT_PRESET,
-    }),
+    } satisfies Browser.Presets),
   );
 
   // Each stream holds memory for as long as it is open: a flood of them is refused, not served.

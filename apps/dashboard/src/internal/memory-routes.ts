@@ -10,6 +10,7 @@ import {
   toStorePath,
   toVirtualPath,
 } from '@baton/projects/schema';
+import type * as Browser from '../../public/js/api-types.js';
 import type { DashboardControl, DashboardMemoryStore } from '../control.js';
 import { ApiError } from './api-error.js';
 import { diffLines } from './diff.js';
@@ -52,7 +53,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
       exists: markdown !== null,
       markdown: markdown ?? '',
       html: markdown === null ? '' : renderMarkdown(markdown),
-    });
+    } satisfies Browser.ProgressAnswer);
   });
 
   route('/projects/:id/checklist', {}, async ({ context, projectId }) => {
@@ -63,7 +64,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
       readFile(memory, 'features.json'),
       control.featureFlips(projectId),
     ]);
-    return context.json(checklistView(content, flips));
+    return context.json(checklistView(content, flips) satisfies Browser.ChecklistView);
   });
 
   route('/projects/:id/memory', {}, async ({ context, projectId }) => {
@@ -79,7 +80,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
         depth: entry.depth,
       })),
       usage,
-    });
+    } satisfies Browser.MemoryList);
   });
 
   route(
@@ -97,7 +98,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
         content: shown,
         truncated,
         html: query.path.toLowerCase().endsWith('.md') ? renderMarkdown(shown) : null,
-      });
+      } satisfies Browser.MemoryFile);
     },
   );
 
@@ -124,7 +125,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
         path: query.path,
         versions,
         changes,
-      });
+      } satisfies Browser.MemoryHistory);
     },
   );
 
@@ -148,7 +149,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
         from: query.from ?? null,
         to: query.to ?? null,
         diff: diffLines(before, after),
-      });
+      } satisfies Browser.MemoryDiff);
     },
   );
 }

@@ -15,6 +15,7 @@
  */
 import type { Context } from 'hono';
 import { streamSSE, type SSEStreamingApi } from 'hono/streaming';
+import type * as Browser from '../../public/js/api-types.js';
 import type { DashboardControl, EventEntry } from '../control.js';
 import type { EventHub, HubMessage } from './event-hub.js';
 import { STREAM_ID_PATTERN } from '@baton/projects/schema';
@@ -124,7 +125,7 @@ export function projectsStream(context: Context, options: SseOptions): Response 
       else if (message.type === 'counts')
         writer.send({
           event: 'counts',
-          data: { counts: message.counts, total: message.total },
+          data: { counts: message.counts, total: message.total } satisfies Browser.FleetCounts,
           id: String(message.version),
         });
     };
@@ -141,7 +142,7 @@ export function projectsStream(context: Context, options: SseOptions): Response 
       ]);
       writer.send({
         event: 'snapshot',
-        data: { ...snapshot, queue, at: Date.now() },
+        data: { ...snapshot, queue, at: Date.now() } satisfies Browser.ProjectsSnapshot,
         id: String(snapshot.version),
       });
       ready = true;
@@ -214,14 +215,20 @@ export function projectStream(context: Context, projectId: string, options: SseO
             sessionsBefore,
             events: recent,
             lastEventId: last ?? null,
-          },
+          } satisfies Browser.ProjectSnapshot,
           ...(last === undefined ? {} : { id: last }),
         });
         lastSent = last ?? '0-0';
       } else {
         writer.send({
           event: 'snapshot',
-          data: { project: view, sessions, sessionsBefore, events: [], resumedFrom: resumeFrom },
+          data: {
+            project: view,
+            sessions,
+            sessionsBefore,
+            events: [],
+            resumedFrom: resumeFrom,
+          } satisfies Browser.ProjectSnapshot,
         });
       }
       // Replay everything after what the client has, in pages, until caught up.
