@@ -1,19 +1,16 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runCli } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 async function projectWithTwoVersions(): Promise<string> {
-  const id = world.projectId('hist');
-  await world.control.createProject({ id, goal: '- one', workspace: dir });
-  const store = await world.control.memoryStore(id);
+  const id = world.redis.projectId('hist');
+  await world.redis.control.createProject({ id, goal: '- one', workspace: world.dir });
+  const store = await world.redis.control.memoryStore(id);
   await store.write('notes.md', 'first\n', { mode: 'create', command: 'create', session: 's1' });
   await store.write('notes.md', 'second\n', { mode: 'overwrite', command: 'write', session: 's2' });
   return id;
@@ -22,10 +19,7 @@ async function projectWithTwoVersions(): Promise<string> {
 describe('baton memory history', () => {
   it('--json lists the versions newest first with their command and session', async () => {
     const id = await projectWithTwoVersions();
-    const result = await runCli(['memory', 'history', id, '/memories/notes.md', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const result = await world.cli(['memory', 'history', id, '/memories/notes.md', '--json']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const parsed = JSON.parse(result.stdout) as {
@@ -43,29 +37,27 @@ describe('baton memory history', () => {
 
   it('prints a table, and --show prints one old version', async () => {
     const id = await projectWithTwoVersions();
-    const table = await runCli(['memory', 'history', id, 'notes.md'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const table = await world.cli(['memory', 'history', id, 'notes.md']);
     expect(table.code).toBe(0);
     const lines = table.stdout.trimEnd().split('\n');
     expect(lines[0]).toMatch(/^VERSION\s+WRITTEN\s+BYTES\s+COMMAND\s+SESSION$/);
     expect(lines).toHaveLength(3);
     const oldest = lines[2]?.split(/\s+/)[0] ?? '';
-    const shown = await runCli(['memory', 'history', id, 'notes.md', '--show', oldest], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const shown = await world.cli(['memory', 'history', id, 'notes.md', '--show', oldest]);
     expect(shown.code).toBe(0);
     expect(shown.stdout).toBe('first\n');
   });
 
   it('a local project shows its current version only', async () => {
-    await createLocalProject(dir, 'local-h', { 'progress.md': 'local progress\n' });
-    const result = await runCli(
-      ['memory', 'history', 'local-h', '/memories/progress.md', '--local', '--json'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    await createLocalProject(world.dir, 'local-h', { 'progress.md': 'local progress\n' });
+    const result = await world.cli([
+      'memory',
+      'history',
+      'local-h',
+      '/memories/progress.md',
+      '--local',
+      '--json',
+    ]);
     expect(result.code, result.stderr).toBe(0);
     const parsed = JSON.parse(result.stdout) as {
       versions: Array<{ version: string; bytes: number }>;
@@ -82,10 +74,7 @@ describe('baton memory history', () => {
     [['memory', 'history', 'nobody-here', 'a.md', '--local'], 7, 'no project nobody-here under'],
   ])('mistake %j exits %i with one line', async (args, code, message) => {
     const id = await projectWithTwoVersions();
-    const result = await runCli(
-      args.map((arg) => (arg === 'PROJECT' ? id : arg)),
-      { cwd: dir, env: world.env(dir) },
-    );
+    const result = await world.cli(args.map((arg) => (arg === 'PROJECT' ? id : arg)));
     expect(result.code).toBe(code);
     expect(oneLine(result.stderr)).toContain(message);
   });

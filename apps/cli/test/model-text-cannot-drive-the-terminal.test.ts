@@ -1,6 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
-import { runCli } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 // The model chooses commands, file names and the words of its messages, and all of it reaches the
 // operator's terminal through `baton logs`, `status` and `projects`. Planted here as a worker
@@ -9,9 +8,7 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 // fake line, and a right-to-left override. None may reach stdout as the character itself.
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 const ESC = '\u001b';
 const hostile = [
@@ -31,11 +28,12 @@ const ACTIVE = /[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u20
 
 describe('model-written text reaches the terminal inert', () => {
   it('baton logs, status and projects show escape sequences, forged lines and overrides as text', async () => {
-    const id = world.projectId('tty');
-    await world.control.createProject({ id, goal: 'Greeter\n- say hello' });
+    const { redis } = world;
+    const id = redis.projectId('tty');
+    await redis.control.createProject({ id, goal: 'Greeter\n- say hello' });
     const at = Date.now();
     const base = { at, sessionId: 's1' };
-    await world.append(id, {
+    await redis.append(id, {
       ...base,
       type: 'session-start',
       kind: 'init',
@@ -44,7 +42,7 @@ describe('model-written text reaches the terminal inert', () => {
       model: 'sim',
       sandbox: { mode: 'off', reason: 'simulator', notice: 'commands run on the host' },
     });
-    await world.append(id, {
+    await redis.append(id, {
       ...base,
       type: 'tool-call',
       turn: 1,
@@ -53,23 +51,21 @@ describe('model-written text reaches the terminal inert', () => {
       isError: false,
       durationMs: 1,
     });
-    await world.append(id, {
+    await redis.append(id, {
       ...base,
       type: 'api-retry',
       attempt: 1,
       delayMs: 10,
       message: hostile,
     });
-    await world.repository.transition(id, 'failed', { reason: `the model said: ${hostile}` });
-
-    const env = world.env(dir);
-    const logs = await runCli(['logs', id], { cwd: dir, env });
+    await redis.repository.transition(id, 'failed', { reason: `the model said: ${hostile}` });
+    const logs = await world.cli(['logs', id]);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain('echo \\u{1b}[2J\\u{1b}[H');
-    const status = await runCli(['status', id], { cwd: dir, env });
+    const status = await world.cli(['status', id]);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('the model said: \\u{1b}[2J');
-    const projects = await runCli(['projects'], { cwd: dir, env });
+    const projects = await world.cli(['projects']);
     expect(projects.code).toBe(0);
 
     for (const [verb, output] of [
@@ -85,7 +81,7 @@ describe('model-written text reaches the terminal inert', () => {
       ).toBe(false);
     }
     // JSON output escapes them as JSON does and keeps the text itself.
-    const json = await runCli(['logs', id, '--json'], { cwd: dir, env });
+    const json = await world.cli(['logs', id, '--json']);
     expect(ACTIVE.exec(json.stdout)).toBeNull();
     expect(json.stdout).toContain('\\u001b]52;c;');
   });

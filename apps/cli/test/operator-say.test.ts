@@ -1,23 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton say', () => {
   it('stores the guidance unacknowledged and publishes guidance-sent with secrets redacted', async () => {
-    const id = world.projectId('sx');
-    await world.control.createProject({ id, goal: '- a' });
+    const { redis } = world;
+    const id = redis.projectId('sx');
+    await redis.control.createProject({ id, goal: '- a' });
     const text = 'Prefer small commits. password=hunter22';
-    const result = await runCli(['say', id, text, '--json'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['say', id, text, '--json']);
     expect(result.code).toBe(0);
     const sent = JSON.parse(result.stdout) as { id: string; text: string };
     expect(sent).toMatchObject({ projectId: id, text, sessionRunning: false });
-    const kept = await world.control.listGuidance(id);
+    const kept = await redis.control.listGuidance(id);
     expect(kept).toEqual([expect.objectContaining({ id: sent.id, text, acknowledged: null })]);
-    const events = (await world.control.readEvents(id)).map((entry) => entry.event);
+    const events = (await redis.control.readEvents(id)).map((entry) => entry.event);
     const event = events.find((entry) => entry.type === 'guidance-sent');
     expect(event).toMatchObject({ guidanceId: sent.id, runningSessionId: null });
     expect(String(event?.text)).toContain('[REDACTED');
@@ -25,22 +23,22 @@ describe('baton say', () => {
   });
 
   it('refuses empty and too long text, an unknown project and a finished one, losing nothing', async () => {
-    const id = world.projectId('sbad');
-    await world.control.createProject({ id, goal: '- a' });
-    const env = world.env(dir);
-    const empty = await runCli(['say', id, '   '], { cwd: dir, env });
+    const { redis } = world;
+    const id = redis.projectId('sbad');
+    await redis.control.createProject({ id, goal: '- a' });
+    const empty = await world.cli(['say', id, '   ']);
     expect(empty.code).toBe(2);
     expect(oneLine(empty.stderr)).toContain('guidance must not be empty');
-    const long = await runCli(['say', id, 'x'.repeat(4001)], { cwd: dir, env });
+    const long = await world.cli(['say', id, 'x'.repeat(4001)]);
     expect(long.code).toBe(2);
     expect(oneLine(long.stderr)).toContain('at most 4000');
-    const unknown = await runCli(['say', 'ghost-2', 'hello'], { cwd: dir, env });
+    const unknown = await world.cli(['say', 'ghost-2', 'hello']);
     expect(unknown.code).toBe(7);
     oneLine(unknown.stderr);
-    await world.control.cancel(id);
-    const finished = await runCli(['say', id, 'hello'], { cwd: dir, env });
+    await redis.control.cancel(id);
+    const finished = await world.cli(['say', id, 'hello']);
     expect(finished.code).toBe(2);
     expect(oneLine(finished.stderr)).toContain(`project ${id} is cancelled`);
-    expect(await world.control.listGuidance(id)).toEqual([]);
+    expect(await redis.control.listGuidance(id)).toEqual([]);
   });
 });

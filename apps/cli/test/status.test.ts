@@ -1,23 +1,21 @@
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton status', () => {
   it('--json has the status and features passing/total of one project', async () => {
-    const id = world.projectId('st');
-    await world.control.createProject({ id, goal: '- a' });
-    await world.repository.redis.hset(
-      world.control.keys.project(id),
+    const { redis } = world;
+    const id = redis.projectId('st');
+    await redis.control.createProject({ id, goal: '- a' });
+    await redis.repository.redis.hset(
+      redis.control.keys.project(id),
       'featuresPassing',
       1,
       'featuresTotal',
       3,
     );
-    const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['status', id, '--json']);
     expect(result.code).toBe(0);
     const status = JSON.parse(result.stdout) as Record<string, unknown>;
     expect(status).toMatchObject({
@@ -29,29 +27,30 @@ describe('baton status', () => {
   });
 
   it('prints a readable record, and a table without an id', async () => {
-    const id = world.projectId('st');
-    await world.control.createProject({ id, goal: '- a' });
-    await world.control.cancel(id);
-    const one = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const { redis } = world;
+    const id = redis.projectId('st');
+    await redis.control.createProject({ id, goal: '- a' });
+    await redis.control.cancel(id);
+    const one = await world.cli(['status', id]);
     expect(one.code).toBe(0);
     expect(one.stdout).toMatch(/^project\s+/m);
     expect(one.stdout).toMatch(/^status\s+cancelled \(cancelled by user\)/m);
-    const all = await runCli(['status'], { cwd: dir, env: world.env(dir) });
+    const all = await world.cli(['status']);
     expect(all.code).toBe(0);
     expect(all.stdout).toContain(id);
     // Without an id, `status` is `projects`: the same columns and the same --json rows.
-    const listed = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    const listed = await world.cli(['projects']);
     expect(all.stdout).toBe(listed.stdout);
     expect(all.stdout).toMatch(
       /^ID\s+STATUS\s+FEATURES\s+CHECKS\s+SESSIONS\s+TOKENS\s+CACHED\s+USD\s+SANDBOX$/m,
     );
-    const allJson = await runCli(['status', '--json'], { cwd: dir, env: world.env(dir) });
-    const listedJson = await runCli(['projects', '--json'], { cwd: dir, env: world.env(dir) });
+    const allJson = await world.cli(['status', '--json']);
+    const listedJson = await world.cli(['projects', '--json']);
     expect(JSON.parse(allJson.stdout)).toEqual(JSON.parse(listedJson.stdout));
   });
 
   it('an unknown project is one line and exit code 7', async () => {
-    const result = await runCli(['status', 'nope-nope'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['status', 'nope-nope']);
     expect(result.code).toBe(7);
     expect(oneLine(result.stderr)).toContain('no project nope-nope');
   });
