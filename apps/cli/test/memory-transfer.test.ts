@@ -1,32 +1,27 @@
 import { mkdir, readFile, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { runCli } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton memory export / import', () => {
   it('round-trips Redis -> folder -> another Redis project, nested folders included', async () => {
-    const source = world.projectId('src');
-    const target = world.projectId('dst');
+    const { redis } = world;
+    const source = redis.projectId('src');
+    const target = redis.projectId('dst');
     for (const id of [source, target])
-      await world.control.createProject({ id, goal: '- one', workspace: dir });
-    const store = await world.control.memoryStore(source);
+      await redis.control.createProject({ id, goal: '- one', workspace: world.dir });
+    const store = await redis.control.memoryStore(source);
     await store.write('progress.md', '# Progress\n', { mode: 'create' });
     await store.write('notes/deep/idea.md', 'ünïcode ✓\n', { mode: 'create' });
 
-    const out = path.join(dir, 'export');
-    const exported = await runCli(['memory', 'export', source, out, '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const out = path.join(world.dir, 'export');
+    const exported = await world.cli(['memory', 'export', source, out, '--json']);
     expect(exported.stderr).toBe('');
     expect(exported.code).toBe(0);
     expect(JSON.parse(exported.stdout)).toEqual({
@@ -37,72 +32,57 @@ describe('baton memory export / import', () => {
     });
     expect(await readFile(path.join(out, 'notes', 'deep', 'idea.md'), 'utf8')).toBe('ünïcode ✓\n');
 
-    const imported = await runCli(['memory', 'import', target, out], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const imported = await world.cli(['memory', 'import', target, out]);
     expect(imported.code).toBe(0);
     expect(imported.stdout).toMatch(/^Imported 2 files \(\d+ bytes\) from /);
-    const targetStore = await world.control.memoryStore(target);
+    const targetStore = await redis.control.memoryStore(target);
     expect(await targetStore.read('notes/deep/idea.md')).toBe('ünïcode ✓\n');
     expect(await targetStore.read('progress.md')).toBe('# Progress\n');
   });
 
   it('works on a local project with --local', async () => {
-    await createLocalProject(dir, 'local-a', { 'progress.md': 'p\n', 'sub/x.txt': 'x' });
-    await createLocalProject(dir, 'local-b');
-    const out = path.join(dir, 'out');
-    const exported = await runCli(['memory', 'export', 'local-a', out, '--local'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    await createLocalProject(world.dir, 'local-a', { 'progress.md': 'p\n', 'sub/x.txt': 'x' });
+    await createLocalProject(world.dir, 'local-b');
+    const out = path.join(world.dir, 'out');
+    const exported = await world.cli(['memory', 'export', 'local-a', out, '--local']);
     expect(exported.code).toBe(0);
     expect(exported.stdout).toMatch(/^Exported 2 files \(3 bytes\) to /);
-    const imported = await runCli(['memory', 'import', 'local-b', out, '--local', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const imported = await world.cli(['memory', 'import', 'local-b', out, '--local', '--json']);
     expect(imported.code).toBe(0);
     expect(
-      await readFile(path.join(dir, 'projects', 'local-b', 'memories', 'sub', 'x.txt'), 'utf8'),
+      await readFile(
+        path.join(world.dir, 'projects', 'local-b', 'memories', 'sub', 'x.txt'),
+        'utf8',
+      ),
     ).toBe('x');
   });
 
   it('export refuses a non-empty folder without --force (exit 2)', async () => {
-    await createLocalProject(dir, 'local-a', { 'progress.md': 'p\n' });
-    const out = path.join(dir, 'full');
+    await createLocalProject(world.dir, 'local-a', { 'progress.md': 'p\n' });
+    const out = path.join(world.dir, 'full');
     await mkdir(out);
     await writeFile(path.join(out, 'keep.txt'), 'mine');
-    const refused = await runCli(['memory', 'export', 'local-a', out, '--local'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const refused = await world.cli(['memory', 'export', 'local-a', out, '--local']);
     expect(refused.code).toBe(2);
     expect(oneLine(refused.stderr)).toContain(
       'is not empty; choose an empty folder or add --force',
     );
-    const forced = await runCli(['memory', 'export', 'local-a', out, '--local', '--force'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const forced = await world.cli(['memory', 'export', 'local-a', out, '--local', '--force']);
     expect(forced.code).toBe(0);
     expect(await readFile(path.join(out, 'keep.txt'), 'utf8')).toBe('mine');
   });
 
   it('import refuses links and leaves the memory untouched (exit 2)', async () => {
-    await createLocalProject(dir, 'local-a');
-    const input = path.join(dir, 'in');
+    await createLocalProject(world.dir, 'local-a');
+    const input = path.join(world.dir, 'in');
     await mkdir(input);
     await writeFile(path.join(input, 'a.md'), 'a');
     await symlink('/etc/hostname', path.join(input, 'b.md'));
-    const result = await runCli(['memory', 'import', 'local-a', input, '--local'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const result = await world.cli(['memory', 'import', 'local-a', input, '--local']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain('links are not imported');
     await expect(
-      readFile(path.join(dir, 'projects', 'local-a', 'memories', 'a.md'), 'utf8'),
+      readFile(path.join(world.dir, 'projects', 'local-a', 'memories', 'a.md'), 'utf8'),
     ).rejects.toThrow();
   });
 
@@ -111,10 +91,7 @@ describe('baton memory export / import', () => {
     [['memory', 'import', 'nobody-x', 'missing-dir'], 2, 'no folder'],
     [['memory', 'export', 'nobody-x', 'DIR', '--local'], 7, 'no project nobody-x under'],
   ])('mistake %j exits %i with one line', async (args, code, message) => {
-    const result = await runCli(
-      args.map((arg) => (arg === 'DIR' ? dir : arg)),
-      { cwd: dir, env: world.env(dir) },
-    );
+    const result = await world.cli(args.map((arg) => (arg === 'DIR' ? world.dir : arg)));
     expect(result.code).toBe(code);
     expect(oneLine(result.stderr)).toContain(message);
   });

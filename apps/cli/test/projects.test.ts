@@ -1,29 +1,30 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { runCli } from './helpers.js';
-import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { closedPort, oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 async function seedProjects() {
-  const queued = world.projectId('alpha');
-  const cancelled = world.projectId('beta');
-  await world.control.createProject({ id: queued, goal: '- one\n- two', workspace: dir });
-  await world.control.createProject({ id: cancelled, goal: '- three', workspace: dir });
-  await world.control.cancel(cancelled);
+  const queued = world.redis.projectId('alpha');
+  const cancelled = world.redis.projectId('beta');
+  await world.redis.control.createProject({
+    id: queued,
+    goal: '- one\n- two',
+    workspace: world.dir,
+  });
+  await world.redis.control.createProject({ id: cancelled, goal: '- three', workspace: world.dir });
+  await world.redis.control.cancel(cancelled);
   return { queued, cancelled };
 }
 
 describe('baton projects', () => {
   it('prints a table with status, features, sessions, tokens and USD for every project', async () => {
     const { queued, cancelled } = await seedProjects();
-    const result = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['projects']);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
@@ -39,7 +40,7 @@ describe('baton projects', () => {
 
   it('--json prints an array of rows with numeric fields', async () => {
     const { queued } = await seedProjects();
-    const result = await runCli(['projects', '--json'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['projects', '--json']);
     expect(result.code).toBe(0);
     const rows = JSON.parse(result.stdout) as Array<Record<string, unknown>>;
     expect(rows).toHaveLength(2);
@@ -65,10 +66,7 @@ describe('baton projects', () => {
 
   it('--status keeps only projects with that status', async () => {
     const { cancelled } = await seedProjects();
-    const result = await runCli(['projects', '--status', 'cancelled', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const result = await world.cli(['projects', '--status', 'cancelled', '--json']);
     expect(result.code).toBe(0);
     expect((JSON.parse(result.stdout) as Array<{ id: string }>).map((row) => row.id)).toEqual([
       cancelled,
@@ -76,20 +74,20 @@ describe('baton projects', () => {
   });
 
   it('says so when there are no projects', async () => {
-    const result = await runCli(['projects'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['projects']);
     expect(result.code).toBe(0);
     expect(result.stdout).toContain('No projects yet');
   });
 
   it('--local lists `baton run` projects; an older project.json is upgraded once (features from its memory, no totals: 0)', async () => {
-    const project = path.join(dir, 'projects', 'local-one');
+    const project = path.join(world.dir, 'projects', 'local-one');
     await mkdir(path.join(project, 'memories'), { recursive: true });
     await writeFile(
       path.join(project, 'project.json'),
       JSON.stringify({
         id: 'local-one',
         goal: 'x',
-        workspace: dir,
+        workspace: world.dir,
         createdAt: new Date().toISOString(),
         sessions: 2,
         running: false,
@@ -103,10 +101,7 @@ describe('baton projects', () => {
         { id: 'F2', description: 'b', steps: ['s'], passes: false },
       ]),
     );
-    const result = await runCli(['projects', '--local', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const result = await world.cli(['projects', '--local', '--json']);
     expect(result.stderr).toBe('');
     expect(JSON.parse(result.stdout)).toEqual([
       expect.objectContaining({
@@ -123,20 +118,14 @@ describe('baton projects', () => {
 
 describe('baton projects: mistakes give one line and a meaningful exit code', () => {
   it('an unknown --status is a usage error (2)', async () => {
-    const result = await runCli(['projects', '--status', 'sleeping'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const result = await world.cli(['projects', '--status', 'sleeping']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain('Allowed choices are queued, running');
   });
 
   it('unreachable Redis exits 8 naming the URL', async () => {
     const port = await closedPort();
-    const result = await runCli(['projects'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
-    });
+    const result = await world.cli(['projects'], { REDIS_URL: `redis://127.0.0.1:${port}` });
     expect(result.code).toBe(8);
     expect(oneLine(result.stderr)).toMatch(
       new RegExp(`^baton: cannot reach Redis at redis://127\\.0\\.0\\.1:${port}`),
@@ -144,10 +133,7 @@ describe('baton projects: mistakes give one line and a meaningful exit code', ()
   });
 
   it('a REDIS_URL that is not a redis URL exits 2', async () => {
-    const result = await runCli(['projects'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: 'http://localhost:6379' }),
-    });
+    const result = await world.cli(['projects'], { REDIS_URL: 'http://localhost:6379' });
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toBe(
       'baton: REDIS_URL must start with redis:// or rediss://, got "http://localhost:6379".',
