@@ -1,11 +1,9 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { describe, expect, it } from 'vitest';
 import { startCli } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 /** 1 MiB of 64-byte lines, each naming `prefix` and its number: two prefixes differ on every line. */
 function mebibyteOfLines(prefix: string): string {
@@ -24,9 +22,10 @@ async function statusKilobytes(pid: number, field: 'VmRSS' | 'VmHWM'): Promise<n
 
 describe('baton dashboard: memory diffs are bounded', () => {
   it('answers two 1 MiB versions that differ on every line as too large, in < 64 MB, while other requests are answered', async () => {
-    const id = world.projectId('diff');
-    await world.control.createProject({ id, goal: 'Big memory\n- one thing' });
-    const store = await world.control.memoryStore(id);
+    const { redis } = world;
+    const id = redis.projectId('diff');
+    await redis.control.createProject({ id, goal: 'Big memory\n- one thing' });
+    const store = await redis.control.memoryStore(id);
     const before = mebibyteOfLines('before');
     const after = mebibyteOfLines('after');
     expect(before.length).toBe(1_048_576);
@@ -34,8 +33,8 @@ describe('baton dashboard: memory diffs are bounded', () => {
     await store.write('notes.md', after, { mode: 'overwrite', session: 's2' });
 
     const dashboard = startCli(['dashboard', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
+      cwd: world.dir,
+      env: redis.env(world.dir),
     });
     try {
       await dashboard.waitForOutput('"ready"');
