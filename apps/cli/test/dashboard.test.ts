@@ -1,11 +1,9 @@
 import { get } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from './helpers.js';
-import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { startCli } from './helpers.js';
+import { closedPort, oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 /** The `{ "type": "ready", "url": ... }` line `baton dashboard --json` prints once listening. */
 function readyUrl(stdout: string): string | undefined {
@@ -33,11 +31,12 @@ function navigate(url: string): Promise<{ status: number; type: string }> {
 
 describe('baton dashboard', () => {
   it('serves the projects of its Redis prefix until SIGTERM, then says it stopped and exits 0', async () => {
-    const id = world.projectId('dash');
-    await world.control.createProject({ id, goal: 'Watch me\n- one thing' });
+    const { redis } = world;
+    const id = redis.projectId('dash');
+    await redis.control.createProject({ id, goal: 'Watch me\n- one thing' });
     const dashboard = startCli(['dashboard', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
+      cwd: world.dir,
+      env: redis.env(world.dir),
     });
     try {
       await dashboard.waitForOutput('"ready"');
@@ -60,11 +59,12 @@ describe('baton dashboard', () => {
   });
 
   it('BATON_DASHBOARD_SECURE_COOKIE=on marks the login cookie Secure (behind a TLS proxy); off by default; a bad value is one line, exit 2', async () => {
+    const { redis } = world;
     const token = 'Vq3xT9mLp2Rk8sWz4nYb7cHd';
     async function loginCookie(secure: string | undefined): Promise<string> {
       const dashboard = startCli(['dashboard', '--port', '0', '--json'], {
-        cwd: dir,
-        env: world.env(dir, {
+        cwd: world.dir,
+        env: redis.env(world.dir, {
           BATON_DASHBOARD_TOKEN: token,
           BATON_DASHBOARD_SECURE_COOKIE: secure,
         }),
@@ -91,9 +91,8 @@ describe('baton dashboard', () => {
     const plain = await loginCookie(undefined);
     expect(plain).toMatch(/^baton_dashboard=/u);
     expect(plain).not.toMatch(/Secure/iu);
-    const bad = await runCli(['dashboard', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_DASHBOARD_SECURE_COOKIE: 'maybe' }),
+    const bad = await world.cli(['dashboard', '--port', '0'], {
+      BATON_DASHBOARD_SECURE_COOKIE: 'maybe',
     });
     expect(bad.code).toBe(2);
     expect(oneLine(bad.stderr)).toBe(
@@ -102,16 +101,14 @@ describe('baton dashboard', () => {
   }, 120_000);
 
   it('refuses a non-loopback bind without BATON_DASHBOARD_TOKEN, and an unreachable Redis, in one line each', async () => {
-    const open = await runCli(['dashboard', '--host', '0.0.0.0', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_DASHBOARD_TOKEN: undefined }),
+    const open = await world.cli(['dashboard', '--host', '0.0.0.0', '--port', '0'], {
+      BATON_DASHBOARD_TOKEN: undefined,
     });
     expect(open.code).toBe(2);
     expect(oneLine(open.stderr)).toContain('BATON_DASHBOARD_TOKEN');
     const port = await closedPort();
-    const down = await runCli(['dashboard', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    const down = await world.cli(['dashboard', '--port', '0'], {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
     });
     expect(down.code).toBe(8);
     expect(oneLine(down.stderr)).toContain('cannot reach Redis');

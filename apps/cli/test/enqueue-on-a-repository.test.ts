@@ -1,59 +1,58 @@
 import path from 'node:path';
 import { checkoutFingerprint, createUserRepo, git } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { startCli } from './helpers.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton enqueue --repo', () => {
   it('bad --repo or --base, or a foreign baton/<id> branch: one line, exit 2, nothing created', async () => {
-    const repo = await createUserRepo(dir);
-    const taken = world.projectId('taken');
+    const { redis } = world;
+    const repo = await createUserRepo(world.dir);
+    const taken = redis.projectId('taken');
     git(repo, 'branch', `baton/${taken}`, 'main');
     const refs = git(repo, 'for-each-ref');
     const cases: Array<[string[], RegExp]> = [
-      [['--repo', path.join(dir, 'nope')], /no such directory/],
-      [['--repo', dir], /cannot read the repository/],
+      [['--repo', path.join(world.dir, 'nope')], /no such directory/],
+      [['--repo', world.dir], /cannot read the repository/],
       [['--repo', repo, '--base', 'nope'], /has no branch nope/],
       [['--repo', repo, '--base', 'bad..name'], /not a valid branch name/],
       [['--repo', 'https://user:secret@example.invalid/r.git'], /has credentials in it/],
       [['--base', 'main'], /--base needs --repo/],
     ];
     for (const [args, message] of cases) {
-      const id = world.projectId('bad');
-      const result = await runCli(['enqueue', '--project', id, '--goal', 'x', ...args], {
-        cwd: dir,
-        env: world.env(dir),
-      });
+      const id = redis.projectId('bad');
+      const result = await world.cli(['enqueue', '--project', id, '--goal', 'x', ...args]);
       expect(result.code, args.join(' ')).toBe(2);
       expect(result.stderr.trim().split('\n'), args.join(' ')).toHaveLength(1);
       expect(result.stderr, args.join(' ')).toMatch(message);
       expect(result.stderr).not.toContain('secret');
-      expect(await world.control.getProject(id)).toBeNull();
+      expect(await redis.control.getProject(id)).toBeNull();
     }
-    const foreign = await runCli(['enqueue', '--project', taken, '--goal', 'x', '--repo', repo], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const foreign = await world.cli(['enqueue', '--project', taken, '--goal', 'x', '--repo', repo]);
     expect(foreign.code).toBe(2);
     expect(oneLine(foreign.stderr)).toContain(`already has a branch baton/${taken}`);
-    expect(await world.control.getProject(taken)).toBeNull();
+    expect(await redis.control.getProject(taken)).toBeNull();
     expect(git(repo, 'for-each-ref')).toBe(refs);
-    expect((await world.control.queueCounts()).waiting).toBe(0);
+    expect((await redis.control.queueCounts()).waiting).toBe(0);
   });
 
   it('a worker runs it on its own clone; status and diff show the branch, checkpoint and commits; the checkout is untouched', async () => {
-    const repo = await createUserRepo(dir);
+    const { redis } = world;
+    const repo = await createUserRepo(world.dir);
     const before = await checkoutFingerprint(repo);
-    const id = world.projectId('repo');
+    const id = redis.projectId('repo');
     // A relative --repo is resolved where enqueue runs; the base defaults to the checked-out branch.
-    const enqueued = await runCli(
-      ['enqueue', '--project', id, '--goal', 'Greet\n- hello\n- bye', '--repo', 'user-repo'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const enqueued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      'Greet\n- hello\n- bye',
+      '--repo',
+      'user-repo',
+    ]);
     expect(enqueued.stderr).toBe('');
     expect(enqueued.code).toBe(0);
     const baseCommit = git(repo, 'rev-parse', 'feature');
@@ -61,10 +60,10 @@ describe('baton enqueue --repo', () => {
       `on baton/${id} of ${repo} from feature (${baseCommit.slice(0, 12)})`,
     );
 
-    const workerHome = path.join(dir, 'worker-home');
+    const workerHome = path.join(world.dir, 'worker-home');
     const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(workerHome, { BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0' }),
+      cwd: world.dir,
+      env: redis.env(workerHome, { BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0' }),
     });
     let status: {
       status: string;
@@ -75,7 +74,7 @@ describe('baton enqueue --repo', () => {
       await worker.waitForOutput('"worker started"');
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
-        const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+        const result = await world.cli(['status', id, '--json']);
         status = JSON.parse(result.stdout) as typeof status;
         if (status.status === 'completed' || status.status === 'failed') break;
       }
@@ -97,7 +96,7 @@ describe('baton enqueue --repo', () => {
     const listed = (status.sessionCommits ?? []).flatMap((session) => session.commits);
     expect(listed.at(-1)).toBe(head);
 
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const text = await world.cli(['status', id]);
     expect(text.stdout).toContain(`repo      ${repo}`);
     expect(text.stdout).toContain(`base      feature (${baseCommit.slice(0, 12)})`);
     expect(text.stdout).toContain(`branch    baton/${id}`);
@@ -106,7 +105,7 @@ describe('baton enqueue --repo', () => {
     expect(text.stdout).toMatch(/commits\n {2}session 1 \(completed\): [0-9a-f]{12}/);
     for (const commit of commits) expect(text.stdout).toContain(commit.slice(0, 12));
 
-    const diff = await runCli(['diff', id, '--stat'], { cwd: dir, env: world.env(dir) });
+    const diff = await world.cli(['diff', id, '--stat']);
     expect(diff.code).toBe(0);
     expect(diff.stdout).toContain('features/f2.sh');
     expect(diff.stdout).not.toContain('src/feature.js');
