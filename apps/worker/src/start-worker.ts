@@ -11,6 +11,7 @@ import {
 } from '@baton/workspace';
 import type { Logger } from 'pino';
 import {
+  closeRedisConnection,
   createKeys,
   createModelRateLimiter,
   createRedisConnection,
@@ -95,7 +96,7 @@ export async function startWorkerFromConfig(
     return connection;
   };
   const disconnectAll = () => {
-    for (const connection of connections) connection.disconnect();
+    for (const connection of connections) closeRedisConnection(connection);
   };
 
   const commandConnection = open(workerConnectionOptions());

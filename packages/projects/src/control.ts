@@ -68,6 +68,7 @@ import {
 import { searchTextSchema, transcriptSessionIdSchema } from './control/session-requests.js';
 import { PROJECT_PAGE_DEFAULT_LIMIT, parseProjectPageQuery } from './project-page.js';
 import {
+  closeRedisConnection,
   createRedisConnection,
   createRedisMemoryStore,
   describeRedisClient,
@@ -500,7 +501,7 @@ class RedisBatonControl implements BatonControl {
     this.#waiter.close();
     if (this.#queue) await this.#queue.close().catch(() => undefined);
     if (this.#webhooks) await this.#webhooks.close().catch(() => undefined);
-    if (this.#ownsRedis) this.#redis.disconnect();
+    if (this.#ownsRedis) closeRedisConnection(this.#redis);
   }
 
   /** Waits for Redis once per connection; `redis_unreachable` names where it looked. */

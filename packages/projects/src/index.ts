@@ -182,6 +182,7 @@ export {
   DEFAULT_REDIS_URL,
   RedisTargetError,
   answersPing,
+  closeRedisConnection,
   createRedisConnection,
   describeRedisTarget,
   duplicateConnection,

@@ -22,6 +22,7 @@ export {
   DEFAULT_REDIS_URL,
   RedisTargetError,
   answersPing,
+  closeRedisConnection,
   createRedisConnection,
   describeRedisClient,
   describeRedisTarget,

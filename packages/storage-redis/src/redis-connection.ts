@@ -350,7 +350,27 @@ export async function answersPing(target: RedisTarget, timeoutMs: number): Promi
     return false;
   } finally {
     clearTimeout(timer);
-    client.disconnect();
+    closeRedisConnection(client);
+  }
+}
+
+/**
+ * Closes `client` at once and leaves no timer behind. A ready connection is ended as ioredis
+ * does it (`disconnect()`: FIN, then wait up to `disconnectTimeout` for the socket to close). A
+ * connection that never became ready is destroyed: ioredis would otherwise wait 2 s for a
+ * `close` its socket emitted already (a refused connect), keeping the process alive that long.
+ * For a Cluster this holds per node connection.
+ */
+export function closeRedisConnection(client: RedisClient): void {
+  const nodes = isCluster(client) ? client.nodes('all') : [client];
+  const unready = nodes.filter((node) => node.status !== 'ready').map((node) => node.stream);
+  client.disconnect();
+  for (const stream of unready) {
+    // `stream` is undefined until the first connect (lazyConnect); then nothing waits.
+    if (stream === undefined) continue;
+    // An already closed socket never closes again: say so to the waiter, which clears its timer.
+    if (stream.closed) stream.emit('close');
+    else stream.destroy();
   }
 }
 

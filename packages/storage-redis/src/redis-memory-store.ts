@@ -31,7 +31,7 @@ import { MAX_DELTA_SENT, sendWrite } from './internal/send-write.js';
 import { readChanges, sweepInBatches } from './internal/change-feed.js';
 import { ScriptStatus, statusError, toStoreError } from './internal/status.js';
 import { createNamespaceKeys, DEFAULT_KEY_PREFIX, type NamespaceKeys } from './keys.js';
-import type { RedisClient } from './redis-connection.js';
+import { closeRedisConnection, type RedisClient } from './redis-connection.js';
 import {
   openConnection,
   resolveStoreSettings,
@@ -371,12 +371,9 @@ export class RedisMemoryStore implements MemoryStore {
     }
     this.#closed = true;
     if (this.#ownsClient) {
-      try {
-        await this.#client.quit();
-      } catch {
-        // Already disconnected: nothing left to release.
-        this.#client.disconnect();
-      }
+      // One that never became ready is destroyed: quit() would wait 2 s for a socket long gone.
+      if (this.#client.status !== 'ready') closeRedisConnection(this.#client);
+      else await this.#client.quit().catch(() => closeRedisConnection(this.#client));
     }
   }
 
