@@ -278,10 +278,7 @@ export class SessionJob {
         );
         control.abort('lease_lost');
       },
-      onStatus: (status) => {
-        if (status === 'cancelled') control.abort('cancelled');
-        else if (status === 'paused') control.pause();
-      },
+      onStatus: control.followStatus,
       onError: (error) => this.#log.warn({ err: error }, 'lease renewal failed'),
     });
   }

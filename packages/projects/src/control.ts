@@ -31,6 +31,7 @@ import {
 import { createRedisTranscripts } from './transcripts.js';
 import {
   createRedisGuidance,
+  operatorCancel,
   operatorPause,
   parseGuidanceText,
   type StoredGuidance,
@@ -245,28 +246,15 @@ class RedisBatonControl implements BatonControl {
 
   async cancel(projectId: string): Promise<CancelResult> {
     const project = await this.#projectToChange(projectId);
-    if (project.status === 'completed') {
-      throw new ProjectError('conflict', `project ${projectId} is already completed`);
-    }
-    if (project.status !== 'cancelled') {
-      const moved = await this.#repository.transition(projectId, PROJECT_TRANSITIONS.cancel.to, {
-        from: PROJECT_TRANSITIONS.cancel.from,
-        reason: 'cancelled by user',
-      });
-      if (!moved.ok && moved.current !== 'cancelled') {
-        throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
-      }
-    }
-    // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
-    await this.#redis.publish(this.keys.cancelChannel, projectId);
-    const jobId = sessionJobId(projectId, project.counters.sessions + 1);
-    const removed = await this.#sessionQueue()
-      .remove(jobId)
-      .catch(() => 0);
-    return {
-      project: await this.#repository.require(projectId),
-      removedJobId: removed === 1 ? jobId : null,
-    };
+    return operatorCancel(this.#repository, project, async (cancelled) => {
+      // Tell whichever worker runs it; workers also notice the status on their next lease renewal.
+      await this.#redis.publish(this.keys.cancelChannel, projectId);
+      const jobId = sessionJobId(projectId, cancelled.counters.sessions + 1);
+      const removed = await this.#sessionQueue()
+        .remove(jobId)
+        .catch(() => 0);
+      return removed === 1 ? jobId : null;
+    });
   }
 
   async pause(projectId: string): Promise<PauseResult> {

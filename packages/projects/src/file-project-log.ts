@@ -1,5 +1,6 @@
 import { appendFile, mkdir, readFile, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import type { ContextConfigInput } from '@baton/context-config';
 import type { FeatureChecks } from '@baton/session';
 import type { SandboxDescription } from '@baton/workspace';
 import { ProjectError } from './errors.js';
@@ -15,6 +16,7 @@ import type { EventEntry, WorkerEvent } from './events.js';
 import {
   emptyCounters,
   type ActiveSessionInfo,
+  type ProjectBudgets,
   type ProjectRecord,
   type ProjectStatus,
   type StatusTransition,
@@ -28,6 +30,15 @@ import type {
   TransitionOptions,
   TransitionResult,
 } from './project-log.js';
+
+/** The stored settings `setSettings` replaces; each one absent stays as it is. */
+export interface ProjectSettings {
+  budgets?: ProjectBudgets | undefined;
+  /** The model every session of the project uses. */
+  model?: string | undefined;
+  /** The context config every session resolves; its preset becomes `contextPreset`. */
+  context?: ContextConfigInput | undefined;
+}
 
 export interface FileProjectLogOptions {
   /** `BATON_HOME`, absolute: projects live in `<home>/projects/<id>/`. */
@@ -254,11 +265,19 @@ export class FileProjectLog implements ProjectLog {
     );
   }
 
-  /** Changes what the project may spend (`baton run --stall-after` keeps its limit this way). */
-  async setBudgets(projectId: string, budgets: ProjectRecord['budgets']): Promise<void> {
+  /**
+   * Replaces the stored settings given (`baton run --project ID` with project options: each flag
+   * its own setting), leaving the others as they are.
+   */
+  async setSettings(projectId: string, settings: ProjectSettings): Promise<void> {
     await this.#require(
       await this.#update(projectId, (project) => {
-        project.budgets = budgets;
+        if (settings.budgets !== undefined) project.budgets = settings.budgets;
+        if (settings.model !== undefined) project.model = settings.model;
+        if (settings.context !== undefined) {
+          project.context = settings.context;
+          project.contextPreset = settings.context.preset ?? project.contextPreset;
+        }
       }),
       projectId,
     );

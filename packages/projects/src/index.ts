@@ -27,7 +27,8 @@ export { CHAIN_POLICIES } from './chain-policies.js';
 export type { ChainPolicy } from './chain-policies.js';
 export { createBatonControl } from './control.js';
 export { FileProjectLog, createFileProjectLog, openFileProjectLog } from './file-project-log.js';
-export type { FileProjectLogOptions } from './file-project-log.js';
+export { projectContext, withContextPreset } from './control/new-project.js';
+export type { FileProjectLogOptions, ProjectSettings } from './file-project-log.js';
 export { FILE_PROJECT_RECORD_VERSION, fileProjectPaths } from './file-project-paths.js';
 export type { FileProjectPaths } from './file-project-paths.js';
 export { migrateFileProjects } from './file-migrations.js';
@@ -71,6 +72,7 @@ export {
   GUIDANCE_KEPT,
   GUIDANCE_MAX_CHARACTERS,
   createRedisGuidance,
+  operatorCancel,
   operatorPause,
   parseGuidanceText,
 } from './operator.js';

@@ -1,6 +1,7 @@
 /**
- * What an operator does to a project while it runs, beside cancel: pause it and send it guidance.
- * The control API (`pause`, `say`) and the worker both read these rules from here.
+ * What an operator does to a project while it runs: cancel it, pause it and send it guidance.
+ * The control API (`cancel`, `pause`, `say`), the `--local` verbs and the worker read these rules
+ * from here.
  */
 
 import { randomUUID } from 'node:crypto';
@@ -10,7 +11,7 @@ import type { BatonKeys } from './keys.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { writeBatch, type ProjectFence } from './internal/write-batch.js';
 import { OPERATOR_PAUSE_REASON } from './chaining.js';
-import type { PauseResult } from './control/control-api.js';
+import type { CancelResult, PauseResult } from './control/control-api.js';
 import { PROJECT_TRANSITIONS, type ProjectRecord, type ProjectStatus } from './project.js';
 import type { ProjectLog } from './project-log.js';
 
@@ -155,4 +156,39 @@ export async function operatorPause(
     removedJobId,
   });
   return { project: current, removedJobId, runningSessionId, changed: true };
+}
+
+/** The status reason of a user's cancel (`baton cancel`, the dashboard, `baton cancel --local`). */
+const CANCEL_REASON = 'cancelled by user';
+
+/**
+ * A user's cancel, the one rule of the control API's `cancel` (a worker's project on Redis) and
+ * `baton cancel --local` (a `baton run` project): a completed project is a `conflict`; an already
+ * cancelled one is left as it is; a queued, running, paused or failed one moves to `cancelled`
+ * (reason `cancelled by user`), and a move another process won meanwhile is a `conflict` naming
+ * the status it found. `project` is the record the caller read (its own not-found error). `stop`
+ * is what only one side does afterwards, also for an already cancelled project (Redis: tell the
+ * workers, drop the queued job); it returns the removed job's id. The running session sees the
+ * status at its next look and aborts.
+ */
+export async function operatorCancel(
+  log: Pick<ProjectLog, 'require' | 'transition'>,
+  project: ProjectRecord,
+  stop?: (cancelled: ProjectRecord) => Promise<string | null>,
+): Promise<CancelResult> {
+  const projectId = project.id;
+  if (project.status === 'completed') {
+    throw new ProjectError('conflict', `project ${projectId} is already completed`);
+  }
+  if (project.status !== 'cancelled') {
+    const moved = await log.transition(projectId, PROJECT_TRANSITIONS.cancel.to, {
+      from: PROJECT_TRANSITIONS.cancel.from,
+      reason: CANCEL_REASON,
+    });
+    if (!moved.ok && moved.current !== 'cancelled') {
+      throw new ProjectError('conflict', `project ${projectId} is ${moved.current ?? 'gone'}`);
+    }
+  }
+  const removedJobId = stop === undefined ? null : await stop(project);
+  return { project: await log.require(projectId), removedJobId };
 }

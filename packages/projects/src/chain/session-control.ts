@@ -55,6 +55,17 @@ export class SessionControl {
     this.#pauser.abort();
   };
 
+  /**
+   * What another process's change of the project's status means for the running session, read
+   * here by a worker's lease heartbeat and `baton run`'s status watch alike: `cancelled` (`baton
+   * cancel`, with --local too) aborts it, `paused` (`baton pause`) lets it run its end-of-session
+   * turn first; any other status changes nothing. `status` as read (a `ProjectStatus`).
+   */
+  readonly followStatus = (status: string): void => {
+    if (status === 'cancelled') this.abort('cancelled');
+    else if (status === 'paused') this.pause();
+  };
+
   /** Stops following the job's signal. */
   dispose(): void {
     this.#jobSignal?.removeEventListener('abort', this.#onJobAbort);

@@ -2,6 +2,7 @@
 import {
   ContextConfigError,
   DEFAULT_CONTEXT_PRESET,
+  defineContextConfig,
   loadContextConfigInput,
   type ContextConfigInput,
 } from '@baton/context-config';
@@ -12,7 +13,7 @@ import {
   resolveProjectSource,
 } from '@baton/workspace';
 import { ProjectError } from '../errors.js';
-import type { ProjectInput } from '../project.js';
+import type { ProjectContextPreset, ProjectInput } from '../project.js';
 import type { NewProjectRecord } from '../project-log.js';
 import type { SourcePolicy } from '../source-policy.js';
 
@@ -86,7 +87,11 @@ export async function newProjectRecord(
   };
 }
 
-/** The context config a new project stores: the creator's file and env, under the input's own. */
+/**
+ * The context config a new project stores (`createProject`, `baton run` creating a local one):
+ * the creator's `baton.config.json` and `BATON_CONTEXT_*`, under the input's own context and
+ * preset; a bad layer is `invalid_input` naming it.
+ */
 export async function projectContext(
   input: { context?: ContextConfigInput; contextPreset?: ContextConfigInput['preset'] },
   options: NewProjectOptions,
@@ -112,4 +117,27 @@ export async function projectContext(
   }
   // The preset is written out so the record says what it runs without knowing the default.
   return { preset: loaded.preset ?? DEFAULT_CONTEXT_PRESET, ...loaded };
+}
+
+/**
+ * A stored context config with its preset replaced (`baton run --project ID --preset P`), the way
+ * a later layer's preset replaces an earlier one (the config's own groups stay); a combination
+ * `defineContextConfig` refuses is `invalid_input`.
+ */
+export function withContextPreset(
+  context: ContextConfigInput,
+  preset: ProjectContextPreset,
+): ContextConfigInput {
+  const replaced = { ...context, preset };
+  try {
+    defineContextConfig(replaced);
+  } catch (error) {
+    if (!(error instanceof ContextConfigError)) throw error;
+    throw new ProjectError(
+      'invalid_input',
+      `invalid context config: preset ${preset} over the stored config: ${error.issues.map((issue) => `${issue.path}: ${issue.message}`).join('; ')}`,
+      { cause: error },
+    );
+  }
+  return replaced;
 }
