@@ -15,7 +15,7 @@ export const EXIT_CODE_TABLE: string = [
   '  8    Redis does not answer (REDIS_CLUSTER_NODES, REDIS_URL, or redis://127.0.0.1:6379)',
   '  9    baton up found no Redis and no redis-server binary',
   '  10   baton run paused for no progress (--stall-after sessions in a row flipped no feature)',
-  '  130  interrupted (Ctrl-C); a second Ctrl-C exits 130 at once',
+  '  130  baton run cancelled: Ctrl-C (a second Ctrl-C exits at once) or `baton cancel --local`',
   'Every failure is one line on stderr: "baton: <what was wrong>".',
 ].join('\n');
 

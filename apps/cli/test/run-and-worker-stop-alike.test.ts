@@ -14,9 +14,10 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 // rule of `decideAfterSession` a user can reach from both: completed, budget, no progress,
 // failed (refused every time), the API not knowing the model, context hand-offs, and a feature
 // whose check fails on a later session (verified progress), the project's session and turn
-// limits, and an operator pause (`baton pause`, with --local for `baton run`'s project, from
-// another process). A cancel has no shared trigger (Ctrl-C reaches only `baton run`): its own
-// tests are cancel and second-ctrl-c.
+// limits, the project's model over BATON_MODEL (also when `baton run` continues the project),
+// and an operator pause (`baton pause`, with --local for `baton run`'s project, from another
+// process). A cancel from another process through both is in cancel-local; Ctrl-C reaches only
+// `baton run` (second-ctrl-c).
 
 let dir: string;
 let world: RedisWorld;
@@ -41,6 +42,13 @@ interface Scenario {
   minSessions?: number;
   /** Every session of both paths stopped at its turn limit (`--max-turns`). */
   turnLimited?: true;
+  /**
+   * `baton run` runs one session with the flags, then continues the project without them (`run
+   * --project ID`): what the flags set must be the project's, not the first process's.
+   */
+  continued?: true;
+  /** Every session of both paths ran on this model. */
+  sessionModel?: string;
 }
 
 const CHECKLIST_GOAL = (features: number, marker = '') =>
@@ -137,6 +145,18 @@ const SCENARIOS: Scenario[] = [
     reason: /^all 3 features pass$/,
     counters: ['featuresVerified', 'featuresClaimed', 'featuresRegressed'],
   },
+  {
+    name: "the project's model is the one both run, over BATON_MODEL",
+    // BATON_MODEL (the scenario's model) is one the API does not know: a session on it pauses.
+    flags: ['--goal', 'Two things\n- first\n- second', '--model', 'claude-haiku-4-5'],
+    model: 'claude-gone-1',
+    sim: { faults: { unknownModels: ['claude-gone-1'] } },
+    exitCode: 0,
+    status: 'completed',
+    reason: /^all 2 features pass$/,
+    continued: true,
+    sessionModel: 'claude-haiku-4-5',
+  },
 ];
 
 /** The environment of one path's model: the built-in simulator, or a fresh one over HTTP. */
@@ -159,10 +179,13 @@ async function throughBatonRun(scenario: Scenario, id: string): Promise<ProjectR
   try {
     // `sim-sonnet` by default: the simulator at Sonnet's prices (`sim` costs nothing), so the
     // cost budget can run out.
-    const result = await runCli(['run', '--project', id, '--sessions', '30', ...scenario.flags], {
-      cwd: dir,
-      env: world.env(home, model.env),
-    });
+    const run = (args: string[]) =>
+      runCli(['run', '--project', id, ...args], { cwd: dir, env: world.env(home, model.env) });
+    if (scenario.continued === true) {
+      const first = await run(['--sessions', '1', ...scenario.flags]);
+      expect(first.code, first.stderr).toBe(3);
+    }
+    const result = await run(['--sessions', '30', ...(scenario.continued ? [] : scenario.flags)]);
     expect(result.code, result.stderr).toBe(scenario.exitCode);
   } finally {
     await model.close();
@@ -226,6 +249,17 @@ describe('baton run and a worker stop a chain by the same rules', () => {
         expect(local.counters[counter], counter).toBe(remote.counters[counter]);
       }
       expect(local.counters.sessions).toBeGreaterThanOrEqual(scenario.minSessions ?? 1);
+      if (scenario.sessionModel !== undefined) {
+        const sessions = [
+          ...(await createFileProjectLog({ home: path.join(dir, 'run-home') }).listSessions(
+            local.id,
+          )),
+          ...(await world.control.listSessions(remote.id)),
+        ];
+        expect(sessions.map((session) => session.model)).toEqual(
+          sessions.map(() => scenario.sessionModel),
+        );
+      }
       if (scenario.turnLimited === true) {
         const sessions = [
           ...(await createFileProjectLog({ home: path.join(dir, 'run-home') }).listSessions(

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import { parseProjectId } from '../internal/argument-parsers.js';
-import { withControl } from '../internal/remote-control.js';
+import { withProjects, type ProjectAccessOptions } from '../internal/project-access.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
 
@@ -13,13 +13,22 @@ export function registerCancelCommand(program: Command): void {
     )
     .argument('<id>', 'project id', parseProjectId)
     .option('--json', 'print JSON')
-    .action(async (id: string, options: { json?: boolean }) => {
-      await withControl(async (control) => {
-        const result = await control.cancel(id);
+    .option(
+      '--local',
+      'a `baton run` project under BATON_HOME: the `baton run` running it, in any process, stops its session and exits 130',
+    )
+    .addHelpText(
+      'after',
+      '\nReads REDIS_CLUSTER_NODES or REDIS_URL (default redis://127.0.0.1:6379) and BATON_PREFIX unless --local. Cancelling an already cancelled project is ok (exit 0); a completed one is refused (exit 2).',
+    )
+    .action(async (id: string, options: ProjectAccessOptions & { json?: boolean }) => {
+      await withProjects(options, async (projects) => {
+        const result = await projects.cancel(id);
+        const next = projects.kind === 'local' ? `baton run --project ${id}` : `baton resume ${id}`;
         process.stdout.write(
-          options.json
+          options.json === true
             ? `${outputJson({ ...projectJson(result.project), removedJobId: result.removedJobId }, 2)}\n`
-            : `cancelled project ${id}; continue it with: baton resume ${id}\n`,
+            : `cancelled project ${id}; continue it with: ${next}\n`,
         );
       });
     });

@@ -1,10 +1,9 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Option, type Command } from 'commander';
-import { CONTEXT_PRESET_NAMES, type ProjectContextPreset } from '@baton/projects/schema';
 import { CliError } from '../errors.js';
 import { verificationInput } from '../internal/verification.js';
-import { parseModelId, parseProjectId, readJsonFile } from '../internal/argument-parsers.js';
+import { parseProjectId, readJsonFile } from '../internal/argument-parsers.js';
 import { toCommandFailure, withControl } from '../internal/remote-control.js';
 import { projectJson } from './status.js';
 import { outputJson } from '../internal/terminal-text.js';
@@ -18,8 +17,6 @@ import {
 /** Parsed options of `baton enqueue`: the project options and the ones only a worker's project has. */
 interface EnqueueOptions extends ProjectFlags {
   project: string;
-  model?: string | undefined;
-  preset?: ProjectContextPreset | undefined;
   /** `--no-sandbox` is refused: the sandbox is the worker's setting. */
   sandbox?: boolean | undefined;
 }
@@ -35,14 +32,8 @@ export function registerEnqueueCommand(program: Command): void {
     .description(
       'Create a project in Redis and queue its first session for `baton worker` processes.',
     )
-    .requiredOption('--project <id>', 'project id (letters, digits, "-", "_")', parseProjectId)
-    .option('--model <model>', "model id (default: the worker's BATON_MODEL)", parseModelId);
+    .requiredOption('--project <id>', 'project id (letters, digits, "-", "_")', parseProjectId);
   addProjectOptions(command)
-    .addOption(
-      new Option('--preset <preset>', 'context-editing preset (kept for the project)').choices([
-        ...CONTEXT_PRESET_NAMES,
-      ]),
-    )
     .option('--json', 'print JSON')
     .addOption(new Option('--no-sandbox').hideHelp())
     .addHelpText('after', PROJECT_OPTIONS_HELP)

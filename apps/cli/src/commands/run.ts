@@ -1,10 +1,5 @@
-import { CONTEXT_PRESET_NAMES } from '@baton/projects/schema';
-import { Option, type Command } from 'commander';
-import {
-  parseModelId,
-  parsePositiveInteger,
-  parseProjectId,
-} from '../internal/argument-parsers.js';
+import type { Command } from 'commander';
+import { parsePositiveInteger, parseProjectId } from '../internal/argument-parsers.js';
 import { PROJECT_OPTIONS_HELP, addProjectOptions } from '../internal/project-options.js';
 import type { RunOptions } from '../internal/run-project.js';
 import { COST_HELP } from '../internal/cost-help.js';
@@ -23,11 +18,6 @@ export function registerRunCommand(program: Command): void {
       '--project <id>',
       'project id; an existing project continues from its memory, and the project options given replace its stored ones',
       parseProjectId,
-    )
-    .option(
-      '--model <model>',
-      'model id (default BATON_MODEL, else claude-sonnet-4-6; "sim" = the simulator)',
-      parseModelId,
     );
   addProjectOptions(command)
     .option(
@@ -35,12 +25,6 @@ export function registerRunCommand(program: Command): void {
       "most sessions this process runs now, init included; not kept (--max-sessions is the project's limit)",
       parsePositiveInteger(1_000),
       DEFAULT_SESSIONS,
-    )
-    .addOption(
-      new Option(
-        '--preset <preset>',
-        'context-editing preset, over baton.config.json and BATON_CONTEXT_* (default coding)',
-      ).choices([...CONTEXT_PRESET_NAMES]),
     )
     .option('--json', 'print events as JSON lines on stdout (messages go to stderr)')
     .option(

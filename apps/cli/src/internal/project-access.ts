@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { MemoryStore } from '@baton/core';
 import type {
   BatonControl,
+  CancelResult,
   FileProjectLog,
   PauseResult,
   ProjectRecord,
@@ -66,6 +67,11 @@ export interface ProjectAccess {
    * (a worker's, or a `baton run` in another process) gets its end-of-session turn and stops.
    */
   pause(id: string): Promise<PauseResult>;
+  /**
+   * A user's cancel (reason `cancelled by user`): no next session starts, and a running one (a
+   * worker's, or a `baton run` in another process) is aborted.
+   */
+  cancel(id: string): Promise<CancelResult>;
   /**
    * The project's events from the first (`live: false`); with `follow`, then the new ones as they
    * are written (`live: true`), until `signal` aborts or the caller stops reading.
@@ -161,6 +167,12 @@ function localAccess(log: FileProjectLog): ProjectAccess {
       const { operatorPause } = await import('@baton/projects');
       return operatorPause(log, await requireProject(id));
     },
+    async cancel(id) {
+      // The control API's rule (`operatorCancel`); the `baton run` running the project (if any)
+      // sees the status at its next look (run-project.ts) and aborts its session.
+      const { operatorCancel } = await import('@baton/projects');
+      return operatorCancel(log, await requireProject(id));
+    },
     async *events(project, options) {
       const file = log.paths(project.id).events;
       if ((await stat(file).catch(() => null)) === null) {
@@ -246,6 +258,7 @@ function redisAccess(control: BatonControl): ProjectAccess {
       return { guidance: said.guidance, sessionRunning: said.project.activeSession !== null };
     },
     pause: (id) => control.pause(id),
+    cancel: (id) => control.cancel(id),
     async *events(project, options) {
       let lastId: string | undefined;
       // History first, page by page: everything the stream still holds.

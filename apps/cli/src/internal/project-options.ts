@@ -6,13 +6,15 @@
  */
 import {
   CHAIN_POLICIES,
+  CONTEXT_PRESET_NAMES,
   PROJECT_BUDGET_RULES,
   SESSION_BUDGET_RULES,
   VERIFICATION_SECONDS_RULE,
   DEFAULT_MAX_SESSIONS_WITHOUT_PROGRESS,
   type ProjectBudgets,
+  type ProjectContextPreset,
 } from '@baton/projects/schema';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import {
   collectAllowedHost,
   parseBudget,
@@ -26,6 +28,8 @@ interface ProjectOption {
   readonly help: string;
   /** Parses the value (`previous`: what the repeated option collected so far). */
   readonly parse?: ((value: string, previous: unknown) => unknown) | undefined;
+  /** The only values allowed (commander names them in its error and in `--help`). */
+  readonly choices?: readonly string[] | undefined;
 }
 
 /** Said after every setting the project keeps (a later run, resume or worker uses it). */
@@ -62,9 +66,19 @@ const PROJECT_OPTIONS: readonly ProjectOption[] = [
     help: 'let a new project take a --workspace that already holds files: they become its first checkpoint (secrets, files over the size limit and ignored files stay, uncommitted; nothing is deleted). Without it such a directory is refused, with a preview of what adopting it would do',
   },
   {
+    flags: '--model <model>',
+    help: `model id (default: BATON_MODEL where the session runs, else claude-sonnet-4-6; "sim" = the simulator; ${KEPT})`,
+    parse: parseModelId,
+  },
+  {
     flags: '--fallback-model <model>',
     help: `model a session continues on when its model stays overloaded after the retries (default: BATON_FALLBACK_MODEL where the session runs; ${KEPT})`,
     parse: parseModelId,
+  },
+  {
+    flags: '--preset <preset>',
+    help: `context-editing preset, over baton.config.json and BATON_CONTEXT_* where the project is created (default coding; ${KEPT})`,
+    choices: CONTEXT_PRESET_NAMES,
   },
   {
     flags: '--budget-usd <usd>',
@@ -130,7 +144,9 @@ export interface ProjectFlags {
   workspace?: string | undefined;
   /** `--adopt`: a `--workspace` already holding files becomes the first checkpoint. */
   adopt?: boolean | undefined;
+  model?: string | undefined;
   fallbackModel?: string | undefined;
+  preset?: ProjectContextPreset | undefined;
   budgetUsd?: number | undefined;
   maxSessions?: number | undefined;
   maxTokens?: number | undefined;
@@ -150,8 +166,9 @@ export interface ProjectFlags {
 /** Registers every project option on `command`, in the table's order. */
 export function addProjectOptions(command: Command): Command {
   for (const option of PROJECT_OPTIONS) {
-    const { flags, help, parse } = option;
-    if (parse === undefined) command.option(flags, help);
+    const { flags, help, parse, choices } = option;
+    if (choices !== undefined) command.addOption(new Option(flags, help).choices(choices));
+    else if (parse === undefined) command.option(flags, help);
     else command.option<unknown>(flags, help, parse);
   }
   return command;
@@ -192,9 +209,13 @@ export const PROJECT_OPTIONS_HELP = [
   '',
   "Project options (the same words in `baton run` and `baton enqueue`) are the project's stored",
   'settings: a later run, a resume and every worker use them; given when `baton run` continues a',
-  'project, each budget replaces its stored value. --sessions, --json and --no-sandbox belong to',
-  'the process: the sandbox is a setting of whoever runs the sessions (`baton worker --no-sandbox`),',
-  'never of a queued project, so `baton enqueue --no-sandbox` is refused.',
+  'project, --model, --preset and each budget replace the stored value. A session runs the',
+  "project's model (--model), else BATON_MODEL where it runs, else claude-sonnet-4-6; the context",
+  'config (baton.config.json and BATON_CONTEXT_* under --preset) is read when the project is',
+  'created, and --preset on a continuing run replaces only its preset. --sessions, --json and',
+  '--no-sandbox belong to the process: the sandbox is a setting of whoever runs the sessions',
+  '(`baton worker --no-sandbox`), never of a queued project, so `baton enqueue --no-sandbox` is',
+  'refused.',
   '',
   'Chain timings (CHAIN_POLICIES in @baton/projects; a retry waits twice as long each time):',
   '                             baton run   worker (variable)',

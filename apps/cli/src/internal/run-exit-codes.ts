@@ -28,7 +28,7 @@ const EXIT_CODE_BY_CAUSE: Record<ChainCause, number> = {
 };
 
 /**
- * How `baton run` exits after its loop: 130 when the user stopped it, 0 when the project is
+ * How `baton run` exits after its loop: 130 when the user stopped or cancelled it, 0 when the project is
  * complete, else the row of the chain's last decision (3 when no session ran or the `--sessions`
  * limit came first).
  */
@@ -37,7 +37,8 @@ export function runExitCode(end: {
   status: ProjectStatus;
   decision: ChainDecision | undefined;
 }): number {
-  if (end.aborted) return EXIT_CODES.cancelled;
+  // Ctrl-C, or a cancel (`baton cancel --local`) seen while a session ran or before the next.
+  if (end.aborted || end.status === 'cancelled') return EXIT_CODES.cancelled;
   if (end.status === 'completed') return EXIT_CODES.ok;
   return end.decision === undefined
     ? EXIT_CODES.featuresRemaining

@@ -1,4 +1,4 @@
-import { summarizeContextConfig } from '@baton/context-config';
+import { defineContextConfig, summarizeContextConfig } from '@baton/context-config';
 import { createFileSystemStore, memoryStoreLimits, type MemoryStore } from '@baton/core';
 import { CHAIN_POLICIES } from '@baton/projects/schema';
 import {
@@ -10,6 +10,7 @@ import {
   type ChainDecision,
   type FileProjectLog,
   type ProjectRecord,
+  type ProjectSettings,
 } from '@baton/projects';
 import {
   MCP_CONFIG_ENV_VARIABLE,
@@ -39,15 +40,14 @@ import { connectModel, refuseModelWithoutKey } from './model.js';
 import { batonHome } from './project-home.js';
 import { outputJson } from './terminal-text.js';
 import { runExitCode } from './run-exit-codes.js';
-import { budgetsFromFlags } from './project-options.js';
 import {
   checkpointIntervalMs,
   maxFileBytes,
   memorySnapshots,
   openProject,
-  readContextConfig,
   readMcpConfig,
   readSandboxSetting,
+  settingsFromFlags,
   type RunOptions,
 } from './run-setup.js';
 
@@ -63,7 +63,6 @@ export async function runProject(options: RunOptions): Promise<number> {
   const fileLimit = maxFileBytes();
   // Read before anything starts: a bad value thrown later left the simulator running (a hang).
   const snapshots = memorySnapshots();
-  const context = await readContextConfig(options);
   refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   refuseFallbackAsModel(options);
   const json = options.json === true;
@@ -73,6 +72,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     onAppend: json ? (event) => process.stdout.write(`${outputJson(event)}\n`) : undefined,
   });
   const opened = await openProject(options, log);
+  const settings = settingsFromFlags(opened, options);
   const paths = log.paths(opened.id);
   // The store enforces the memory quotas atomically, so the handler skips its own usage() check.
   const store = await createFileSystemStore({
@@ -87,18 +87,19 @@ export async function runProject(options: RunOptions): Promise<number> {
     columns: process.stdout.columns,
   });
   const say = (text: string) => (json ? process.stderr.write(`${text}\n`) : output.line(text));
+  // The project's model, replaced by --model: a worker runs the same one for the same record.
   const { connection, traces, sandbox } = await connectRun(
-    options,
+    options.model ?? opened.model ?? undefined,
     opened.fallbackModel,
     sandboxSetting,
     say,
   );
-  say(`Context: ${summarizeContextConfig(context)}.`);
   announceProjectServices(opened, sandbox, workerMcp, say);
   const control = new SessionControl(undefined);
   const stopOnCtrlC = listenForCtrlC(log, opened.id, control, say);
-  const pauseWatch = watchOperatorPause(log, opened.id, control);
-  const project = await resumeLocally(log, opened, options);
+  const statusWatch = watchOperatorStatus(log, opened.id, control);
+  const project = await resumeLocally(log, opened, settings);
+  say(`Context: ${summarizeContextConfig(defineContextConfig(project.context))}.`);
 
   const chain = createSessionChain({
     log,
@@ -119,8 +120,8 @@ export async function runProject(options: RunOptions): Promise<number> {
       if (!json) output.onEvent(event);
     },
   });
+  // No context here: every session resolves the project's stored config, as on a worker.
   const sessionOptions = {
-    context,
     tools: { sandbox: sessionSandboxSetup(sandbox, project.sandbox) },
     mcp: { worker: workerMcp },
     transcript: createFileTranscriptStore({ dir: paths.transcripts }),
@@ -144,9 +145,10 @@ export async function runProject(options: RunOptions): Promise<number> {
         control,
         memory: () => store,
         sessionOptions: () => sessionOptions,
-        // `baton pause --local` from another process: the session ends as a worker's does.
-        onClaimed: () => pauseWatch.start(),
-        onSessionReturned: () => pauseWatch.stop(),
+        // `baton pause --local` or `baton cancel --local` from another process: the session
+        // ends as a worker's does.
+        onClaimed: () => statusWatch.start(),
+        onSessionReturned: () => statusWatch.stop(),
       });
       if (!outcome.ran) break;
       decision = outcome.decision;
@@ -167,6 +169,9 @@ export async function runProject(options: RunOptions): Promise<number> {
     } else if (ended.status === 'paused' && !control.signal.aborted) {
       // An operator's pause, seen at the decide step or before the next session's claim.
       say(`Paused: ${ended.statusReason ?? 'paused'}.`);
+    } else if (ended.status === 'cancelled') {
+      // Ctrl-C, or `baton cancel --local` from another process.
+      say(`Cancelled: ${ended.statusReason ?? 'cancelled'}.`);
     }
     await reportRunEnd({
       project: ended,
@@ -180,7 +185,7 @@ export async function runProject(options: RunOptions): Promise<number> {
     return exitCode;
   } finally {
     output.close();
-    pauseWatch.stop();
+    statusWatch.stop();
     stopOnCtrlC();
     control.dispose();
     await store.close();
@@ -192,7 +197,7 @@ export async function runProject(options: RunOptions): Promise<number> {
 
 type Say = (text: string) => void;
 
-/** `--fallback-model` naming the model the run uses (`--model`, else BATON_MODEL), before anything is created. */
+/** `--fallback-model` naming the model given (`--model`, else BATON_MODEL), before anything is created. */
 function refuseFallbackAsModel(options: RunOptions): void {
   const model = options.model ?? (process.env.BATON_MODEL?.trim() || undefined);
   if (options.fallbackModel !== undefined && options.fallbackModel === model) {
@@ -204,19 +209,18 @@ function refuseFallbackAsModel(options: RunOptions): void {
 }
 
 /**
- * The model (`--model`, the environment, or the built-in simulator), traces and the sandbox
- * decision, each announced in one line; a fallback model (the project's `--fallback-model`, else
- * `BATON_FALLBACK_MODEL`) equal to the model, or a refused sandbox, stops the run here.
+ * The model (the project's, else the environment's, or the built-in simulator), traces and the
+ * sandbox decision, each announced in one line; a fallback model (the project's
+ * `--fallback-model`, else `BATON_FALLBACK_MODEL`) equal to the model, or a refused sandbox,
+ * stops the run here.
  */
 async function connectRun(
-  options: RunOptions,
+  model: string | undefined,
   projectFallback: string | null,
   sandboxSetting: SandboxSetting,
   say: Say,
 ) {
-  const connection = await connectModel(
-    options.model === undefined ? {} : { model: options.model },
-  );
+  const connection = await connectModel(model === undefined ? {} : { model });
   say(connection.notice);
   const traces = await startTraces(connection);
   if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);
@@ -296,27 +300,28 @@ function listenForCtrlC(
   return () => process.off('SIGINT', onSigint);
 }
 
-/** How often a running session looks for `baton pause --local` (the project's status file). */
-const PAUSE_WATCH_INTERVAL_MS = 250;
+/** How often a running session looks for `baton pause --local` and `baton cancel --local`. */
+const STATUS_WATCH_INTERVAL_MS = 250;
 
 /**
- * While a session runs, watches the project's status as a worker's lease heartbeat does: once
- * another process paused it (`baton pause --local`), the session gets its end-of-session turn and
- * the chain's decide step stops the run.
+ * While a session runs, watches the project's status as a worker's lease heartbeat does, and
+ * follows it by the same rule (`SessionControl.followStatus`): once another process paused the
+ * project (`baton pause --local`) the session gets its end-of-session turn, once it cancelled it
+ * (`baton cancel --local`) the session is aborted; the chain's decide step then stops the run.
  */
-function watchOperatorPause(log: FileProjectLog, projectId: string, control: SessionControl) {
+function watchOperatorStatus(log: FileProjectLog, projectId: string, control: SessionControl) {
   let timer: NodeJS.Timeout | undefined;
   const look = () => {
     void log
       .get(projectId)
       .then((project) => {
-        if (project?.status === 'paused') control.pause();
+        if (project !== null) control.followStatus(project.status);
       })
       .catch(() => undefined);
   };
   return {
     start(): void {
-      if (timer === undefined) timer = setInterval(look, PAUSE_WATCH_INTERVAL_MS).unref();
+      if (timer === undefined) timer = setInterval(look, STATUS_WATCH_INTERVAL_MS).unref();
     },
     stop(): void {
       clearInterval(timer);
@@ -326,16 +331,16 @@ function watchOperatorPause(log: FileProjectLog, projectId: string, control: Ses
 }
 
 /**
- * Continuing a project is a user's resume: the budget flags given replace the stored ones (each
- * its own), a stopped project is queued again and the failure and no-progress streaks start again.
+ * Continuing a project is a user's resume: the project options given replace the stored settings
+ * (each its own), a stopped project is queued again and the failure and no-progress streaks start
+ * again.
  */
 async function resumeLocally(
   log: FileProjectLog,
   project: ProjectRecord,
-  options: RunOptions,
+  settings: ProjectSettings,
 ): Promise<ProjectRecord> {
-  const budgets = budgetsFromFlags(options, project.budgets);
-  if (budgets !== undefined) await log.setBudgets(project.id, budgets);
+  await log.setSettings(project.id, settings);
   if (
     project.status === 'paused' ||
     project.status === 'cancelled' ||

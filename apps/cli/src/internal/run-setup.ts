@@ -5,18 +5,17 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import {
-  ContextConfigError,
-  loadContextConfig,
-  type ContextPresetName,
-  type ResolvedContextConfig,
-} from '@baton/context-config';
+import { CONTEXT_ENV_VARS, type ContextConfigInput } from '@baton/context-config';
 
 import {
   formatIssues,
+  isProjectError,
+  projectContext,
   projectVerificationSchema,
+  withContextPreset,
   type FileProjectLog,
   type ProjectRecord,
+  type ProjectSettings,
   type ProjectVerification,
 } from '@baton/projects';
 import { type McpConfig, SessionError, loadMcpConfigFile } from '@baton/session';
@@ -44,9 +43,6 @@ export interface RunOptions extends ProjectFlags {
   /** `--sessions`: most sessions this process runs (not kept for the project). */
   sessions: number;
   project?: string | undefined;
-  model?: string | undefined;
-  /** Over `baton.config.json` and `BATON_CONTEXT_*`; unset: those decide (default `coding`). */
-  preset?: ContextPresetName | undefined;
   /** `--no-sandbox` sets it to false: the operator's explicit opt-out. */
   sandbox?: boolean | undefined;
 }
@@ -191,6 +187,7 @@ export async function openProject(
         );
       }
       checkSameSource(existing, options);
+      noteContextVariables(existing);
       return existing;
     }
     if (goal === undefined) {
@@ -218,6 +215,7 @@ export async function openProject(
     // The live view is on stdout; with --json that is JSON lines only.
     out: options.json === true ? process.stderr : process.stdout,
   });
+  const context = await newProjectContext(options);
   const mcp = readMcpConfig(options.mcpConfig, `--mcp-config ${options.mcpConfig ?? ''}`);
   const source = await resolveSource(options, id);
   return log.create({
@@ -227,11 +225,11 @@ export async function openProject(
     workspace:
       options.workspace !== undefined ? path.resolve(options.workspace) : log.paths(id).workspace,
     adoptWorkspace: options.adopt === true,
-    model: null,
+    model: options.model ?? null,
     fallbackModel: options.fallbackModel ?? null,
     budgets: budgetsFromFlags(options) ?? {},
-    contextPreset: 'coding',
-    context: {},
+    contextPreset: context.preset ?? 'coding',
+    context,
     sandbox: readProjectSandbox(options) ?? null,
     verification: readProjectVerification(options) ?? null,
     ...(mcp === undefined ? {} : { mcp }),
@@ -258,22 +256,51 @@ export function readSandboxSetting(options: RunOptions): SandboxSetting {
 }
 
 /**
- * The sessions' context config: `baton.config.json` in the directory baton runs in, then
- * `BATON_CONTEXT_*`, then `--preset`; a bad one is a usage error listing every problem.
+ * The context config a new project stores, read as `baton enqueue` reads it (`projectContext`):
+ * `baton.config.json` in the directory baton runs in, then `BATON_CONTEXT_*`, then `--preset`;
+ * a bad one is a usage error listing every problem.
  */
-export async function readContextConfig(options: RunOptions): Promise<ResolvedContextConfig> {
+async function newProjectContext(options: RunOptions): Promise<ContextConfigInput> {
   try {
-    return await loadContextConfig({
-      cwd: process.cwd(),
-      ...(options.preset === undefined ? {} : { override: { preset: options.preset } }),
-    });
-  } catch (error) {
-    if (!(error instanceof ContextConfigError)) throw error;
-    throw new CliError(
-      'usage',
-      `invalid context config: ${error.issues.map((issue) => `${issue.source === 'override' ? '--preset' : issue.source}: ${issue.path}: ${issue.message}`).join('; ')}.`,
+    return await projectContext(
+      options.preset === undefined ? {} : { contextPreset: options.preset },
+      {},
     );
+  } catch (error) {
+    if (isProjectError(error)) throw new CliError('usage', `${error.message}.`);
+    throw error;
   }
+}
+
+/**
+ * A continued project runs the context config stored when it was created, as on a worker:
+ * `BATON_CONTEXT_*` set now change nothing, and one line on stderr says so.
+ */
+function noteContextVariables(project: ProjectRecord): void {
+  const names = Object.values(CONTEXT_ENV_VARS).filter(
+    (name) => (process.env[name]?.trim() ?? '') !== '',
+  );
+  if (names.length === 0) return;
+  process.stderr.write(
+    `baton run: ${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not applied: project ${project.id} runs the context config stored when it was created (--preset replaces its preset)\n`,
+  );
+}
+
+/**
+ * The stored settings the project options given replace (`--model`, `--preset`, each budget),
+ * checked before anything changes; a preset the stored config cannot take is a usage error.
+ */
+export function settingsFromFlags(project: ProjectRecord, options: RunOptions): ProjectSettings {
+  let context: ContextConfigInput | undefined;
+  if (options.preset !== undefined) {
+    try {
+      context = withContextPreset(project.context, options.preset);
+    } catch (error) {
+      if (isProjectError(error)) throw new CliError('usage', `${error.message}.`);
+      throw error;
+    }
+  }
+  return { budgets: budgetsFromFlags(options, project.budgets), model: options.model, context };
 }
 
 /** An integer variable of `baton run`, at least `min`; unset or empty: `undefined`. */
