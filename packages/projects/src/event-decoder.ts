@@ -3,11 +3,11 @@
  * dashboard, the page scripts through the dashboard's API) sees events in the shape these schemas
  * produce. Readers assume the current shape: turns, session starts, session results and check
  * evidence written by earlier versions are upgraded once by a migration
- * (`migrations/event-fields.ts`), so a field missing from them is malformed here. Fields of the
- * other event types that earlier versions left out still read as what their absence meant
- * (`lenientCount`, `.default(...)`); they have no migration yet. Anything malformed (not JSON, an
- * unknown type, a missing required field) becomes an `UnknownProjectEvent` that says what was
- * wrong: decoding never throws, so one bad entry never breaks a stream.
+ * (`migrations/event-fields.ts`), and the other event types' fields by a second one
+ * (`migrations/event-defaults.ts`), so a field missing from them is malformed here. Anything
+ * malformed (not JSON, an unknown type, a missing required field) becomes an
+ * `UnknownProjectEvent` that says what was wrong: decoding never throws, so one bad entry never
+ * breaks a stream.
  */
 import { z } from 'zod';
 import { PROJECT_STATUSES, type ProjectStatus } from './project.js';
@@ -18,11 +18,6 @@ import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './webhooks/payload.j
 const count = z
   .number()
   .nullable()
-  .transform((value) => value ?? 0);
-/** A count of an event type no migration upgrades yet: absent also reads as 0. */
-const lenientCount = z
-  .number()
-  .nullish()
   .transform((value) => value ?? 0);
 const integer = z.number().int();
 const nullableString = z.string().nullable();
@@ -55,7 +50,7 @@ const turnUsageSchema = z.looseObject({
 });
 
 /** An applied context edit as the API reports it (its own snake_case names). */
-const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens: lenientCount });
+const appliedEditSchema = z.looseObject({ type: z.string(), cleared_input_tokens: count });
 
 const featureCountsSchema = z.looseObject({ passing: count, total: count });
 
@@ -138,7 +133,7 @@ const sessionEventSchemas = [
     type: z.literal('session-start'),
     kind: z.enum(['init', 'resume', 'end']),
     sessionNumber: integer,
-    interrupted: z.boolean().default(false),
+    interrupted: z.boolean(),
     model: z.string(),
     sandbox: z.looseObject({ mode: z.enum(['bubblewrap', 'off']) }),
   }),
@@ -176,10 +171,10 @@ const sessionEventSchemas = [
     turn: integer,
     tool: z.string(),
     toolUseId: z.string().optional(),
-    summary: z.string().default(''),
-    isError: z.boolean().default(false),
+    summary: z.string(),
+    isError: z.boolean(),
     limit: z.string().optional(),
-    durationMs: lenientCount,
+    durationMs: count,
   }),
   z.looseObject({
     ...sessionBase,
@@ -188,8 +183,8 @@ const sessionEventSchemas = [
       command: z.string(),
       path: z.string(),
       newPath: z.string().optional(),
-      bytes: lenientCount,
-      at: lenientCount,
+      bytes: count,
+      at: count,
       session: z.string().optional(),
     }),
   }),
@@ -200,7 +195,7 @@ const sessionEventSchemas = [
     source: z.enum(['worker', 'repository', 'project']),
     transport: z.enum(['stdio', 'http']),
     state: z.enum(['ready', 'failed', 'exited']),
-    tools: z.array(z.string()).default([]),
+    tools: z.array(z.string()),
     message: z.string().optional(),
   }),
   z.looseObject({
@@ -210,29 +205,29 @@ const sessionEventSchemas = [
     to: z.string(),
     turn: integer,
     status: z.number().optional(),
-    message: z.string().default(''),
+    message: z.string(),
   }),
   z.looseObject({
     ...sessionBase,
     type: z.literal('context-full'),
     turn: integer,
     cause: z.enum(['counter', 'prompt_too_long', 'stop_reason']),
-    promptTokens: z.number().nullable().default(null),
-    contextWindow: z.number().nullable().default(null),
+    promptTokens: z.number().nullable(),
+    contextWindow: z.number().nullable(),
   }),
   z.looseObject({
     ...sessionBase,
     type: z.literal('empty-reply'),
     turn: integer,
-    nudged: z.boolean().default(false),
+    nudged: z.boolean(),
   }),
   z.looseObject({
     ...sessionBase,
     type: z.literal('api-retry'),
     attempt: integer,
     status: z.number().optional(),
-    delayMs: lenientCount,
-    message: z.string().default(''),
+    delayMs: count,
+    message: z.string(),
   }),
   z.looseObject({
     ...sessionBase,
@@ -242,8 +237,8 @@ const sessionEventSchemas = [
     head: nullableString,
     pushed: z.boolean(),
     hooks: z.enum(['passed', 'refused', 'skipped', 'none']),
-    skipped: z.array(z.string()).default([]),
-    tooLarge: z.array(z.looseObject({ path: z.string(), bytes: lenientCount })).optional(),
+    skipped: z.array(z.string()),
+    tooLarge: z.array(z.looseObject({ path: z.string(), bytes: count })).optional(),
     special: z
       .array(
         z.looseObject({
@@ -256,8 +251,8 @@ const sessionEventSchemas = [
     replacedStale: z
       .looseObject({
         tip: z.string(),
-        fence: lenientCount,
-        commits: lenientCount,
+        fence: count,
+        commits: count,
         keptOn: z.string(),
       })
       .optional(),
@@ -267,7 +262,7 @@ const sessionEventSchemas = [
     type: z.literal('guidance-delivered'),
     guidanceIds: z.array(z.string()),
     turn: integer,
-    inFirstMessage: z.boolean().default(false),
+    inFirstMessage: z.boolean(),
   }),
   z.looseObject({ ...sessionBase, type: z.literal('check-passed'), evidence: checkEvidenceSchema }),
   z.looseObject({ ...sessionBase, type: z.literal('check-failed'), evidence: checkEvidenceSchema }),
@@ -286,7 +281,7 @@ const workerEventSchemas = [
     type: z.literal('project-status'),
     from: statusSchema.nullable(),
     to: statusSchema,
-    reason: nullableString.default(null),
+    reason: nullableString,
     budgetReached: z.literal(true).optional(),
   }),
   z.looseObject({
@@ -294,43 +289,43 @@ const workerEventSchemas = [
     type: z.literal('session-queued'),
     sessionNumber: integer,
     jobId: z.string(),
-    delayMs: lenientCount,
+    delayMs: count,
     reason: z.string(),
   }),
   z.looseObject({ ...sessionRunBase, type: z.literal('session-interrupted') }),
   z.looseObject({
     ...sessionRunBase,
     type: z.literal('session-claimed'),
-    interrupted: z.boolean().default(false),
+    interrupted: z.boolean(),
   }),
   z.looseObject({
     ...eventBase,
     type: z.literal('project-paused'),
     by: z.literal('operator'),
-    runningSessionId: nullableString.default(null),
-    removedJobId: nullableString.default(null),
+    runningSessionId: nullableString,
+    removedJobId: nullableString,
   }),
   z.looseObject({
     ...eventBase,
     type: z.literal('guidance-sent'),
     guidanceId: z.string(),
     text: z.string(),
-    runningSessionId: nullableString.default(null),
+    runningSessionId: nullableString,
   }),
   z.looseObject({
     ...sessionRunBase,
     type: z.literal('workspace-prepared'),
     branch: z.string(),
     head: nullableString,
-    remoteHead: nullableString.default(null),
-    recovered: z.boolean().default(false),
+    remoteHead: nullableString,
+    recovered: z.boolean(),
   }),
   z.looseObject({
     ...sessionRunBase,
     type: z.literal('memory-snapshot'),
     commit: nullableString,
     pushed: z.boolean(),
-    withheld: z.array(z.looseObject({ path: z.string(), reason: z.string() })).default([]),
+    withheld: z.array(z.looseObject({ path: z.string(), reason: z.string() })),
     error: z.string().optional(),
   }),
   z.looseObject({

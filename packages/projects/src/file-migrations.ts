@@ -6,6 +6,7 @@ import {
   localProjectNames,
   type FileProjectPaths,
 } from './file-project-paths.js';
+import { completeFileEventDefaults } from './migrations/event-defaults.js';
 import { completeFileEvents } from './migrations/event-fields.js';
 import {
   completeFileSessionSummaries,
@@ -55,6 +56,12 @@ const FILE_MIGRATIONS: readonly FileMigration[] = [
     description:
       'sessions.jsonl summaries written before sessions listed their commits get an empty list (was: a default on every read)',
     run: completeFileSummaryCommits,
+  },
+  {
+    id: '2026-12-04-local-event-defaults',
+    description:
+      'events.jsonl tool calls, memory changes, API retries, checkpoints, worker events, session starts without interrupted and applied edits without cleared_input_tokens get what the absence meant (see migrations/event-defaults.ts) (was: defaults on every read)',
+    run: completeFileEventDefaults,
   },
 ];
 

@@ -15,6 +15,7 @@ import type { SessionSummary } from '../project-log.js';
 import type { RedisClient } from '@baton/storage-redis';
 import { searchText } from '../repository/project-hash.js';
 import { createSessionQueue } from '../session-queue.js';
+import { completeRedisEventDefaults } from './event-defaults.js';
 import { completeRedisEvents } from './event-fields.js';
 import { completeRedisSessionSummaries, completeRedisSummaryCommits } from './session-summaries.js';
 import type { FeatureFlip } from '../repository/session-log.js';
@@ -109,6 +110,13 @@ export const REDIS_MIGRATIONS: readonly RedisMigration[] = [
       'session summaries stored before sessions listed their commits get an empty list (was: a default on every read)',
     run: (context) =>
       forEachProjectBatch(context, (ids) => completeRedisSummaryCommits(context, ids)),
+  },
+  {
+    id: '2026-12-04-event-defaults',
+    description:
+      "the other events written to a project's event stream before a field existed (tool calls, memory changes, API retries, checkpoints, the worker's events, a session start's interrupted, an applied edit's cleared_input_tokens) get what its absence meant, entry ids kept (was: defaults and lenient counts on every read)",
+    run: (context) =>
+      forEachProjectBatch(context, (ids) => completeRedisEventDefaults(context, ids)),
   },
 ];
 
