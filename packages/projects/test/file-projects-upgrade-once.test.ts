@@ -79,6 +79,7 @@ describe('local projects are upgraded once, never read in an old shape', () => {
         '2026-12-04-local-session-summary-fields',
         '2026-12-04-local-event-fields',
         '2026-12-04-local-session-summary-commits',
+        '2026-12-04-local-event-defaults',
       ],
     });
   });
@@ -111,6 +112,7 @@ describe('local projects are upgraded once, never read in an old shape', () => {
         '2026-12-04-local-session-summary-fields',
         '2026-12-04-local-event-fields',
         '2026-12-04-local-session-summary-commits',
+        '2026-12-04-local-event-defaults',
       ],
     });
   });

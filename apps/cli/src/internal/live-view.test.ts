@@ -24,7 +24,21 @@ const turnUsage = {
 function written(fields: Fields): Fields {
   switch (fields.type) {
     case 'session-start':
-      return { sandbox: { mode: 'bubblewrap' }, ...fields };
+      return { interrupted: false, sandbox: { mode: 'bubblewrap' }, ...fields };
+    case 'tool-call':
+      return { summary: '', isError: false, durationMs: 0, ...fields };
+    case 'checkpoint':
+      return { skipped: [], ...fields };
+    case 'guidance-delivered':
+      return { inFirstMessage: false, ...fields };
+    case 'guidance-sent':
+      return { runningSessionId: null, ...fields };
+    case 'project-paused':
+      return { runningSessionId: null, removedJobId: null, ...fields };
+    case 'project-status':
+      return { reason: null, ...fields };
+    case 'session-queued':
+      return { delayMs: 0, ...fields };
     case 'turn':
       return {
         model: 'sim',
