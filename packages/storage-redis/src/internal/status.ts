@@ -107,13 +107,18 @@ const UNAVAILABLE_REPLIES = [
  * timeouts, server-side refusals) into `StoreError('unavailable')`, keeping it as `cause`; a
  * WRONGTYPE reply (a key of the namespace changed outside the store) is `corrupt` instead.
  * `StoreError`s pass through unchanged.
+ *
+ * Reply codes are matched as a word anywhere in the message, not at its start: before Redis 7 an
+ * error raised by `redis.call` inside a script (every write of the store) arrives wrapped, as
+ * `ERR Error running script (call to f_<sha>): @user_script:1: WRONGTYPE Operation ...`; Redis 7
+ * sends it as is, followed by ` script: <sha>, on @user_script:1.`.
  */
 export function toStoreError(error: unknown, action: string): StoreError {
   if (error instanceof StoreError) {
     return error;
   }
   const message = error instanceof Error ? error.message : String(error);
-  if (message.startsWith('WRONGTYPE')) {
+  if (hasReplyCode(message, 'WRONGTYPE')) {
     // A key of the namespace holds another type than the scripts write (changed outside the
     // store): damage, not an outage. The key is not named: the message may reach the model.
     return new StoreError(
@@ -122,10 +127,15 @@ export function toStoreError(error: unknown, action: string): StoreError {
       { cause: error },
     );
   }
-  const reply = UNAVAILABLE_REPLIES.find((prefix) => message.startsWith(prefix));
+  const reply = UNAVAILABLE_REPLIES.find((code) => hasReplyCode(message, code));
   const reason =
     reply === undefined ? 'Redis is unavailable' : `Redis refused the command (${reply})`;
   return new StoreError('unavailable', `${reason} while trying to ${action}; try again later.`, {
     cause: error,
   });
+}
+
+/** Whether `message` carries the Redis reply code `code` (upper-case letters) as a whole word. */
+function hasReplyCode(message: string, code: string): boolean {
+  return new RegExp(`\\b${code}\\b`).test(message);
 }
