@@ -179,8 +179,9 @@ describe('events stored before a field of turns, starts, results and checks exis
     await world.redis.xadd(key, '4000-0', 'e', 'not json');
     await world.redis.xadd(key, '5000-0', 'e', '{}');
     await world.redis.xdel(key, '5000-0');
-    // A copy left by a run cut short is thrown away, not taken for the upgrade.
-    await world.redis.xadd(`${key}:upgrade`, '1-0', 'e', '{}');
+    // Another runner's copy (or one left by a run cut short) is neither taken nor deleted.
+    const other = `${key}:upgrade:other`;
+    await world.redis.xadd(other, '1-0', 'e', '{}');
     await world.redis.hdel(keys.migrations, MIGRATION);
 
     // No defaults on read: before the migration the old entries read as malformed.
@@ -193,7 +194,7 @@ describe('events stored before a field of turns, starts, results and checks exis
       upgraded.map((event, index) => ({ id: ids[index], event })),
     );
     expect(after[5]).toMatchObject({ id: '4000-0', event: { type: 'unknown', raw: 'not json' } });
-    expect(await world.redis.exists(`${key}:upgrade`)).toBe(0);
+    expect(await world.redis.keys(`${key}:upgrade*`)).toEqual([other]);
     // The stream's last id stays past the deleted entry: no id is handed out twice.
     expect(await lastGeneratedId(key)).toBe('5000-0');
 
@@ -202,7 +203,47 @@ describe('events stored before a field of turns, starts, results and checks exis
     await world.redis.hdel(keys.migrations, MIGRATION);
     expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
     expect(await world.redis.xrange(key, '-', '+')).toEqual(settled);
-    expect(await world.redis.exists(`${key}:upgrade`)).toBe(0);
+    expect(await world.redis.keys(`${key}:upgrade*`)).toEqual([other]);
+  });
+
+  it('copies the tail appended while the copy was made, and swaps then, ids kept', async () => {
+    await world.control.createProject({ id: 'tail', goal: 'Busy events', model: 'sim-opus' });
+    const { keys } = world.control;
+    const key = keys.events('tail');
+    const { stored, upgraded } = oldEvents('tail');
+    const ids = ['1000-0', '1000-1', '2000-0', '2000-5', '3000-0'];
+    for (const [index, event] of withInterrupted(stored).entries()) {
+      await world.redis.xadd(key, ids[index]!, 'e', JSON.stringify(event));
+    }
+    await world.redis.hdel(keys.migrations, MIGRATION);
+    // Just before the first swap an appender adds one event in the current shape.
+    const swap = scripts.script('replaceStream').command;
+    scripts.pipeline(world.redis); // registers the scripts on the real client
+    let swaps = 0;
+    const redis = new Proxy(world.redis, {
+      get(target, property) {
+        if (property === swap) {
+          return async (...args: unknown[]) => {
+            swaps += 1;
+            if (swaps === 1) await target.xadd(key, '9000-0', 'e', JSON.stringify(upgraded[0]));
+            return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[swap]!(
+              ...args,
+            );
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+
+    expect(await runRedisMigrations({ redis, keys })).toEqual([MIGRATION]);
+    expect(swaps).toBe(2);
+    const after = await world.control.readEvents('tail', { count: 10 });
+    expect(decoded(after)).toEqual([
+      ...upgraded.map((event, index) => ({ id: ids[index], event })),
+      { id: '9000-0', event: upgraded[0] },
+    ]);
+    expect(await world.redis.keys(`${key}:upgrade*`)).toEqual([]);
   });
 
   it('never renames a copy over a stream that got an entry since the copy was made', async () => {
@@ -221,6 +262,45 @@ describe('events stored before a field of turns, starts, results and checks exis
     expect(await world.redis.xrange(key, '-', '+')).toEqual([
       ['1-0', ['e', '{"a":2}']],
       ['2-0', ['e', '{"b":2}']],
+    ]);
+  });
+
+  it('never renames a copy that misses an entry or ends before the stream does', async () => {
+    const key = world.control.keys.events('partial');
+    const copy = `${key}:upgrade:other`;
+    for (const id of ['0-5', '1-0', '2-0', '3-0']) {
+      await world.redis.xadd(key, id, 'e', `{"at":"${id}"}`);
+    }
+    // Another runner's copy of the first pages, made before an appender trimmed the stream's head:
+    // as long as the stream, but ending before it.
+    for (const id of ['0-5', '1-0', '2-0']) await world.redis.xadd(copy, id, 'e', '{}');
+    await world.redis.xdel(key, '0-5');
+    const stream = await world.redis.xrange(key, '-', '+');
+    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
+      SCRIPT_STATUS.notOwned,
+    );
+    // A copy that got only the first page.
+    await world.redis.del(copy);
+    await world.redis.xadd(copy, '1-0', 'e', '{}');
+    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
+      SCRIPT_STATUS.notOwned,
+    );
+    // A copy that ends where the stream does but lost an entry in the middle.
+    await world.redis.xadd(copy, '3-0', 'e', '{}');
+    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
+      SCRIPT_STATUS.notOwned,
+    );
+    expect(await world.redis.xrange(key, '-', '+')).toEqual(stream);
+    // The whole copy is taken.
+    await world.redis.del(copy);
+    for (const id of ['1-0', '2-0', '3-0']) await world.redis.xadd(copy, id, 'e', '{}');
+    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
+      SCRIPT_STATUS.owned,
+    );
+    expect((await world.redis.xrange(key, '-', '+')).map(([id]) => id)).toEqual([
+      '1-0',
+      '2-0',
+      '3-0',
     ]);
   });
 

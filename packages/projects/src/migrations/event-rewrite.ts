@@ -4,6 +4,7 @@
  * ids and renamed over the original, an events file is rewritten one line per line (its ids are
  * line numbers). What each migration changes in an event is its own `EventUpgrade`.
  */
+import { randomUUID } from 'node:crypto';
 import { readFile, rename, writeFile } from 'node:fs/promises';
 import type { RedisClient } from '@baton/storage-redis';
 import { fileProjectPaths, localProjectNames } from '../file-project-paths.js';
@@ -106,30 +107,35 @@ const ATTEMPTS = 10;
 
 /**
  * Rewrites `key` with every entry in the current shape and its id kept: the entries go, page by
- * page, into `<key>:upgrade` with explicit ids, and a script renames the copy over the stream if
- * the stream still ends where the copy does (else the new tail is copied and it tries again). A
- * run cut short leaves the copy, which the next run deletes first; the stream itself is only ever
- * replaced whole.
+ * page, into a copy of this call's own (`<key>:upgrade:<random>`, same Cluster slot) with
+ * explicit ids, and a script renames the copy over the stream if the stream still ends where the
+ * copy does and the copy is whole (else the new tail is copied and it tries again). The copy is
+ * this call's alone, so a second runner (one that took the lock over) never deletes or renames
+ * it; the lock is checked again before each swap. The stream itself is only ever replaced whole.
  */
-async function rewriteStream(redis: RedisClient, key: string, upgrade: EventUpgrade) {
-  const copy = `${key}:upgrade`;
-  await redis.del(copy);
-  let last = '-';
-  for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
-    last = await forEachPage(redis, key, last, async (entries) => {
-      if (entries.length === 0) return;
-      const write = redis.pipeline();
-      for (const [id, fields] of entries) {
-        write.xadd(copy, id, ...(upgradedEntry(fields, upgrade) ?? fields));
-      }
-      await execPipeline(write);
-    });
-    if (last === '-') return; // The stream is gone (its project was deleted).
-    const status = await scripts.call(redis, 'replaceStream', key, copy, last);
-    if (status === SCRIPT_STATUS.owned) return;
-    if ((await redis.exists(key)) === 0) break; // Its project was deleted meanwhile.
+async function rewriteStream(context: MigrationContext, key: string, upgrade: EventUpgrade) {
+  const { redis } = context;
+  const copy = `${key}:upgrade:${randomUUID()}`;
+  try {
+    let last = '-';
+    for (let attempt = 0; attempt < ATTEMPTS; attempt += 1) {
+      last = await forEachPage(redis, key, last, async (entries) => {
+        if (entries.length === 0) return;
+        const write = redis.pipeline();
+        for (const [id, fields] of entries) {
+          write.xadd(copy, id, ...(upgradedEntry(fields, upgrade) ?? fields));
+        }
+        await execPipeline(write);
+      });
+      if (last === '-') return; // The stream is gone (its project was deleted).
+      context.checkLock();
+      const status = await scripts.call(redis, 'replaceStream', key, copy, last);
+      if (status === SCRIPT_STATUS.owned) return;
+      if ((await redis.exists(key)) === 0) return; // Its project was deleted meanwhile.
+    }
+  } finally {
+    await redis.del(copy);
   }
-  await redis.del(copy);
   if ((await redis.exists(key)) === 0) return;
   throw new Error(`events of ${key} kept being appended while they were upgraded: start again`);
 }
@@ -147,7 +153,7 @@ export async function rewriteRedisEvents(
   for (const [index, id] of ids.entries()) {
     const model = configModel(configs[index]);
     if (await needsUpgrade(redis, keys.events(id), upgradeFor(model))) {
-      await rewriteStream(redis, keys.events(id), upgradeFor(model));
+      await rewriteStream(context, keys.events(id), upgradeFor(model));
     }
   }
 }

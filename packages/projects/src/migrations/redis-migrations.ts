@@ -31,6 +31,8 @@ export interface MigrationContext {
   legacyMemoryPrefix: string;
   /** Says what a migration left undone and why, in one line naming the projects: never silent. */
   report(message: string, projects: readonly string[]): void;
+  /** Throws when this runner lost the migration lock (another may be migrating now). */
+  checkLock(): void;
 }
 
 export interface RedisMigration {

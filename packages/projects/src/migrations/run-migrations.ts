@@ -133,6 +133,7 @@ export async function runRedisMigrations(options: RunRedisMigrationsOptions): Pr
         legacyMemoryPrefix: options.legacyMemoryPrefix ?? DEFAULT_KEY_PREFIX,
         report: (message, projects) =>
           options.report?.({ migration: migration.id, message, projects }),
+        checkLock: () => lock.check(),
       });
       lock.check();
       await redis.hset(keys.migrations, migration.id, new Date().toISOString());
