@@ -14,6 +14,7 @@ import {
   runRedisMigrations,
   type SessionSummary,
 } from '../src/index.js';
+import { scripts } from '../src/internal/scripts.js';
 import { newProjectRecord, sessionSummary } from './support/project-log-conformance.js';
 import { useControlWorld } from './support/redis.js';
 
@@ -48,6 +49,39 @@ describe('session summaries stored before commit lists', () => {
     await world.redis.hdel(keys.migrations, MIGRATION);
     expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
     expect(await world.redis.lrange(keys.sessions('old'), 0, -1)).toEqual(settled);
+  });
+
+  it('are not recorded as migrated when the list keeps changing under the migration', async () => {
+    await world.control.createProject({ id: 'busy', goal: 'Busy sessions' });
+    const { keys } = world.control;
+    const list = keys.sessions('busy');
+    const old = sessionSummary({ sessionId: 's1', sessionNumber: 1 });
+    const current = sessionSummary({ sessionId: 's2', sessionNumber: 2, commits: ['abc'] });
+    await world.redis.rpush(list, stored(old));
+    await world.redis.hdel(keys.migrations, MIGRATION);
+    // Before every compare-and-set a summary is pushed at the head: each entry moves.
+    const replace = scripts.script('replaceListEntry').command;
+    scripts.pipeline(world.redis); // registers the scripts on the real client
+    const redis = new Proxy(world.redis, {
+      get(target, property) {
+        if (property === replace) {
+          return async (...args: unknown[]) => {
+            await target.lpush(list, JSON.stringify(current));
+            return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[replace]!(
+              ...args,
+            );
+          };
+        }
+        const value: unknown = Reflect.get(target, property, target);
+        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+      },
+    });
+
+    await expect(runRedisMigrations({ redis, keys })).rejects.toThrow(
+      'session summaries of project busy kept changing while they were upgraded: start again',
+    );
+    expect(await world.redis.hget(keys.migrations, MIGRATION)).toBeNull();
+    expect(await world.redis.lindex(list, -1)).toBe(stored(old));
   });
 
   it('get an empty list once under BATON_HOME', async () => {

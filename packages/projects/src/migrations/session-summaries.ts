@@ -98,7 +98,8 @@ type SummaryUpgrade = (summary: StoredSummary) => Promise<StoredSummary | null>;
 
 /**
  * Rewrites each entry of project `id`'s `sessions` list that `upgrade` changes, entry by entry
- * (compare-and-set), so a summary pushed or a trim made meanwhile is never written over.
+ * (compare-and-set), so a summary pushed or a trim made meanwhile is never written over; throws
+ * when the list kept changing for every attempt (as `rewriteStream` does).
  */
 async function rewriteRedisSummaries(
   context: MigrationContext,
@@ -125,6 +126,10 @@ async function rewriteRedisSummaries(
     }
     if (!moved) return;
   }
+  // Not recorded as applied then: the summaries it skipped would stay in the old shape for good.
+  throw new Error(
+    `session summaries of project ${id} kept changing while they were upgraded: start again`,
+  );
 }
 
 /** The Redis migration of cache counts and models: each project's `sessions` list. */
