@@ -5,7 +5,7 @@
  * line numbers). What each migration changes in an event is its own `EventUpgrade`.
  */
 import { randomUUID } from 'node:crypto';
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import type { RedisClient } from '@baton/storage-redis';
 import { fileProjectPaths, localProjectNames } from '../file-project-paths.js';
 import { withFileLock } from '../file-record-lock.js';
@@ -13,6 +13,7 @@ import { execPipeline } from '../internal/pipeline.js';
 import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
 import type { MigrationContext } from './redis-migrations.js';
+import { configModel, parseOrNull, readOrNull } from './stored-text.js';
 
 export type StoredEvent = Record<string, unknown>;
 
@@ -44,19 +45,6 @@ function upgradedOrNull(value: unknown, upgrade: EventUpgrade): StoredEvent | nu
   if (!isObject(value)) return null;
   const upgraded = upgrade(value);
   return upgraded === null || JSON.stringify(upgraded) === JSON.stringify(value) ? null : upgraded;
-}
-
-function parseOrNull(text: string): unknown {
-  try {
-    return JSON.parse(text) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-function configModel(config: string | null | undefined): string | null {
-  const model = (parseOrNull(config ?? '{}') as { model?: unknown } | null)?.model;
-  return typeof model === 'string' ? model : null;
 }
 
 /** Stream entries read per round trip. */
@@ -186,14 +174,5 @@ export async function rewriteFileEvents(home: string, upgradeFor: EventUpgradeFo
       await writeFile(temporary, lines.join('\n'), { mode: 0o600 });
       await rename(temporary, paths.events);
     });
-  }
-}
-
-async function readOrNull(file: string): Promise<string | null> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
   }
 }

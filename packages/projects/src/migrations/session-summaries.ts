@@ -4,7 +4,7 @@
  * reads or writes: 0; the model: the one the session's `session-start` event named, else the
  * project's own model, else `unrecorded`), so readers take `SessionSummary` as it is.
  */
-import { readFile, rename, writeFile } from 'node:fs/promises';
+import { rename, writeFile } from 'node:fs/promises';
 import { execPipeline } from '../internal/pipeline.js';
 import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
@@ -14,6 +14,7 @@ import {
   type FileProjectPaths,
 } from '../file-project-paths.js';
 import type { MigrationContext } from './redis-migrations.js';
+import { configModel, parseOrNull, readOrNull } from './stored-text.js';
 
 /** The model of a summary stored before models were kept, whose session left no start event. */
 const UNRECORDED_MODEL = 'unrecorded';
@@ -75,19 +76,6 @@ function parseSummary(json: string): StoredSummary | null {
   return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)
     ? (parsed as StoredSummary)
     : null;
-}
-
-function parseOrNull(json: string): unknown {
-  try {
-    return JSON.parse(json) as unknown;
-  } catch {
-    return null;
-  }
-}
-
-function configModel(config: string | null | undefined): string | null {
-  const model = (parseOrNull(config ?? '{}') as { model?: unknown } | null)?.model;
-  return typeof model === 'string' ? model : null;
 }
 
 /** Tries a project's list again when a concurrent trim moved an entry under the migration. */
@@ -222,13 +210,4 @@ export function completeFileSessionSummaries(home: string): Promise<void> {
 /** The `BATON_HOME` migration of commit lists: each project's `sessions.jsonl`. */
 export function completeFileSummaryCommits(home: string): Promise<void> {
   return rewriteFileSummaries(home, () => withCommits);
-}
-
-async function readOrNull(file: string): Promise<string | null> {
-  try {
-    return await readFile(file, 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw error;
-  }
 }
