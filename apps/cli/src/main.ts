@@ -5,7 +5,7 @@ import './internal/exit-quietly-on-closed-pipe.js';
 import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { registerRunCommand } from './commands/run.js';
-import { terminalText } from './internal/terminal-text.js';
+import { errorLine } from './internal/terminal-text.js';
 import { registerSimCommand } from './commands/sim.js';
 import { registerWorkerCommand } from './commands/worker.js';
 import { registerEnqueueCommand } from './commands/enqueue.js';
@@ -128,11 +128,11 @@ try {
     process.exitCode = error.exitCode === 0 ? EXIT_CODES.ok : EXIT_CODES.usage;
   } else if (error instanceof CliError) {
     // A message may quote what a remote, a snapshot or the model wrote: shown, never acted on.
-    process.stderr.write(`baton: ${terminalText(error.message)}\n`);
+    process.stderr.write(`baton: ${errorLine(error.message)}\n`);
     process.exitCode = error.exitCode;
   } else {
     const message = error instanceof Error ? error.message : String(error);
-    process.stderr.write(`baton: unexpected error: ${terminalText(message)}\n`);
+    process.stderr.write(`baton: unexpected error: ${errorLine(message)}\n`);
     process.exitCode = EXIT_CODES.internal;
   }
 }

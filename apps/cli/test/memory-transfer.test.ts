@@ -86,6 +86,22 @@ describe('baton memory export / import', () => {
     ).rejects.toThrow();
   });
 
+  it('a file name a memory path refuses is quoted on one error line, and nothing is imported', async () => {
+    await createLocalProject(world.dir, 'local-a');
+    const input = path.join(world.dir, 'in');
+    await mkdir(input);
+    await writeFile(path.join(input, 'a.md'), 'a');
+    await writeFile(path.join(input, 'bad\nname.md'), 'b');
+    const result = await world.cli(['memory', 'import', 'local-a', input, '--local']);
+    expect(result.code).toBe(2);
+    expect(oneLine(result.stderr)).toContain(
+      `cannot import ${JSON.stringify(path.join(input, 'bad\nname.md'))}: `,
+    );
+    await expect(
+      readFile(path.join(world.dir, 'projects', 'local-a', 'memories', 'a.md'), 'utf8'),
+    ).rejects.toThrow();
+  });
+
   it.each([
     [['memory', 'import', 'nobody-x', 'DIR'], 7, 'no project nobody-x on Redis'],
     [['memory', 'import', 'nobody-x', 'missing-dir'], 2, 'no folder'],

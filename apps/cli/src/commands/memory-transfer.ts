@@ -57,7 +57,7 @@ async function collectFiles(directory: string, relative = ''): Promise<Array<[st
     else
       throw new CliError(
         'usage',
-        `${absolute} is not a regular file or directory (links are not imported).`,
+        `${JSON.stringify(absolute)} is not a regular file or directory (links are not imported).`,
       );
   }
   return found;
@@ -71,7 +71,7 @@ async function importMemory(store: MemoryStore, directory: string): Promise<[num
       return { storePath: parseMemoryPath(`/memories/${relative}`), absolute };
     } catch (error) {
       if (isMemoryToolError(error))
-        throw new CliError('usage', `cannot import ${absolute}: ${error.message}`);
+        throw new CliError('usage', `cannot import ${JSON.stringify(absolute)}: ${error.message}`);
       throw error;
     }
   });

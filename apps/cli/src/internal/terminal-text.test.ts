@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { contentForOutput, outputJson, terminalSafe, terminalText } from './terminal-text.js';
+import {
+  contentForOutput,
+  errorLine,
+  outputJson,
+  terminalSafe,
+  terminalText,
+} from './terminal-text.js';
 
 describe('terminalText', () => {
   it('shows every character a terminal acts on, keeping tabs, newlines and printable text', () => {
@@ -50,5 +56,15 @@ describe('outputJson', () => {
     expect(json).toContain('\\u009b');
     expect(JSON.parse(json)).toEqual(value);
     expect(outputJson({ a: 1 })).toBe(JSON.stringify({ a: 1 }));
+  });
+});
+
+describe('errorLine', () => {
+  it('joins the lines of a message with a semicolon and shows what a terminal acts on', () => {
+    expect(errorLine('push refused:\n  remote: hook declined\r\n  \n')).toBe(
+      'push refused:; remote: hook declined',
+    );
+    expect(errorLine('a\rb \u001b[2J')).toBe('a\\u{d}b \\u{1b}[2J');
+    expect(errorLine('one line')).toBe('one line');
   });
 });

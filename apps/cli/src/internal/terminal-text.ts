@@ -21,6 +21,15 @@ export function terminalText(text: string, options: { oneLine?: boolean } = {}):
   return text.replace(options.oneLine === true ? UNSAFE_ON_ONE_LINE : UNSAFE, visible);
 }
 
+/**
+ * The message of a `baton: ...` error line: one line whatever it quotes. A message's own lines
+ * (a tool's stderr, a remote's refusal) are joined with `; `; every other character a terminal
+ * acts on is shown as `\u{..}`.
+ */
+export function errorLine(message: string): string {
+  return terminalText(message.trim().replace(/[ \t]*\r?\n\s*/gu, '; '), { oneLine: true });
+}
+
 /** A copy of `value` whose strings, at any depth, are `terminalText(..., { oneLine: true })`. */
 export function terminalSafe<T>(value: T): T {
   if (typeof value === 'string') return terminalText(value, { oneLine: true }) as T;
