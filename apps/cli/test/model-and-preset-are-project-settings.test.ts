@@ -169,4 +169,23 @@ describe('--model and --preset are project settings on baton run as on baton enq
     );
     expect(await log.require('nokey')).toEqual(before);
   });
+
+  it('a stored simulator model runs without ANTHROPIC_API_KEY whatever BATON_MODEL names', async () => {
+    const created = await run([
+      '--goal-file',
+      EXAMPLE_GOAL,
+      '--project',
+      'stored-sim',
+      '--model',
+      'sim',
+    ]);
+    expect(created.code, created.stderr).toBe(3);
+    // The project's model comes before BATON_MODEL: the stored simulator runs, no key needed.
+    const continued = await runCli(['run', '--sessions', '1', '--project', 'stored-sim'], {
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_MODEL: 'claude-haiku-4-5' }),
+    });
+    expect(continued.stderr).not.toContain('ANTHROPIC_API_KEY is not set');
+    expect(continued.code, continued.stderr).toBe(3);
+  });
 });

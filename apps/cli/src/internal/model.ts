@@ -64,7 +64,10 @@ export async function connectModel(options: {
  * the simulator never runs under a real model's name and price. Callers run this before they
  * create anything.
  */
-export function refuseModelWithoutKey(options: { model?: string; env?: NodeJS.ProcessEnv }): void {
+export function refuseModelWithoutKey(options: {
+  model?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+}): void {
   const env = options.env ?? process.env;
   const apiKey = env.ANTHROPIC_API_KEY?.trim();
   const requested = options.model ?? (env[CLI_ENV_VARIABLES.model]?.trim() || undefined);

@@ -63,7 +63,6 @@ export async function runProject(options: RunOptions): Promise<number> {
   const fileLimit = maxFileBytes();
   // Read before anything starts: a bad value thrown later left the simulator running (a hang).
   const snapshots = memorySnapshots();
-  refuseModelWithoutKey(options.model === undefined ? {} : { model: options.model });
   refuseFallbackAsModel(options);
   const json = options.json === true;
   const log = await openFileProjectLog({
@@ -71,6 +70,10 @@ export async function runProject(options: RunOptions): Promise<number> {
     // Every event the project's log gets, as `baton logs --local --json` shows it later.
     onAppend: json ? (event) => process.stdout.write(`${outputJson(event)}\n`) : undefined,
   });
+  // The model the sessions will run, in the worker's precedence (--model, the project's stored
+  // model, BATON_MODEL), checked before anything is created or changed.
+  const stored = options.project === undefined ? null : await log.get(options.project);
+  refuseModelWithoutKey({ model: options.model ?? stored?.model ?? undefined });
   const opened = await openProject(options, log);
   const settings = settingsFromFlags(opened, options);
   const paths = log.paths(opened.id);
