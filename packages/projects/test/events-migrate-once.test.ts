@@ -12,14 +12,16 @@ import { describe, expect, it } from 'vitest';
 import {
   createFileProjectLog,
   openFileProjectLog,
+  isProjectError,
   runRedisMigrations,
   type EventEntry,
 } from '../src/index.js';
+import { COPY_TTL_MS } from '../src/migrations/event-rewrite.js';
 import { scripts } from '../src/internal/scripts.js';
 import { SCRIPT_STATUS } from '../src/internal/status.js';
 import { PRE_SANDBOX } from '../src/migrations/event-fields.js';
 import { newProjectRecord } from './support/project-log-conformance.js';
-import { useControlWorld } from './support/redis.js';
+import { proxied, useControlWorld } from './support/redis.js';
 
 const MIGRATION = '2026-12-04-event-fields';
 const FILE_MIGRATION = '2026-12-04-local-event-fields';
@@ -159,6 +161,29 @@ async function lastGeneratedId(key: string): Promise<unknown> {
   return info[info.indexOf('last-generated-id') + 1];
 }
 
+/** The swap script as a runner holding the migration lock with token `held` calls it. */
+async function swap(key: string, copy: string, last: string, token = 'held') {
+  const lock = world.control.keys.migrationLock;
+  if (token === 'held') await world.redis.set(lock, 'held');
+  return scripts.call(world.redis, 'replaceStream', key, copy, lock, last, token);
+}
+
+/** Project `id` with the old events of `oldEvents` in its stream, the migration not applied. */
+async function storeOldEvents(id: string) {
+  await world.control.createProject({ id, goal: 'Old events', model: 'sim-opus' });
+  const { keys } = world.control;
+  const key = keys.events(id);
+  const { stored, upgraded } = oldEvents(id);
+  const ids = ['1000-0', '1000-1', '2000-0', '2000-5', '3000-0'];
+  for (const [index, event] of withInterrupted(stored).entries()) {
+    await world.redis.xadd(key, ids[index]!, 'e', JSON.stringify(event));
+  }
+  await world.redis.hdel(keys.migrations, MIGRATION);
+  return { keys, key, upgraded: upgraded.map((event, index) => ({ id: ids[index], event })) };
+}
+
+const swapCommand = scripts.script('replaceStream').command;
+
 function decoded(entries: EventEntry[]) {
   return entries.map(({ id, event }) => ({ id, event }));
 }
@@ -217,22 +242,12 @@ describe('events stored before a field of turns, starts, results and checks exis
     }
     await world.redis.hdel(keys.migrations, MIGRATION);
     // Just before the first swap an appender adds one event in the current shape.
-    const swap = scripts.script('replaceStream').command;
-    scripts.pipeline(world.redis); // registers the scripts on the real client
     let swaps = 0;
-    const redis = new Proxy(world.redis, {
-      get(target, property) {
-        if (property === swap) {
-          return async (...args: unknown[]) => {
-            swaps += 1;
-            if (swaps === 1) await target.xadd(key, '9000-0', 'e', JSON.stringify(upgraded[0]));
-            return (target as unknown as Record<string, (...a: unknown[]) => unknown>)[swap]!(
-              ...args,
-            );
-          };
-        }
-        const value: unknown = Reflect.get(target, property, target);
-        return typeof value === 'function' ? (value as () => unknown).bind(target) : value;
+    const redis = proxied(world.redis, {
+      [swapCommand]: async (real, ...args) => {
+        swaps += 1;
+        if (swaps === 1) await world.redis.xadd(key, '9000-0', 'e', JSON.stringify(upgraded[0]));
+        return real(...args);
       },
     });
 
@@ -246,19 +261,72 @@ describe('events stored before a field of turns, starts, results and checks exis
     expect(await world.redis.keys(`${key}:upgrade*`)).toEqual([]);
   });
 
+  it('leaves no lasting copy when a run is killed mid-copy, and the next run migrates whole', async () => {
+    const { keys, key, upgraded } = await storeOldEvents('killed');
+    // The run dies after its copy is written: neither its swap nor its clean-up reaches Redis.
+    const killed = new Error('killed');
+    const dying = proxied(world.redis, {
+      [swapCommand]: () => Promise.reject(killed),
+      del: () => Promise.reject(killed),
+    });
+    await expect(runRedisMigrations({ redis: dying, keys })).rejects.toBe(killed);
+    const [orphan] = await world.redis.keys(`${key}:upgrade:*`);
+    expect(orphan).toBeDefined();
+    // The copy expires by itself; the stream has no expiry.
+    const ttl = await world.redis.pttl(orphan!);
+    expect(ttl).toBeGreaterThan(0);
+    expect(ttl).toBeLessThanOrEqual(COPY_TTL_MS);
+    expect(await world.redis.pttl(key)).toBe(-1);
+
+    expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
+    expect(decoded(await world.control.readEvents('killed', { count: 10 }))).toEqual(upgraded);
+    // The stream took the copy's place without the copy's expiry.
+    expect(await world.redis.pttl(key)).toBe(-1);
+    expect(await world.redis.keys(`${key}:upgrade:*`)).toEqual([orphan]);
+    expect(await world.redis.pttl(orphan!)).toBeGreaterThan(0);
+  });
+
+  it('refuses the swap of a runner whose lock another took over, changing nothing', async () => {
+    const { keys, key } = await storeOldEvents('taken');
+    const stream = await world.redis.xrange(key, '-', '+');
+    // Another runner takes the lock over just before this one swaps (its TTL ran out unnoticed).
+    const late = proxied(world.redis, {
+      [swapCommand]: async (real, ...args) => {
+        await world.redis.set(keys.migrationLock, 'another-runner');
+        return real(...args);
+      },
+    });
+    const refusal = await runRedisMigrations({ redis: late, keys }).catch(
+      (error: unknown) => error,
+    );
+    expect(isProjectError(refusal) && refusal.code).toBe('conflict');
+    expect((refusal as Error).message).toBe(
+      `lost the Redis migration lock ${keys.migrationLock} while migrating: start again`,
+    );
+    expect(await world.redis.xrange(key, '-', '+')).toEqual(stream);
+    expect(await world.redis.hexists(keys.migrations, MIGRATION)).toBe(0);
+    expect(await world.redis.keys(`${key}:upgrade:*`)).toEqual([]);
+    // The other runner's lock is left as it is.
+    expect(await world.redis.get(keys.migrationLock)).toBe('another-runner');
+
+    // The script itself refuses a token that is not the lock's.
+    const copy = `${key}:upgrade:mine`;
+    for (const [id, fields] of stream) await world.redis.xadd(copy, id, ...fields);
+    expect(await swap(key, copy, stream.at(-1)![0], 'mine')).toBe(SCRIPT_STATUS.fenced);
+    await world.redis.del(keys.migrationLock);
+    expect(await swap(key, copy, stream.at(-1)![0], 'mine')).toBe(SCRIPT_STATUS.fenced);
+    expect(await world.redis.xrange(key, '-', '+')).toEqual(stream);
+  });
+
   it('never renames a copy over a stream that got an entry since the copy was made', async () => {
     const key = world.control.keys.events('busy');
     await world.redis.xadd(key, '1-0', 'e', '{"a":1}');
     await world.redis.xadd(`${key}:upgrade`, '1-0', 'e', '{"a":2}');
     await world.redis.xadd(key, '2-0', 'e', '{"b":1}');
-    expect(await scripts.call(world.redis, 'replaceStream', key, `${key}:upgrade`, '1-0')).toBe(
-      SCRIPT_STATUS.notOwned,
-    );
+    expect(await swap(key, `${key}:upgrade`, '1-0')).toBe(SCRIPT_STATUS.notOwned);
     expect((await world.redis.xrange(key, '-', '+')).map(([id]) => id)).toEqual(['1-0', '2-0']);
     await world.redis.xadd(`${key}:upgrade`, '2-0', 'e', '{"b":2}');
-    expect(await scripts.call(world.redis, 'replaceStream', key, `${key}:upgrade`, '2-0')).toBe(
-      SCRIPT_STATUS.owned,
-    );
+    expect(await swap(key, `${key}:upgrade`, '2-0')).toBe(SCRIPT_STATUS.owned);
     expect(await world.redis.xrange(key, '-', '+')).toEqual([
       ['1-0', ['e', '{"a":2}']],
       ['2-0', ['e', '{"b":2}']],
@@ -276,27 +344,19 @@ describe('events stored before a field of turns, starts, results and checks exis
     for (const id of ['0-5', '1-0', '2-0']) await world.redis.xadd(copy, id, 'e', '{}');
     await world.redis.xdel(key, '0-5');
     const stream = await world.redis.xrange(key, '-', '+');
-    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
-      SCRIPT_STATUS.notOwned,
-    );
+    expect(await swap(key, copy, '3-0')).toBe(SCRIPT_STATUS.notOwned);
     // A copy that got only the first page.
     await world.redis.del(copy);
     await world.redis.xadd(copy, '1-0', 'e', '{}');
-    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
-      SCRIPT_STATUS.notOwned,
-    );
+    expect(await swap(key, copy, '3-0')).toBe(SCRIPT_STATUS.notOwned);
     // A copy that ends where the stream does but lost an entry in the middle.
     await world.redis.xadd(copy, '3-0', 'e', '{}');
-    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
-      SCRIPT_STATUS.notOwned,
-    );
+    expect(await swap(key, copy, '3-0')).toBe(SCRIPT_STATUS.notOwned);
     expect(await world.redis.xrange(key, '-', '+')).toEqual(stream);
     // The whole copy is taken.
     await world.redis.del(copy);
     for (const id of ['1-0', '2-0', '3-0']) await world.redis.xadd(copy, id, 'e', '{}');
-    expect(await scripts.call(world.redis, 'replaceStream', key, copy, '3-0')).toBe(
-      SCRIPT_STATUS.owned,
-    );
+    expect(await swap(key, copy, '3-0')).toBe(SCRIPT_STATUS.owned);
     expect((await world.redis.xrange(key, '-', '+')).map(([id]) => id)).toEqual([
       '1-0',
       '2-0',

@@ -38,7 +38,7 @@ export interface ScriptCommands {
   extendLock(lock: string, ...args: (string | number)[]): Reply;
   replaceField(hash: string, ...args: (string | number)[]): Reply;
   replaceListEntry(list: string, index: number, read: string, replacement: string): Reply;
-  replaceStream(stream: string, copy: string, lastId: string): Reply;
+  replaceStream(stream: string, copy: string, lock: string, lastId: string, token: string): Reply;
 }
 
 /** The scripts, each registered on a client as `<name>:<version>` (see `createLuaScripts`). */
@@ -59,6 +59,6 @@ export const scripts = createLuaScripts<ScriptCommands>({
     extendLock: 'extend-lock-1.lua',
     replaceField: 'replace-field-1.lua',
     replaceListEntry: 'replace-list-entry-1.lua',
-    replaceStream: 'replace-stream-2.lua',
+    replaceStream: 'replace-stream-3.lua',
   },
 });

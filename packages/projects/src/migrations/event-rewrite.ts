@@ -13,6 +13,7 @@ import { execPipeline } from '../internal/pipeline.js';
 import { scripts } from '../internal/scripts.js';
 import { SCRIPT_STATUS } from '../internal/status.js';
 import type { MigrationContext } from './redis-migrations.js';
+import { lostLockError } from './run-migrations.js';
 import { configModel, parseOrNull, readOrNull } from './stored-text.js';
 
 export type StoredEvent = Record<string, unknown>;
@@ -94,15 +95,23 @@ async function needsUpgrade(redis: RedisClient, key: string, upgrade: EventUpgra
 const ATTEMPTS = 10;
 
 /**
+ * How long a copy outlives its last page (ms): each page written sets it again and the swap
+ * clears it, so the copy of a runner killed mid-copy goes by itself.
+ */
+export const COPY_TTL_MS = 10 * 60_000;
+
+/**
  * Rewrites `key` with every entry in the current shape and its id kept: the entries go, page by
- * page, into a copy of this call's own (`<key>:upgrade:<random>`, same Cluster slot) with
- * explicit ids, and a script renames the copy over the stream if the stream still ends where the
- * copy does and the copy is whole (else the new tail is copied and it tries again). The copy is
- * this call's alone, so a second runner (one that took the lock over) never deletes or renames
- * it; the lock is checked again before each swap. The stream itself is only ever replaced whole.
+ * page, into a copy of this call's own (`<key>:upgrade:<random>`, same Cluster slot, expiring
+ * `COPY_TTL_MS` after its last page) with explicit ids, and a script renames the copy over the
+ * stream if this runner still holds the migration lock, the stream still ends where the copy does
+ * and the copy is whole (else the new tail is copied and it tries again). The copy is this call's
+ * alone, so a second runner (one that took the lock over) never deletes or renames it, and the
+ * script refuses the swap of a runner that lost the lock. The stream itself is only ever replaced
+ * whole.
  */
 async function rewriteStream(context: MigrationContext, key: string, upgrade: EventUpgrade) {
-  const { redis } = context;
+  const { redis, keys } = context;
   const copy = `${key}:upgrade:${randomUUID()}`;
   try {
     let last = '-';
@@ -113,13 +122,25 @@ async function rewriteStream(context: MigrationContext, key: string, upgrade: Ev
         for (const [id, fields] of entries) {
           write.xadd(copy, id, ...(upgradedEntry(fields, upgrade) ?? fields));
         }
+        write.pexpire(copy, COPY_TTL_MS);
         await execPipeline(write);
       });
       if (last === '-') return; // The stream is gone (its project was deleted).
       context.checkLock();
-      const status = await scripts.call(redis, 'replaceStream', key, copy, last);
+      const status = await scripts.call(
+        redis,
+        'replaceStream',
+        key,
+        copy,
+        keys.migrationLock,
+        last,
+        context.lockToken,
+      );
       if (status === SCRIPT_STATUS.owned) return;
+      if (status === SCRIPT_STATUS.fenced) throw lostLockError(keys);
       if ((await redis.exists(key)) === 0) return; // Its project was deleted meanwhile.
+      // The copy expired (a runner stalled longer than its TTL): copy the whole stream again.
+      if ((await redis.exists(copy)) === 0) last = '-';
     }
   } finally {
     await redis.del(copy);

@@ -33,6 +33,11 @@ export interface MigrationContext {
   report(message: string, projects: readonly string[]): void;
   /** Throws when this runner lost the migration lock (another may be migrating now). */
   checkLock(): void;
+  /**
+   * This runner's token in `keys.migrationLock`: a script that rewrites data takes the lock key
+   * and it, and refuses (`SCRIPT_STATUS.fenced`) when the lock holds another.
+   */
+  lockToken: string;
 }
 
 export interface RedisMigration {

@@ -134,6 +134,7 @@ export async function runRedisMigrations(options: RunRedisMigrationsOptions): Pr
         report: (message, projects) =>
           options.report?.({ migration: migration.id, message, projects }),
         checkLock: () => lock.check(),
+        lockToken: lock.token,
       });
       lock.check();
       await redis.hset(keys.migrations, migration.id, new Date().toISOString());
@@ -145,7 +146,17 @@ export async function runRedisMigrations(options: RunRedisMigrationsOptions): Pr
   }
 }
 
+/** The refusal of a runner that lost the migration lock (another may be migrating now). */
+export function lostLockError(keys: BatonKeys): ProjectError {
+  return new ProjectError(
+    'conflict',
+    `lost the Redis migration lock ${keys.migrationLock} while migrating: start again`,
+  );
+}
+
 interface HeldLock {
+  /** The value of `keys.migrationLock` while this runner holds it. */
+  token: string;
   /** Throws when the lock was lost while a migration ran (its next id is then not recorded). */
   check(): void;
   release(): Promise<void>;
@@ -180,12 +191,9 @@ async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
   );
   timer.unref();
   return {
+    token,
     check() {
-      if (lost)
-        throw new ProjectError(
-          'conflict',
-          `lost the Redis migration lock ${keys.migrationLock} while migrating: start again`,
-        );
+      if (lost) throw lostLockError(keys);
     },
     async release() {
       clearInterval(timer);

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach } from 'vitest';
 import { Redis } from 'ioredis';
+import { scripts } from '../../src/internal/scripts.js';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
 import {
   ProjectRepository,
@@ -49,4 +50,27 @@ export function useControlWorld(): ControlWorld {
     await deletePrefix(`${world.control.keys.memoryPrefix}:`);
   });
   return world;
+}
+
+/** A command of the real client, as a `proxied` override gets it. */
+export type RealCommand = (...args: unknown[]) => Promise<unknown>;
+
+/**
+ * `target` with the commands named in `overrides` replaced, each called with the real command and
+ * the arguments (a script's command is `scripts.script(name).command`).
+ */
+export function proxied(
+  target: Redis,
+  overrides: Record<string, (real: RealCommand, ...args: unknown[]) => Promise<unknown>>,
+): Redis {
+  scripts.pipeline(target); // registers the scripts on the real client, as `scripts.call` does
+  return new Proxy(target, {
+    get(real, property) {
+      const value: unknown = Reflect.get(real, property, real);
+      const bound = typeof value === 'function' ? (value as RealCommand).bind(real) : value;
+      const override = typeof property === 'string' ? overrides[property] : undefined;
+      if (override === undefined) return bound;
+      return (...args: unknown[]) => override(bound as RealCommand, ...args);
+    },
+  });
 }
