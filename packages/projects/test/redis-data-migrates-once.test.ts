@@ -16,7 +16,9 @@ import {
   readMigrationState,
   runRedisMigrations,
 } from '../src/index.js';
-import { useControlWorld } from './support/redis.js';
+import { scripts } from '../src/internal/scripts.js';
+import { SCRIPT_STATUS } from '../src/internal/status.js';
+import { proxied, useControlWorld, type RealCommand } from './support/redis.js';
 
 const ALL_IDS = REDIS_MIGRATIONS.map((migration) => migration.id);
 
@@ -245,5 +247,108 @@ describe('Redis data migrations', () => {
       await memory.close();
       await deletePrefix(`${legacyMemoryPrefix}:`);
     }
+  });
+  it('applies each migration once, and rewrites each stream once, when two migrators race on a short lock', async () => {
+    const legacyMemoryPrefix = `bt-${randomHex(5)}`;
+    const { memory } = await storeTheOldWay(legacyMemoryPrefix);
+    const keys = createKeys(world.prefix);
+    // Three pages of session starts from before sandboxes and `interrupted`: the two event
+    // migrations each rewrite the stream, long enough for the lock to be extended meanwhile.
+    const stream = keys.events('old-b');
+    const write = world.redis.pipeline();
+    for (let n = 1; n <= 1_200; n += 1) {
+      const start = { v: 1, at: n, projectId: 'old-b', sessionId: `s${n}`, type: 'session-start' };
+      write.xadd(
+        stream,
+        `${n}-0`,
+        'e',
+        JSON.stringify({ ...start, kind: 'init', sessionNumber: n, model: 'sim-haiku' }),
+      );
+    }
+    await write.exec();
+    // What each migrator writes under the lock: ids recorded, streams swapped.
+    const recorded: string[] = [];
+    const swapped: string[] = [];
+    const watched = async (real: RealCommand, ...args: unknown[]) => {
+      const [lock, token, writes] = args as [string, string, string];
+      const reply = (await real(lock, token, writes)) as unknown[];
+      if (lock === keys.migrationLock && reply[0] === SCRIPT_STATUS.owned) {
+        for (const [, hash, id] of JSON.parse(writes) as string[][]) {
+          if (hash === keys.migrations) recorded.push(id!);
+        }
+      }
+      return reply;
+    };
+    const connections = [new Redis(REDIS_URL), new Redis(REDIS_URL)];
+    try {
+      const runs = await Promise.allSettled(
+        connections.map((connection) =>
+          runRedisMigrations({
+            redis: proxied(connection, {
+              [scripts.script('fencedBatch').command]: watched,
+              [scripts.script('replaceStream').command]: async (real, ...args) => {
+                const reply = await real(...args);
+                if (reply === SCRIPT_STATUS.owned) swapped.push(args[0] as string);
+                return reply;
+              },
+            }),
+            keys,
+            legacyMemoryPrefix,
+            lockTtlMs: 600,
+          }),
+        ),
+      );
+      // One applied them; the other waited for the lock and found nothing pending, or (when its
+      // lock ran out under it) stopped in one line and left the rest to the one that took over.
+      const done = runs.flatMap((run) => (run.status === 'fulfilled' ? [run.value] : []));
+      expect(done.length).toBeGreaterThan(0);
+      for (const run of runs) {
+        if (run.status === 'rejected') {
+          expect(isProjectError(run.reason) && run.reason.code).toBe('conflict');
+          expect((run.reason as Error).message).toMatch(/^lost the Redis migration lock /);
+        }
+      }
+      expect(recorded.sort()).toEqual([...ALL_IDS].sort());
+      expect(done.flat().every((id) => recorded.includes(id))).toBe(true);
+      expect(swapped).toEqual([stream, stream]);
+      expect(await readMigrationState(world.redis, keys)).toEqual({ pending: [], unknown: [] });
+      expect(await world.redis.exists(keys.migrationLock)).toBe(0);
+      // Every entry upgraded once, ids kept.
+      const after = await world.control.readEvents('old-b', { count: 2_000 });
+      expect(after.map(({ id }) => id)).toEqual(
+        Array.from({ length: 1_200 }, (_, n) => `${n + 1}-0`),
+      );
+      expect(
+        after.every(
+          ({ event }) =>
+            event.type === 'session-start' &&
+            event.interrupted === false &&
+            event.sandbox?.mode === 'off',
+        ),
+      ).toBe(true);
+    } finally {
+      for (const redis of connections) redis.disconnect();
+      await memory.close();
+      await deletePrefix(`${legacyMemoryPrefix}:`);
+    }
+  });
+
+  it('records no migration once another runner took the lock over', async () => {
+    await world.control.createProject({ id: 'taken', goal: 'lock taken over' });
+    const keys = world.control.keys;
+    await world.redis.hdel(keys.migrations, ALL_IDS[0]!);
+    // Another runner takes the lock just before this one records what it ran.
+    const late = proxied(world.redis, {
+      [scripts.script('fencedBatch').command]: async (real, ...args) => {
+        await world.redis.set(keys.migrationLock, 'another-runner');
+        return real(...args);
+      },
+    });
+    const refusal = await runRedisMigrations({ redis: late, keys }).catch(
+      (error: unknown) => error,
+    );
+    expect(isProjectError(refusal) && refusal.code).toBe('conflict');
+    expect(await world.redis.hexists(keys.migrations, ALL_IDS[0]!)).toBe(0);
+    expect(await world.redis.get(keys.migrationLock)).toBe('another-runner');
   });
 });

@@ -136,8 +136,7 @@ export async function runRedisMigrations(options: RunRedisMigrationsOptions): Pr
         checkLock: () => lock.check(),
         lockToken: lock.token,
       });
-      lock.check();
-      await redis.hset(keys.migrations, migration.id, new Date().toISOString());
+      await lock.record(migration.id);
       ran.push(migration.id);
     }
     return ran;
@@ -159,6 +158,12 @@ interface HeldLock {
   token: string;
   /** Throws when the lock was lost while a migration ran (its next id is then not recorded). */
   check(): void;
+  /**
+   * Records migration `id` as applied in the same step as a check that this runner still holds
+   * the lock (`fenced-batch-1.lua`), so a runner whose lock another took over (its TTL ran out
+   * unnoticed) never records what the other is running; throws then.
+   */
+  record(id: string): Promise<void>;
   release(): Promise<void>;
 }
 
@@ -194,6 +199,18 @@ async function takeLock(options: RunRedisMigrationsOptions): Promise<HeldLock> {
     token,
     check() {
       if (lost) throw lostLockError(keys);
+    },
+    async record(id) {
+      if (lost) throw lostLockError(keys);
+      const write = ['HSET', keys.migrations, id, new Date().toISOString()];
+      const reply = (await scripts.call(
+        redis,
+        'fencedBatch',
+        keys.migrationLock,
+        token,
+        JSON.stringify([write]),
+      )) as unknown[];
+      if (reply[0] !== SCRIPT_STATUS.owned) throw lostLockError(keys);
     },
     async release() {
       clearInterval(timer);
