@@ -84,7 +84,7 @@ export type WorkerEvent =
       commit: string | null;
       pushed: boolean;
       withheld: Array<{ path: string; reason: string }>;
-      error?: string;
+      error?: string | undefined;
     })
   /** The session finished and its summary was stored. */
   | (SessionRunEventBase & { type: 'session-released'; outcome: string })
@@ -97,8 +97,8 @@ export type WorkerEvent =
       target: string;
       ok: boolean;
       attempts: number;
-      status?: number;
-      error?: string;
+      status?: number | undefined;
+      error?: string | undefined;
     });
 
 /**

@@ -161,21 +161,21 @@ export interface SessionSummary {
   endedAt: number;
   jobId: string;
   workerId: string;
-  error?: string;
+  error?: string | undefined;
   /** Every commit the session's checkpoints made, oldest first. */
   commits: string[];
   /** The end-of-session checkpoint; absent when the session saved none. */
-  checkpoint?: SessionCheckpointSummary;
+  checkpoint?: SessionCheckpointSummary | undefined;
   /**
    * Verified, claimed, regressed and unverified features after the session, the checks pending on
    * its final commit and what its end-of-session re-run did (absent with verification off).
    */
-  verification?: SessionVerification;
+  verification?: SessionVerification | undefined;
   /**
    * Why the end-of-session checkpoint could not be committed: the session's last changes are not
    * on the branch (the project is paused `checkpoint_failed`). Absent when it was committed.
    */
-  checkpointError?: string;
+  checkpointError?: string | undefined;
   /** How many of the session's checkpoints failed (retried later); absent when none did. */
   checkpointFailures?: number;
   /**
@@ -190,9 +190,11 @@ export interface SessionSummary {
    */
   model: string;
   /** Set when the session moved to its fallback model because `from` stayed overloaded. */
-  fallback?: { from: string; to: string; turn: number; at: number };
+  fallback?: { from: string; to: string; turn: number; at: number } | undefined;
   /** The session's MCP servers at its end: state, tool count, and the line when not ready. */
-  mcp?: Array<{ server: string; state: string; tools: number; message?: string }>;
+  mcp?:
+    | Array<{ server: string; state: string; tools: number; message?: string | undefined }>
+    | undefined;
 }
 
 /** What a session summary keeps of its end-of-session checkpoint. */
@@ -209,5 +211,5 @@ export interface SessionCheckpointSummary {
   /** FIFOs, sockets, devices and names git refuses, left out (git cannot store them). */
   special?: Array<{ path: string; kind: 'fifo' | 'socket' | 'device' | 'refused-name' }>;
   /** Why it was not pushed. */
-  error?: string;
+  error?: string | undefined;
 }

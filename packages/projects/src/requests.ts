@@ -73,8 +73,8 @@ export const projectsQuerySchema = z
   .strict()
   .transform(({ status, q, ...rest }) => ({
     ...rest,
-    ...(status === undefined ? {} : { statuses: status }),
-    ...(q === undefined || q.trim() === '' ? {} : { search: q }),
+    statuses: status,
+    search: q === undefined || q.trim() === '' ? undefined : q,
   }));
 
 /** A window of a project's events (`readEvents`): after an id, before one, or the newest. */

@@ -46,7 +46,7 @@ describe('memory keys follow BATON_PREFIX', () => {
       url: REDIS_URL,
       prefix,
       namespace,
-      ...(fence === undefined ? {} : { fence: { token: fence } }),
+      fence: fence === undefined ? undefined : { token: fence },
     });
   }
 

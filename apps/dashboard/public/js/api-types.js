@@ -108,10 +108,10 @@
  * @property {number} endedAt
  * @property {string[]} commits
  * @property {string} model
- * @property {{ head: string | null, pushed: boolean, error?: string }} [checkpoint]
- * @property {string} [checkpointError]
+ * @property {{ head: string | null, pushed: boolean, error?: string | undefined } | undefined} [checkpoint]
+ * @property {string | undefined} [checkpointError]
  * @property {number} [checkpointFailures]
- * @property {Array<{ server: string, state: string, tools: number, message?: string }>} [mcp]
+ * @property {Array<{ server: string, state: string, tools: number, message?: string | undefined }> | undefined} [mcp]
  */
 
 /**

@@ -108,7 +108,7 @@ export function withMemorySnapshots(
         commit: result.commit,
         pushed: result.pushed,
         withheld: result.withheld,
-        ...(result.error === undefined ? {} : { error: result.error }),
+        error: result.error,
       });
       return checkpoint;
     },

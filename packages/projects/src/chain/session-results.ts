@@ -123,25 +123,19 @@ export function summarizeSession(
     endedAt: result.endedAt,
     jobId: identity.jobId,
     workerId: identity.workerId,
-    ...(result.error !== undefined ? { error: result.error } : {}),
+    error: result.error,
     commits: result.commits,
     model: identity.model,
-    ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
-    ...(result.verification === undefined ? {} : { verification: result.verification }),
-    ...(result.mcp === undefined
-      ? {}
-      : {
-          mcp: result.mcp.map((status) => ({
-            server: status.server,
-            state: status.state,
-            tools: status.tools.length,
-            ...(status.message === undefined ? {} : { message: status.message }),
-          })),
-        }),
-    ...(result.checkpoint === undefined
-      ? {}
-      : { checkpoint: checkpointSummary(result.checkpoint) }),
-    ...(result.checkpointError === undefined ? {} : { checkpointError: result.checkpointError }),
+    fallback: result.fallback,
+    verification: result.verification,
+    mcp: result.mcp?.map((status) => ({
+      server: status.server,
+      state: status.state,
+      tools: status.tools.length,
+      message: status.message,
+    })),
+    checkpoint: result.checkpoint === undefined ? undefined : checkpointSummary(result.checkpoint),
+    checkpointError: result.checkpointError,
     ...(result.checkpointFailures === undefined || result.checkpointFailures === 0
       ? {}
       : { checkpointFailures: result.checkpointFailures }),
@@ -185,6 +179,6 @@ function checkpointSummary(
     ...(checkpoint.special === undefined || checkpoint.special.length === 0
       ? {}
       : { special: checkpoint.special }),
-    ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
+    error: checkpoint.pushError?.message,
   };
 }

@@ -82,7 +82,7 @@ export async function newProjectRecord(
     context,
     sandbox: parsed.sandbox ?? null,
     verification: parsed.verification ?? null,
-    ...(parsed.mcp === undefined ? {} : { mcp: parsed.mcp }),
+    mcp: parsed.mcp,
     createdAt: Date.now(),
   };
 }
@@ -98,6 +98,8 @@ export async function projectContext(
 ): Promise<ContextConfigInput> {
   const override: ContextConfigInput = {
     ...input.context,
+    // A merge: an absent preset keeps `context.preset`, and `Object.keys(override)` below counts keys.
+    // eslint-disable-next-line no-restricted-syntax -- a merge over input.context, read by Object.keys
     ...(input.contextPreset === undefined ? {} : { preset: input.contextPreset }),
   };
   let loaded: ContextConfigInput;

@@ -54,7 +54,7 @@ type StoredConfig = Pick<
   fallbackModel?: string;
   sandbox?: ProjectSandbox;
   verification?: ProjectVerification;
-  mcp?: McpConfig;
+  mcp?: McpConfig | undefined;
 };
 
 /** The hash fields (name, value, name, value...) of a new project in status `queued`. */
@@ -70,7 +70,8 @@ export function newProjectHashFields(record: NewProjectRecord): (string | number
     context: record.context,
     ...(record.sandbox === null ? {} : { sandbox: record.sandbox }),
     ...(record.verification === null ? {} : { verification: record.verification }),
-    ...(record.mcp === undefined ? {} : { mcp: record.mcp }),
+    // JSON.stringify below leaves an undefined `mcp` out of the hash field.
+    mcp: record.mcp,
     repo: record.repo,
     base: record.base,
     baseCommit: record.baseCommit,
@@ -133,7 +134,7 @@ export function parseProjectHash(
     context: config.context,
     sandbox: config.sandbox ?? null,
     verification: config.verification ?? null,
-    ...(config.mcp === undefined ? {} : { mcp: config.mcp }),
+    mcp: config.mcp,
     sessionSandbox: hash.sessionSandbox
       ? (JSON.parse(hash.sessionSandbox) as SandboxDescription)
       : null,

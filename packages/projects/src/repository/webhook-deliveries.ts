@@ -43,8 +43,8 @@ export class WebhookDeliveries {
       target: record.target,
       ok: record.ok,
       attempts: record.attempts,
-      ...(record.status === undefined ? {} : { status: record.status }),
-      ...(record.error === undefined ? {} : { error: record.error }),
+      status: record.status,
+      error: record.error,
     });
   }
 

@@ -103,7 +103,7 @@ export interface WebhookPayload {
     usd: number;
   };
   /** `feature.regressed` only: the feature and the evidence of the check that failed. */
-  feature?: RegressedFeature;
+  feature?: RegressedFeature | undefined;
 }
 
 /** The webhook type of a status change, or null if that change is not notified (queued, running). */
@@ -154,6 +154,6 @@ export function buildWebhookPayload(
       },
       usd: Math.round(project.costUsd * 1e6) / 1e6,
     },
-    ...(trigger.regressed === undefined ? {} : { feature: trigger.regressed }),
+    feature: trigger.regressed,
   };
 }

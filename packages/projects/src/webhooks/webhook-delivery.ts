@@ -41,9 +41,9 @@ export interface WebhookDeliveryRecord {
   /** Attempts made, the successful one included. */
   attempts: number;
   /** Last HTTP status, if the receiver answered. */
-  status?: number;
+  status?: number | undefined;
   /** Why the last attempt failed. */
-  error?: string;
+  error?: string | undefined;
   at: number;
 }
 
@@ -136,9 +136,9 @@ export interface WebhookWorkerOptions {
   /** Called once per delivery when it succeeded or used its last attempt. Errors are ignored. */
   onDelivery?(record: WebhookDeliveryRecord): Promise<void> | void;
   /** Attempts per delivery. Default 6. */
-  attempts?: number;
+  attempts?: number | undefined;
   /** First retry delay, doubled each time (ms). Default 5000. */
-  backoffMs?: number;
+  backoffMs?: number | undefined;
   /** Time one POST may take (ms). Default 10 000. */
   timeoutMs?: number;
   /** Deliveries in flight at once. Default 4. */
@@ -232,7 +232,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): Worker<Webho
           target: webhookTarget(data.url),
           ok: false,
           attempts: attempt,
-          ...(status === undefined ? {} : { status }),
+          status,
           error: describeDeliveryError(error),
           at: Date.now(),
         });
@@ -262,6 +262,7 @@ export function createWebhookWorker(options: WebhookWorkerOptions): Worker<Webho
       connection: options.connection,
       prefix: options.prefix,
       concurrency: options.concurrency ?? 4,
+      // eslint-disable-next-line no-restricted-syntax -- BullMQ merges its options with Object.assign({ autorun: true }, opts): an undefined autorun would turn it off
       ...(options.autorun === undefined ? {} : { autorun: options.autorun }),
     },
   );
