@@ -385,7 +385,7 @@ export function loadWorkerConfig(env: NodeJS.ProcessEnv = process.env): WorkerCo
         ? values.BATON_WORKER_ID
         : `${os.hostname()}:${process.pid}`,
     sandbox,
-    ...(mcp === undefined ? {} : { mcp }),
+    mcp,
     webhookUrls: values.BATON_WEBHOOK_URL,
     webhookSecret,
     webhookAttempts: values.BATON_WEBHOOK_ATTEMPTS,

@@ -72,9 +72,9 @@ export interface SessionProcessorOptions {
   sessionOptions?: (project: ProjectRecord) => Partial<RunSessionOptions>;
   defaultModel: string;
   /** Sees every event of every session before it is published (traces). Default: none. */
-  observeEvent?: (event: SessionEvent) => void;
+  observeEvent?: ((event: SessionEvent) => void) | undefined;
   /** Fallback model for projects that name none (`BATON_FALLBACK_MODEL`). Default: none. */
-  defaultFallbackModel?: string;
+  defaultFallbackModel?: string | undefined;
   workerId: string;
   logger: Logger;
   metrics?: WorkerMetrics;

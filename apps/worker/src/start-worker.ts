@@ -79,7 +79,7 @@ export async function startWorkerFromConfig(
   // Decided before anything connects: a worker that cannot sandbox takes no session at all.
   const sandbox = decideSandbox(config.sandbox, {
     simulator: config.simulator,
-    ...(options.probeSandbox === undefined ? {} : { probe: options.probeSandbox }),
+    probe: options.probeSandbox,
   });
   if (sandbox.kind === 'refused') throw new WorkerError('sandbox_unavailable', sandbox.message);
   const traces = await startTraces();
@@ -181,7 +181,7 @@ export async function startWorkerFromConfig(
   });
   const client = new Anthropic({
     apiKey: config.apiKey,
-    ...(baseUrl !== undefined ? { baseURL: baseUrl } : {}),
+    baseURL: baseUrl,
     // The session retries 429/529/5xx itself with backoff and reports each retry as an event.
     maxRetries: 0,
     fetch: rateLimitedFetch(limiter),
@@ -200,7 +200,7 @@ export async function startWorkerFromConfig(
       prefix: keys.memoryPrefix,
       limits: memoryStoreLimits(),
       fence,
-      ...(accessTimeGranularityMs === undefined ? {} : { accessTimeGranularityMs }),
+      accessTimeGranularityMs,
     });
   const sessionMemory = async (projectId: string, fence?: MemoryFence) => {
     const store = memoryStore(projectId, fence);
@@ -236,8 +236,8 @@ export async function startWorkerFromConfig(
       mcp: { worker: config.mcp },
     }),
     defaultModel: config.model,
-    ...(config.fallbackModel === undefined ? {} : { defaultFallbackModel: config.fallbackModel }),
-    ...(traces === undefined ? {} : { observeEvent: (event) => traces.tracing.record(event) }),
+    defaultFallbackModel: config.fallbackModel,
+    observeEvent: traces === undefined ? undefined : (event) => traces.tracing.record(event),
     workerId: config.workerId,
     logger,
     webhooks: {

@@ -62,8 +62,8 @@ export class WebhookWorker {
       prefix: keys.prefix,
       urls: webhooks?.urls ?? [],
       secret: webhooks?.secret ?? '',
-      ...(webhooks?.attempts === undefined ? {} : { attempts: webhooks.attempts }),
-      ...(webhooks?.backoffMs === undefined ? {} : { backoffMs: webhooks.backoffMs }),
+      attempts: webhooks?.attempts,
+      backoffMs: webhooks?.backoffMs,
       autorun: false,
       loadProject: async (projectId) => {
         const project = await options.repository.get(projectId);

@@ -242,7 +242,7 @@ export interface SessionResult {
   contextFull?: { turn: number; useful: boolean } | undefined;
   startedAt: number;
   endedAt: number;
-  error?: string;
+  error?: string | undefined;
   /**
    * The end-of-session checkpoint, when the session has `checkpoints`; its `hooks` sum up the
    * whole session (`refused` if any checkpoint's hooks refused).
@@ -423,13 +423,13 @@ export type SessionEvent =
       /** FIFOs, sockets and devices left out (git cannot store them). */
       special?: Array<{ path: string; kind: SpecialFileKind }>;
       /** Why the commit or the push failed. */
-      error?: string;
+      error?: string | undefined;
       /**
        * The push took the branch back from a replaced session's late push (a lease that moved
        * on): its stale tip is kept on the side branch `keptOn`, and this session's work is on the
        * project branch. A warning: the user may want what the stale commits hold.
        */
-      replacedStale?: { tip: string; fence: number; commits: number; keptOn: string };
+      replacedStale?: { tip: string; fence: number; commits: number; keptOn: string } | undefined;
     })
   /** Operator guidance went to the model with the request of `turn`. */
   | (EventBase & {

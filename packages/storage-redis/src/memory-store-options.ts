@@ -46,7 +46,7 @@ export interface RedisMemoryStoreOptions {
    * in Redis). So a file's access time can lag its last read by up to this much: sweep with an
    * idle time well above it. 0 records every read. Default 60,000 (one minute).
    */
-  accessTimeGranularityMs?: number;
+  accessTimeGranularityMs?: number | undefined;
   /**
    * Fencing of the writer (docs/operations.md "Fencing"): every write, delete and rename presents
    * `token`, and Redis refuses it once any writer presented a higher one (a session that replaced

@@ -63,9 +63,11 @@ function backend(
       PATH_INFO: decodeURIComponent(url.pathname),
       QUERY_STRING: url.search.slice(1),
       CONTENT_TYPE: request.headers['content-type'] ?? '',
+      // eslint-disable-next-line no-restricted-syntax -- env maps never get undefined values
       ...(request.headers['content-encoding'] === undefined
         ? {}
         : { HTTP_CONTENT_ENCODING: String(request.headers['content-encoding']) }),
+      // eslint-disable-next-line no-restricted-syntax -- env maps never get undefined values
       ...(request.headers['git-protocol'] === undefined
         ? {}
         : { GIT_PROTOCOL: String(request.headers['git-protocol']) }),

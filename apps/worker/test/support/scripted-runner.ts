@@ -66,12 +66,8 @@ export function createScriptedRunner(
               pushed: checkpoint.pushed,
               hooks: checkpoint.hooks,
               skipped: checkpoint.skipped,
-              ...(checkpoint.pushError === undefined
-                ? {}
-                : { error: checkpoint.pushError.message }),
-              ...(checkpoint.replacedStale === undefined
-                ? {}
-                : { replacedStale: checkpoint.replacedStale }),
+              error: checkpoint.pushError?.message,
+              replacedStale: checkpoint.replacedStale,
             });
           }
           return checkpoint;
@@ -154,7 +150,7 @@ export function createScriptedRunner(
       progressEntry: 'agent',
       startedAt,
       endedAt: Date.now(),
-      ...(error !== undefined ? { error } : {}),
+      error,
     };
     await session.onEvent?.({ ...base, type: 'session-end', at: Date.now(), result } as never);
     return result;

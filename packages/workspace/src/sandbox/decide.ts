@@ -21,7 +21,7 @@ export interface DecideSandboxOptions {
   /** The model is Baton's built-in simulator, whose commands are Baton's own scripted ones. */
   simulator: boolean;
   /** Probes the machine. Default `probeSandbox`. */
-  probe?: () => SandboxProbe;
+  probe?: (() => SandboxProbe) | undefined;
 }
 
 /**
