@@ -136,6 +136,7 @@ export function summarizeSession(
     })),
     checkpoint: result.checkpoint === undefined ? undefined : checkpointSummary(result.checkpoint),
     checkpointError: result.checkpointError,
+    // Not a pass-through: a count of 0 is left out as well.
     ...(result.checkpointFailures === undefined || result.checkpointFailures === 0
       ? {}
       : { checkpointFailures: result.checkpointFailures }),
@@ -162,6 +163,7 @@ export function fallbackModelOption(
   workerDefault: string | undefined,
 ): { fallbackModel?: string } {
   const fallbackModel = project.fallbackModel ?? workerDefault;
+  // Spread over the request's own options (chainSessionOptions): none keeps theirs.
   return fallbackModel === undefined ? {} : { fallbackModel };
 }
 
@@ -173,6 +175,7 @@ function checkpointSummary(
     pushed: checkpoint.pushed,
     hooks: checkpoint.hooks,
     skipped: checkpoint.skipped,
+    // Not pass-throughs: empty lists are left out as well.
     ...(checkpoint.tooLarge === undefined || checkpoint.tooLarge.length === 0
       ? {}
       : { tooLarge: checkpoint.tooLarge }),
