@@ -26,7 +26,7 @@ function sessionClone(
     remote,
     baseCommit: base,
     push: { attempts: 2, initialDelayMs: 10, maxDelayMs: 20 },
-    ...(fence === undefined ? {} : { fence }),
+    fence,
   });
 }
 

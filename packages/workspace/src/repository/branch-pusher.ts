@@ -39,13 +39,14 @@ export interface BranchPusherOptions {
 /** What one push did. */
 export interface PushOutcome {
   pushed: boolean;
-  error?: PushError;
+  error?: PushError | undefined;
   /** The push took the branch back from a replaced session's late push (kept on a side branch). */
-  replaced?: ReplacedStaleTip;
+  replaced?: ReplacedStaleTip | undefined;
 }
 
 /** One attempt: landed (perhaps over a stale tip), or why not. */
-type Attempt = { ok: true; replaced?: ReplacedStaleTip } | { ok: false; error: PushError };
+type Attempt =
+  { ok: true; replaced?: ReplacedStaleTip | undefined } | { ok: false; error: PushError };
 
 /** Rounds of fetch, judge, keep and replace before a rejection stands (each lost to a new push). */
 const REPLACE_ROUNDS = 3;
@@ -92,8 +93,7 @@ export class BranchPusher {
       const wait = this.#nextPushAt - Date.now();
       if (wait > 0) {
         // Not yet: an earlier push failed and its backoff has not run out.
-        if (!final)
-          return { pushed: false, ...(this.#lastPushError ? { error: this.#lastPushError } : {}) };
+        if (!final) return { pushed: false, error: this.#lastPushError };
         await sleep(wait);
       }
       const refused = await this.#options.mayPush?.();
@@ -105,7 +105,7 @@ export class BranchPusher {
         this.reset(head);
         return {
           pushed: true,
-          ...(attempt.replaced === undefined ? {} : { replaced: attempt.replaced }),
+          replaced: attempt.replaced,
         };
       }
       const result = attempt.error;
@@ -119,7 +119,7 @@ export class BranchPusher {
           this.#options.initialDelayMs * 2 ** (this.#pushFailures - 1),
         );
     }
-    return { pushed: false, ...(this.#lastPushError ? { error: this.#lastPushError } : {}) };
+    return { pushed: false, error: this.#lastPushError };
   }
 
   /** One push of `head` to the branch; a rejection is judged when the session holds a fence. */
@@ -189,7 +189,7 @@ export class BranchPusher {
       const taken = await this.#pushRef(head, git.branch, [
         `--force-with-lease=refs/heads/${git.branch}:${tip}`,
       ]);
-      if (taken === null) return { ok: true, ...(replaced === undefined ? {} : { replaced }) };
+      if (taken === null) return { ok: true, replaced };
       error = taken;
       if (taken.code !== 'push_rejected') return { ok: false, error: taken };
     }

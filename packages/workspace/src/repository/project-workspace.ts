@@ -114,14 +114,14 @@ export interface PreparedWorkspace {
 export interface CheckpointRequest {
   subject: string;
   /** `Key: value` lines after the body (session id, outcome, ...). `Baton-Project` is added. */
-  trailers?: ReadonlyArray<readonly [string, string]>;
+  trailers?: ReadonlyArray<readonly [string, string]> | undefined;
   /** Free text between subject and trailers. */
-  body?: string;
+  body?: string | undefined;
   /**
    * Keep retrying the push with backoff until it lands or the attempts run out (the end of a
    * session). Default false: one attempt, unless an earlier failure's backoff has not run out.
    */
-  final?: boolean;
+  final?: boolean | undefined;
 }
 
 /** What happened to the commit hooks of a checkpoint. */
@@ -143,19 +143,21 @@ export interface Checkpoint {
   /** `refused`: a hook failed, so the commit was made without hooks and says so in a trailer. */
   hooks: CheckpointHooks;
   /** The refusing hook's output (first lines, workspace paths made relative). */
-  hookOutput?: string;
+  hookOutput?: string | undefined;
   /** True when `head` is on the remote. */
   pushed: boolean;
   /** Why the push did not happen (`push_rejected`: not a fast-forward; never retried). */
-  pushError?: {
-    code: Extract<WorkspaceErrorCode, 'push_rejected' | 'push_failed'>;
-    message: string;
-  };
+  pushError?:
+    | {
+        code: Extract<WorkspaceErrorCode, 'push_rejected' | 'push_failed'>;
+        message: string;
+      }
+    | undefined;
   /**
    * The push took the branch back from a replaced session's late push (`fence` option): that
    * stale tip is kept on the side branch `keptOn`.
    */
-  replacedStale?: ReplacedStaleTip;
+  replacedStale?: ReplacedStaleTip | undefined;
 }
 
 /** One project's Baton-owned clone: bring it to the last checkpoint, save checkpoints, push. */
@@ -327,10 +329,10 @@ class GitProjectWorkspace implements ProjectWorkspace {
       ...(tooLarge.length === 0 ? {} : { tooLarge }),
       ...(special.length === 0 ? {} : { special }),
       hooks,
-      ...(hookOutput === undefined ? {} : { hookOutput }),
+      hookOutput,
       pushed: push.pushed,
-      ...(push.error === undefined ? {} : { pushError: push.error }),
-      ...(push.replaced === undefined ? {} : { replacedStale: push.replaced }),
+      pushError: push.error,
+      replacedStale: push.replaced,
     };
   }
 

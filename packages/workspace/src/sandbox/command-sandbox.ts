@@ -24,14 +24,14 @@ export interface CommandResult {
    * Set when Baton stopped it: its wall clock ran out, the session is ending, or the workspace
    * went over its disk or file limit (`workspaceFull` says which).
    */
-  stopped?: 'timeout' | 'aborted' | 'workspace-full';
+  stopped?: 'timeout' | 'aborted' | 'workspace-full' | undefined;
   /**
    * Set when the workspace is over its limits (`limits.workspaceMb`, `workspaceFiles`) once the
    * command ended: one line for the model and events, naming the setting and no host path.
    */
-  workspaceFull?: string;
+  workspaceFull?: string | undefined;
   /** Set when the command could not start at all (a plain sentence, no host paths). */
-  startError?: string;
+  startError?: string | undefined;
   /** How long the command ran, in ms. */
   durationMs: number;
 }

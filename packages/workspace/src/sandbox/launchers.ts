@@ -59,6 +59,7 @@ function spawnLauncher(
       env: {
         PATH: '/usr/bin:/bin',
         BATON_FILE_LIMIT_KB: String(Math.ceil(limits.bytes / 1024)),
+        // eslint-disable-next-line no-restricted-syntax -- a child's env map: the variable is set only with a limit, never to undefined
         ...(cgroup.dataLimitKb === undefined
           ? {}
           : { BATON_DATA_LIMIT_KB: String(cgroup.dataLimitKb) }),

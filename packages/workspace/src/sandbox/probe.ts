@@ -24,7 +24,7 @@ export type SandboxProbe =
       version: string;
       limits: LimitsEnforcement;
       /** With `limits: 'rlimit'`: why no cgroup could be used. */
-      limitsProblem?: string;
+      limitsProblem?: string | undefined;
       /** Whether `socat` is installed (needed only by projects that allow network hosts). */
       socat: boolean;
       /**
@@ -33,7 +33,7 @@ export type SandboxProbe =
        */
       sharedLoopback: boolean;
       /** With `sharedLoopback: false`: why, in a few words. */
-      sharedLoopbackProblem?: string;
+      sharedLoopbackProblem?: string | undefined;
     }
   | {
       usable: false;
@@ -102,7 +102,10 @@ function sharedLoopbackProblem(
   return `a session's network namespace cannot be joined here (${reason})`;
 }
 
-function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter; nsenter?: string } {
+function probe(searchPath: string): SandboxProbe & {
+  limiter?: CgroupLimiter;
+  nsenter?: string | undefined;
+} {
   const bwrap = findProgram('bwrap', searchPath);
   if (bwrap === undefined) {
     return {
@@ -152,12 +155,12 @@ function probe(searchPath: string): SandboxProbe & { limiter?: CgroupLimiter; ns
       bwrap,
       version,
       limits: limiter.enforcement,
-      ...(limitsProblem === undefined ? {} : { limitsProblem }),
+      limitsProblem,
       socat: findProgram('socat', searchPath) !== undefined,
       sharedLoopback: loopbackProblem === undefined,
-      ...(loopbackProblem === undefined ? {} : { sharedLoopbackProblem: loopbackProblem }),
+      sharedLoopbackProblem: loopbackProblem,
       limiter,
-      ...(loopbackProblem === undefined && nsenter !== undefined ? { nsenter } : {}),
+      nsenter: loopbackProblem === undefined ? nsenter : undefined,
     };
   } finally {
     rmSync(scratch, { recursive: true, force: true });

@@ -207,9 +207,9 @@ export class TrackedCommands implements CommandSandbox {
         resolve({
           exitCode: code,
           signal,
-          ...(stopped === undefined ? {} : { stopped }),
-          ...(workspaceFull === undefined ? {} : { workspaceFull }),
-          ...(startError === undefined ? {} : { startError }),
+          stopped,
+          workspaceFull,
+          startError,
           durationMs: Date.now() - startedAt,
         });
       });
