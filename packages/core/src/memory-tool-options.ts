@@ -73,7 +73,7 @@ export interface MemoryChange {
   /** When the change completed, epoch milliseconds. */
   at: number;
   /** `MemoryToolOptions.session`, when set. */
-  session?: string;
+  session?: string | undefined;
 }
 
 /** Where an error reported to `hooks.onHookError` / `hooks.onUnexpectedError` came from. */
@@ -100,7 +100,7 @@ export interface MemoryToolHooks {
    * Runs after every successful mutation, before the tool result is returned. Errors (and
    * rejections) are caught and passed to `onHookError`; the tool result is unaffected.
    */
-  afterChange?: (change: MemoryChange) => void | Promise<void>;
+  afterChange?: ((change: MemoryChange) => void | Promise<void>) | undefined;
   /** Receives errors thrown by `afterChange`. Default: ignore them. */
   onHookError?: (error: unknown, info: MemoryToolErrorInfo) => void;
   /**

@@ -58,7 +58,7 @@ export interface MutationContext {
   /** The memory command that caused the mutation (`create`, `str_replace`, ...). */
   command?: string;
   /** Session or actor id, recorded in change feeds. */
-  session?: string;
+  session?: string | undefined;
 }
 
 /** Options of `MemoryStore.write`. */

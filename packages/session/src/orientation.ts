@@ -46,7 +46,7 @@ export interface OrientationSnapshot {
   /** The archive files, oldest first. */
   archives: Array<{ path: string; entries: ProgressEntry[] }>;
   /** The workspace's last acknowledged checkpoint (a commit id), when known. */
-  lastCheckpoint?: string | null;
+  lastCheckpoint?: string | null | undefined;
   /**
    * Features Baton flipped back to failing because their re-run check failed (the project's
    * check record, not the memory): listed first, with what failed.
@@ -71,7 +71,7 @@ export async function readOrientationSnapshot(
       path: `/memories/${archive.storePath}`,
       entries: archive.entries,
     })),
-    ...(lastCheckpoint === undefined ? {} : { lastCheckpoint }),
+    lastCheckpoint,
   };
 }
 

@@ -213,7 +213,7 @@ function entriesToMove(entries: readonly ProgressEntry[], keepChars: number): nu
  */
 export async function rollOverProgressLog(
   store: MemoryStore,
-  options: ProgressRolloverOptions & { session?: string; now?: () => number } = {},
+  options: ProgressRolloverOptions & { session?: string | undefined; now?: () => number } = {},
 ): Promise<ProgressRollover | null> {
   const limits = { ...DEFAULT_PROGRESS_ROLLOVER, ...definedOnly(options) };
   const now = options.now ?? Date.now;
@@ -244,7 +244,7 @@ export async function rollOverProgressLog(
   const changes: MemoryChange[] = [];
   const context = {
     command: 'rollover',
-    ...(options.session === undefined ? {} : { session: options.session }),
+    session: options.session,
   };
   for (const [number, entries] of touched) {
     const content = archiveText(number, entries);
@@ -287,14 +287,14 @@ function change(
   path: string,
   content: string,
   now: () => number,
-  options: { session?: string },
+  options: { session?: string | undefined },
 ): MemoryChange {
   return {
     command,
     path,
     bytes: Buffer.byteLength(content),
     at: now(),
-    ...(options.session === undefined ? {} : { session: options.session }),
+    session: options.session,
   };
 }
 

@@ -27,9 +27,9 @@ export const DEFAULT_RETRY_OPTIONS: ResolvedRetryOptions = {
 export interface FailureClass {
   retryable: boolean;
   /** HTTP status, if the server answered. */
-  status?: number;
+  status?: number | undefined;
   /** Delay the server asked for (`retry-after-ms` / `retry-after`), in ms. */
-  retryAfterMs?: number;
+  retryAfterMs?: number | undefined;
 }
 
 function headerValue(headers: unknown, name: string): string | null {
@@ -76,11 +76,11 @@ export function classifyFailure(error: unknown): FailureClass {
         ? RETRYABLE_STREAM_ERRORS.has(streamErrorType(error))
         : status === 408 || status === 409 || status === 429 || status >= 500;
     if (headerValue(error.headers, 'x-should-retry') === 'false')
-      return { retryable: false, ...(status === undefined ? {} : { status }) };
+      return { retryable: false, status };
     return {
       retryable,
-      ...(status === undefined ? {} : { status }),
-      ...(retryAfterMs === undefined ? {} : { retryAfterMs }),
+      status,
+      retryAfterMs,
     };
   }
   if (isDroppedConnection(error)) return { retryable: true };
@@ -170,7 +170,7 @@ function abortableSleep(ms: number, signal?: AbortSignal): Promise<void> {
 export interface RetryNotice {
   attempt: number;
   delayMs: number;
-  status?: number;
+  status?: number | undefined;
   error: unknown;
 }
 
@@ -199,7 +199,7 @@ export async function withRetries<T>(
         attempt,
         delayMs,
         error,
-        ...(failure.status === undefined ? {} : { status: failure.status }),
+        status: failure.status,
       });
       await abortableSleep(delayMs, options.signal);
     }

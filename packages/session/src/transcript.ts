@@ -65,14 +65,14 @@ export type TranscriptBlock =
       name: string;
       input: unknown;
       /** Set when a string field of the input was cut. */
-      capped?: TranscriptCap;
+      capped?: TranscriptCap | undefined;
     }
   | {
       type: 'tool_result';
       toolUseId: string;
       isError: boolean;
       content: string;
-      capped?: TranscriptCap;
+      capped?: TranscriptCap | undefined;
     }
   | { type: 'thinking'; thinking: string }
   /** A block kept only by its type (redacted thinking, server tool blocks, ...). */
@@ -124,11 +124,11 @@ export interface TranscriptEnd {
   endedAt: number;
   outcome: SessionOutcome;
   reason: string;
-  stopReason?: string;
+  stopReason?: string | undefined;
   turns: number;
   costUsd: number;
   /** Set when the session moved to its fallback model (`SessionResult.fallback`). */
-  fallback?: SessionFallback;
+  fallback?: SessionFallback | undefined;
 }
 
 /** A whole transcript, as readers get it. `end` is `null` when the session never finished. */

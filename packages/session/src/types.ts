@@ -169,7 +169,7 @@ export interface RunSessionOptions {
    * Save the workspace as checkpoints (commit + push) during and at the end of the session.
    * Default: none (the session leaves the workspace as it is).
    */
-  checkpoints?: SessionCheckpoints;
+  checkpoints?: SessionCheckpoints | undefined;
   /**
    * Verified progress (verification.ts): Baton runs a feature's `check` in the sandbox before it
    * accepts `passes: true`, and re-runs passing features' checks at the end of the session.
@@ -263,7 +263,7 @@ export interface SessionResult {
    */
   progressEntry: 'agent' | 'baton' | 'none';
   /** Set when the session moved to its fallback model (see `RunSessionOptions.fallbackModel`). */
-  fallback?: SessionFallback;
+  fallback?: SessionFallback | undefined;
   /**
    * The project's check record after this session (the previous record with this session's
    * runs laid over it): pass it as `verification.previous` to the next session. Absent when
@@ -360,7 +360,7 @@ export type SessionEvent =
       summary: string;
       isError: boolean;
       /** The sandbox limit that stopped or failed the call, as the model was told it. */
-      limit?: string;
+      limit?: string | undefined;
       durationMs: number;
     })
   | (EventBase & { type: 'memory-change'; change: MemoryChange })
@@ -374,7 +374,7 @@ export type SessionEvent =
       /** The turn that goes to `to` first. */
       turn: number;
       /** The last error's HTTP status (absent for a mid-stream overloaded_error). */
-      status?: number;
+      status?: number | undefined;
       message: string;
     })
   /**
@@ -401,7 +401,7 @@ export type SessionEvent =
   | (EventBase & {
       type: 'api-retry';
       attempt: number;
-      status?: number;
+      status?: number | undefined;
       delayMs: number;
       message: string;
     })

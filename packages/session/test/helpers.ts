@@ -123,7 +123,7 @@ export async function createHarness(
         model: 'sim',
         retry: { baseDelayMs: 1, maxDelayMs: 20, maxRetries: 4 },
         onEvent: (event) => void events.push(event),
-        ...(projectWorkspace === undefined ? {} : { checkpoints: { target: projectWorkspace } }),
+        checkpoints: projectWorkspace === undefined ? undefined : { target: projectWorkspace },
         ...overrides,
       };
     },

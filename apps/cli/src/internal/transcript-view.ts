@@ -52,7 +52,7 @@ function usageLine(message: TranscriptMessage): string {
   return parts.join(' · ');
 }
 
-function capNote(block: { capped?: { characters: number; kept: number } }): string {
+function capNote(block: { capped?: { characters: number; kept: number } | undefined }): string {
   return block.capped === undefined
     ? ''
     : ` · capped: ${block.capped.kept} of ${block.capped.characters} characters kept`;

@@ -294,8 +294,8 @@
  * One content block of a transcript message (`TranscriptBlock`); model text comes rendered as
  * sanitised `html`.
  * @typedef {{ type: 'text', text: string, source: string, guidanceIds?: string[], html?: string }
- *   | { type: 'tool_use', id: string, name: string, input: unknown, capped?: TranscriptCap }
- *   | { type: 'tool_result', toolUseId: string, isError: boolean, content: string, capped?: TranscriptCap }
+ *   | { type: 'tool_use', id: string, name: string, input: unknown, capped?: TranscriptCap | undefined }
+ *   | { type: 'tool_result', toolUseId: string, isError: boolean, content: string, capped?: TranscriptCap | undefined }
  *   | { type: 'thinking', thinking: string }
  *   | { type: 'other', blockType: string }} TranscriptBlock
  */
@@ -328,7 +328,7 @@
  * @property {string} model
  * @property {boolean} interrupted
  * @property {number} startedAt
- * @property {{ outcome: string, reason: string, stopReason?: string, turns: number, costUsd: number } | null} end
+ * @property {{ outcome: string, reason: string, stopReason?: string | undefined, turns: number, costUsd: number } | null} end
  * @property {TranscriptMessage[]} messages
  */
 

@@ -34,7 +34,7 @@ function callSummary(block) {
   return oneLine.length > 100 ? `${oneLine.slice(0, 99)}…` : oneLine;
 }
 
-/** @param {{ capped?: import('./api-types.js').TranscriptCap }} block */
+/** @param {{ capped?: import('./api-types.js').TranscriptCap | undefined }} block */
 function capNote(block) {
   return block.capped
     ? ` · cut: ${formatNumber(block.capped.kept)} of ${formatNumber(block.capped.characters)} characters kept`

@@ -199,10 +199,8 @@ export class Checkpointer {
         ...(checkpoint.special === undefined || checkpoint.special.length === 0
           ? {}
           : { special: checkpoint.special }),
-        ...(checkpoint.pushError === undefined ? {} : { error: checkpoint.pushError.message }),
-        ...(checkpoint.replacedStale === undefined
-          ? {}
-          : { replacedStale: checkpoint.replacedStale }),
+        error: checkpoint.pushError?.message,
+        replacedStale: checkpoint.replacedStale,
       });
     }
     return checkpoint;

@@ -258,7 +258,7 @@ export class FeatureVerifier {
       command,
       passed: stopped === undefined && exitCode === 0,
       exitCode,
-      ...(stopped === undefined ? {} : { stopped }),
+      stopped,
       durationMs,
       outputTail: outputTail(redactSecrets(tail.text).text),
       commit,

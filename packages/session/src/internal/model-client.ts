@@ -135,7 +135,7 @@ export class ModelClient {
         to: fallback,
         turn,
         message: redactThenCut(errorMessage(error), 200),
-        ...(status === undefined ? {} : { status }),
+        status,
       });
       this.#model = fallback;
       return this.#requestWithRetries(prompt(), signal);
@@ -175,6 +175,7 @@ export class ModelClient {
       max_tokens: this.#maxTokens,
       ...cached,
       ...(context.betas.length > 0 ? { betas: context.betas } : {}),
+      // eslint-disable-next-line no-restricted-syntax -- the SDK's `context_management?: BetaContextManagementConfig | null` refuses undefined
       ...(context.context_management === undefined
         ? {}
         : { context_management: context.context_management }),
@@ -200,7 +201,7 @@ export class ModelClient {
             attempt: notice.attempt,
             delayMs: notice.delayMs,
             message: redactThenCut(errorMessage(notice.error), 200),
-            ...(notice.status === undefined ? {} : { status: notice.status }),
+            status: notice.status,
           }),
       },
     );

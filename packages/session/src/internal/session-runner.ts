@@ -256,10 +256,10 @@ export class SessionRunner {
       endedAt: result.endedAt,
       outcome: result.outcome,
       reason: result.reason,
-      ...(result.stopReason === undefined ? {} : { stopReason: result.stopReason }),
+      stopReason: result.stopReason,
       turns: result.turns,
       costUsd: result.usage.costUsd,
-      ...(result.fallback === undefined ? {} : { fallback: result.fallback }),
+      fallback: result.fallback,
     });
     await this.#emit({ type: 'session-end', result });
     return result;
@@ -425,8 +425,8 @@ export class SessionRunner {
       endedAt: Date.now(),
       commits: [],
       progressEntry: 'agent',
-      ...(verdict.error === undefined ? {} : { error: verdict.error }),
-      ...(fallback === undefined ? {} : { fallback }),
+      error: verdict.error,
+      fallback,
       contextFull:
         verdict.contextFullAt === undefined
           ? undefined

@@ -104,7 +104,7 @@ export function createToolbox(
       toolUseId: block.id,
       summary: tool?.summarize(block.input) ?? block.name,
       isError: outcome.isError,
-      ...(outcome.limit === undefined ? {} : { limit: outcome.limit }),
+      limit: outcome.limit,
       durationMs: Date.now() - started,
     });
     return {

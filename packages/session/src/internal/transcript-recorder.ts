@@ -122,7 +122,7 @@ function userBlock(block: BetaContentBlockParam, label: TextLabel | undefined): 
         toolUseId: block.tool_use_id,
         isError: block.is_error === true,
         content: text,
-        ...(capped === undefined ? {} : { capped }),
+        capped,
       };
     }
     default:
@@ -143,7 +143,7 @@ function assistantBlock(block: BetaContentBlock): TranscriptBlock {
         id: block.id,
         name: block.name,
         input: value,
-        ...(capped === undefined ? {} : { capped }),
+        capped,
       };
     }
     default:

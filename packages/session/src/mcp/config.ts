@@ -218,12 +218,12 @@ export function resolveMcpServer(
       ? {
           type: 'http',
           url: resolve(config.url),
-          ...(config.headers === undefined ? {} : { headers: map(config.headers) ?? {} }),
+          headers: map(config.headers),
         }
       : {
           command: resolve(config.command),
-          ...(config.args === undefined ? {} : { args: config.args.map(resolve) }),
-          ...(config.env === undefined ? {} : { env: map(config.env) ?? {} }),
+          args: config.args?.map(resolve),
+          env: map(config.env),
         };
   if (problems.length > 0) return { ok: false, message: problems[0] ?? 'unresolved reference' };
   return { ok: true, config: resolved };

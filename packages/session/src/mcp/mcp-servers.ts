@@ -266,6 +266,7 @@ function toSessionTool(
           undefined,
           {
             timeout: options.callTimeoutMs,
+            // eslint-disable-next-line no-restricted-syntax -- the MCP SDK's `RequestOptions.signal?: AbortSignal` refuses undefined
             ...(signal === undefined ? {} : { signal }),
           },
         )) as CallToolResult;
@@ -289,9 +290,12 @@ async function listAllTools(client: Client, timeoutMs: number): Promise<Tool[]> 
   const tools: Tool[] = [];
   let cursor: string | undefined;
   for (let page = 0; page < 50; page += 1) {
-    const result = await client.listTools(cursor === undefined ? {} : { cursor }, {
-      timeout: timeoutMs,
-    });
+    const result = await client.listTools(
+      { cursor },
+      {
+        timeout: timeoutMs,
+      },
+    );
     tools.push(...result.tools);
     cursor = result.nextCursor;
     if (cursor === undefined) break;

@@ -79,7 +79,7 @@ export function createSessionMemoryTool(options: SessionMemoryToolOptions): Sess
         createRedactionHook(),
         createChecklistGuard({ ...guardOptions, flipGate: gate }),
       ),
-      ...(options.onChange ? { afterChange: options.onChange } : {}),
+      afterChange: options.onChange,
     },
   });
 

@@ -147,6 +147,7 @@ export function createSessionTracing(options: SessionTracingOptions): SessionTra
           [GEN_AI.toolType]: 'function',
           [BATON.turn]: event.turn,
           [BATON.toolSummary]: event.summary,
+          // eslint-disable-next-line no-restricted-syntax -- OpenTelemetry exports an undefined attribute
           ...(event.toolUseId === undefined ? {} : { [GEN_AI.toolCallId]: event.toolUseId }),
         },
       },
@@ -178,6 +179,7 @@ export function createSessionTracing(options: SessionTracingOptions): SessionTra
         [GEN_AI.usageOutputTokens]: usage.outputTokens,
         [GEN_AI.usageCacheReadInputTokens]: usage.cacheReadInputTokens,
         [GEN_AI.usageCacheCreationInputTokens]: usage.cacheCreationInputTokens,
+        // eslint-disable-next-line no-restricted-syntax -- OpenTelemetry exports an undefined attribute
         ...(result.stopReason === undefined
           ? {}
           : { [BATON.sessionStopReason]: result.stopReason }),
@@ -206,6 +208,7 @@ export function createSessionTracing(options: SessionTracingOptions): SessionTra
           attributes: {
             attempt: event.attempt,
             delay_ms: event.delayMs,
+            // eslint-disable-next-line no-restricted-syntax -- OpenTelemetry exports an undefined attribute
             ...(event.status === undefined ? {} : { 'http.response.status_code': event.status }),
           },
         });
@@ -221,6 +224,7 @@ export function createSessionTracing(options: SessionTracingOptions): SessionTra
           attributes: {
             [BATON.fallbackFrom]: event.from,
             [BATON.fallbackTo]: event.to,
+            // eslint-disable-next-line no-restricted-syntax -- OpenTelemetry exports an undefined attribute
             ...(event.status === undefined ? {} : { 'http.response.status_code': event.status }),
           },
         });
