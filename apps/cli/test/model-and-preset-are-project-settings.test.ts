@@ -1,3 +1,5 @@
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
 import { startModelSim, type ModelSim, type SimRequestRecord } from '@baton/model-sim';
 import { createFileProjectLog } from '@baton/projects';
 import { beforeEach, describe, expect, it } from 'vitest';
@@ -168,6 +170,17 @@ describe('--model and --preset are project settings on baton run as on baton enq
       'baton: ANTHROPIC_API_KEY is not set: model "claude-haiku-4-5" needs it; set it, or choose the simulator with --model sim\n',
     );
     expect(await log.require('nokey')).toEqual(before);
+  });
+
+  it('a new project naming a real model without ANTHROPIC_API_KEY is refused before BATON_HOME is touched', async () => {
+    const home = path.join(world.dir, 'untouched-home');
+    const refused = await runCli(
+      ['run', '--goal-file', EXAMPLE_GOAL, '--model', 'claude-haiku-4-5'],
+      { cwd: world.dir, env: cliEnv(home) },
+    );
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('ANTHROPIC_API_KEY is not set');
+    await expect(stat(home)).rejects.toThrow(/ENOENT/);
   });
 
   it('a stored simulator model runs without ANTHROPIC_API_KEY whatever BATON_MODEL names', async () => {

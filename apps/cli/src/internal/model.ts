@@ -62,7 +62,8 @@ export async function connectModel(options: {
 /**
  * A real model named (`--model` or `BATON_MODEL`) without `ANTHROPIC_API_KEY` is a usage error:
  * the simulator never runs under a real model's name and price. Callers run this before they
- * create anything.
+ * create or change a project (`baton run` continuing a project without --model reads its stored
+ * model first, after BATON_HOME's files are opened and upgraded).
  */
 export function refuseModelWithoutKey(options: {
   model?: string | undefined;

@@ -64,16 +64,21 @@ export async function runProject(options: RunOptions): Promise<number> {
   // Read before anything starts: a bad value thrown later left the simulator running (a hang).
   const snapshots = memorySnapshots();
   refuseFallbackAsModel(options);
+  // The model the sessions will run, in the worker's precedence (--model, the project's stored
+  // model, BATON_MODEL), checked before anything is created or changed: without --project or
+  // with --model that is known before BATON_HOME is opened (opening it may upgrade its files).
+  const modelKnown = options.model !== undefined || options.project === undefined;
+  if (modelKnown) refuseModelWithoutKey({ model: options.model });
   const json = options.json === true;
   const log = await openFileProjectLog({
     home,
     // Every event the project's log gets, as `baton logs --local --json` shows it later.
     onAppend: json ? (event) => process.stdout.write(`${outputJson(event)}\n`) : undefined,
   });
-  // The model the sessions will run, in the worker's precedence (--model, the project's stored
-  // model, BATON_MODEL), checked before anything is created or changed.
-  const stored = options.project === undefined ? null : await log.get(options.project);
-  refuseModelWithoutKey({ model: options.model ?? stored?.model ?? undefined });
+  if (!modelKnown && options.project !== undefined) {
+    const stored = await log.get(options.project);
+    refuseModelWithoutKey({ model: stored?.model ?? undefined });
+  }
   const opened = await openProject(options, log);
   const settings = settingsFromFlags(opened, options);
   const paths = log.paths(opened.id);

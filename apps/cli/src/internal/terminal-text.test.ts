@@ -64,7 +64,7 @@ describe('errorLine', () => {
     expect(errorLine('push refused:\n  remote: hook declined\r\n  \n')).toBe(
       'push refused:; remote: hook declined',
     );
-    expect(errorLine('a\rb \u001b[2J')).toBe('a\\u{d}b \\u{1b}[2J');
+    expect(errorLine('50%\r100%\rdone \u001b[2J')).toBe('50%; 100%; done \\u{1b}[2J');
     expect(errorLine('one line')).toBe('one line');
   });
 });

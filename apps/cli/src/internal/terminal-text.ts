@@ -23,11 +23,11 @@ export function terminalText(text: string, options: { oneLine?: boolean } = {}):
 
 /**
  * The message of a `baton: ...` error line: one line whatever it quotes. A message's own lines
- * (a tool's stderr, a remote's refusal) are joined with `; `; every other character a terminal
- * acts on is shown as `\u{..}`.
+ * (a tool's stderr, a remote's refusal, a progress line ended by a lone carriage return) are
+ * joined with `; `; every other character a terminal acts on is shown as `\u{..}`.
  */
 export function errorLine(message: string): string {
-  return terminalText(message.trim().replace(/[ \t]*\r?\n\s*/gu, '; '), { oneLine: true });
+  return terminalText(message.trim().replace(/[ \t]*(?:\r\n|\r|\n)\s*/gu, '; '), { oneLine: true });
 }
 
 /** A copy of `value` whose strings, at any depth, are `terminalText(..., { oneLine: true })`. */
