@@ -17,17 +17,17 @@ export interface RedisMemoryStoreOptions {
   /** First part of every key. Default `'baton'` (keys look like `baton:{namespace}:...`). */
   prefix?: string | undefined;
   /** Quotas enforced atomically by the write scripts. Default: unlimited. */
-  limits?: StoreLimits;
+  limits?: StoreLimits | undefined;
   /** Versions kept per file, newest (the current content) first; 0 or 1 keeps only the current one. Default 5. */
-  historyDepth?: number;
+  historyDepth?: number | undefined;
   /**
    * Bytes of older versions kept per file. An edit of a version this store saw costs a reverse
    * delta of about the changed span; an overwrite of a version it did not see costs a copy of the
    * old file. The oldest versions are dropped first when the budget is exceeded. Default 1 MiB.
    */
-  historyMaxBytes?: number;
+  historyMaxBytes?: number | undefined;
   /** Approximate cap of the change-feed stream (`XADD MAXLEN ~`); 0 turns the feed off. Default 10,000. */
-  feedMaxLength?: number;
+  feedMaxLength?: number | undefined;
   /** Compare-and-set attempts of one `edit` before it fails with `conflict`. Default 100. */
   maxEditAttempts?: number;
   /**

@@ -23,9 +23,9 @@ export type RedisTarget =
       /** TLS to every node (`rediss://` seeds). */
       tls: boolean;
       /** ACL user from the seeds' URLs, if any. */
-      username?: string;
+      username?: string | undefined;
       /** Password from the seeds' URLs, if any. */
-      password?: string;
+      password?: string | undefined;
     };
 
 /** Default when neither `REDIS_CLUSTER_NODES` nor `REDIS_URL` is set. */
@@ -140,8 +140,8 @@ export function parseClusterNodes(value: string): RedisTarget {
     kind: 'cluster',
     nodes,
     tls: schemes.has(true),
-    ...(username === undefined ? {} : { username }),
-    ...(password === undefined ? {} : { password }),
+    username,
+    password,
   };
 }
 
@@ -255,26 +255,22 @@ export function memoryConnectionOptions(): ConnectionTuning {
  * the key builders' business.
  */
 export function createRedisConnection(target: RedisTarget, tuning: ConnectionTuning): RedisClient {
+  // ioredis merges constructor options with lodash-style `defaults()`: an undefined option is absent.
+  if (target.kind === 'single') return new Redis(target.url, tuning);
   const { retryStrategy, lazyConnect, ...nodeTuning } = tuning;
-  const reconnect = retryStrategy === undefined ? {} : { retryStrategy };
-  const lazy = lazyConnect === undefined ? {} : { lazyConnect };
-  if (target.kind === 'single')
-    return new Redis(target.url, { ...nodeTuning, ...reconnect, ...lazy });
   return new Cluster(
     target.nodes.map((node) => ({ ...node })),
     {
       ...(tuning.maxRetriesPerRequest === null ? FAILOVER_RIDE_THROUGH : {}),
       redisOptions: {
         ...nodeTuning,
-        ...(target.username === undefined ? {} : { username: target.username }),
-        ...(target.password === undefined ? {} : { password: target.password }),
+        username: target.username,
+        password: target.password,
         ...(target.tls ? { tls: {} } : {}),
       },
-      ...(tuning.enableOfflineQueue === undefined
-        ? {}
-        : { enableOfflineQueue: tuning.enableOfflineQueue }),
-      ...lazy,
-      ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
+      enableOfflineQueue: tuning.enableOfflineQueue,
+      lazyConnect,
+      clusterRetryStrategy: retryStrategy,
       // TLS certificates name the host the client dialled, not the IP a node announces.
       ...(target.tls
         ? {
@@ -395,16 +391,21 @@ export function duplicateConnection(client: RedisClient, tuning: ConnectionTunin
         ...(client.options.redisOptions as Record<string, unknown>),
         ...nodeTuning,
       },
+      // eslint-disable-next-line no-restricted-syntax -- duplicate() merges with Object.assign: undefined would replace the parent's value
       ...(tuning.enableOfflineQueue === undefined
         ? {}
         : { enableOfflineQueue: tuning.enableOfflineQueue }),
+      // eslint-disable-next-line no-restricted-syntax -- duplicate() merges with Object.assign: undefined would replace the parent's value
       ...(lazyConnect === undefined ? {} : { lazyConnect }),
+      // eslint-disable-next-line no-restricted-syntax -- duplicate() merges with Object.assign: undefined would replace the parent's value
       ...(retryStrategy === undefined ? {} : { clusterRetryStrategy: retryStrategy }),
     });
   }
   return client.duplicate({
     ...nodeTuning,
+    // eslint-disable-next-line no-restricted-syntax -- duplicate() spreads over the parent's options: undefined would replace its value
     ...(lazyConnect === undefined ? {} : { lazyConnect }),
+    // eslint-disable-next-line no-restricted-syntax -- duplicate() spreads over the parent's options: undefined would replace its value
     ...(retryStrategy === undefined ? {} : { retryStrategy }),
   });
 }

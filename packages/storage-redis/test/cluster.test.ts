@@ -24,7 +24,7 @@ describeMemoryStoreConformance('RedisMemoryStore on Redis Cluster', async ({ lim
   const store = createRedisMemoryStore({
     redis: client,
     namespace,
-    ...(limits === undefined ? {} : { limits }),
+    limits,
   });
   return {
     store,

@@ -15,7 +15,7 @@ describeMemoryStoreConformance('RedisMemoryStore', async ({ limits }) => {
   const store = createRedisMemoryStore({
     url: REDIS_URL,
     namespace,
-    ...(limits === undefined ? {} : { limits }),
+    limits,
   });
   return {
     store,

@@ -28,13 +28,11 @@ export function openTestStore(options: TestStoreOptions = {}): RedisMemoryStore 
   const store = createRedisMemoryStore({
     ...(options.redis === undefined ? { url: REDIS_URL } : { redis: options.redis }),
     namespace: options.namespace ?? randomNamespace(),
-    ...(options.limits === undefined ? {} : { limits: options.limits }),
-    ...(options.historyDepth === undefined ? {} : { historyDepth: options.historyDepth }),
-    ...(options.historyMaxBytes === undefined ? {} : { historyMaxBytes: options.historyMaxBytes }),
-    ...(options.feedMaxLength === undefined ? {} : { feedMaxLength: options.feedMaxLength }),
-    ...(options.accessTimeGranularityMs === undefined
-      ? {}
-      : { accessTimeGranularityMs: options.accessTimeGranularityMs }),
+    limits: options.limits,
+    historyDepth: options.historyDepth,
+    historyMaxBytes: options.historyMaxBytes,
+    feedMaxLength: options.feedMaxLength,
+    accessTimeGranularityMs: options.accessTimeGranularityMs,
   });
   opened.push(store);
   return store;

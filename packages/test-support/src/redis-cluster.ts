@@ -95,7 +95,7 @@ export async function startRedisCluster(
                   ...['--tls-ca-cert-file', certificates.caFile],
                 ]),
           ],
-          ...(options.password === undefined ? {} : { password: options.password }),
+          password: options.password,
         }),
       );
       nodes.push({ host: '127.0.0.1', port: tlsPort ?? port });
@@ -166,7 +166,7 @@ function probeClient(port: number, password: string | undefined): Redis {
     host: '127.0.0.1',
     lazyConnect: true,
     maxRetriesPerRequest: 1,
-    ...(password === undefined ? {} : { password }),
+    password,
   });
   client.on('error', () => undefined);
   return client;

@@ -22,7 +22,7 @@ export interface RedisServerOptions {
   /** How long each start may take to answer PING with its data loaded. Default 10 000 ms. */
   startTimeoutMs?: number;
   /** `requirepass` (and `masterauth`); the readiness probe authenticates with it. Default: none. */
-  password?: string;
+  password?: string | undefined;
 }
 
 /** A private `redis-server` child process on 127.0.0.1. */

@@ -32,11 +32,11 @@ export interface RedisMemoryChange {
   /** Store path (for rename: the old path). */
   path: string;
   /** Rename only: the new path. */
-  newPath?: string;
+  newPath?: string | undefined;
   /** Size after the change (0 for delete, expire and directory renames). */
   bytes: number;
   /** Session from the `MutationContext`, if given. */
-  session?: string;
+  session?: string | undefined;
 }
 
 /** A file's content with the version it was stored under. */
@@ -109,8 +109,8 @@ export function parseChange(id: string, fields: string[]): RedisMemoryChange {
     at: Number(values.get('at')),
     command: values.get('command') ?? '',
     path: values.get('path') ?? '',
-    ...(newPath === undefined ? {} : { newPath }),
+    newPath,
     bytes: Number(values.get('bytes') ?? 0),
-    ...(session === undefined ? {} : { session }),
+    session,
   };
 }
