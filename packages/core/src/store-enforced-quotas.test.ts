@@ -164,10 +164,7 @@ describe('store-enforced quotas', () => {
     ];
     for (const [limit, expected] of cases) {
       const store = wrapStore(createInMemoryStore(), {
-        write: () =>
-          Promise.reject(
-            new StoreError('quota_exceeded', 'Too much.', limit === undefined ? {} : { limit }),
-          ),
+        write: () => Promise.reject(new StoreError('quota_exceeded', 'Too much.', { limit })),
       });
       const tool = createMemoryTool({ store, quotaEnforcement: 'store' });
       const result = await tool.execute({

@@ -176,7 +176,7 @@ export interface StoreErrorOptions {
   /** The underlying error, when wrapping one. */
   cause?: unknown;
   /** For `quota_exceeded`: which limit. */
-  limit?: keyof StoreLimits;
+  limit?: keyof StoreLimits | undefined;
   /** For `quota_exceeded`: the value of that limit (bytes or files), when the store knows it. */
   maximum?: number | undefined;
 }

@@ -30,7 +30,7 @@ async function run(task: ChildTask, go: Promise<void>): Promise<unknown> {
     // These tests prove no update is lost, not how long a waiter gives up after: on a loaded
     // machine (CI beside other work) a waiter can wait longer than the 10 s default.
     lockTimeoutMs: 120_000,
-    ...(task.maxFiles === undefined ? {} : { limits: { maxFiles: task.maxFiles } }),
+    limits: task.maxFiles === undefined ? undefined : { maxFiles: task.maxFiles },
   });
   print({ ready: true });
   await go;

@@ -23,7 +23,7 @@ export async function createFixture(limits?: StoreLimits): Promise<FileSystemFix
   const store = await createFileSystemStore({
     root,
     lockTimeoutMs: 120_000,
-    ...(limits === undefined ? {} : { limits }),
+    limits,
   });
   return {
     directory,

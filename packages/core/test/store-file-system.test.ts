@@ -13,7 +13,7 @@ for (const durability of ['full', 'data'] as const) {
       const store = await createFileSystemStore({
         root: join(directory, 'memories'),
         durability,
-        ...(limits === undefined ? {} : { limits }),
+        limits,
       });
       return {
         store,

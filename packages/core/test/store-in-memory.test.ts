@@ -3,7 +3,7 @@ import { createInMemoryStore } from '@baton/core';
 import { describeMemoryStoreConformance } from '@baton/core/testing';
 
 describeMemoryStoreConformance('InMemoryStore', ({ limits }) => {
-  const store = createInMemoryStore(limits === undefined ? {} : { limits });
+  const store = createInMemoryStore({ limits });
   return Promise.resolve({ store, cleanup: () => store.close() });
 });
 

@@ -11,7 +11,7 @@ export interface FileSystemStoreOptions {
   /** Directory holding the memory files; created with mode 0700 if missing. */
   root: string;
   /** Limits enforced on every write and edit. Default: none. */
-  limits?: StoreLimits;
+  limits?: StoreLimits | undefined;
   /** How long a mutation waits for another process's lock before failing with `conflict`. Default 10 000 ms. */
   lockTimeoutMs?: number;
   /** A lock file whose owner cannot be identified is broken after this long. Default 30 000 ms. */

@@ -25,7 +25,7 @@ import {
 /** Options of `InMemoryStore`. */
 export interface InMemoryStoreOptions {
   /** Limits enforced on every write and edit. Default: none. */
-  limits?: StoreLimits;
+  limits?: StoreLimits | undefined;
 }
 
 type MemoryNode =

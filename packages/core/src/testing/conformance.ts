@@ -59,9 +59,7 @@ export function describeMemoryStoreConformance(
         for (const testCase of group.cases) {
           const register = skip.has(testCase.name) ? it.skip : it;
           register(testCase.name, async () => {
-            const fixture = await setup(
-              testCase.limits === undefined ? {} : { limits: testCase.limits },
-            );
+            const fixture = await setup({ limits: testCase.limits });
             try {
               await testCase.run(fixture.store);
             } finally {

@@ -4,7 +4,7 @@ import { StoreError, type MemoryStore, type StoreErrorCode, type StoreLimits } f
 /** What `setup` receives: the conformance suite asks for limits when it tests them. */
 export interface ConformanceSetupOptions {
   /** Limits the store under test must enforce. `undefined` = none. */
-  limits?: StoreLimits;
+  limits?: StoreLimits | undefined;
 }
 
 /** A fresh, empty store for one test, and how to dispose of it. */
