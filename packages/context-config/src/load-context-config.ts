@@ -349,6 +349,7 @@ function readEnv(env: NodeJS.ProcessEnv): {
     }
     input.compaction = false;
   } else if (compaction === true || compactionTrigger !== undefined) {
+    // Absent, not undefined: mergeInputs spreads this over the lower layers' trigger.
     input.compaction =
       compactionTrigger === undefined
         ? {}
@@ -364,6 +365,7 @@ function readEnv(env: NodeJS.ProcessEnv): {
     }
     input.promptCache = false;
   } else if (promptCache === true || ttl !== undefined) {
+    // Absent, not undefined: mergeInputs spreads this over the lower layers' prefixTtl.
     input.promptCache = ttl === undefined ? {} : { prefixTtl: ttl };
   }
   return { input: input as ContextConfigInput, issues };

@@ -133,7 +133,7 @@ export interface ModelSimOptions {
   /** Faults from the start; replace them later with `setFaults` or `POST /_sim/faults`. Default none. */
   faults?: SimFaults;
   /** Custom responses before the scripted agent; see {@link SimScript}. Default none. */
-  script?: SimScript;
+  script?: SimScript | undefined;
   /**
    * Keep message threads (`thread: { type: 'create' | 'continue' }`) server-side by message id.
    * false: reject any `thread` with 400 `thread_unsupported_request`. Default true.

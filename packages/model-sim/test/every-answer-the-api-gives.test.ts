@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 async function setup(faults: SimFaults, script?: SimScript) {
-  const sim = await startModelSim({ faults, ...(script === undefined ? {} : { script }) });
+  const sim = await startModelSim({ faults, script });
   sims.push(sim);
   return { sim, client: new Anthropic({ apiKey: 'test', baseURL: sim.url, maxRetries: 0 }) };
 }

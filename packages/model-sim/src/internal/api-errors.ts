@@ -43,8 +43,8 @@ export class ApiError extends Error {
     message: string,
     options: {
       status?: number;
-      details?: Record<string, unknown>;
-      retryAfterSeconds?: number;
+      details?: Record<string, unknown> | undefined;
+      retryAfterSeconds?: number | undefined;
     } = {},
   ) {
     super(message);
@@ -60,7 +60,7 @@ export class ApiError extends Error {
 }
 
 export function invalidRequest(message: string, details?: Record<string, unknown>): ApiError {
-  return new ApiError('invalid_request_error', message, details ? { details } : {});
+  return new ApiError('invalid_request_error', message, { details });
 }
 
 export interface ErrorBody {

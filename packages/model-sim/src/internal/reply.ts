@@ -21,7 +21,7 @@ export interface Reply {
 export interface ShapedReply extends Reply {
   outputTokens: number;
   stopDetails: BetaRefusalStopDetails | null;
-  fault?: string;
+  fault?: string | undefined;
 }
 
 /** The scripted agent's turn. */
@@ -138,7 +138,7 @@ function shaped(blocks: SimBlock[], stopReason: BetaStopReason, fault?: string):
     stopReason,
     outputTokens: estimateOutputTokens(blocks),
     stopDetails: null,
-    ...(fault === undefined ? {} : { fault }),
+    fault,
   };
 }
 

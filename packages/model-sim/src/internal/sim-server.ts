@@ -387,7 +387,7 @@ export class SimServer {
       const { status, type, message, retryAfterSeconds } = scripted.error;
       throw new ApiError(type || errorTypeForStatus(status), message, {
         status,
-        ...(retryAfterSeconds !== undefined ? { retryAfterSeconds } : {}),
+        retryAfterSeconds,
       });
     }
     if (scripted) return replyFromScript(scripted, turn);
