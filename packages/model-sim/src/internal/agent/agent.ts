@@ -125,7 +125,7 @@ class Knowledge {
   mcpResults = new Map<string, string>();
 
   constructor(actions: Action[], goal: string | undefined) {
-    for (const action of actions) this.apply(action, goal);
+    for (const action of actions) this.#apply(action, goal);
   }
 
   count(step: string): number {
@@ -136,7 +136,7 @@ class Knowledge {
     return this.count(step) > 0;
   }
 
-  private apply(action: Action, goal: string | undefined): void {
+  #apply(action: Action, goal: string | undefined): void {
     const { step, result } = action;
     this.attempts.set(step, this.count(step) + 1);
     if (!result) return;
@@ -162,30 +162,30 @@ class Knowledge {
       this.featuresMissing = false;
     }
     const view = viewStep(step);
-    if (view && !cleared) this.applyView(view, action);
+    if (view && !cleared) this.#applyView(view, action);
     if (step.startsWith('check-') && !cleared) this.checkOutputs.set(step, result.text);
     if (step.startsWith('mcp-') && !cleared) this.mcpResults.set(step, result.text);
     // A failed edit means the file may differ from what was read: read it again before retrying.
-    if (result.isError && step.startsWith('flip-')) this.forget('features');
+    if (result.isError && step.startsWith('flip-')) this.#forget('features');
     if (result.isError && (step === 'append-progress' || step === 'end-append')) {
-      this.forget('progress');
+      this.#forget('progress');
     }
     if (!result.isError && (step === 'append-progress' || step === 'end-append')) {
       this.progressMissing = false;
     }
   }
 
-  private forget(kind: PagedKind): void {
+  #forget(kind: PagedKind): void {
     this.pages[kind] = new PagedFile();
     if (kind === 'features') this.features = undefined;
     else this.progress = undefined;
   }
 
-  private applyView(view: NonNullable<ReturnType<typeof viewStep>>, action: Action): void {
+  #applyView(view: NonNullable<ReturnType<typeof viewStep>>, action: Action): void {
     const result = action.result!;
     if (result.isError) {
       if (!isMissing(result.text)) return;
-      this.forget(view.kind);
+      this.#forget(view.kind);
       if (view.kind === 'features') this.featuresMissing = true;
       else this.progressMissing = true;
       return;
