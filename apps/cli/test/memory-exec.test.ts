@@ -2,14 +2,12 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { createLocalProject } from './local-project-fixture.js';
-import { oneLine, runCliWithInput, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, runCliWithInput, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 const FEATURES = JSON.stringify(
   [{ id: 'F1', description: 'a thing', steps: ['check it'], passes: false }],
@@ -34,8 +32,9 @@ function results(stdout: string): Array<{ content: string; isError: boolean }> {
 
 describe('baton memory exec', () => {
   it('answers each JSON line with one { content, isError } line, in order, on a Redis project', async () => {
-    const id = world.projectId('exec');
-    await world.control.createProject({ id, goal: '- one', workspace: dir });
+    const { redis } = world;
+    const id = redis.projectId('exec');
+    await redis.control.createProject({ id, goal: '- one', workspace: world.dir });
     const result = await runCliWithInput(
       ['memory', 'exec', id],
       lines(
@@ -44,7 +43,7 @@ describe('baton memory exec', () => {
         'not json',
         { command: 'view', path: '/etc/passwd' },
       ),
-      { cwd: dir, env: world.env(dir) },
+      { cwd: world.dir, env: redis.env(world.dir) },
     );
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -61,12 +60,13 @@ describe('baton memory exec', () => {
       isError: true,
     });
     expect(answers[3]?.isError).toBe(true);
-    const store = await world.control.memoryStore(id);
+    const store = await redis.control.memoryStore(id);
     expect(await store.read('notes.md')).toBe('hello\n');
   });
 
   it('applies the checklist guard (unless --no-guard) on a local project', async () => {
-    const project = await createLocalProject(dir, 'local-e', { 'features.json': FEATURES });
+    const { redis } = world;
+    const project = await createLocalProject(world.dir, 'local-e', { 'features.json': FEATURES });
     const rewrite = {
       command: 'str_replace',
       path: '/memories/features.json',
@@ -76,10 +76,7 @@ describe('baton memory exec', () => {
     const guarded = await runCliWithInput(
       ['memory', 'exec', 'local-e', '--local'],
       lines(rewrite),
-      {
-        cwd: dir,
-        env: world.env(dir),
-      },
+      { cwd: world.dir, env: redis.env(world.dir) },
     );
     expect(guarded.code).toBe(0);
     expect(results(guarded.stdout)[0]?.isError).toBe(true);
@@ -88,7 +85,7 @@ describe('baton memory exec', () => {
     const unguarded = await runCliWithInput(
       ['memory', 'exec', 'local-e', '--local', '--no-guard'],
       lines(rewrite),
-      { cwd: dir, env: world.env(dir) },
+      { cwd: world.dir, env: redis.env(world.dir) },
     );
     expect(results(unguarded.stdout)[0]?.isError).toBe(false);
     expect(await readFile(path.join(project, 'memories', 'features.json'), 'utf8')).toContain(
@@ -98,8 +95,8 @@ describe('baton memory exec', () => {
 
   it('an unknown project exits 7 with one line', async () => {
     const result = await runCliWithInput(['memory', 'exec', 'nobody-y'], '', {
-      cwd: dir,
-      env: world.env(dir),
+      cwd: world.dir,
+      env: world.redis.env(world.dir),
     });
     expect(result.code).toBe(7);
     expect(oneLine(result.stderr)).toContain('no project nobody-y');

@@ -140,6 +140,12 @@ export interface RedisCliWorld extends CliWorld {
   /** Runs `baton ...args` in `dir`, with `dir` as `BATON_HOME`. */
   readonly cli: (args: string[], extra?: EnvVariables) => Promise<CliRun>;
   /**
+   * Starts `baton ...args` in `dir` (its `BATON_HOME` unless `extra` names another) against the
+   * test's Redis with `extra`, as a long-lived process (`up`, `worker`, `run`, `logs --follow`);
+   * SIGKILLed and awaited after the test if it is still running, before the Redis world goes.
+   */
+  readonly start: (args: string[], extra?: EnvVariables) => CliProcess;
+  /**
    * Starts `baton worker --port 0 ...args` in `dir` with its own `BATON_HOME` (`<dir>/<home>`, as
    * another machine) on the simulator (`BATON_MODEL=sim`) and `extra`; SIGKILLed after the test
    * if it is still running.
@@ -169,6 +175,16 @@ export function redisCliWorld(tempPrefix?: string | undefined): RedisCliWorld {
     if (redis === undefined) throw new Error('redisCliWorld(): read redis inside a test');
     return redis;
   };
+  const start = (args: string[], extra?: EnvVariables): CliProcess => {
+    const child = startCli(args, { cwd: world.dir, env: current().env(world.dir, extra) });
+    world.closeAfter({
+      close: async () => {
+        child.kill('SIGKILL');
+        await child.done;
+      },
+    });
+    return child;
+  };
   return {
     get dir() {
       return world.dir;
@@ -183,19 +199,13 @@ export function redisCliWorld(tempPrefix?: string | undefined): RedisCliWorld {
     cli: (args, extra) => {
       return runCli(args, { cwd: world.dir, env: current().env(world.dir, extra) });
     },
-    startWorker: (home, extra = {}, args = []) => {
-      const worker = startCli(['worker', '--port', '0', ...args], {
-        cwd: world.dir,
-        env: current().env(path.join(world.dir, home), { BATON_MODEL: 'sim', ...extra }),
-      });
-      world.closeAfter({
-        close: async () => {
-          worker.kill('SIGKILL');
-          await worker.done;
-        },
-      });
-      return worker;
-    },
+    start,
+    startWorker: (home, extra = {}, args = []) =>
+      start(['worker', '--port', '0', ...args], {
+        BATON_HOME: path.join(world.dir, home),
+        BATON_MODEL: 'sim',
+        ...extra,
+      }),
     waitForCompleted: async (id, timeoutMs = 90_000) => {
       const { control } = current();
       await waitFor(

@@ -1,11 +1,8 @@
 import type { SessionSummary } from '@baton/projects';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 const TIP = 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0';
 
@@ -42,18 +39,18 @@ function summaryOf(id: string): SessionSummary {
 
 describe("baton status names the side branch a replaced session's late push was kept on", () => {
   it('in its text and in --json', async () => {
-    const id = world.projectId('kept');
-    await world.control.createProject({ id, goal: '- a' });
-    await world.repository.recordSessionEnd(id, summaryOf(id), { failed: false });
-    const env = world.env(dir);
+    const { redis } = world;
+    const id = redis.projectId('kept');
+    await redis.control.createProject({ id, goal: '- a' });
+    await redis.repository.recordSessionEnd(id, summaryOf(id), { failed: false });
 
-    const text = await runCli(['status', id], { cwd: dir, env });
+    const text = await world.cli(['status', id]);
     expect(text.stderr).toBe('');
     expect(text.stdout).toContain(
       `kept aside in session 2: a replaced session's late push (fence 5, 2 commits, tip ${TIP.slice(0, 12)}) was taken off the branch and kept on baton-kept/${id}/5-${TIP.slice(0, 12)}; merge what you want from it, then delete it`,
     );
 
-    const json = await runCli(['status', id, '--json'], { cwd: dir, env });
+    const json = await world.cli(['status', id, '--json']);
     const status = JSON.parse(json.stdout) as {
       sessionCommits: Array<{ sessionNumber: number; replacedStale: unknown[] }>;
     };

@@ -1,26 +1,22 @@
 import { Redis } from 'ioredis';
 import { describe, expect, it } from 'vitest';
 import { REDIS_URL } from '@baton/test-support';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 describe('baton verbs that write wait for a Redis data migration', () => {
   it('refuse in one line (exit 2) on data no worker of this version migrated; status still answers', async () => {
-    const id = world.projectId('mig');
-    await world.control.createProject({ id, goal: '- a' });
+    const id = world.redis.projectId('mig');
+    await world.redis.control.createProject({ id, goal: '- a' });
     // Paused: the worker `baton up` starts below has nothing to run.
-    await world.control.pause(id);
+    await world.redis.control.pause(id);
     // What an earlier Baton left: its projects, a config from before the workspace, repository,
     // model, budget, preset, hook and adoption fields were kept, and no record of migrations.
     const redis = new Redis(REDIS_URL);
     try {
-      await redis.del(world.control.keys.migrations);
-      const key = world.control.keys.project(id);
+      await redis.del(world.redis.control.keys.migrations);
+      const key = world.redis.control.keys.project(id);
       const config = JSON.parse((await redis.hget(key, 'config')) ?? '{}') as {
         goal: string;
         context: unknown;
@@ -33,30 +29,28 @@ describe('baton verbs that write wait for a Redis data migration', () => {
     } finally {
       redis.disconnect();
     }
-    const env = world.env(dir);
     const line =
       /^baton: Redis \(prefix \{cli-test-[0-9a-f]+\}\) holds data of an earlier Baton that is not migrated yet \(.*\): start a worker or `baton up` of this version first, which migrates it \(docs\/operations\.md#upgrading\)\.$/;
-    const other = world.projectId('mig2');
+    const other = world.redis.projectId('mig2');
     for (const args of [
       ['enqueue', '--project', other, '--goal', 'y'],
       ['cancel', id],
       ['say', id, 'hello'],
     ]) {
-      const refused = await runCli(args, { cwd: dir, env });
+      const refused = await world.cli(args);
       expect(refused.code, args[0]).toBe(2);
       expect(oneLine(refused.stderr), args[0]).toMatch(line);
     }
-    expect(await world.control.getProject(other)).toBeNull();
-    const status = await runCli(['status', id], { cwd: dir, env });
+    expect(await world.redis.control.getProject(other)).toBeNull();
+    const status = await world.cli(['status', id]);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain(id);
 
     // `baton up` (its worker) migrates the data: the old record reads with what its missing
     // fields meant, and writes are accepted again.
-    const up = startCli(['up', '--port', '0', '--json'], { cwd: dir, env });
-    running.push(up);
+    const up = world.start(['up', '--port', '0', '--json']);
     await up.waitForOutput('"type":"ready"', 60_000);
-    const migrated = await runCli(['status', id, '--json'], { cwd: dir, env });
+    const migrated = await world.cli(['status', id, '--json']);
     expect(migrated.code, migrated.stderr).toBe(0);
     expect(JSON.parse(migrated.stdout)).toMatchObject({
       id,
@@ -71,7 +65,7 @@ describe('baton verbs that write wait for a Redis data migration', () => {
       contextPreset: 'coding',
       budgets: {},
     });
-    const cancelled = await runCli(['cancel', id], { cwd: dir, env });
+    const cancelled = await world.cli(['cancel', id]);
     expect(cancelled.code, cancelled.stderr).toBe(0);
   }, 180_000);
 });
