@@ -3,17 +3,13 @@ import path from 'node:path';
 import { emptyUsageTotals } from '@baton/context-config';
 import { decodeProjectEvent } from '@baton/projects';
 import { describe, expect, it, vi } from 'vitest';
-import { runCli, startCli, type CliProcess } from './helpers.js';
 import { createLocalProject } from './local-project-fixture.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 const at = Date.UTC(2026, 0, 2, 3, 4, 5);
 const totals = {
@@ -100,17 +96,17 @@ const sessionEvents = (projectId: string) =>
   ].map((event) => ({ v: 1, projectId, ...event }));
 
 async function seededProject(): Promise<string> {
-  const id = world.projectId('logs');
-  await world.control.createProject({ id, goal: '- one\n- two', workspace: dir });
+  const id = world.redis.projectId('logs');
+  await world.redis.control.createProject({ id, goal: '- one\n- two', workspace: world.dir });
   for (const { v: _v, projectId: _projectId, ...event } of sessionEvents(id))
-    await world.append(id, event);
+    await world.redis.append(id, event);
   return id;
 }
 
 describe('baton logs', () => {
   it('prints turns, tool calls, memory changes and session ends as readable lines', async () => {
     const id = await seededProject();
-    const result = await runCli(['logs', id], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['logs', id]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const lines = result.stdout.trimEnd().split('\n');
@@ -130,7 +126,7 @@ describe('baton logs', () => {
 
   it('--json prints the events decoded, one per line', async () => {
     const id = await seededProject();
-    const result = await runCli(['logs', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['logs', id, '--json']);
     expect(result.code).toBe(0);
     const events = result.stdout
       .trimEnd()
@@ -142,7 +138,7 @@ describe('baton logs', () => {
   });
 
   it('an unknown project exits 7 with one line', async () => {
-    const result = await runCli(['logs', 'nobody-z'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['logs', 'nobody-z']);
     expect(result.code).toBe(7);
     expect(oneLine(result.stderr)).toBe(
       'baton: no project nobody-z on Redis (see `baton projects`; --local for `baton run` projects).',
@@ -150,26 +146,25 @@ describe('baton logs', () => {
   });
 
   it("-f shows a running project's events live and stops when it completes (worker from `baton up`)", async () => {
-    const up = startCli(['up', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_CHAIN_DELAY_MS: '0', BATON_HOME: path.join(dir, 'home') }),
+    const { redis } = world;
+    const up = world.start(['up', '--port', '0', '--json'], {
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_HOME: world.home,
     });
-    running.push(up);
     await up.waitForOutput('"type":"ready"', 60_000);
 
-    const id = world.projectId('live');
-    await world.control.createProject({
+    const id = redis.projectId('live');
+    await redis.control.createProject({
       id,
       goal: 'Say hello\n- Write a hello file',
-      workspace: path.join(dir, 'workspace'),
+      workspace: path.join(world.dir, 'workspace'),
     });
     // A first event, so we can tell when `logs -f` has read the history and is following.
-    await world.append(id, { type: 'note', at: Date.now(), text: 'before' });
-    const logs = startCli(['logs', id, '-f'], { cwd: dir, env: world.env(dir) });
-    running.push(logs);
+    await redis.append(id, { type: 'note', at: Date.now(), text: 'before' });
+    const logs = world.start(['logs', id, '-f']);
     await logs.waitForOutput('note {"text":"before"}', 30_000);
 
-    await world.control.enqueue(id);
+    await redis.control.enqueue(id);
     const result = await logs.done;
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -197,14 +192,10 @@ describe('baton logs', () => {
 
 describe('baton logs --local', () => {
   it('prints a local event log and follows lines appended to it until Ctrl-C', async () => {
-    const project = await createLocalProject(dir, 'local-l');
+    const project = await createLocalProject(world.dir, 'local-l');
     const [first, ...rest] = sessionEvents('local-l');
     await writeFile(path.join(project, 'events.jsonl'), `${JSON.stringify(first)}\n`);
-    const logs = startCli(['logs', 'local-l', '--local', '-f', '--json'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
-    running.push(logs);
+    const logs = world.start(['logs', 'local-l', '--local', '-f', '--json']);
     await logs.waitForOutput('"session-start"');
     for (const event of rest)
       await appendFile(path.join(project, 'events.jsonl'), `${JSON.stringify(event)}\n`);
@@ -221,9 +212,9 @@ describe('baton logs --local', () => {
   });
 
   it('a local project without an event log exits 2 saying so', async () => {
-    await mkdir(path.join(dir, 'x'));
-    await createLocalProject(dir, 'local-n');
-    const result = await runCli(['logs', 'local-n', '--local'], { cwd: dir, env: world.env(dir) });
+    await mkdir(path.join(world.dir, 'x'));
+    await createLocalProject(world.dir, 'local-n');
+    const result = await world.cli(['logs', 'local-n', '--local']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain('local project local-n has no event log');
   });

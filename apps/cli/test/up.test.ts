@@ -5,16 +5,12 @@ import { Redis } from 'ioredis';
 import { describe, expect, it, vi } from 'vitest';
 import { REDIS_URL, waitFor } from '@baton/test-support';
 import { answersPing as answersPingTarget, parseRedisUrl } from '@baton/projects';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { closedPort, oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Each test spawns `baton` (a few seconds per process on a loaded 2-core machine).
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 interface Ready {
   type: 'ready';
@@ -47,17 +43,13 @@ function alive(pid: number): boolean {
 
 describe('baton up', () => {
   it('starts its own redis-server (append-only, under BATON_HOME/redis) when none answers, and stops it on exit', async () => {
-    const home = path.join(dir, 'home');
+    const { home } = world;
     const probe = await closedPort();
-    const up = startCli(['up', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir, {
-        REDIS_URL: undefined,
-        BATON_HOME: home,
-        BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
-      }),
+    const up = world.start(['up', '--port', '0', '--json'], {
+      REDIS_URL: undefined,
+      BATON_HOME: home,
+      BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
     });
-    running.push(up);
     await up.waitForOutput('"type":"ready"', 60_000);
     const ready = readyLine(up.stdout());
     expect(ready).toMatchObject({
@@ -86,11 +78,10 @@ describe('baton up', () => {
   }, 120_000);
 
   it('uses the Redis that answers on the probed address instead of starting one', async () => {
-    const up = startCli(['up', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: undefined, BATON_REDIS_PROBE_URL: REDIS_URL }),
+    const up = world.start(['up', '--port', '0', '--json'], {
+      REDIS_URL: undefined,
+      BATON_REDIS_PROBE_URL: REDIS_URL,
     });
-    running.push(up);
     await up.waitForOutput('"type":"ready"', 60_000);
     expect(readyLine(up.stdout())).toMatchObject({ redisSource: 'probe', redisPid: null });
     up.kill('SIGINT');
@@ -98,11 +89,7 @@ describe('baton up', () => {
   }, 120_000);
 
   it('--json keeps stdout to JSON lines: the worker logs (LOG_LEVEL=info) go to stderr', async () => {
-    const up = startCli(['up', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir, { LOG_LEVEL: 'info' }),
-    });
-    running.push(up);
+    const up = world.start(['up', '--port', '0', '--json'], { LOG_LEVEL: 'info' });
     await up.waitForOutput('"type":"ready"', 60_000);
     up.kill('SIGINT');
     const result = await up.done;
@@ -118,13 +105,10 @@ describe('baton up', () => {
 
   it('without a redis-server binary, exits 9 with one line naming the install command', async () => {
     const probe = await closedPort();
-    const result = await runCli(['up', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, {
-        REDIS_URL: undefined,
-        PATH: path.join(dir, 'no-binaries-here'),
-        BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
-      }),
+    const result = await world.cli(['up', '--port', '0'], {
+      REDIS_URL: undefined,
+      PATH: path.join(world.dir, 'no-binaries-here'),
+      BATON_REDIS_PROBE_URL: `redis://127.0.0.1:${probe}`,
     });
     expect(result.code).toBe(9);
     expect(oneLine(result.stderr)).toBe(
@@ -134,16 +118,15 @@ describe('baton up', () => {
 
   it('uses REDIS_URL as is: unreachable exits 8 (no fallback), not a URL exits 2', async () => {
     const port = await closedPort();
-    const unreachable = await runCli(['up', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    const unreachable = await world.cli(['up', '--port', '0'], {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
     });
     expect(unreachable.code).toBe(8);
     expect(oneLine(unreachable.stderr)).toContain(
       `cannot reach Redis at redis://127.0.0.1:${port}`,
     );
 
-    const bad = await runCli(['up'], { cwd: dir, env: world.env(dir, { REDIS_URL: 'localhost' }) });
+    const bad = await world.cli(['up'], { REDIS_URL: 'localhost' });
     expect(bad.code).toBe(2);
     expect(oneLine(bad.stderr)).toBe('baton: REDIS_URL is not a URL: "localhost".');
   });
@@ -154,10 +137,7 @@ describe('baton up', () => {
     const address = server.address();
     const port = typeof address === 'object' && address !== null ? address.port : 0;
     try {
-      const result = await runCli(['up', '--port', String(port)], {
-        cwd: dir,
-        env: world.env(dir),
-      });
+      const result = await world.cli(['up', '--port', String(port)]);
       expect(result.code).toBe(2);
       expect(oneLine(result.stderr)).toContain(`cannot listen on 127.0.0.1:${port}`);
     } finally {
@@ -166,7 +146,7 @@ describe('baton up', () => {
   }, 60_000);
 
   it('--port out of range is a usage error', async () => {
-    const result = await runCli(['up', '--port', '99999'], { cwd: dir, env: world.env(dir) });
+    const result = await world.cli(['up', '--port', '99999']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain('expected a port from 0 to 65535');
   });
