@@ -7,9 +7,9 @@
 import { mkdir, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { cliWorld, createBareRemote, git } from '@baton/test-support';
-import { afterEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
 
@@ -130,58 +130,58 @@ describe('baton run --workspace on a directory with files', () => {
 });
 
 describe('baton enqueue --workspace on a directory with files', () => {
-  let dir: string;
-  let world: RedisWorld;
-  useRedisWorld((fixture) => ({ dir, world } = fixture));
+  const world = redisCliWorld();
 
   it('is refused without --adopt (nothing created); adopted, a worker keeps every file and publishes no credential', async () => {
-    const mine = await userDirectory(dir);
-    const id = world.projectId('adopt');
-    const refused = await runCli(
-      ['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine],
-      {
-        cwd: dir,
-        env: world.env(dir),
-      },
-    );
+    const mine = await userDirectory(world.dir);
+    const id = world.redis.projectId('adopt');
+    const refused = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      GOAL,
+      '--workspace',
+      mine,
+    ]);
     expect(refused.code).toBe(2);
     expect(oneLine(refused.stderr)).toContain(
       'already holds files Baton did not create; add --adopt',
     );
     expect(refused.stdout).toContain('kept, never committed (look like secrets): 4 files');
-    expect(await world.control.getProject(id)).toBeNull();
+    expect(await world.redis.control.getProject(id)).toBeNull();
 
-    const queued = await runCli(
-      ['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine, '--adopt'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const queued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      GOAL,
+      '--workspace',
+      mine,
+      '--adopt',
+    ]);
     expect(queued.stderr).toBe('');
     expect(queued.code).toBe(0);
     expect(queued.stdout).toContain(`Adopting ${mine}`);
 
-    const workerHome = path.join(dir, 'worker-home');
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(workerHome, { BATON_MODEL: 'sim', BATON_CHAIN_DELAY_MS: '0' }),
-    });
+    const worker = world.startWorker('worker-home', { BATON_CHAIN_DELAY_MS: '0' });
+    await worker.waitForOutput('"worker started"', 60_000);
+    // Waits on the project's own record: the worker's sessions end it `completed`.
     let status = '';
-    try {
-      await worker.waitForOutput('"worker started"', 60_000);
-      // Waits on the project's own record: the worker's sessions end it `completed`.
-      const deadline = Date.now() + 150_000;
-      while (Date.now() < deadline) {
-        const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
-        status = (JSON.parse(result.stdout) as { status: string }).status;
-        if (status === 'completed' || status === 'failed' || status === 'paused') break;
-      }
-    } finally {
-      worker.kill('SIGTERM');
+    const deadline = Date.now() + 150_000;
+    while (Date.now() < deadline) {
+      const result = await world.cli(['status', id, '--json']);
+      status = (JSON.parse(result.stdout) as { status: string }).status;
+      if (status === 'completed' || status === 'failed' || status === 'paused') break;
     }
+    worker.kill('SIGTERM');
     await worker.done;
     expect(status).toBe('completed');
     await expectCanariesIntact(mine);
-    expectNoCanaryPublished(path.join(workerHome, 'remotes', `${id}.git`), `baton/${id}`);
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const remote = path.join(world.dir, 'worker-home', 'remotes', `${id}.git`);
+    expectNoCanaryPublished(remote, `baton/${id}`);
+    const text = await world.cli(['status', id]);
     expect(text.stdout).toMatch(
       /left out {2}of session \d+'s checkpoint, kept in the workspace: \.aws\/credentials \(secret\), \.env \(secret\), \.npmrc \(secret\), id_rsa \(secret\)/,
     );
@@ -189,32 +189,15 @@ describe('baton enqueue --workspace on a directory with files', () => {
 });
 
 describe('a worker re-checks the workspace it is given before writing there', () => {
-  let dir: string;
-  let world: RedisWorld;
-  useRedisWorld((fixture) => ({ dir, world } = fixture));
-  let worker: CliProcess | undefined;
-  afterEach(async () => {
-    worker?.kill('SIGTERM');
-    await worker?.done;
-    worker = undefined;
-  });
-
-  function startWorker(): void {
-    worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(path.join(dir, 'worker-home'), {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '0',
-      }),
-    });
-  }
+  const world = redisCliWorld();
+  const startWorker = () => world.startWorker('worker-home', { BATON_CHAIN_DELAY_MS: '0' });
 
   /** Reads `baton status ID --json` until the project is paused, completed or failed. */
   async function settled(id: string): Promise<{ status: string; statusReason: string | null }> {
     const deadline = Date.now() + 150_000;
     let status = { status: '', statusReason: null as string | null };
     while (Date.now() < deadline) {
-      const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+      const result = await world.cli(['status', id, '--json']);
       status = JSON.parse(result.stdout) as typeof status;
       if (['completed', 'failed', 'paused'].includes(status.status)) break;
     }
@@ -222,17 +205,22 @@ describe('a worker re-checks the workspace it is given before writing there', ()
   }
 
   it('pauses, changing nothing, when files appeared in a workspace enqueued empty without --adopt', async () => {
-    const mine = path.join(dir, 'mine');
+    const mine = path.join(world.dir, 'mine');
     await mkdir(mine);
-    const id = world.projectId('appeared');
-    const queued = await runCli(['enqueue', '--project', id, '--goal', GOAL, '--workspace', mine], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = world.redis.projectId('appeared');
+    const queued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      GOAL,
+      '--workspace',
+      mine,
+    ]);
     expect(queued.stderr).toBe('');
     expect(queued.code).toBe(0);
     // Between the enqueue and the worker, the user's own files land there.
-    await userDirectory(dir);
+    await userDirectory(world.dir);
 
     startWorker();
     const status = await settled(id);
@@ -245,25 +233,22 @@ describe('a worker re-checks the workspace it is given before writing there', ()
   }, 240_000);
 
   it('adopts what --adopt allowed but never over a file of the base; once that file is moved, resume completes', async () => {
-    const remote = await createBareRemote(dir, 'origin.git');
-    const mine = await userDirectory(dir);
+    const remote = await createBareRemote(world.dir, 'origin.git');
+    const mine = await userDirectory(world.dir);
     await writeFile(path.join(mine, 'README.md'), '# my own readme\n');
-    const id = world.projectId('clash');
-    const queued = await runCli(
-      [
-        'enqueue',
-        '--project',
-        id,
-        '--goal',
-        GOAL,
-        '--repo',
-        remote,
-        '--workspace',
-        mine,
-        '--adopt',
-      ],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const id = world.redis.projectId('clash');
+    const queued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      GOAL,
+      '--repo',
+      remote,
+      '--workspace',
+      mine,
+      '--adopt',
+    ]);
     expect(queued.stderr).toBe('');
     expect(queued.code).toBe(0);
     expect(queued.stdout).toContain(`Adopting ${mine}`);
@@ -288,7 +273,7 @@ describe('a worker re-checks the workspace it is given before writing there', ()
     ]);
 
     await rm(path.join(mine, 'README.md'));
-    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    const resumed = await world.cli(['resume', id]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     expect((await settled(id)).status).toBe('completed');
