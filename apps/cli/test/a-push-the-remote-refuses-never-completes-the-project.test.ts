@@ -12,14 +12,15 @@ import path from 'node:path';
 import { verifyWebhookSignature } from '@baton/projects';
 import {
   checkoutFingerprint,
+  cliWorld,
   createUserRepo,
   git,
   startWebhookReceiver,
   type WebhookReceiver,
 } from '@baton/test-support';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, tempDir, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { describe, expect, it } from 'vitest';
+import { cliEnv, runCli } from './helpers.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
 const POLICY = 'policy: baton branches are frozen until Monday';
@@ -41,23 +42,15 @@ const REFUSED =
   /refused the push of baton\/[\w-]+: \[remote rejected\] \(pre-receive hook declined\) \(the remote said: policy: baton branches are frozen until Monday\)/;
 
 describe('baton run on a repository whose remote refuses pushes', () => {
-  let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => {
-    ({ dir, cleanup } = await tempDir());
-  });
-  afterEach(async () => {
-    await cleanup();
-  });
-  const home = () => path.join(dir, 'home');
+  const world = cliWorld();
 
   it('reports and counts every refused checkpoint, pauses checkpoint_failed with exit 3, keeps the work in the clone; after the fix the next run pushes it and completes', async () => {
-    const repo = await createUserRepo(dir);
+    const repo = await createUserRepo(world.dir);
     const hook = await refusePushes(repo);
     const before = await checkoutFingerprint(repo);
     const run = await runCli(['run', '--repo', repo, '--goal', GOAL, '--project', 'frozen'], {
-      cwd: dir,
-      env: cliEnv(home(), { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
     });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(3);
@@ -81,15 +74,15 @@ describe('baton run on a repository whose remote refuses pushes', () => {
     // Nothing reached the user's repository; the work is committed in Baton's clone.
     expect(branchExists(repo, 'baton/frozen')).toBe(false);
     expect(await checkoutFingerprint(repo)).toEqual(before);
-    const clone = path.join(home(), 'git', 'frozen.git');
+    const clone = path.join(world.home, 'git', 'frozen.git');
     const kept = git(clone, 'rev-parse', 'HEAD');
     expect(git(clone, 'ls-tree', '-r', '--name-only', kept).split('\n')).toContain('init.sh');
 
     // The hook is gone: the next run pushes what the clone kept first, then completes.
     await rm(hook);
     const again = await runCli(['run', '--project', 'frozen', '--json'], {
-      cwd: dir,
-      env: cliEnv(home(), { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { BATON_CHECKPOINT_INTERVAL_MS: '0' }),
     });
     expect(again.code, again.stderr).toBe(0);
     const end = JSON.parse(again.stdout.trim().split('\n').at(-1) ?? '{}') as Record<
@@ -112,22 +105,12 @@ describe('baton run on a repository whose remote refuses pushes', () => {
 });
 
 describe('a worker whose pushes the remote refuses', () => {
-  let dir: string;
-  let world: RedisWorld;
-  useRedisWorld((fixture) => ({ dir, world } = fixture));
-  let receiver: WebhookReceiver | null = null;
-  let worker: CliProcess | null = null;
-  afterEach(async () => {
-    worker?.kill('SIGTERM');
-    await worker?.done;
-    worker = null;
-    await receiver?.close();
-    receiver = null;
-  });
-
+  const world = redisCliWorld();
   const SECRET = 'whsec-refused-push';
-  function bodies(): Array<{ type: string; project: Record<string, unknown> }> {
-    return (receiver?.requests ?? []).map((request) => {
+  function bodies(
+    receiver: WebhookReceiver,
+  ): Array<{ type: string; project: Record<string, unknown> }> {
+    return receiver.requests.map((request) => {
       expect(
         verifyWebhookSignature(
           request.rawBody,
@@ -140,38 +123,30 @@ describe('a worker whose pushes the remote refuses', () => {
   }
 
   it('pauses the project checkpoint_failed (webhook, baton status text and JSON); baton resume after the fix pushes the kept work and completes', async () => {
-    const repo = await createUserRepo(dir);
+    const repo = await createUserRepo(world.dir);
     const hook = await refusePushes(repo);
-    receiver = await startWebhookReceiver();
-    const id = world.projectId('frozen');
-    const queued = await runCli(['enqueue', '--project', id, '--goal', GOAL, '--repo', repo], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const receiver = world.closeAfter(await startWebhookReceiver());
+    const id = world.redis.projectId('frozen');
+    const queued = await world.cli(['enqueue', '--project', id, '--goal', GOAL, '--repo', repo]);
     expect(queued.stderr).toBe('');
     expect(queued.code).toBe(0);
 
-    const workerHome = path.join(dir, 'worker-home');
-    worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(workerHome, {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '0',
-        BATON_CHECKPOINT_INTERVAL_MS: '0',
-        BATON_WEBHOOK_URL: receiver.url,
-        BATON_WEBHOOK_SECRET: SECRET,
-      }),
+    const worker = world.startWorker('worker-home', {
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_CHECKPOINT_INTERVAL_MS: '0',
+      BATON_WEBHOOK_URL: receiver.url,
+      BATON_WEBHOOK_SECRET: SECRET,
     });
     await worker.waitForOutput('"worker started"', 60_000);
     await receiver.received(1);
-    const [paused] = bodies();
+    const [paused] = bodies(receiver);
     expect(paused).toMatchObject({ type: 'project.paused', project: { id, status: 'paused' } });
     const reason = String(paused?.project.reason);
     expect(reason).toMatch(/^checkpoint_failed: checkpoint [0-9a-f]{12} was not pushed: /);
     expect(reason).toMatch(REFUSED);
     expect(branchExists(repo, `baton/${id}`)).toBe(false);
 
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const text = await world.cli(['status', id]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(`paused`);
     expect(text.stdout).toContain(reason);
@@ -181,9 +156,7 @@ describe('a worker whose pushes the remote refuses', () => {
       ),
     );
     expect(text.stdout).toMatch(/session 1 \(completed\): .* \(last not pushed\)/);
-    const json = JSON.parse(
-      (await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) })).stdout,
-    ) as {
+    const json = JSON.parse((await world.cli(['status', id, '--json'])).stdout) as {
       status: string;
       statusReason: string;
       sessionCommits: Array<{
@@ -201,11 +174,11 @@ describe('a worker whose pushes the remote refuses', () => {
 
     // The cause is fixed; the worker that kept the commits pushes them, then the project completes.
     await rm(hook);
-    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    const resumed = await world.cli(['resume', id]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     await receiver.received(2);
-    expect(bodies()[1]).toMatchObject({
+    expect(bodies(receiver)[1]).toMatchObject({
       type: 'project.completed',
       project: { id, status: 'completed' },
     });
@@ -214,11 +187,11 @@ describe('a worker whose pushes the remote refuses', () => {
     expect(git(repo, 'ls-tree', '-r', '--name-only', head).split('\n')).toEqual(
       expect.arrayContaining(['init.sh', 'features/f1.sh', 'features/f2.sh']),
     );
-    const after = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const after = await world.cli(['status', id]);
     expect(after.stdout).toContain(
       'checkpoint of session 1 was not pushed then (pushed by a later session)',
     );
     expect(after.stdout).not.toContain('NOT PUSHED');
-    expect(existsSync(path.join(workerHome, 'git', `${id}.git`))).toBe(true);
+    expect(existsSync(path.join(world.dir, 'worker-home', 'git', `${id}.git`))).toBe(true);
   }, 300_000);
 });
