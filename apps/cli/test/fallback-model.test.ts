@@ -4,17 +4,14 @@ import { estimateCostUsd } from '@baton/context-config';
 import { waitFor } from '@baton/test-support';
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { cliEnv, runCli } from './helpers.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 const PRIMARY = 'claude-opus-4-1';
 const FALLBACK = 'claude-haiku-4-5';
 const GOAL = 'Greet\n- hello';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 /** A simulator on which `PRIMARY` stays overloaded, and the CLI's API variables pointing at it. */
 async function overloadedPrimary(): Promise<{ sim: ModelSim; api: Record<string, string> }> {
@@ -38,7 +35,7 @@ interface LoggedEvent {
 }
 
 async function localEvents(project: string): Promise<LoggedEvent[]> {
-  const text = await readFile(path.join(dir, 'home', 'projects', project, 'events.jsonl'), 'utf8');
+  const text = await readFile(path.join(world.home, 'projects', project, 'events.jsonl'), 'utf8');
   return text
     .trim()
     .split('\n')
@@ -61,8 +58,8 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
   it('finishes on the fallback model when the model stays overloaded, priced at the fallback prices', async () => {
     const { sim, api } = await overloadedPrimary();
     const result = await runCli(['run', '--goal', GOAL, '--project', 'fb'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home'), {
+      cwd: world.dir,
+      env: cliEnv(world.home, {
         ...api,
         BATON_MODEL: PRIMARY,
         BATON_FALLBACK_MODEL: FALLBACK,
@@ -100,16 +97,16 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
     expect(sim.received.some((record) => record.model === PRIMARY)).toBe(true);
     // The transcript says it too: the model of every answer, and the fallback at the end.
     const transcript = await runCli(['transcript', 'fb', '--local', '--session', '1'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home')),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     expect(transcript.code).toBe(0);
     expect(transcript.stdout).toContain(
       `fell back from ${PRIMARY} to ${FALLBACK} at turn 1 (the model stayed overloaded)`,
     );
     const json = await runCli(['transcript', 'fb', '--local', '--session', '1', '--json'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home')),
+      cwd: world.dir,
+      env: cliEnv(world.home),
     });
     const [session] = json.stdout
       .trim()
@@ -123,8 +120,8 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
   it('without a fallback model the overloaded model fails the session as before (exit 6)', async () => {
     const { sim, api } = await overloadedPrimary();
     const result = await runCli(['run', '--goal', GOAL, '--project', 'nofb'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home'), { ...api, BATON_MODEL: PRIMARY }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { ...api, BATON_MODEL: PRIMARY }),
     });
     expect(result.code).toBe(6);
     expect(result.stdout).not.toContain('Fallback model');
@@ -135,15 +132,15 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
   });
 
   it('refuses a bad BATON_FALLBACK_MODEL, or one that is the model itself, in one line (exit 2)', async () => {
-    const home = path.join(dir, 'home');
+    const home = world.home;
     const bad = await runCli(['run', '--goal', GOAL, '--project', 'bad'], {
-      cwd: dir,
+      cwd: world.dir,
       env: cliEnv(home, { BATON_FALLBACK_MODEL: 'claude haiku' }),
     });
     expect(bad.code).toBe(2);
     expect(oneLine(bad.stderr)).toMatch(/BATON_FALLBACK_MODEL must be a model id .*"claude haiku"/);
     const same = await runCli(['run', '--goal', GOAL, '--project', 'same'], {
-      cwd: dir,
+      cwd: world.dir,
       env: cliEnv(home, { BATON_MODEL: 'sim', BATON_FALLBACK_MODEL: 'sim' }),
     });
     expect(same.code).toBe(2);
@@ -153,39 +150,34 @@ describe('BATON_FALLBACK_MODEL with baton run', () => {
 
 describe('a project fallback model with baton worker', () => {
   it('enqueue --fallback-model: the worker session continues on it, and baton status says so', async () => {
+    const { redis } = world;
     const { api } = await overloadedPrimary();
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, {
-        ...api,
-        BATON_MODEL: PRIMARY,
-        BATON_CHAIN_DELAY_MS: '0',
-        BATON_API_RETRY_BASE_MS: '1',
-      }),
+    const worker = world.start(['worker', '--port', '0'], {
+      ...api,
+      BATON_MODEL: PRIMARY,
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_API_RETRY_BASE_MS: '1',
     });
-    running.push(worker);
     await worker.waitForOutput('"worker started"');
     const metricsPort = Number(/"httpPort":(\d+)/.exec(worker.stdout())?.[1]);
     expect(metricsPort).toBeGreaterThan(0);
-    const id = world.projectId('fbw');
-    const enqueued = await runCli(
-      ['enqueue', '--project', id, '--goal', GOAL, '--fallback-model', FALLBACK, '--json'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const id = redis.projectId('fbw');
+    const fallback = ['--fallback-model', FALLBACK, '--json'];
+    const enqueued = await world.cli(['enqueue', '--project', id, '--goal', GOAL, ...fallback]);
     expect(enqueued.stderr).toBe('');
     expect(enqueued.code).toBe(0);
     expect(JSON.parse(enqueued.stdout)).toMatchObject({ fallbackModel: FALLBACK });
     const settled = await waitFor(
       'the project to settle',
       async () => {
-        const project = await world.control.getProject(id);
+        const project = await redis.control.getProject(id);
         return project !== null && !['queued', 'running'].includes(project.status) && project;
       },
       60_000,
     );
     expect(settled).toMatchObject({ status: 'completed' });
 
-    const status = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const status = await world.cli(['status', id, '--json']);
     const json = JSON.parse(status.stdout) as {
       fallbackModel: string;
       sessionCommits: Array<{ model: string; fallback: { from: string; to: string } | null }>;
@@ -200,13 +192,13 @@ describe('a project fallback model with baton worker', () => {
     expect(metrics).toContain(
       `baton_model_fallbacks_total{from="${PRIMARY}",to="${FALLBACK}"} ${json.sessionCommits.length}`,
     );
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const text = await world.cli(['status', id]);
     expect(text.stdout).toContain(`fallback ${FALLBACK}`);
     expect(text.stdout).toContain(
       `session 1: ${PRIMARY} stayed overloaded, ${FALLBACK} from turn 1`,
     );
-    const sessions = await world.control.listSessions(id);
-    const project = await world.control.getProject(id);
+    const sessions = await redis.control.listSessions(id);
+    const project = await redis.control.getProject(id);
     expect(project?.counters.costUsd).toBeCloseTo(
       sessions.reduce((sum, session) => sum + session.costUsd, 0),
       10,
@@ -214,15 +206,21 @@ describe('a project fallback model with baton worker', () => {
   });
 
   it('refuses a bad --fallback-model and a bad BATON_FALLBACK_MODEL in one line each (exit 2)', async () => {
-    const enqueue = await runCli(
-      ['enqueue', '--project', world.projectId('bad'), '--goal', GOAL, '--fallback-model', 'a b'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const id = world.redis.projectId('bad');
+    const enqueue = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      GOAL,
+      '--fallback-model',
+      'a b',
+    ]);
     expect(enqueue.code).toBe(2);
     expect(oneLine(enqueue.stderr)).toMatch(/--fallback-model.*must be a model id/);
-    const worker = await runCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_MODEL: 'sim', BATON_FALLBACK_MODEL: 'a b' }),
+    const worker = await world.cli(['worker', '--port', '0'], {
+      BATON_MODEL: 'sim',
+      BATON_FALLBACK_MODEL: 'a b',
     });
     expect(worker.code).toBe(2);
     expect(oneLine(worker.stderr)).toContain('BATON_FALLBACK_MODEL must be a model id');

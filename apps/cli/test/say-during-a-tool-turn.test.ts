@@ -4,8 +4,8 @@ import { startModelSim, type ModelSim, type SimScriptRequest } from '@baton/mode
 import type { StoredGuidance } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { cliEnv, runCli } from './helpers.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 /**
  * `baton say` while a session is in the middle of a tool-using turn, from both entry points (a
@@ -19,10 +19,7 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 const GOAL = 'Greet people.\n- say hello\n- say goodbye';
 const TEXT = 'Name the greeting file hello.txt.';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 interface Block {
   type: string;
@@ -80,30 +77,27 @@ function expectGuidanceAfterToolResults(
 
 describe('baton say in the middle of a tool turn, against a baton worker', () => {
   it('the guidance follows the turn’s tool_result blocks in the next request, the API refuses nothing, and the session acknowledges it', async () => {
+    const { redis } = world;
     const seen: SimScriptRequest[] = [];
     const sim = world.closeAfter(
       await startModelSim({ script: (request) => void seen.push(request) }),
     );
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, {
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: sim.url,
-        BATON_CHAIN_DELAY_MS: '0',
-      }),
+    const worker = world.start(['worker', '--port', '0'], {
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
     });
-    running.push(worker);
     await worker.waitForOutput('"worker started"', 60_000);
-    const id = world.projectId('saytool');
-    await world.control.createProject({ id, goal: GOAL });
+    const id = redis.projectId('saytool');
+    await redis.control.createProject({ id, goal: GOAL });
     // Hold the first request that continues the session's work: its tools have run and their
     // results are with the model.
     sim.setFaults({ stallNextWork: 1 });
-    await world.control.enqueue(id);
+    await redis.control.enqueue(id);
     await sim.waitForStalled(1, 90_000);
     const held = sim.requests;
 
-    const said = await runCli(['say', id, TEXT, '--json'], { cwd: dir, env: world.env(dir) });
+    const said = await world.cli(['say', id, TEXT, '--json']);
     expect(said.stderr).toBe('');
     expect(said.code).toBe(0);
     const sent = JSON.parse(said.stdout) as { id: string; sessionRunning: boolean };
@@ -113,7 +107,7 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
     const done = await waitFor(
       'the project to settle',
       async () => {
-        const project = await world.control.getProject(id);
+        const project = await redis.control.getProject(id);
         return project !== null && !['queued', 'running'].includes(project.status) && project;
       },
       120_000,
@@ -122,7 +116,7 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
     expectGuidanceAfterToolResults(sim, seen, held, sent.id);
 
     // Acknowledged: the event names the turn that carried it, and the stored guidance says who.
-    const events = (await world.control.readEvents(id, { count: 100_000 })).map(
+    const events = (await redis.control.readEvents(id, { count: 100_000 })).map(
       (entry) => entry.event,
     );
     const sentEvent = events.find((event) => event.type === 'guidance-sent');
@@ -135,7 +129,7 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
       guidanceId: sent.id,
       runningSessionId: deliveredEvent.sessionId,
     });
-    const stored: StoredGuidance[] = await world.control.listGuidance(id);
+    const stored: StoredGuidance[] = await redis.control.listGuidance(id);
     expect(stored).toEqual([
       expect.objectContaining({
         id: sent.id,
@@ -145,7 +139,7 @@ describe('baton say in the middle of a tool turn, against a baton worker', () =>
         }),
       }),
     ]);
-    const logs = await runCli(['logs', id], { cwd: dir, env: world.env(dir) });
+    const logs = await world.cli(['logs', id]);
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(
       `✉ guidance delivered to the model with turn ${deliveredEvent.turn}\n`,
@@ -159,24 +153,21 @@ describe('baton say --local in the middle of a tool turn, against a baton run', 
     const sim = world.closeAfter(
       await startModelSim({ script: (request) => void seen.push(request) }),
     );
-    const home = path.join(dir, 'home');
+    const { home } = world;
     const id = 'saylocal';
     // Hold the first request that continues the session's work, as above.
     sim.setFaults({ stallNextWork: 1 });
-    const run = startCli(['run', '--goal', GOAL, '--project', id], {
-      cwd: dir,
-      env: cliEnv(home, {
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: sim.url,
-        BATON_MODEL: 'claude-haiku-4-5',
-      }),
+    const run = world.start(['run', '--goal', GOAL, '--project', id], {
+      BATON_HOME: home,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_MODEL: 'claude-haiku-4-5',
     });
-    running.push(run);
     await sim.waitForStalled(1, 120_000);
     const held = sim.requests;
 
     const said = await runCli(['say', id, TEXT, '--local', '--json'], {
-      cwd: dir,
+      cwd: world.dir,
       env: cliEnv(home),
     });
     expect(said.stderr).toBe('');
@@ -212,13 +203,13 @@ describe('baton say --local in the middle of a tool turn, against a baton run', 
         turn: delivered[0]?.turn,
       }),
     ]);
-    const logs = await runCli(['logs', id, '--local'], { cwd: dir, env: cliEnv(home) });
+    const logs = await runCli(['logs', id, '--local'], { cwd: world.dir, env: cliEnv(home) });
     expect(logs.code).toBe(0);
     expect(logs.stdout).toContain(
       `✉ guidance delivered to the model with turn ${delivered[0]?.turn}\n`,
     );
     // A finished project takes no more guidance.
-    const late = await runCli(['say', id, TEXT, '--local'], { cwd: dir, env: cliEnv(home) });
+    const late = await runCli(['say', id, TEXT, '--local'], { cwd: world.dir, env: cliEnv(home) });
     expect(late.code).toBe(2);
     expect(late.stderr).toMatch(/^baton: project saylocal is completed; guidance reaches only/u);
   }, 300_000);

@@ -1,13 +1,9 @@
-import path from 'node:path';
 import { startWebhookReceiver, waitFor, type WebhookReceiver } from '@baton/test-support';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cliEnv, runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { cliEnv, runCli } from './helpers.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 let receiver: WebhookReceiver | undefined;
 afterEach(async () => {
@@ -58,8 +54,8 @@ describe('traces over OTLP from the entry points', () => {
   it('baton run with OTEL_EXPORTER_OTLP_ENDPOINT sends the session, request and tool spans', async () => {
     const { endpoint, receiver: target } = await otlpReceiver();
     const result = await runCli(['run', '--goal', 'Greet\n- hello', '--project', 'otel'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home'), { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint }),
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
@@ -83,26 +79,19 @@ describe('traces over OTLP from the entry points', () => {
 
   it('baton worker with OTEL_EXPORTER_OTLP_ENDPOINT and OTEL_SERVICE_NAME sends its sessions spans', async () => {
     const { endpoint, receiver: target } = await otlpReceiver();
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '0',
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-        OTEL_SERVICE_NAME: 'baton-worker-under-test',
-      }),
+    const worker = world.start(['worker', '--port', '0'], {
+      BATON_MODEL: 'sim',
+      BATON_CHAIN_DELAY_MS: '0',
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      OTEL_SERVICE_NAME: 'baton-worker-under-test',
     });
-    running.push(worker);
     await worker.waitForOutput('"worker started"');
-    const id = world.projectId('otelw');
-    const enqueued = await runCli(['enqueue', '--project', id, '--goal', 'Greet\n- hello'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = world.redis.projectId('otelw');
+    const enqueued = await world.cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello']);
     expect(enqueued.code).toBe(0);
     await waitFor(
       'the project to complete',
-      async () => (await world.control.getProject(id))?.status === 'completed',
+      async () => (await world.redis.control.getProject(id))?.status === 'completed',
       60_000,
     );
     // SIGTERM flushes what the batch processor holds before the worker exits.
@@ -124,16 +113,16 @@ describe('traces over OTLP from the entry points', () => {
 
   it('refuses an OTEL_EXPORTER_OTLP_ENDPOINT that is not a URL in one line (exit 2)', async () => {
     const run = await runCli(['run', '--goal', 'Greet\n- hello', '--project', 'bad'], {
-      cwd: dir,
-      env: cliEnv(path.join(dir, 'home'), { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }),
+      cwd: world.dir,
+      env: cliEnv(world.home, { OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }),
     });
     expect(run.code).toBe(2);
     expect(oneLine(run.stderr)).toContain(
       'OTEL_EXPORTER_OTLP_ENDPOINT is not an http:// or https:// URL',
     );
-    const worker = await runCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_MODEL: 'sim', OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' }),
+    const worker = await world.cli(['worker', '--port', '0'], {
+      BATON_MODEL: 'sim',
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318',
     });
     expect(worker.code).toBe(2);
     expect(oneLine(worker.stderr)).toContain(
