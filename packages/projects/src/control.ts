@@ -313,7 +313,9 @@ class RedisBatonControl implements BatonControl {
     return this.#repository.fragment(projectId);
   }
 
-  async listProjects(listOptions: { status?: ProjectStatus } = {}): Promise<ProjectRecord[]> {
+  async listProjects(
+    listOptions: { status?: ProjectStatus | undefined } = {},
+  ): Promise<ProjectRecord[]> {
     await this.#ready();
     return this.#repository.list(listOptions);
   }

@@ -299,7 +299,7 @@ export class FileProjectLog implements ProjectLog {
 
   async readEvents(
     projectId: string,
-    options: { fromId?: string; count?: number } = {},
+    options: { fromId?: string | undefined; count?: number | undefined } = {},
   ): Promise<EventEntry[]> {
     let text: string;
     try {

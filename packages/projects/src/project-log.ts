@@ -71,7 +71,7 @@ export interface ProjectLog {
   /** Events after `fromId` (default: from the first), at most `count` (default 100), oldest first. */
   readEvents(
     projectId: string,
-    options?: { fromId?: string; count?: number },
+    options?: { fromId?: string | undefined; count?: number | undefined },
   ): Promise<EventEntry[]>;
   /** Removes the project and everything recorded about it. */
   delete(projectId: string): Promise<void>;

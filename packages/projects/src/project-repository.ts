@@ -232,7 +232,7 @@ export class ProjectRepository implements ProjectLog {
   }
 
   /** Every project (oldest first), optionally only those in one status. */
-  async list(options: { status?: ProjectStatus } = {}): Promise<ProjectRecord[]> {
+  async list(options: { status?: ProjectStatus | undefined } = {}): Promise<ProjectRecord[]> {
     const ids = await this.redis.zrange(this.keys.projects, '0', '-1');
     const projects: ProjectRecord[] = [];
     // Batches keep one pipeline from holding thousands of replies at once.

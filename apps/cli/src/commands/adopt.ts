@@ -91,7 +91,7 @@ export function registerAdoptCommand(program: Command): void {
           id: projectId,
           goal,
           repo,
-          ...(options.base === undefined ? {} : { base: options.base }),
+          base: options.base,
         });
         // Restoring and queuing either both happen or adopt leaves nothing behind: a project with
         // half its memory and no job would be refused by the next adopt ("exists in Redis").

@@ -76,22 +76,19 @@ export function registerEnqueueCommand(program: Command): void {
         const project = await control.createProject({
           id: options.project,
           goal,
-          ...(options.workspace !== undefined
-            ? { workspace: path.resolve(options.workspace) }
-            : {}),
-          ...(options.repo !== undefined ? { repo: options.repo } : {}),
-          ...(options.base !== undefined ? { base: options.base } : {}),
+          workspace: options.workspace === undefined ? undefined : path.resolve(options.workspace),
+          repo: options.repo,
+          base: options.base,
           ...(options.skipHooks === true ? { skipHooks: true } : {}),
           ...(options.adopt === true ? { adoptWorkspace: true } : {}),
-          ...(options.model !== undefined ? { model: options.model } : {}),
-          ...(options.fallbackModel !== undefined ? { fallbackModel: options.fallbackModel } : {}),
-          ...(options.preset !== undefined ? { contextPreset: options.preset } : {}),
-          ...(budgets === undefined ? {} : { budgets }),
-          ...(options.allowHost === undefined
-            ? {}
-            : { sandbox: { allowedHosts: options.allowHost } }),
-          ...verificationInput(options),
-          ...(mcp === undefined ? {} : { mcp }),
+          model: options.model,
+          fallbackModel: options.fallbackModel,
+          contextPreset: options.preset,
+          budgets,
+          sandbox:
+            options.allowHost === undefined ? undefined : { allowedHosts: options.allowHost },
+          verification: verificationInput(options),
+          mcp,
         });
         const queued = await control.enqueue(project.id);
         if (options.json) {

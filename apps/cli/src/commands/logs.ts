@@ -32,7 +32,7 @@ function createPrinter(options: LogsOptions) {
     color: shouldUseColor(process.stdout),
     // The status line is redrawn in place only while following live on a terminal.
     statusLine: tty && options.follow === true,
-    ...(process.stdout.columns === undefined ? {} : { columns: process.stdout.columns }),
+    columns: process.stdout.columns,
   });
   return {
     print: (event: ProjectEvent) => view.onEvent(event),

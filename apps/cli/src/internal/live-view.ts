@@ -24,7 +24,7 @@ export interface LiveViewOptions {
   /** Prefix each event line with its local time (HH:MM:SS). Default true. */
   timestamps?: boolean;
   /** Terminal width: the in-place status line is cut to fit (a wrapped line cannot be redrawn). */
-  columns?: number;
+  columns?: number | undefined;
 }
 
 /** What the view knows after the events it has seen. */

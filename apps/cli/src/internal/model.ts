@@ -27,8 +27,8 @@ export interface ModelConnection {
  * off: @baton/session retries itself and reports every retry as an event.
  */
 export async function connectModel(options: {
-  model?: string;
-  env?: NodeJS.ProcessEnv;
+  model?: string | undefined;
+  env?: NodeJS.ProcessEnv | undefined;
 }): Promise<ModelConnection> {
   const env = options.env ?? process.env;
   const fallbackModel = fallbackModelFrom(env);
@@ -48,7 +48,7 @@ export async function connectModel(options: {
     };
   }
   const baseURL = env.ANTHROPIC_BASE_URL?.trim();
-  const client = new Anthropic({ apiKey, maxRetries: 0, ...(baseURL ? { baseURL } : {}) });
+  const client = new Anthropic({ apiKey, maxRetries: 0, baseURL: baseURL || undefined });
   const model = requested ?? DEFAULT_MODEL;
   return {
     client,
@@ -67,7 +67,7 @@ export async function connectModel(options: {
  */
 export function refuseModelWithoutKey(options: {
   model?: string | undefined;
-  env?: NodeJS.ProcessEnv;
+  env?: NodeJS.ProcessEnv | undefined;
 }): void {
   const env = options.env ?? process.env;
   const apiKey = env.ANTHROPIC_API_KEY?.trim();

@@ -186,7 +186,7 @@ function localAccess(log: FileProjectLog): ProjectAccess {
         for (;;) {
           const page = await log.readEvents(project.id, {
             count: 500,
-            ...(lastId === undefined ? {} : { fromId: lastId }),
+            fromId: lastId,
           });
           for (const entry of page) {
             yield { event: entry.event, live };
@@ -241,7 +241,7 @@ function redisAccess(control: BatonControl): ProjectAccess {
   return {
     kind: 'redis',
     requireProject,
-    listProjects: (status) => control.listProjects(status === undefined ? {} : { status }),
+    listProjects: (status) => control.listProjects({ status }),
     listSessions: (id) => control.listSessions(id),
     readChecks: (id) => control.readChecks(id),
     memoryStore: (id) => control.memoryStore(id),
@@ -265,7 +265,7 @@ function redisAccess(control: BatonControl): ProjectAccess {
       for (;;) {
         const page = await control.readEvents(project.id, {
           count: 500,
-          ...(lastId === undefined ? {} : { fromId: lastId }),
+          fromId: lastId,
         });
         for (const entry of page) {
           yield { event: entry.event, live: false };

@@ -182,16 +182,23 @@ export function budgetsFromFlags(
   flags: ProjectFlags,
   stored: ProjectBudgets = {},
 ): ProjectBudgets | undefined {
+  // The spreads stay: `given` is read with Object.keys and laid over `stored`, where an
+  // undefined budget would wipe the stored one (ProjectBudgets stays strict).
   const given: ProjectBudgets = {
+    // eslint-disable-next-line no-restricted-syntax -- read by Object.keys, merged over stored
     ...(flags.budgetUsd === undefined ? {} : { maxUsd: flags.budgetUsd }),
+    // eslint-disable-next-line no-restricted-syntax -- read by Object.keys, merged over stored
     ...(flags.maxSessions === undefined ? {} : { maxSessions: flags.maxSessions }),
+    // eslint-disable-next-line no-restricted-syntax -- read by Object.keys, merged over stored
     ...(flags.maxTokens === undefined ? {} : { maxTokens: flags.maxTokens }),
+    // eslint-disable-next-line no-restricted-syntax -- read by Object.keys, merged over stored
     ...(flags.stallAfter === undefined ? {} : { maxSessionsWithoutProgress: flags.stallAfter }),
   };
   if (Object.keys(given).length === 0 && flags.maxTurns === undefined) return undefined;
   return {
     ...stored,
     ...given,
+    // eslint-disable-next-line no-restricted-syntax -- `session: undefined` would wipe stored.session
     ...(flags.maxTurns === undefined
       ? {}
       : { session: { ...stored.session, maxTurns: flags.maxTurns } }),

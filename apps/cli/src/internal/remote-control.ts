@@ -44,18 +44,18 @@ function isWorkerError(
  */
 export async function openControl(env: NodeJS.ProcessEnv = process.env): Promise<BatonControl> {
   const target = await redisTargetFromEnvironment(env);
-  const prefix = env[CLI_ENV_VARIABLES.prefix]?.trim();
+  // Unset or empty: the default prefix.
+  const prefix = env[CLI_ENV_VARIABLES.prefix]?.trim() || undefined;
   // Loaded on use: `--help` and local commands should not pay for BullMQ.
   const { createBatonControl, prefixProblem } = await import('@baton/projects');
   // The control API would name its option; the user set the variable.
-  const problem =
-    prefix === undefined || prefix === '' ? null : prefixProblem(prefix, CLI_ENV_VARIABLES.prefix);
+  const problem = prefix === undefined ? null : prefixProblem(prefix, CLI_ENV_VARIABLES.prefix);
   if (problem !== null) throw new CliError('usage', `${problem}.`);
   try {
     return createBatonControl({
       target,
       connectTimeoutMs: 3_000,
-      ...(prefix === undefined || prefix === '' ? {} : { prefix }),
+      prefix,
     });
   } catch (error) {
     throw toCommandFailure(error);

@@ -228,7 +228,7 @@ async function connectRun(
   sandboxSetting: SandboxSetting,
   say: Say,
 ) {
-  const connection = await connectModel(model === undefined ? {} : { model });
+  const connection = await connectModel({ model });
   say(connection.notice);
   const traces = await startTraces(connection);
   if (traces !== undefined) say(`Traces: OTLP to ${traces.url}.`);

@@ -134,7 +134,7 @@ function checkSameSource(existing: ProjectRecord, options: RunOptions): void {
 
 /** `--check`/`--require-checks` through the project schema `enqueue` and the dashboard use. */
 function readProjectVerification(options: RunOptions): ProjectVerification | undefined {
-  const input = verificationInput(options).verification;
+  const input = verificationInput(options);
   if (input === undefined) return undefined;
   const parsed = projectVerificationSchema.safeParse(input);
   if (!parsed.success) {
@@ -232,7 +232,7 @@ export async function openProject(
     context,
     sandbox: readProjectSandbox(options) ?? null,
     verification: readProjectVerification(options) ?? null,
-    ...(mcp === undefined ? {} : { mcp }),
+    mcp,
     createdAt: Date.now(),
     repo: source?.repo ?? null,
     base: source?.base ?? null,
@@ -262,10 +262,7 @@ export function readSandboxSetting(options: RunOptions): SandboxSetting {
  */
 async function newProjectContext(options: RunOptions): Promise<ContextConfigInput> {
   try {
-    return await projectContext(
-      options.preset === undefined ? {} : { contextPreset: options.preset },
-      {},
-    );
+    return await projectContext({ contextPreset: options.preset }, {});
   } catch (error) {
     if (isProjectError(error)) throw new CliError('usage', `${error.message}.`);
     throw error;

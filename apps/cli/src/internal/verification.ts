@@ -1,24 +1,24 @@
-import type { ProjectInput, ProjectVerification } from '@baton/projects';
+import type { ProjectVerification } from '@baton/projects';
 
 /**
  * `--check`, `--require-checks`, `--check-timeout` and `--regression-budget` as the project
- * input's `verification` (absent when none is given).
+ * input's `verification` (`undefined` when none is given).
  */
 export function verificationInput(options: {
   check?: string | undefined;
   requireChecks?: boolean | undefined;
   checkTimeout?: number | undefined;
   regressionBudget?: number | undefined;
-}): Pick<ProjectInput, 'verification'> {
+}): ProjectVerification | undefined {
   const verification = {
-    ...(options.check === undefined ? {} : { check: options.check }),
-    ...(options.requireChecks === true ? { requireChecks: true } : {}),
-    ...(options.checkTimeout === undefined ? {} : { checkTimeoutSeconds: options.checkTimeout }),
-    ...(options.regressionBudget === undefined
-      ? {}
-      : { regressionBudgetSeconds: options.regressionBudget }),
+    check: options.check,
+    requireChecks: options.requireChecks === true ? true : undefined,
+    checkTimeoutSeconds: options.checkTimeout,
+    regressionBudgetSeconds: options.regressionBudget,
   };
-  return Object.keys(verification).length === 0 ? {} : { verification };
+  return Object.values(verification).every((value) => value === undefined)
+    ? undefined
+    : verification;
 }
 
 /** One phrase for a project's verification settings: "checks each feature with its own check". */

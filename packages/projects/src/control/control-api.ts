@@ -131,7 +131,7 @@ export interface BatonControl {
    */
   findFragment(projectId: string): Promise<string[] | null>;
   /** Every project (oldest first): the CLI's listing. A fleet view pages with `pageProjects`. */
-  listProjects(options?: { status?: ProjectStatus }): Promise<ProjectRecord[]>;
+  listProjects(options?: { status?: ProjectStatus | undefined }): Promise<ProjectRecord[]>;
   /**
    * One page of projects, sorted (`created`, `updated` or `id`, `desc` by default), filtered by
    * status and by a case-insensitive search of id and goal, after a cursor (`nextCursor` of the

@@ -13,7 +13,7 @@ export interface BatonControlOptions {
    * Key prefix with a hash tag; must match the workers'. Default `{baton}`. Memory keys follow it
    * (`keys.memoryPrefix`: `{acme}` keeps memory under `acme:{<project id>}:...`).
    */
-  prefix?: string;
+  prefix?: string | undefined;
   /**
    * Where `createProject` runs: relative `repo` paths are resolved against this directory, and
    * its `baton.config.json` gives new projects their context config. Default `process.cwd()`.

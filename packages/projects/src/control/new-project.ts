@@ -93,7 +93,7 @@ export async function newProjectRecord(
  * preset; a bad layer is `invalid_input` naming it.
  */
 export async function projectContext(
-  input: { context?: ContextConfigInput; contextPreset?: ContextConfigInput['preset'] },
+  input: { context?: ContextConfigInput; contextPreset?: ContextConfigInput['preset'] | undefined },
   options: NewProjectOptions,
 ): Promise<ContextConfigInput> {
   const override: ContextConfigInput = {
