@@ -59,7 +59,7 @@ export interface DashboardServerOptions {
    */
   redis?: (SessionRedis & ThrottleRedis) | undefined;
   /** BullMQ queue(s) shown by Bull Board at `/queues`. Default: none (the page says so). */
-  queue?: Queue | readonly Queue[];
+  queue?: Queue | readonly Queue[] | undefined;
   /**
    * What Bull Board may do: `read-only` (default; no job or queue can be changed, no Redis or
    * kernel details), `full` (retry, clean, empty, pause... and the Redis stats), `off` (no board).
@@ -257,7 +257,7 @@ export async function createDashboardServer(
     options.onError ?? ((error: unknown) => logger.error({ err: error }, 'unexpected error'));
   const telemetry = createDashboardTelemetry({
     logger,
-    ...(options.registry === undefined ? {} : { registry: options.registry }),
+    registry: options.registry,
   });
   const readinessTimeoutMs = options.readinessTimeoutMs ?? 2_000;
   const assets = await loadAssets(options.assetsDirectory ?? defaultAssetsDirectory());

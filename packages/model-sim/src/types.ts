@@ -131,7 +131,7 @@ export interface ModelSimOptions {
   /** Interface to bind. Default '127.0.0.1'. */
   host?: string;
   /** Faults from the start; replace them later with `setFaults` or `POST /_sim/faults`. Default none. */
-  faults?: SimFaults;
+  faults?: SimFaults | undefined;
   /** Custom responses before the scripted agent; see {@link SimScript}. Default none. */
   script?: SimScript | undefined;
   /**

@@ -302,7 +302,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     async ({ context, projectId, query }) => {
       const window = await control.pageSessions(projectId, {
         limit: query.limit ?? SESSION_WINDOW,
-        ...(query.before === undefined ? {} : { beforeIndex: query.before }),
+        beforeIndex: query.before,
       });
       const sessions = fitRows(window.sessions, 'end', options.maxPageBytes);
       const start = window.startIndex + sessions.left;
@@ -338,11 +338,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
     '/projects/:id/search',
     { query: searchQuerySchema, gate: heavy },
     async ({ context, projectId, query }) => {
-      const result = await control.search(
-        projectId,
-        query.q,
-        query.limit === undefined ? {} : { limit: query.limit },
-      );
+      const result = await control.search(projectId, query.q, { limit: query.limit });
       return context.json({ query: query.q.trim(), ...result } satisfies Browser.SearchAnswer);
     },
   );
@@ -358,7 +354,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
           ? await control.readEvents(projectId, { fromId: query.after, count: limit })
           : await control.readEvents(projectId, {
               last: limit,
-              ...(query.before === undefined ? {} : { beforeId: query.before }),
+              beforeId: query.before,
             });
       // Forward pages keep their oldest events (continue after the last one shown), backward
       // pages their newest (continue before the first one shown).
@@ -380,7 +376,7 @@ export function createApiRoutes(options: ApiOptions): Hono {
       // The latest window of the stream; the chart asks for earlier turns with ?before=.
       const entries = await control.readEvents(projectId, {
         last: limit,
-        ...(query.before === undefined ? {} : { beforeId: query.before }),
+        beforeId: query.before,
       });
       return context.json({
         turns: tokenSeries(entries),

@@ -118,6 +118,7 @@ export function addMemoryRoutes(options: MemoryRoutesOptions): void {
           path: query.path,
           bytes: version.bytes,
           version: version.version,
+          // eslint-disable-next-line no-restricted-syntax -- Browser.MemoryHistory (public/js) has `session?: string`
           ...(version.session === undefined ? {} : { session: version.session }),
         }))
         .reverse();

@@ -37,7 +37,7 @@ export interface SseOptions {
 interface Outgoing {
   event: string;
   data: unknown;
-  id?: string;
+  id?: string | undefined;
 }
 
 /**
@@ -69,6 +69,7 @@ function createClientWriter(stream: SSEStreamingApi, maxQueued: number) {
         await stream.writeSSE({
           event: message.event,
           data: JSON.stringify(message.data),
+          // eslint-disable-next-line no-restricted-syntax -- Hono's SSEMessage.id refuses undefined
           ...(message.id === undefined ? {} : { id: message.id }),
         });
       }
@@ -216,7 +217,7 @@ export function projectStream(context: Context, projectId: string, options: SseO
             events: recent,
             lastEventId: last ?? null,
           } satisfies Browser.ProjectSnapshot,
-          ...(last === undefined ? {} : { id: last }),
+          id: last,
         });
         lastSent = last ?? '0-0';
       } else {

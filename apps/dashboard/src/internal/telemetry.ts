@@ -24,7 +24,7 @@ export interface DashboardTelemetry {
 
 export function createDashboardTelemetry(options: {
   logger: Logger;
-  registry?: Registry;
+  registry?: Registry | undefined;
 }): DashboardTelemetry {
   const registry = options.registry ?? new Registry();
   collectDefaultMetrics({ register: registry, prefix: 'baton_dashboard_process_' });

@@ -61,7 +61,7 @@ export async function startTestDashboard(
     logger: pino({ level: 'silent' }),
     // Never pick up BATON_DASHBOARD_TOKEN from the environment (CI passes it through).
     token: '',
-    ...(queue === undefined ? {} : { queue }),
+    queue,
     ...serverOptions,
   });
   return {

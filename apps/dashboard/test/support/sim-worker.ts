@@ -32,7 +32,7 @@ export async function startSimWorker(options: {
 }): Promise<SimWorker> {
   const sim = await startModelSim({
     port: 0,
-    ...(options.faults ? { faults: options.faults } : {}),
+    faults: options.faults,
   });
   const connections = [
     new Redis(REDIS_URL, workerConnectionOptions()),
