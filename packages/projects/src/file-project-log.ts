@@ -30,6 +30,7 @@ import type {
   TransitionOptions,
   TransitionResult,
 } from './project-log.js';
+import { decodeSessionSummaryJson } from './session-summary-decoder.js';
 
 /** The stored settings `setSettings` replaces; each one absent stays as it is. */
 export interface ProjectSettings {
@@ -242,7 +243,9 @@ export class FileProjectLog implements ProjectLog {
   }
 
   async listSessions(projectId: string): Promise<SessionSummary[]> {
-    return this.#readLines<SessionSummary>(this.paths(projectId).sessions);
+    return (await this.#readTextLines(this.paths(projectId).sessions)).map(
+      decodeSessionSummaryJson,
+    );
   }
 
   async setLastCheckpoint(projectId: string, commit: string): Promise<void> {
@@ -404,12 +407,13 @@ export class FileProjectLog implements ProjectLog {
   }
 
   async #readLines<T>(file: string): Promise<T[]> {
+    return (await this.#readTextLines(file)).map((line) => JSON.parse(line) as T);
+  }
+
+  async #readTextLines(file: string): Promise<string[]> {
     try {
       const text = await readFile(file, 'utf8');
-      return text
-        .split('\n')
-        .filter((line) => line !== '')
-        .map((line) => JSON.parse(line) as T);
+      return text.split('\n').filter((line) => line !== '');
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
       throw error;

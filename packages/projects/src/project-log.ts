@@ -195,6 +195,12 @@ export interface SessionSummary {
   mcp?:
     | Array<{ server: string; state: string; tools: number; message?: string | undefined }>
     | undefined;
+  /**
+   * Set when the stored summary could not be decoded (`session-summary-decoder.ts`): what was
+   * wrong. The row then has outcome `malformed`, kind `unknown`, its id and number if it had
+   * them, and zeros and empty lists for the rest.
+   */
+  malformed?: string | undefined;
 }
 
 /** What a session summary keeps of its end-of-session checkpoint. */

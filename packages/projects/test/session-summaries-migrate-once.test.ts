@@ -63,10 +63,10 @@ describe('session summaries stored before caching and fallback models', () => {
     // The prefix was fresh, so every migration was recorded as applied: this one was not yet.
     await world.redis.hdel(keys.migrations, MIGRATION);
 
-    // Readers have no defaults: before the migration the fields are simply absent.
+    // Readers have no defaults: before the migration the summaries read as malformed.
     const before = await world.control.listSessions('plain');
-    expect(before[0]?.model).toBeUndefined();
-    expect(before[0]?.cacheReadInputTokens).toBeUndefined();
+    expect(before[0]?.outcome).toBe('malformed');
+    expect(before[0]?.malformed).toMatch(/^(model|cacheReadInputTokens): /);
 
     expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([MIGRATION]);
     expect(await world.control.listSessions('plain')).toEqual([
@@ -81,7 +81,9 @@ describe('session summaries stored before caching and fallback models', () => {
     // Once: a summary stored the old way afterwards stays as it is.
     await world.redis.rpush(keys.sessions('pinned'), stored(pinned));
     expect(await runRedisMigrations({ redis: world.redis, keys })).toEqual([]);
-    expect((await world.control.listSessions('pinned'))[1]?.model).toBeUndefined();
+    expect((await world.control.listSessions('pinned'))[1]?.malformed).toMatch(
+      /^(model|cacheReadInputTokens): /,
+    );
   });
 
   it('get their cache counts and model once under BATON_HOME', async () => {
@@ -108,7 +110,7 @@ describe('session summaries stored before caching and fallback models', () => {
       );
 
       const before = await createFileProjectLog({ home }).listSessions('old');
-      expect(before[1]?.model).toBeUndefined();
+      expect(before[1]?.malformed).toMatch(/^(model|cacheReadInputTokens): /);
       expect(await (await openFileProjectLog({ home })).listSessions('old')).toEqual([
         upgraded(started, 'sim-haiku'),
         upgraded(unnamed, 'sim-opus'),
@@ -118,7 +120,7 @@ describe('session summaries stored before caching and fallback models', () => {
       // Once: a line written the old way afterwards stays as it is.
       await writeFile(path.join(dir, 'sessions.jsonl'), `${stored(unnamed)}\n`);
       const again = await (await openFileProjectLog({ home })).listSessions('old');
-      expect(again[0]?.model).toBeUndefined();
+      expect(again[0]?.malformed).toMatch(/^(model|cacheReadInputTokens): /);
     } finally {
       await rm(home, { recursive: true, force: true });
     }

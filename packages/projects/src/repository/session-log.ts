@@ -2,6 +2,7 @@ import type { FeatureChecks, FeatureCheckState } from '@baton/session';
 import type { WriteBatch } from '../internal/write-batch.js';
 import type { BatonKeys } from '../keys.js';
 import type { SessionSummary } from '../project-log.js';
+import { decodeSessionSummaryJson } from '../session-summary-decoder.js';
 import type { RedisClient } from '@baton/storage-redis';
 
 /** A window of a project's session summaries (`sessionWindow`). */
@@ -83,7 +84,7 @@ export class SessionLog {
     const start = Math.max(0, end - options.limit);
     const entries = end > start ? await this.#redis.lrange(key, start, end - 1) : [];
     return {
-      sessions: entries.map((entry) => JSON.parse(entry) as SessionSummary),
+      sessions: entries.map(decodeSessionSummaryJson),
       startIndex: start,
       total,
     };
@@ -92,7 +93,7 @@ export class SessionLog {
   /** Every kept summary, oldest first. */
   async list(projectId: string): Promise<SessionSummary[]> {
     const entries = await this.#redis.lrange(this.#keys.sessions(projectId), 0, -1);
-    return entries.map((entry) => JSON.parse(entry) as SessionSummary);
+    return entries.map(decodeSessionSummaryJson);
   }
 
   /**
