@@ -486,7 +486,7 @@ class RedisBatonControl implements BatonControl {
   }
 
   async close(): Promise<void> {
-    for (const follower of this.#followers) follower.disconnect();
+    for (const follower of this.#followers) closeRedisConnection(follower);
     this.#followers.clear();
     this.#waiter.close();
     if (this.#queue) await this.#queue.close().catch(() => undefined);

@@ -24,8 +24,12 @@ interface DashboardOptions {
 async function serveDashboard(options: DashboardOptions): Promise<number> {
   const say = (line: string) => process.stderr.write(`${line}\n`);
   // Loaded on use so other verbs and `--help` start fast.
-  const { createRedisConnection, createSessionQueue, producerConnectionOptions } =
-    await import('@baton/projects');
+  const {
+    closeRedisConnection,
+    createRedisConnection,
+    createSessionQueue,
+    producerConnectionOptions,
+  } = await import('@baton/projects');
   const { createDashboardServer, isDashboardError } = await import('@baton/dashboard');
   const target = await redisTargetFromEnvironment();
   const control = await openControl();
@@ -42,7 +46,7 @@ async function serveDashboard(options: DashboardOptions): Promise<number> {
     await control.queueCounts();
     const queueConnection = createRedisConnection(target, producerConnectionOptions());
     queueConnection.on('error', () => undefined);
-    opened.push(() => Promise.resolve(queueConnection.disconnect()));
+    opened.push(() => Promise.resolve(closeRedisConnection(queueConnection)));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });
     opened.push(() => queue.close());
     const server = await createDashboardServer({

@@ -86,6 +86,7 @@ async function up(options: UpOptions): Promise<number> {
   const json = options.json === true;
   // Loaded on use so other verbs and `--help` start fast.
   const {
+    closeRedisConnection,
     createBatonControl,
     createRedisConnection,
     createSessionQueue,
@@ -147,7 +148,7 @@ async function up(options: UpOptions): Promise<number> {
     opened.push(() => control.close());
     const queueConnection = createRedisConnection(config.redis, producerConnectionOptions());
     queueConnection.on('error', () => undefined);
-    opened.push(() => Promise.resolve(queueConnection.disconnect()));
+    opened.push(() => Promise.resolve(closeRedisConnection(queueConnection)));
     const queue = createSessionQueue({ connection: queueConnection, keys: control.keys });
     opened.push(() => queue.close());
     dashboard = await createDashboardServer({

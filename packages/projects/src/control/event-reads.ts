@@ -5,7 +5,7 @@
 import type { EventEntry } from '../events.js';
 import type { BatonKeys } from '../keys.js';
 import type { ProjectRepository, ReadEventsOptions } from '../project-repository.js';
-import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
+import { closeRedisConnection, duplicateConnection, type RedisClient } from '@baton/storage-redis';
 import type { FollowEventsOptions } from './control-api.js';
 
 /** A read of the project's events; a blocking one (`blockMs`) on a connection of its own. */
@@ -25,7 +25,7 @@ export async function readProjectEvents(
   try {
     return await repository.readEvents(projectId, read, blocking);
   } finally {
-    blocking.disconnect();
+    closeRedisConnection(blocking);
   }
 }
 
@@ -60,7 +60,7 @@ export function followProjectEvents(
       blocking.on('error', () => undefined);
       followers.add(blocking);
       const signal = followOptions.signal;
-      const stop = () => blocking.disconnect();
+      const stop = () => closeRedisConnection(blocking);
       signal?.addEventListener('abort', stop, { once: true });
       let fromId = followOptions.fromId ?? '0-0';
       try {
@@ -95,7 +95,7 @@ export function followProjectEvents(
       } finally {
         signal?.removeEventListener('abort', stop);
         followers.delete(blocking);
-        blocking.disconnect();
+        closeRedisConnection(blocking);
       }
     },
   };

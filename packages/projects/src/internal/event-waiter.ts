@@ -6,7 +6,7 @@
  * connection). A wait that overlaps another gets a second connection, closed when it ends.
  * Aborting a wait disconnects its connection: that is the only way to end an XREAD BLOCK at once.
  */
-import { duplicateConnection, type RedisClient } from '@baton/storage-redis';
+import { closeRedisConnection, duplicateConnection, type RedisClient } from '@baton/storage-redis';
 import { ProjectError, describeError } from '../errors.js';
 import type { EventEntry } from '../events.js';
 import type { ProjectRepository } from '../project-repository.js';
@@ -61,7 +61,7 @@ export function createEventWaiter(options: EventWaiterOptions): EventWaiter {
 
   function discard(connection: RedisClient): void {
     connections.delete(connection);
-    connection.disconnect();
+    closeRedisConnection(connection);
   }
 
   return {
@@ -73,7 +73,7 @@ export function createEventWaiter(options: EventWaiterOptions): EventWaiter {
       if (signal?.aborted) return [];
       const connection = acquire();
       let timedOut = false;
-      const stop = () => connection.disconnect();
+      const stop = () => closeRedisConnection(connection);
       // Without this bound a read sent while Redis is down could wait for its return.
       const timer = setTimeout(() => {
         timedOut = true;
@@ -116,7 +116,7 @@ export function createEventWaiter(options: EventWaiterOptions): EventWaiter {
     close() {
       closed = true;
       idle = undefined;
-      for (const connection of connections) connection.disconnect();
+      for (const connection of connections) closeRedisConnection(connection);
       connections.clear();
     },
   };
