@@ -6,7 +6,7 @@ import {
   WorkspaceError,
   parseSandboxSetting,
 } from '@baton/workspace';
-import { CONTEXT_ENV_VARS, isSimulatedModel } from '@baton/context-config';
+import { contextVariablesSet, isSimulatedModel } from '@baton/context-config';
 import { z } from 'zod';
 import { MCP_CONFIG_ENV_VARIABLE, type McpConfig, loadMcpConfigFile } from '@baton/session';
 import { WorkerError } from './errors.js';
@@ -249,7 +249,7 @@ export const WORKER_ENV_VARIABLES: readonly string[] = Object.keys(envSchema.sha
  * silently. `undefined` when none is set.
  */
 export function contextVariablesNotice(env: NodeJS.ProcessEnv = process.env): string | undefined {
-  const names = Object.values(CONTEXT_ENV_VARS).filter((name) => (env[name]?.trim() ?? '') !== '');
+  const names = contextVariablesSet(env);
   if (names.length === 0) return undefined;
   return `${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not applied by workers: each project runs the context config stored when it was created (set ${names.length === 1 ? 'it' : 'them'} where you run baton enqueue or the dashboard)`;
 }

@@ -69,6 +69,7 @@ export type {
 export {
   CONFIG_FILE_NAME,
   CONTEXT_ENV_VARS,
+  contextVariablesSet,
   loadContextConfig,
   loadContextConfigInput,
 } from './load-context-config.js';

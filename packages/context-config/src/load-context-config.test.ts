@@ -6,6 +6,8 @@ import { defineContextConfig } from './define-context-config.js';
 import { ContextConfigError } from './errors.js';
 import {
   CONFIG_FILE_NAME,
+  CONTEXT_ENV_VARS,
+  contextVariablesSet,
   loadContextConfig,
   loadContextConfigInput,
 } from './load-context-config.js';
@@ -387,5 +389,30 @@ describe('bad files and env give one error per problem with its path', () => {
       ['baton.config.json', 'context.clearThinking.keep.value'],
       ['override', 'compaction.pause_after_compaction'],
     ]);
+  });
+});
+
+describe('contextVariablesSet', () => {
+  it('names the BATON_CONTEXT_* variables set, in CONTEXT_ENV_VARS order, blank ones unset', () => {
+    expect(
+      contextVariablesSet({
+        BATON_CONTEXT_THINKING_KEEP: '2',
+        BATON_CONTEXT_PRESET: 'off',
+        BATON_CONTEXT_COMPACTION: '  ',
+        BATON_CONTEXT_EXCLUDE_TOOLS: '',
+        BATON_CONTEXT_UNKNOWN: 'x',
+        BATON_MODEL: 'sim',
+      }),
+    ).toEqual([CONTEXT_ENV_VARS.preset, CONTEXT_ENV_VARS.thinkingKeep]);
+    expect(contextVariablesSet({})).toEqual([]);
+  });
+
+  it('reads process.env when env is not given', () => {
+    process.env.BATON_CONTEXT_PROMPT_CACHE = 'off';
+    try {
+      expect(contextVariablesSet()).toContain('BATON_CONTEXT_PROMPT_CACHE');
+    } finally {
+      delete process.env.BATON_CONTEXT_PROMPT_CACHE;
+    }
   });
 });

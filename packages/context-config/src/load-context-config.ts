@@ -45,6 +45,15 @@ export const CONTEXT_ENV_VARS = {
   cacheTtl: 'BATON_CONTEXT_CACHE_TTL',
 } as const;
 
+/**
+ * The `BATON_CONTEXT_*` variables set in `env` (an empty or blank value counts as unset), in
+ * `CONTEXT_ENV_VARS` order: what a process that runs a project's stored context config (a worker,
+ * `baton run` continuing a project) names in the one line that says they are not applied.
+ */
+export function contextVariablesSet(env: NodeJS.ProcessEnv = process.env): string[] {
+  return Object.values(CONTEXT_ENV_VARS).filter((name) => (env[name]?.trim() ?? '') !== '');
+}
+
 export interface LoadContextConfigOptions {
   /** Project root holding `baton.config.json` (a missing file is fine). */
   cwd: string;

@@ -5,7 +5,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { CONTEXT_ENV_VARS, type ContextConfigInput } from '@baton/context-config';
+import { contextVariablesSet, type ContextConfigInput } from '@baton/context-config';
 
 import {
   formatIssues,
@@ -274,9 +274,7 @@ async function newProjectContext(options: RunOptions): Promise<ContextConfigInpu
  * `BATON_CONTEXT_*` set now change nothing, and one line on stderr says so.
  */
 function noteContextVariables(project: ProjectRecord): void {
-  const names = Object.values(CONTEXT_ENV_VARS).filter(
-    (name) => (process.env[name]?.trim() ?? '') !== '',
-  );
+  const names = contextVariablesSet();
   if (names.length === 0) return;
   process.stderr.write(
     `baton run: ${names.join(', ')} ${names.length === 1 ? 'is' : 'are'} not applied: project ${project.id} runs the context config stored when it was created (--preset replaces its preset)\n`,
