@@ -20,16 +20,12 @@ import {
   type WebhookReceiver,
 } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 const GOAL = 'Greeter\n- say hello\n- say goodbye';
 const SECRET = 'whsec-uncommitted';
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 function bodies(
   receiver: WebhookReceiver,
@@ -52,31 +48,25 @@ function branchExists(repo: string, branch: string): boolean {
 
 describe('a worker whose checkpoint cannot be committed', () => {
   it('pauses checkpoint_failed (webhook, baton status), never completed; baton resume commits the kept work and completes', async () => {
-    const repo = await createUserRepo(dir);
+    const repo = await createUserRepo(world.dir);
     const seen: SimScriptRequest[] = [];
     const sim = world.closeAfter(
       await startModelSim({ script: (request) => void seen.push(request) }),
     );
     const receiver = world.closeAfter(await startWebhookReceiver());
-    const workerHome = path.join(dir, 'worker-home');
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(workerHome, {
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: sim.url,
-        BATON_CHAIN_DELAY_MS: '0',
-        BATON_CHECKPOINT_INTERVAL_MS: '0',
-        BATON_WEBHOOK_URL: receiver.url,
-        BATON_WEBHOOK_SECRET: SECRET,
-      }),
+    const workerHome = path.join(world.dir, 'worker-home');
+    const worker = world.start(['worker', '--port', '0'], {
+      BATON_HOME: workerHome,
+      ANTHROPIC_API_KEY: 'test-key',
+      ANTHROPIC_BASE_URL: sim.url,
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_CHECKPOINT_INTERVAL_MS: '0',
+      BATON_WEBHOOK_URL: receiver.url,
+      BATON_WEBHOOK_SECRET: SECRET,
     });
-    running.push(worker);
     await worker.waitForOutput('"worker started"', 60_000);
-    const id = world.projectId('nocommit');
-    const queued = await runCli(['enqueue', '--project', id, '--goal', GOAL, '--repo', repo], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = world.redis.projectId('nocommit');
+    const queued = await world.cli(['enqueue', '--project', id, '--goal', GOAL, '--repo', repo]);
     expect(queued.stderr).toBe('');
     expect(queued.code).toBe(0);
 
@@ -103,15 +93,13 @@ describe('a worker whose checkpoint cannot be committed', () => {
       );
     }
 
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const text = await world.cli(['status', id]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain(reason);
     expect(text.stdout).toMatch(
       /checkpoint FAILED in session 1: .*index\.lock.* \(its last changes are not on the branch; fix the cause, then baton resume\)/,
     );
-    const json = JSON.parse(
-      (await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) })).stdout,
-    ) as {
+    const json = JSON.parse((await world.cli(['status', id, '--json'])).stdout) as {
       status: string;
       sessionCommits: Array<{ checkpointError: string | null; checkpointFailures: number }>;
     };
@@ -125,10 +113,10 @@ describe('a worker whose checkpoint cannot be committed', () => {
     const leak = told.indexOf(workerHome);
     expect(leak === -1 ? '' : told.slice(Math.max(0, leak - 400), leak + 200)).toBe('');
     expect(told).not.toContain(workerHome);
-    expect(told).not.toContain(dir);
+    expect(told).not.toContain(world.dir);
 
     // The fix: a new preparation clears the stale lock; the kept work is committed and pushed.
-    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    const resumed = await world.cli(['resume', id]);
     expect(resumed.stderr).toBe('');
     expect(resumed.code).toBe(0);
     await receiver.received(2);

@@ -1,16 +1,13 @@
-import path from 'node:path';
 import { createFileProjectLog } from '@baton/projects';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_GOAL, cliEnv, runCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // `baton run` and `baton enqueue` take one list of project options (apps/cli/src/internal/
 // project-options.ts) with one meaning: the project's stored settings
 // (docs/decisions/2026-12-04-one-cli-vocabulary.md).
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 const PROJECT_FLAGS = [
   '--goal',
@@ -55,8 +52,8 @@ function helpOptions(help: string): Map<string, string> {
 
 describe('baton run and baton enqueue: one list of project options', () => {
   it('--help of both lists every project option in the same words', async () => {
-    const run = await runCli(['run', '--help'], { cwd: dir, env: cliEnv(dir) });
-    const enqueue = await runCli(['enqueue', '--help'], { cwd: dir, env: cliEnv(dir) });
+    const run = await runCli(['run', '--help'], { cwd: world.dir, env: cliEnv(world.dir) });
+    const enqueue = await runCli(['enqueue', '--help'], { cwd: world.dir, env: cliEnv(world.dir) });
     const runOptions = helpOptions(run.stdout);
     const enqueueOptions = helpOptions(enqueue.stdout);
     for (const flag of PROJECT_FLAGS) {
@@ -95,11 +92,11 @@ describe('baton run and baton enqueue: one list of project options', () => {
       },
       fallbackModel: 'claude-haiku-4-5',
     };
-    const home = path.join(dir, 'home');
+    const home = world.home;
     const run = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'kept', ...settings],
       {
-        cwd: dir,
+        cwd: world.dir,
         env: cliEnv(home, { BATON_MODEL: 'sim' }),
       },
     );
@@ -111,24 +108,25 @@ describe('baton run and baton enqueue: one list of project options', () => {
       status: 'paused',
       statusReason: 'budget: 1 of 1 sessions used',
     });
-    const id = world.projectId('kept');
-    const enqueued = await runCli(
-      ['enqueue', '--project', id, '--goal-file', EXAMPLE_GOAL, ...settings],
-      {
-        cwd: dir,
-        env: world.env(dir),
-      },
-    );
+    const id = world.redis.projectId('kept');
+    const enqueued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal-file',
+      EXAMPLE_GOAL,
+      ...settings,
+    ]);
     expect(enqueued.code, enqueued.stderr).toBe(0);
-    expect(await world.control.getProject(id)).toMatchObject(stored);
+    expect(await world.redis.control.getProject(id)).toMatchObject(stored);
   });
 
   it('run --budget-usd is the project total: a later run of the project is held to it too', async () => {
-    const home = path.join(dir, 'home');
+    const home = world.home;
     const env = cliEnv(home, { BATON_MODEL: 'sim-sonnet' });
     const first = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'spent', '--budget-usd', '0.01'],
-      { cwd: dir, env },
+      { cwd: world.dir, env },
     );
     expect(first.code, first.stderr).toBe(4);
     const log = createFileProjectLog({ home });
@@ -136,7 +134,7 @@ describe('baton run and baton enqueue: one list of project options', () => {
     expect(paused.budgets.maxUsd).toBe(0.01);
     // Continuing without the flag: the stored total still holds (once a budget of one run only,
     // which let the second run go on to the end).
-    const second = await runCli(['run', '--project', 'spent'], { cwd: dir, env });
+    const second = await runCli(['run', '--project', 'spent'], { cwd: world.dir, env });
     expect(second.code, second.stderr).toBe(4);
     const again = await log.require('spent');
     expect(again.counters.sessions).toBe(paused.counters.sessions + 1);
@@ -145,7 +143,7 @@ describe('baton run and baton enqueue: one list of project options', () => {
     const third = await runCli(
       ['run', '--project', 'spent', '--max-sessions', String(again.counters.sessions + 1)],
       {
-        cwd: dir,
+        cwd: world.dir,
         env,
       },
     );
@@ -157,7 +155,7 @@ describe('baton run and baton enqueue: one list of project options', () => {
   });
 
   it('run refuses a --fallback-model that is the model, or differs from the stored one, in one line', async () => {
-    const home = path.join(dir, 'home');
+    const home = world.home;
     const same = await runCli(
       [
         'run',
@@ -170,7 +168,7 @@ describe('baton run and baton enqueue: one list of project options', () => {
         '--fallback-model',
         'sim',
       ],
-      { cwd: dir, env: cliEnv(home) },
+      { cwd: world.dir, env: cliEnv(home) },
     );
     expect(same.code).toBe(2);
     expect(oneLine(same.stderr)).toBe(
@@ -189,12 +187,12 @@ describe('baton run and baton enqueue: one list of project options', () => {
         '--max-sessions',
         '1',
       ],
-      { cwd: dir, env: cliEnv(home, { BATON_MODEL: 'sim' }) },
+      { cwd: world.dir, env: cliEnv(home, { BATON_MODEL: 'sim' }) },
     );
     expect(created.code, created.stderr).toBe(4);
     const other = await runCli(
       ['run', '--project', 'fbkept', '--fallback-model', 'claude-opus-4-1'],
-      { cwd: dir, env: cliEnv(home, { BATON_MODEL: 'sim' }) },
+      { cwd: world.dir, env: cliEnv(home, { BATON_MODEL: 'sim' }) },
     );
     expect(other.code).toBe(2);
     expect(oneLine(other.stderr)).toBe(
@@ -203,15 +201,12 @@ describe('baton run and baton enqueue: one list of project options', () => {
   });
 
   it("enqueue --no-sandbox is refused: the sandbox is the worker's setting", async () => {
-    const id = world.projectId('nosb');
-    const result = await runCli(['enqueue', '--project', id, '--goal', 'x', '--no-sandbox'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = world.redis.projectId('nosb');
+    const result = await world.cli(['enqueue', '--project', id, '--goal', 'x', '--no-sandbox']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toMatch(
       /^baton: --no-sandbox is a setting of the worker, not of a project: .*`baton worker --no-sandbox`/,
     );
-    expect(await world.control.getProject(id)).toBeNull();
+    expect(await world.redis.control.getProject(id)).toBeNull();
   });
 });
