@@ -5,8 +5,7 @@ import path from 'node:path';
 import { createBatonControl, sourcePolicyFromEnvironment } from '@baton/projects';
 import { REDIS_URL, createUserRepo } from '@baton/test-support';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 /**
  * `baton enqueue` applies the operator's source policy when its variables are set, exactly as
@@ -16,9 +15,7 @@ import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
  * inside the roots is accepted.
  */
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 let canary: Server;
 let canaryHits = 0;
@@ -38,22 +35,20 @@ afterEach(async () => {
 
 describe('baton enqueue under BATON_REPO_HOSTS / BATON_REPO_ROOTS', () => {
   it('refuses a repository the policy does not allow, contacts nothing, creates nothing; accepts one it allows', async () => {
-    const allowedRoot = path.join(dir, 'allowed');
-    const elsewhere = path.join(dir, 'elsewhere');
+    const { redis } = world;
+    const allowedRoot = path.join(world.dir, 'allowed');
+    const elsewhere = path.join(world.dir, 'elsewhere');
     await mkdir(allowedRoot);
     await mkdir(elsewhere);
     const inside = await createUserRepo(allowedRoot);
     const outside = await createUserRepo(elsewhere);
-    const env = world.env(dir, {
-      BATON_REPO_HOSTS: 'github.com',
-      BATON_REPO_ROOTS: allowedRoot,
-    });
+    const policy = { BATON_REPO_HOSTS: 'github.com', BATON_REPO_ROOTS: allowedRoot };
     for (const repo of [canaryUrl, outside]) {
-      const id = world.projectId('refused');
-      const result = await runCli(['enqueue', '--project', id, '--goal', 'x', '--repo', repo], {
-        cwd: dir,
-        env,
-      });
+      const id = redis.projectId('refused');
+      const result = await world.cli(
+        ['enqueue', '--project', id, '--goal', 'x', '--repo', repo],
+        policy,
+      );
       expect(result.code, repo).toBe(2);
       const line = oneLine(result.stderr);
       expect(line, repo).toMatch(/^baton: /u);
@@ -61,37 +56,38 @@ describe('baton enqueue under BATON_REPO_HOSTS / BATON_REPO_ROOTS', () => {
       expect(line, repo).toMatch(
         repo === outside ? /must be under BATON_REPO_ROOTS/u : /BATON_REPO_HOSTS/u,
       );
-      expect(await world.control.getProject(id)).toBeNull();
+      expect(await redis.control.getProject(id)).toBeNull();
     }
     expect(canaryHits).toBe(0);
-    expect((await world.control.queueCounts()).waiting).toBe(0);
+    expect((await redis.control.queueCounts()).waiting).toBe(0);
 
-    const id = world.projectId('allowed');
-    const accepted = await runCli(['enqueue', '--project', id, '--goal', 'x', '--repo', inside], {
-      cwd: dir,
-      env,
-    });
+    const id = redis.projectId('allowed');
+    const accepted = await world.cli(
+      ['enqueue', '--project', id, '--goal', 'x', '--repo', inside],
+      policy,
+    );
     expect(accepted.stderr).toBe('');
     expect(accepted.code).toBe(0);
-    expect((await world.control.getProject(id))?.repo).toBe(inside);
+    expect((await redis.control.getProject(id))?.repo).toBe(inside);
   }, 120_000);
 });
 
 describe('baton enqueue and the control API under BATON_WORKSPACE_ROOT', () => {
   it('refuse a workspace outside the root (directly, through a symlink, the root itself), touch nothing, create nothing; accept one under it', async () => {
-    const root = path.join(dir, 'workspaces');
-    const elsewhere = path.join(dir, 'elsewhere');
+    const { redis } = world;
+    const root = path.join(world.dir, 'workspaces');
+    const elsewhere = path.join(world.dir, 'elsewhere');
     await mkdir(root);
     await mkdir(elsewhere);
     const canary = path.join(elsewhere, '.bashrc');
     await writeFile(canary, 'export TOKEN=canary-bashrc-5e1a\n');
     await symlink(elsewhere, path.join(root, 'escape'));
-    const env = world.env(dir, { BATON_WORKSPACE_ROOT: root });
+    const policy = { BATON_WORKSPACE_ROOT: root };
     for (const workspace of [elsewhere, path.join(root, 'escape'), root, '/']) {
-      const id = world.projectId('outside');
-      const result = await runCli(
+      const id = redis.projectId('outside');
+      const result = await world.cli(
         ['enqueue', '--project', id, '--goal', 'x', '--workspace', workspace, '--adopt'],
-        { cwd: dir, env },
+        policy,
       );
       expect(result.code, workspace).toBe(2);
       expect(oneLine(result.stderr), workspace).toMatch(
@@ -99,39 +95,37 @@ describe('baton enqueue and the control API under BATON_WORKSPACE_ROOT', () => {
       );
       // Refused before the directory is looked at: no adoption preview of its files.
       expect(result.stdout, workspace).not.toContain('.bashrc');
-      expect(await world.control.getProject(id)).toBeNull();
+      expect(await redis.control.getProject(id)).toBeNull();
     }
-    expect((await world.control.queueCounts()).waiting).toBe(0);
+    expect((await redis.control.queueCounts()).waiting).toBe(0);
 
     // The control API a server builds from the same variables refuses it the same way.
-    const served = createBatonControl({
-      url: REDIS_URL,
-      prefix: world.prefix,
-      cwd: dir,
-      sourcePolicy: sourcePolicyFromEnvironment(
-        { BATON_WORKSPACE_ROOT: root },
-        { served: true, home: root },
-      ),
-    });
-    try {
-      const id = world.projectId('api-outside');
-      await expect(
-        served.createProject({ id, goal: 'x', workspace: elsewhere, adoptWorkspace: true }),
-      ).rejects.toThrow(/a workspace must be a directory under the workspace root/u);
-      expect(await world.control.getProject(id)).toBeNull();
-    } finally {
-      await served.close();
-    }
+    const served = world.closeAfter(
+      createBatonControl({
+        url: REDIS_URL,
+        prefix: redis.prefix,
+        cwd: world.dir,
+        sourcePolicy: sourcePolicyFromEnvironment(
+          { BATON_WORKSPACE_ROOT: root },
+          { served: true, home: root },
+        ),
+      }),
+    );
+    const refused = redis.projectId('api-outside');
+    await expect(
+      served.createProject({ id: refused, goal: 'x', workspace: elsewhere, adoptWorkspace: true }),
+    ).rejects.toThrow(/a workspace must be a directory under the workspace root/u);
+    expect(await redis.control.getProject(refused)).toBeNull();
     expect(await readFile(canary, 'utf8')).toBe('export TOKEN=canary-bashrc-5e1a\n');
     expect(await readdir(elsewhere)).toEqual(['.bashrc']);
 
-    const id = world.projectId('inside');
-    const accepted = await runCli(
+    const id = redis.projectId('inside');
+    const accepted = await world.cli(
       ['enqueue', '--project', id, '--goal', 'x', '--workspace', path.join(root, 'p1')],
-      { cwd: dir, env },
+      policy,
     );
     expect(accepted.stderr).toBe('');
     expect(accepted.code).toBe(0);
-    expect((await world.control.getProject(id))?.workspace).toBe(path.join(root, 'p1'));
+    expect((await redis.control.getProject(id))?.workspace).toBe(path.join(root, 'p1'));
   }, 120_000);
 });

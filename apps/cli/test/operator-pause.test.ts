@@ -1,19 +1,17 @@
-import path from 'node:path';
 import { createFileProjectLog } from '@baton/projects';
 import { describe, expect, it } from 'vitest';
 import { EXAMPLE_GOAL, cliEnv, runCli } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton pause', () => {
   it('pauses a queued project, removes its queued session, and resume queues it again', async () => {
-    const id = world.projectId('px');
-    await world.control.createProject({ id, goal: '- a' });
-    await world.control.enqueue(id);
-    const result = await runCli(['pause', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const { redis } = world;
+    const id = redis.projectId('px');
+    await redis.control.createProject({ id, goal: '- a' });
+    await redis.control.enqueue(id);
+    const result = await world.cli(['pause', id, '--json']);
     expect(result.code).toBe(0);
     expect(JSON.parse(result.stdout)).toMatchObject({
       id,
@@ -21,30 +19,31 @@ describe('baton pause', () => {
       changed: true,
       removedJobId: `${id}@1`,
     });
-    expect((await world.control.queueCounts()).waiting).toBe(0);
-    expect((await world.control.listTransitions(id)).at(-1)).toMatchObject({
+    expect((await redis.control.queueCounts()).waiting).toBe(0);
+    expect((await redis.control.listTransitions(id)).at(-1)).toMatchObject({
       from: 'queued',
       to: 'paused',
       reason: 'paused by operator',
     });
-    const again = await runCli(['pause', id], { cwd: dir, env: world.env(dir) });
+    const again = await world.cli(['pause', id]);
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(
       `project ${id} is already paused; continue it with: baton resume ${id}\n`,
     );
-    const resumed = await runCli(['resume', id], { cwd: dir, env: world.env(dir) });
+    const resumed = await world.cli(['resume', id]);
     expect(resumed.code).toBe(0);
-    expect((await world.control.queueCounts()).waiting).toBe(1);
+    expect((await redis.control.queueCounts()).waiting).toBe(1);
   });
 
   it('refuses a finished project (exit 2) and an unknown one (exit 7) with one line each', async () => {
-    const id = world.projectId('pdone');
-    await world.control.createProject({ id, goal: '- a' });
-    await world.repository.transition(id, 'completed');
-    const completed = await runCli(['pause', id], { cwd: dir, env: world.env(dir) });
+    const { redis } = world;
+    const id = redis.projectId('pdone');
+    await redis.control.createProject({ id, goal: '- a' });
+    await redis.repository.transition(id, 'completed');
+    const completed = await world.cli(['pause', id]);
     expect(completed.code).toBe(2);
     expect(oneLine(completed.stderr)).toContain(`project ${id} is completed`);
-    const unknown = await runCli(['pause', 'ghost-1'], { cwd: dir, env: world.env(dir) });
+    const unknown = await world.cli(['pause', 'ghost-1']);
     expect(unknown.code).toBe(7);
     oneLine(unknown.stderr);
   });
@@ -52,13 +51,13 @@ describe('baton pause', () => {
 
 describe('baton pause --local', () => {
   it('pauses a `baton run` project between runs; resume --local names baton run, which continues it', async () => {
-    const env = cliEnv(path.join(dir, 'home'));
+    const env = cliEnv(world.home);
     const first = await runCli(
       ['run', '--goal-file', EXAMPLE_GOAL, '--project', 'lp', '--sessions', '1'],
-      { cwd: dir, env },
+      { cwd: world.dir, env },
     );
     expect(first.code, first.stderr).toBe(3);
-    const paused = await runCli(['pause', 'lp', '--local', '--json'], { cwd: dir, env });
+    const paused = await runCli(['pause', 'lp', '--local', '--json'], { cwd: world.dir, env });
     expect(paused.stderr).toBe('');
     expect(paused.code).toBe(0);
     expect(JSON.parse(paused.stdout)).toMatchObject({
@@ -68,25 +67,25 @@ describe('baton pause --local', () => {
       removedJobId: null,
       runningSessionId: null,
     });
-    const log = createFileProjectLog({ home: path.join(dir, 'home') });
+    const log = createFileProjectLog({ home: world.home });
     expect((await log.transitions('lp')).at(-1)).toMatchObject({
       from: 'queued',
       to: 'paused',
       reason: 'paused by operator',
     });
-    const again = await runCli(['pause', 'lp', '--local'], { cwd: dir, env });
+    const again = await runCli(['pause', 'lp', '--local'], { cwd: world.dir, env });
     expect(again.code).toBe(0);
     expect(again.stdout).toBe(
       'project lp is already paused; continue it with: baton run --project lp\n',
     );
-    const resume = await runCli(['resume', 'lp', '--local'], { cwd: dir, env });
+    const resume = await runCli(['resume', 'lp', '--local'], { cwd: world.dir, env });
     expect(resume.code).toBe(2);
     expect(oneLine(resume.stderr)).toBe(
       'baton: a `baton run` project has no queue to resume into: `baton run --project lp` resumes it and runs its sessions.',
     );
     expect((await log.require('lp')).status).toBe('paused');
     const continued = await runCli(['run', '--project', 'lp', '--sessions', '1'], {
-      cwd: dir,
+      cwd: world.dir,
       env,
     });
     expect(continued.code, continued.stderr).toBe(3);
@@ -94,18 +93,18 @@ describe('baton pause --local', () => {
   });
 
   it('refuses an unknown local project (exit 7) and a finished one (exit 2), one line each', async () => {
-    const env = cliEnv(path.join(dir, 'home'));
-    const unknown = await runCli(['pause', 'ghost', '--local'], { cwd: dir, env });
+    const env = cliEnv(world.home);
+    const unknown = await runCli(['pause', 'ghost', '--local'], { cwd: world.dir, env });
     expect(unknown.code).toBe(7);
     expect(oneLine(unknown.stderr)).toContain('no project ghost');
-    const resumeUnknown = await runCli(['resume', 'ghost', '--local'], { cwd: dir, env });
+    const resumeUnknown = await runCli(['resume', 'ghost', '--local'], { cwd: world.dir, env });
     expect(resumeUnknown.code).toBe(7);
     const done = await runCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', 'ldone'], {
-      cwd: dir,
+      cwd: world.dir,
       env,
     });
     expect(done.code, done.stderr).toBe(0);
-    const completed = await runCli(['pause', 'ldone', '--local'], { cwd: dir, env });
+    const completed = await runCli(['pause', 'ldone', '--local'], { cwd: world.dir, env });
     expect(completed.code).toBe(2);
     expect(oneLine(completed.stderr)).toContain(
       'baton: project ldone is completed; only a queued or running project can be paused',
