@@ -3,6 +3,32 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
+const PASS_THROUGH =
+  'Pass the optional value straight through and declare the field `?: T | undefined`; keep a conditional spread only where the receiver treats undefined unlike absent, with `// eslint-disable-next-line no-restricted-syntax -- <why>`.';
+
+/** Every eslint-disable comment says why after `--`: a kept exception is a decision, not noise. */
+const directiveReasons = {
+  rules: {
+    'require-reason': {
+      meta: {
+        type: 'suggestion',
+        schema: [],
+        messages: { missing: 'Say why after `--` in this eslint-disable comment.' },
+      },
+      create(context) {
+        return {
+          Program() {
+            for (const comment of context.sourceCode.getAllComments()) {
+              if (/^\s*eslint-disable/u.test(comment.value) && !/\s--\s+\S/u.test(comment.value))
+                context.report({ loc: comment.loc, messageId: 'missing' });
+            }
+          },
+        };
+      },
+    },
+  },
+};
+
 export default tseslint.config(
   {
     ignores: [
@@ -12,6 +38,11 @@ export default tseslint.config(
       '**/.baton/**',
       '**/test-artifacts/**',
     ],
+  },
+  {
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    plugins: { baton: directiveReasons },
+    rules: { 'baton/require-reason': 'error' },
   },
   js.configs.recommended,
   ...tseslint.configs.recommended,
@@ -33,6 +64,28 @@ export default tseslint.config(
         { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
       ],
       'no-throw-literal': 'error',
+      // Conventions of docs/decisions/2026-12-04-optional-fields-pass-through.md (#26): optional
+      // fields are declared `?: T | undefined` so a value passes straight through; a conditional
+      // spread stays only where the receiver treats undefined unlike absent, saying why in the
+      // disable comment. One private-member dialect: `#`.
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            "SpreadElement > ConditionalExpression[test.operator='==='][test.right.type='Identifier'][test.right.name='undefined'][consequent.type='ObjectExpression'][consequent.properties.length=0]",
+          message: PASS_THROUGH,
+        },
+        {
+          selector:
+            "SpreadElement > ConditionalExpression[test.operator='!=='][test.right.type='Identifier'][test.right.name='undefined'][alternate.type='ObjectExpression'][alternate.properties.length=0]",
+          message: PASS_THROUGH,
+        },
+        {
+          selector:
+            ':matches(MethodDefinition, PropertyDefinition, TSParameterProperty)[accessibility=/^(private|protected)$/]',
+          message: 'Use a `#` private member (one private-member dialect, #26).',
+        },
+      ],
     },
   },
   {

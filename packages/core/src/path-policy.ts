@@ -40,7 +40,7 @@ const DEFAULT_MAX_NAME_LENGTH = 255;
  * look like a different, trusted name in a listing.
  */
 const FORBIDDEN_CHARACTERS =
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- refusing control characters is the point
   /[\u0000-\u001f\u007f-\u009f\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/;
 
 /**
@@ -55,7 +55,7 @@ const ENCODED_SPECIAL =
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
 /** A path of ASCII characters only (control characters are refused before this is asked). */
-// eslint-disable-next-line no-control-regex
+// eslint-disable-next-line no-control-regex -- control characters are part of the ASCII range tested
 const ASCII = /^[\x00-\x7f]*$/;
 
 /**

@@ -84,7 +84,7 @@ function append(element, children) {
 /** @param {string} href */
 function isSafeHref(href) {
   // Browsers skip control characters and spaces in a URL's scheme: strip them before checking it.
-  // eslint-disable-next-line no-control-regex
+  // eslint-disable-next-line no-control-regex -- stripping control characters is the point
   const compact = href.replace(/[\u0000-\u0020\u007f-\u009f]/g, '');
   const scheme = /^([a-z][a-z0-9+.-]*):/i.exec(compact);
   return scheme === null || ['http', 'https', 'mailto'].includes((scheme[1] ?? '').toLowerCase());
