@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { deletePrefix, randomHex, REDIS_URL } from '@baton/test-support';
-import { createRedisMemoryStore } from '@baton/storage-redis';
+import { createNamespaceKeys, createRedisMemoryStore } from '@baton/storage-redis';
 import {
   createBatonControl,
   memoryPrefixOf,
@@ -154,6 +154,30 @@ describe('memory keys follow BATON_PREFIX', () => {
     const defaults = await migrate(fallback, legacy);
     expect(defaults.notices).toEqual([]);
     expect(await read(legacy, 'kept')).toBe('the default deployment and a');
+  });
+
+  it('leaves the fence of a namespace another runner moved: only what this run moved loses its fence', async () => {
+    const id = randomHex(4);
+    const legacy = `bm-${id}`;
+    opened.prefixes.push(`${legacy}:`);
+    const a = await deployment(`bm-f-${id}`, ['late']);
+    const mine = a.keys.memoryPrefix;
+    // Another runner of this deployment moved `late` and finished (only its marker is left under
+    // the legacy prefix); a session since fenced the namespace with token 5.
+    const marker = new Redis(REDIS_URL, { maxRetriesPerRequest: 1 });
+    opened.redis.push(marker);
+    await marker.set(`${createNamespaceKeys('late', legacy).base}moved-to`, mine);
+    await write(mine, 'late', 'moved by the other runner', 5);
+
+    await migrate(a, legacy);
+    // A cut-off writer holding an older token is still refused.
+    const stale = store(mine, 'late', 1);
+    try {
+      await expect(stale.claimFence()).rejects.toThrow();
+    } finally {
+      await stale.close();
+    }
+    expect(await read(mine, 'late')).toBe('moved by the other runner');
   });
 
   it('maps {baton} to the memory prefix every earlier version used, and no two prefixes to one', () => {

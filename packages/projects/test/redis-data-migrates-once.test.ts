@@ -294,7 +294,9 @@ describe('Redis data migrations', () => {
             }),
             keys,
             legacyMemoryPrefix,
-            lockTtlMs: 600,
+            // Short enough to run out under a stalled runner, long enough (extended every
+            // third of it) that both runners losing it needs two stalls of 2 s on one machine.
+            lockTtlMs: 2_000,
           }),
         ),
       );

@@ -56,6 +56,8 @@ export async function moveMemoryToDeploymentPrefix(context: MigrationContext): P
   }
 
   const notMoved = new Map<string, number>();
+  /** Namespaces whose meta hash this run moved: only their fence is this run's to clear. */
+  const movedMeta = new Set<string>();
   await legacyNamespaces(
     redis,
     from,
@@ -63,18 +65,23 @@ export async function moveMemoryToDeploymentPrefix(context: MigrationContext): P
     async (found) => {
       // One pipeline per namespace: a Cluster pipeline stays in one slot.
       for (const [id, names] of found) {
-        const source = createNamespaceKeys(id, from).base;
+        context.checkLock();
+        const source = createNamespaceKeys(id, from);
         const target = createNamespaceKeys(id, to).base;
         const rename = redis.pipeline();
-        for (const key of names) {
-          if (key !== source + MOVED_TO) rename.renamenx(key, target + key.slice(source.length));
-        }
-        const refused = (await execPipeline(rename)).filter((reply) => reply === 0).length;
+        const moving = names.filter((key) => key !== source.base + MOVED_TO);
+        for (const key of moving) rename.renamenx(key, target + key.slice(source.base.length));
+        const replies = await execPipeline(rename);
+        const refused = replies.filter((reply) => reply === 0).length;
         if (refused > 0) notMoved.set(id, (notMoved.get(id) ?? 0) + refused);
+        if (replies[moving.indexOf(source.meta)] === 1) movedMeta.add(id);
       }
     },
   );
-  for (const id of claimed) await redis.hdel(createNamespaceKeys(id, to).meta, 'fence');
+  // A runner whose lock ran out must not clear a fence that sessions of the runner that took
+  // over (and finished) have set since: it stops here, and clears only what it moved itself.
+  context.checkLock();
+  for (const id of movedMeta) await redis.hdel(createNamespaceKeys(id, to).meta, 'fence');
 
   const kept = ours.filter((_, index) => keptThere[index] === true);
   const reasons: string[] = [];
