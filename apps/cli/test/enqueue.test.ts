@@ -2,37 +2,32 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { createUserRepo } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { runCli } from './helpers.js';
-import { closedPort, oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { closedPort, oneLine, redisCliWorld } from './redis-fixtures.js';
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 describe('baton enqueue', () => {
   it('stores the project with its options and queues session 1', async () => {
-    const id = world.projectId('enq');
-    const result = await runCli(
-      [
-        'enqueue',
-        '--project',
-        id,
-        '--goal',
-        'Build\n- a\n- b',
-        '--workspace',
-        'ws',
-        '--model',
-        'claude-x',
-        '--budget-usd',
-        '2.5',
-        '--max-sessions',
-        '7',
-        '--preset',
-        'long-horizon',
-        '--json',
-      ],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const { redis } = world;
+    const id = redis.projectId('enq');
+    const result = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      'Build\n- a\n- b',
+      '--workspace',
+      'ws',
+      '--model',
+      'claude-x',
+      '--budget-usd',
+      '2.5',
+      '--max-sessions',
+      '7',
+      '--preset',
+      'long-horizon',
+      '--json',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
     const printed = JSON.parse(result.stdout) as Record<string, unknown>;
@@ -42,104 +37,105 @@ describe('baton enqueue', () => {
       features: { passing: 0, total: 0 },
       jobId: `${id}@1`,
     });
-    const project = await world.control.getProject(id);
+    const project = await redis.control.getProject(id);
     expect(project).toMatchObject({
-      workspace: `${dir}/ws`,
+      workspace: `${world.dir}/ws`,
       model: 'claude-x',
       contextPreset: 'long-horizon',
       budgets: { maxUsd: 2.5, maxSessions: 7 },
     });
-    expect((await world.control.queueCounts()).waiting).toBe(1);
+    expect((await redis.control.queueCounts()).waiting).toBe(1);
   });
 
   it('--allow-host (repeatable) stores the hosts the sandbox proxy lets through; status shows them', async () => {
-    const id = world.projectId('hosts');
-    const result = await runCli(
-      [
-        'enqueue',
-        '--project',
-        id,
-        '--goal',
-        'Build\n- a',
-        '--allow-host',
-        'registry.npmjs.org',
-        '--allow-host',
-        '*.pythonhosted.org',
-      ],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const { redis } = world;
+    const id = redis.projectId('hosts');
+    const result = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      'Build\n- a',
+      '--allow-host',
+      'registry.npmjs.org',
+      '--allow-host',
+      '*.pythonhosted.org',
+    ]);
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect((await world.control.getProject(id))?.sandbox).toEqual({
+    expect((await redis.control.getProject(id))?.sandbox).toEqual({
       allowedHosts: ['registry.npmjs.org', '*.pythonhosted.org'],
     });
-    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const status = await world.cli(['status', id]);
     expect(status.stdout).toContain('registry.npmjs.org');
     expect(status.stdout).toContain('*.pythonhosted.org');
 
-    const bad = world.projectId('badhost');
+    const bad = redis.projectId('badhost');
     for (const host of ['http://registry.npmjs.org', 'exa mple.com', '*']) {
-      const refused = await runCli(
-        ['enqueue', '--project', bad, '--goal', 'x', '--allow-host', host],
-        { cwd: dir, env: world.env(dir) },
-      );
+      const refused = await world.cli([
+        'enqueue',
+        '--project',
+        bad,
+        '--goal',
+        'x',
+        '--allow-host',
+        host,
+      ]);
       expect(refused.code, host).toBe(2);
       oneLine(refused.stderr);
     }
-    expect(await world.control.getProject(bad)).toBeNull();
+    expect(await redis.control.getProject(bad)).toBeNull();
   });
 
   it('stores the context config of baton.config.json and BATON_CONTEXT_* where it runs; status shows it', async () => {
+    const { redis } = world;
     await writeFile(
-      path.join(dir, 'baton.config.json'),
+      path.join(world.dir, 'baton.config.json'),
       JSON.stringify({ context: { preset: 'search-heavy' } }),
     );
-    const id = world.projectId('ctx');
-    const result = await runCli(['enqueue', '--project', id, '--goal', 'Build\n- a'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_CONTEXT_CACHE_TTL: '1h' }),
+    const id = redis.projectId('ctx');
+    const result = await world.cli(['enqueue', '--project', id, '--goal', 'Build\n- a'], {
+      BATON_CONTEXT_CACHE_TTL: '1h',
     });
     expect(result.stderr).toBe('');
     expect(result.code).toBe(0);
-    expect(await world.control.getProject(id)).toMatchObject({
+    expect(await redis.control.getProject(id)).toMatchObject({
       contextPreset: 'search-heavy',
       context: { preset: 'search-heavy', promptCache: { prefixTtl: '1h' } },
     });
-    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const status = await world.cli(['status', id]);
     expect(status.stdout).toContain(
       'context   search-heavy · edits clear_tool_uses · cache on (ttl 1h)\n',
     );
-    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const json = await world.cli(['status', id, '--json']);
     expect((JSON.parse(json.stdout) as { context: unknown }).context).toEqual({
       preset: 'search-heavy',
       promptCache: { prefixTtl: '1h' },
     });
 
     // --preset is over both; BATON_CONTEXT_PROMPT_CACHE=off is stored as caching off.
-    const flagged = world.projectId('ctx2');
-    await runCli(['enqueue', '--project', flagged, '--goal', 'x', '--preset', 'off'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_CONTEXT_PROMPT_CACHE: 'off' }),
+    const flagged = redis.projectId('ctx2');
+    await world.cli(['enqueue', '--project', flagged, '--goal', 'x', '--preset', 'off'], {
+      BATON_CONTEXT_PROMPT_CACHE: 'off',
     });
-    const status2 = await runCli(['status', flagged], { cwd: dir, env: world.env(dir) });
+    const status2 = await world.cli(['status', flagged]);
     expect(status2.stdout).toContain('context   off · no edits · cache off\n');
   });
 
   it('refuses a bad BATON_CONTEXT_* in one line, storing nothing', async () => {
-    const id = world.projectId('badctx');
-    const result = await runCli(['enqueue', '--project', id, '--goal', 'x'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_CONTEXT_KEEP_TOOL_USES: 'many' }),
+    const id = world.redis.projectId('badctx');
+    const result = await world.cli(['enqueue', '--project', id, '--goal', 'x'], {
+      BATON_CONTEXT_KEEP_TOOL_USES: 'many',
     });
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toBe(
       'baton: invalid context config: env: BATON_CONTEXT_KEEP_TOOL_USES: must be a whole number >= 0 (got "many").',
     );
-    expect(await world.control.getProject(id)).toBeNull();
+    expect(await world.redis.control.getProject(id)).toBeNull();
   });
 
   it('rejects bad arguments with one line and exit code 2, writing nothing', async () => {
-    const id = world.projectId('bad');
+    const id = world.redis.projectId('bad');
     const cases: string[][] = [
       ['enqueue', '--project', id],
       ['enqueue', '--project', id, '--goal', 'x', '--budget-usd', '-1'],
@@ -149,44 +145,46 @@ describe('baton enqueue', () => {
       ['enqueue', '--goal', 'x'],
     ];
     for (const args of cases) {
-      const result = await runCli(args, { cwd: dir, env: world.env(dir) });
+      const result = await world.cli(args);
       expect(result.code, args.join(' ')).toBe(2);
       expect(oneLine(result.stderr)).toMatch(/^baton: /);
     }
-    expect(await world.control.getProject(id)).toBeNull();
+    expect(await world.redis.control.getProject(id)).toBeNull();
   });
 
   it('refuses a --workspace that is a git checkout of its own at creation, naming --repo', async () => {
-    const id = world.projectId('checkout');
-    const checkout = await createUserRepo(dir);
-    const result = await runCli(
-      ['enqueue', '--project', id, '--goal', 'x', '--workspace', checkout],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const { redis } = world;
+    const id = redis.projectId('checkout');
+    const checkout = await createUserRepo(world.dir);
+    const result = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      'x',
+      '--workspace',
+      checkout,
+    ]);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain(
       `--workspace ${checkout} is a git repository; give it as --repo ${checkout}`,
     );
-    expect(await world.control.getProject(id)).toBeNull();
-    expect((await world.control.queueCounts()).waiting).toBe(0);
+    expect(await redis.control.getProject(id)).toBeNull();
+    expect((await redis.control.queueCounts()).waiting).toBe(0);
   });
 
   it('refuses an id that is taken and says how to continue it', async () => {
-    const id = world.projectId('dup');
-    await world.control.createProject({ id, goal: 'x' });
-    const result = await runCli(['enqueue', '--project', id, '--goal', 'y'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = world.redis.projectId('dup');
+    await world.redis.control.createProject({ id, goal: 'x' });
+    const result = await world.cli(['enqueue', '--project', id, '--goal', 'y']);
     expect(result.code).toBe(2);
     expect(oneLine(result.stderr)).toContain(`project ${id} already exists`);
   });
 
   it('fails with one line when Redis does not answer', async () => {
     const port = await closedPort();
-    const result = await runCli(['enqueue', '--project', 'x1', '--goal', 'y'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
+    const result = await world.cli(['enqueue', '--project', 'x1', '--goal', 'y'], {
+      REDIS_URL: `redis://127.0.0.1:${port}`,
     });
     expect(result.code).toBe(8);
     expect(oneLine(result.stderr)).toMatch(/cannot reach Redis at redis:\/\/127\.0\.0\.1/);

@@ -3,8 +3,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { CLI_MAIN, runCli, type CliRun } from './helpers.js';
-import { closedPort, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { CLI_MAIN, type CliRun } from './helpers.js';
+import { closedPort, redisCliWorld } from './redis-fixtures.js';
 
 /**
  * Every verb, walked from the command tree itself (a verb added later is walked too), fails bad
@@ -16,9 +16,7 @@ import { closedPort, useRedisWorld, type RedisWorld } from './redis-fixtures.js'
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 interface Verb {
   words: string[];
@@ -68,10 +66,7 @@ describe('one error prefix across all verbs', () => {
     expect(all.length).toBeGreaterThan(20);
     await inBatches(all, async (verb) => {
       const label = `baton ${verb.words.join(' ')}`;
-      const result = await runCli([...verb.words, '--no-such-flag'], {
-        cwd: dir,
-        env: world.env(dir),
-      });
+      const result = await world.cli([...verb.words, '--no-such-flag']);
       const line = expectOneBatonLine(result, label, 2);
       // Commander names a missing mandatory option (enqueue's --project) before an unknown one.
       expect(line, label).toMatch(
@@ -85,47 +80,36 @@ describe('one error prefix across all verbs', () => {
     expect(withArguments.length).toBeGreaterThan(12);
     await inBatches(withArguments, async (verb) => {
       const label = `baton ${verb.words.join(' ')}`;
-      const missing = await runCli(verb.words, { cwd: dir, env: world.env(dir) });
+      const missing = await world.cli(verb.words);
       expect(expectOneBatonLine(missing, label, 2), label).toBe(
         `baton: missing required argument '${verb.required[0] ?? ''}'`,
       );
       if (verb.required[0] !== 'id') return;
       const rest = verb.required.slice(1).map(() => 'x');
-      const badId = await runCli([...verb.words, 'bad id!', ...rest], {
-        cwd: dir,
-        env: world.env(dir),
-      });
+      const badId = await world.cli([...verb.words, 'bad id!', ...rest]);
       expect(expectOneBatonLine(badId, label, 2), label).toContain('a project id must be');
     });
   }, 300_000);
 
   it('unknown verbs, verb groups without a verb, and run-time failures carry the same prefix', async () => {
-    const env = world.env(dir);
-    expect(expectOneBatonLine(await runCli(['stauts'], { cwd: dir, env }), 'stauts', 2)).toBe(
+    expect(expectOneBatonLine(await world.cli(['stauts']), 'stauts', 2)).toBe(
       "baton: unknown command 'stauts' (did you mean status?)",
     );
-    expect(expectOneBatonLine(await runCli(['memory'], { cwd: dir, env }), 'memory', 2)).toMatch(
+    expect(expectOneBatonLine(await world.cli(['memory']), 'memory', 2)).toMatch(
       /^baton: memory needs one of: ls, log, cat, /u,
     );
+    expect(expectOneBatonLine(await world.cli(['memory', 'nope']), 'memory nope', 2)).toMatch(
+      /^baton: unknown command 'memory nope'; memory has: ls, /u,
+    );
     expect(
-      expectOneBatonLine(await runCli(['memory', 'nope'], { cwd: dir, env }), 'memory nope', 2),
-    ).toMatch(/^baton: unknown command 'memory nope'; memory has: ls, /u);
-    expect(
-      expectOneBatonLine(
-        await runCli(['run', '--budgt-usd', '3'], { cwd: dir, env }),
-        'run --budgt-usd',
-        2,
-      ),
+      expectOneBatonLine(await world.cli(['run', '--budgt-usd', '3']), 'run --budgt-usd', 2),
     ).toBe("baton: unknown option '--budgt-usd' (did you mean --budget-usd?)");
-    const unknown = world.projectId('nobody');
-    expect(
-      expectOneBatonLine(await runCli(['status', unknown], { cwd: dir, env }), 'status', 7),
-    ).toContain(`no project ${unknown}`);
+    const unknown = world.redis.projectId('nobody');
+    expect(expectOneBatonLine(await world.cli(['status', unknown]), 'status', 7)).toContain(
+      `no project ${unknown}`,
+    );
     const port = await closedPort();
-    const down = await runCli(['status'], {
-      cwd: dir,
-      env: world.env(dir, { REDIS_URL: `redis://127.0.0.1:${port}` }),
-    });
+    const down = await world.cli(['status'], { REDIS_URL: `redis://127.0.0.1:${port}` });
     expect(expectOneBatonLine(down, 'status, Redis down', 8)).toContain('cannot reach Redis');
   }, 120_000);
 });

@@ -20,7 +20,7 @@ import {
 } from '@baton/test-support';
 import { Redis } from 'ioredis';
 import path from 'node:path';
-import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { freeLoopbackPort } from '../src/internal/redis-discovery.js';
 import { cliEnv, runCli, startCli, tempDir, type CliProcess, type CliRun } from './helpers.js';
 
@@ -92,42 +92,6 @@ export function createRedisWorld(): RedisWorld {
       redis.disconnect();
     },
   };
-}
-
-/** What each test of a file that calls `useRedisWorld` gets: a fresh temp dir and Redis world. */
-export interface RedisWorldFixture {
-  /** A private temp dir, the cwd and BATON_HOME of the spawned `baton`. */
-  dir: string;
-  world: RedisWorld;
-}
-
-/**
- * Registers the beforeEach/afterEach that give every test of the file its own temp dir and
- * Redis world, and hands them to `use` before each test. After each test it first SIGKILLs
- * (and awaits) the processes left in `running`, so none still holds the world or the dir,
- * then cleans up the world and removes the dir.
- */
-export function useRedisWorld(
-  use: (fixture: RedisWorldFixture) => void,
-  options: { running?: CliProcess[] } = {},
-): void {
-  let current: (RedisWorldFixture & { cleanupDir: () => Promise<void> }) | undefined;
-  beforeEach(async () => {
-    const { dir, cleanup: cleanupDir } = await tempDir();
-    current = { dir, world: createRedisWorld(), cleanupDir };
-    use({ dir: current.dir, world: current.world });
-  });
-  afterEach(async () => {
-    for (const process of options.running?.splice(0) ?? []) {
-      process.kill('SIGKILL');
-      await process.done;
-    }
-    if (current === undefined) return;
-    const { world, cleanupDir } = current;
-    current = undefined;
-    await world.cleanup();
-    await cleanupDir();
-  });
 }
 
 /**

@@ -3,8 +3,8 @@ import { startModelSim, type ModelSim, type ModelSimOptions } from '@baton/model
 import { createFileProjectLog, type ProjectCounters, type ProjectRecord } from '@baton/projects';
 import { waitFor } from '@baton/test-support';
 import { describe, expect, it } from 'vitest';
-import { EXAMPLE_GOAL, runCli, startCli, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { EXAMPLE_GOAL } from './helpers.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 // `baton run` and a worker run one session chain: the same scenario through both must end in
 // the same status, for the same reason, after the same number of sessions. Each scenario runs
@@ -19,10 +19,7 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
 // process). A cancel from another process through both is in cancel-local; Ctrl-C reaches only
 // `baton run` (second-ctrl-c).
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 interface Scenario {
   name: string;
@@ -174,13 +171,13 @@ async function modelEnv(scenario: Scenario): Promise<{
 }
 
 async function throughBatonRun(scenario: Scenario, id: string): Promise<ProjectRecord> {
-  const home = path.join(dir, 'run-home');
+  const home = path.join(world.dir, 'run-home');
   const model = await modelEnv(scenario);
   try {
     // `sim-sonnet` by default: the simulator at Sonnet's prices (`sim` costs nothing), so the
     // cost budget can run out.
     const run = (args: string[]) =>
-      runCli(['run', '--project', id, ...args], { cwd: dir, env: world.env(home, model.env) });
+      world.cli(['run', '--project', id, ...args], { BATON_HOME: home, ...model.env });
     if (scenario.continued === true) {
       const first = await run(['--sessions', '1', ...scenario.flags]);
       expect(first.code, first.stderr).toBe(3);
@@ -207,36 +204,31 @@ async function runOnWorker(
   id: string,
   modelEnv: Record<string, string>,
 ): Promise<ProjectRecord> {
-  const env = world.env(path.join(dir, 'worker-home'), {
+  const worker = world.startWorker('worker-home', {
     ...modelEnv,
     BATON_CHAIN_DELAY_MS: '0',
     BATON_RETRY_DELAY_MS: '0',
   });
-  const worker = startCli(['worker', '--port', '0'], { cwd: dir, env });
-  running.push(worker);
   await worker.waitForOutput('"worker started"', 60_000);
-  const enqueued = await runCli(['enqueue', '--project', id, ...scenario.flags], {
-    cwd: dir,
-    env: world.env(dir),
-  });
+  const enqueued = await world.cli(['enqueue', '--project', id, ...scenario.flags]);
   expect(enqueued.code, enqueued.stderr).toBe(0);
   await waitFor(
     `${id} stops`,
     async () => {
-      const project = await world.control.getProject(id);
+      const project = await world.redis.control.getProject(id);
       return project !== null && !['queued', 'running'].includes(project.status);
     },
     120_000,
   );
-  return (await world.control.getProject(id))!;
+  return (await world.redis.control.getProject(id))!;
 }
 
 describe('baton run and a worker stop a chain by the same rules', () => {
   it.each(SCENARIOS)(
     '$name: same status, reason and sessions through both',
     async (scenario) => {
-      const local = await throughBatonRun(scenario, world.projectId('run'));
-      const remote = await throughWorker(scenario, world.projectId('wk'));
+      const local = await throughBatonRun(scenario, world.redis.projectId('run'));
+      const remote = await throughWorker(scenario, world.redis.projectId('wk'));
       for (const project of [local, remote]) {
         expect(project.status).toBe(scenario.status);
         expect(project.statusReason).toMatch(scenario.reason);
@@ -251,10 +243,10 @@ describe('baton run and a worker stop a chain by the same rules', () => {
       expect(local.counters.sessions).toBeGreaterThanOrEqual(scenario.minSessions ?? 1);
       if (scenario.sessionModel !== undefined) {
         const sessions = [
-          ...(await createFileProjectLog({ home: path.join(dir, 'run-home') }).listSessions(
+          ...(await createFileProjectLog({ home: path.join(world.dir, 'run-home') }).listSessions(
             local.id,
           )),
-          ...(await world.control.listSessions(remote.id)),
+          ...(await world.redis.control.listSessions(remote.id)),
         ];
         expect(sessions.map((session) => session.model)).toEqual(
           sessions.map(() => scenario.sessionModel),
@@ -262,10 +254,10 @@ describe('baton run and a worker stop a chain by the same rules', () => {
       }
       if (scenario.turnLimited === true) {
         const sessions = [
-          ...(await createFileProjectLog({ home: path.join(dir, 'run-home') }).listSessions(
+          ...(await createFileProjectLog({ home: path.join(world.dir, 'run-home') }).listSessions(
             local.id,
           )),
-          ...(await world.control.listSessions(remote.id)),
+          ...(await world.redis.control.listSessions(remote.id)),
         ];
         expect(sessions).toHaveLength(local.counters.sessions * 2);
         for (const session of sessions) {
@@ -297,20 +289,17 @@ async function heldSession(): Promise<{ sim: ModelSim; env: Record<string, strin
 
 describe('an operator pause stops baton run and a worker alike', () => {
   it('baton pause (--local for baton run) from another process: the held session ends paused, no next one starts', async () => {
+    const { redis } = world;
     // `baton run` in one process, `baton pause --local` in another, while session 1 is held.
-    const home = path.join(dir, 'run-home');
-    const localId = world.projectId('prun');
+    const home = path.join(world.dir, 'run-home');
+    const localId = redis.projectId('prun');
     const local = await heldSession();
-    const run = startCli(['run', '--goal-file', EXAMPLE_GOAL, '--project', localId], {
-      cwd: dir,
-      env: world.env(home, local.env),
+    const run = world.start(['run', '--goal-file', EXAMPLE_GOAL, '--project', localId], {
+      BATON_HOME: home,
+      ...local.env,
     });
-    running.push(run);
     await local.sim.waitForStalled(1, 90_000);
-    const paused = await runCli(['pause', localId, '--local'], {
-      cwd: dir,
-      env: world.env(home),
-    });
+    const paused = await world.cli(['pause', localId, '--local'], { BATON_HOME: home });
     expect(paused.stderr).toBe('');
     expect(paused.code).toBe(0);
     expect(paused.stdout).toBe(
@@ -326,32 +315,31 @@ describe('an operator pause stops baton run and a worker alike', () => {
 
     // The same through a worker and `baton pause`.
     const remote = await heldSession();
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(path.join(dir, 'worker-home'), remote.env),
-    });
-    running.push(worker);
+    const worker = world.startWorker('worker-home', remote.env);
     await worker.waitForOutput('"worker started"', 60_000);
-    const remoteId = world.projectId('pwk');
-    const enqueued = await runCli(['enqueue', '--project', remoteId, '--goal-file', EXAMPLE_GOAL], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const remoteId = redis.projectId('pwk');
+    const enqueued = await world.cli([
+      'enqueue',
+      '--project',
+      remoteId,
+      '--goal-file',
+      EXAMPLE_GOAL,
+    ]);
     expect(enqueued.code, enqueued.stderr).toBe(0);
     await remote.sim.waitForStalled(1, 90_000);
-    const pausedRemote = await runCli(['pause', remoteId], { cwd: dir, env: world.env(dir) });
+    const pausedRemote = await world.cli(['pause', remoteId]);
     expect(pausedRemote.code, pausedRemote.stderr).toBe(0);
     const remoteProject = await waitFor(
       `${remoteId} records its paused session`,
       async () => {
-        const project = await world.control.getProject(remoteId);
+        const project = await redis.control.getProject(remoteId);
         return project !== null && project.activeSession === null && project.counters.sessions > 0
           ? project
           : false;
       },
       120_000,
     );
-    const remoteSessions = await world.control.listSessions(remoteId);
+    const remoteSessions = await redis.control.listSessions(remoteId);
 
     for (const [project, sessions] of [
       [localProject, localSessions],

@@ -1,15 +1,12 @@
 import { startModelSim, type ModelSim } from '@baton/model-sim';
 import { REDIS_URL } from '@baton/test-support';
 import { describe, expect, it, vi } from 'vitest';
-import { EXAMPLE_GOAL, runCli, startCli, type CliProcess } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { EXAMPLE_GOAL } from './helpers.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 vi.setConfig({ testTimeout: 120_000 });
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 /** A simulator on which every request hangs: whatever a process waits on, it waits forever. */
 async function stallingSim(): Promise<ModelSim> {
@@ -23,22 +20,18 @@ function simEnv(url: string) {
 
 /** Queues a one-feature project for the worker under test. */
 async function enqueue(): Promise<void> {
-  const id = world.projectId('ctrlc');
-  const result = await runCli(['enqueue', '--project', id, '--goal', 'Greet\n- hello'], {
-    cwd: dir,
-    env: world.env(dir),
-  });
+  const id = world.redis.projectId('ctrlc');
+  const result = await world.cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello']);
   expect(result.code).toBe(0);
 }
 
 describe('a second Ctrl-C exits 130 at once, whatever the entry point', () => {
   it('baton run: the first asks for the end-of-session turn, the second does not wait for it', async () => {
     const stalls = await stallingSim();
-    const run = startCli(['run', '--goal-file', EXAMPLE_GOAL, '--model', 'sim-model'], {
-      cwd: dir,
-      env: world.env(dir, simEnv(stalls.url)),
-    });
-    running.push(run);
+    const run = world.start(
+      ['run', '--goal-file', EXAMPLE_GOAL, '--model', 'sim-model'],
+      simEnv(stalls.url),
+    );
     await stalls.waitForStalled(1, 30_000);
     run.kill('SIGINT');
     await run.waitForOutput('Press Ctrl-C again to quit at once.');
@@ -49,11 +42,7 @@ describe('a second Ctrl-C exits 130 at once, whatever the entry point', () => {
 
   it('baton worker: the first drains, the second exits while a session still runs', async () => {
     const stalls = await stallingSim();
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(dir, simEnv(stalls.url)),
-    });
-    running.push(worker);
+    const worker = world.start(['worker', '--port', '0'], simEnv(stalls.url));
     await worker.waitForOutput('"worker started"');
     await enqueue();
     await stalls.waitForStalled(1, 30_000);
@@ -65,15 +54,11 @@ describe('a second Ctrl-C exits 130 at once, whatever the entry point', () => {
 
   it('baton up: the first drains, the second exits while a session still runs', async () => {
     const stalls = await stallingSim();
-    const up = startCli(['up', '--port', '0', '--json'], {
-      cwd: dir,
-      env: world.env(dir, {
-        ...simEnv(stalls.url),
-        REDIS_URL: undefined,
-        BATON_REDIS_PROBE_URL: REDIS_URL,
-      }),
+    const up = world.start(['up', '--port', '0', '--json'], {
+      ...simEnv(stalls.url),
+      REDIS_URL: undefined,
+      BATON_REDIS_PROBE_URL: REDIS_URL,
     });
-    running.push(up);
     await up.waitForOutput('"type":"ready"', 60_000);
     await enqueue();
     await stalls.waitForStalled(1, 30_000);

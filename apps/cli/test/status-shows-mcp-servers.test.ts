@@ -1,8 +1,7 @@
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCli, startCli } from './helpers.js';
-import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import { redisCliWorld } from './redis-fixtures.js';
 
 /**
  * `baton status` shows a queued project's MCP servers from the user's entry points: a project
@@ -11,9 +10,7 @@ import { useRedisWorld, type RedisWorld } from './redis-fixtures.js';
  * session, in text and JSON, and never a `${VAR}`'s value.
  */
 
-let dir: string;
-let world: RedisWorld;
-useRedisWorld((fixture) => ({ dir, world } = fixture));
+const world = redisCliWorld();
 
 interface StatusJson {
   status: string;
@@ -24,8 +21,10 @@ interface StatusJson {
 describe('baton status with MCP servers', () => {
   it('lists the servers of an enqueued project and their state in the session a worker ran', async () => {
     const secret = `tok-${Math.random().toString(36).slice(2)}`;
+    const projectMcp = path.join(world.dir, 'project-mcp.json');
+    const workerMcp = path.join(world.dir, 'worker-mcp.json');
     await writeFile(
-      path.join(dir, 'project-mcp.json'),
+      projectMcp,
       JSON.stringify({
         mcpServers: {
           everything: {
@@ -38,53 +37,43 @@ describe('baton status with MCP servers', () => {
       }),
     );
     await writeFile(
-      path.join(dir, 'worker-mcp.json'),
+      workerMcp,
       JSON.stringify({ mcpServers: { broken: { command: 'no-such-mcp-server' } } }),
     );
-    const id = world.projectId('mcp');
+    const id = world.redis.projectId('mcp');
     const goal =
       'Echo through MCP.\n- Echo [sim:mcp mcp__everything__echo {"message":"F1 ok"}] [sim:mcp-expect F1 ok]';
-    const enqueued = await runCli(
-      [
-        'enqueue',
-        '--project',
-        id,
-        '--goal',
-        goal,
-        '--mcp-config',
-        path.join(dir, 'project-mcp.json'),
-      ],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const enqueued = await world.cli([
+      'enqueue',
+      '--project',
+      id,
+      '--goal',
+      goal,
+      '--mcp-config',
+      projectMcp,
+    ]);
     expect(enqueued.stderr).toBe('');
     expect(enqueued.code).toBe(0);
 
     // Before any session: the project's own servers, no states yet.
-    const before = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const before = await world.cli(['status', id]);
     expect(before.stdout).toContain('mcp       everything, remote\n');
     expect(before.stdout).not.toContain(' in session ');
 
-    const worker = startCli(['worker', '--port', '0'], {
-      cwd: dir,
-      env: world.env(path.join(dir, 'worker-home'), {
-        BATON_MODEL: 'sim',
-        BATON_CHAIN_DELAY_MS: '0',
-        BATON_MCP_CONFIG: path.join(dir, 'worker-mcp.json'),
-        MCP_STATUS_TOKEN: secret,
-      }),
+    const worker = world.startWorker('worker-home', {
+      BATON_CHAIN_DELAY_MS: '0',
+      BATON_MCP_CONFIG: workerMcp,
+      MCP_STATUS_TOKEN: secret,
     });
+    await worker.waitForOutput('"worker started"');
     let status: StatusJson | undefined;
-    try {
-      await worker.waitForOutput('"worker started"');
-      const deadline = Date.now() + 120_000;
-      while (Date.now() < deadline) {
-        const result = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
-        status = JSON.parse(result.stdout) as StatusJson;
-        if (['completed', 'failed', 'paused'].includes(status.status)) break;
-      }
-    } finally {
-      worker.kill('SIGTERM');
+    const deadline = Date.now() + 120_000;
+    while (Date.now() < deadline) {
+      const result = await world.cli(['status', id, '--json']);
+      status = JSON.parse(result.stdout) as StatusJson;
+      if (['completed', 'failed', 'paused'].includes(status.status)) break;
     }
+    worker.kill('SIGTERM');
     await worker.done;
     expect(status?.status).toBe('completed');
     expect(status?.mcpServers).toEqual([
@@ -99,7 +88,7 @@ describe('baton status with MCP servers', () => {
     expect(states.broken).toMatchObject({ state: 'failed', tools: 0 });
     expect(states.remote).toMatchObject({ state: 'failed', tools: 0 });
 
-    const text = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const text = await world.cli(['status', id]);
     expect(text.code).toBe(0);
     expect(text.stdout).toContain('mcp       everything, remote\n');
     expect(text.stdout).toMatch(/\n {2}everything: ready \(\d+ tools\) in session \d+\n/);

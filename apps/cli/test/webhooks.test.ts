@@ -7,16 +7,13 @@ import {
 } from '@baton/test-support';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, it } from 'vitest';
-import { runCli, startCli, type CliProcess } from './helpers.js';
-import { oneLine, useRedisWorld, type RedisWorld } from './redis-fixtures.js';
+import type { CliProcess } from './helpers.js';
+import { oneLine, redisCliWorld } from './redis-fixtures.js';
 
 // Standard Webhooks' serialised form: whsec_ and the base64 of a 32-byte key.
 const SECRET = `whsec_${Buffer.alloc(32, 'baton-cli-webhooks').toString('base64')}`;
 
-let dir: string;
-let world: RedisWorld;
-const running: CliProcess[] = [];
-useRedisWorld((fixture) => ({ dir, world } = fixture), { running });
+const world = redisCliWorld();
 
 let receivers: WebhookReceiver[] = [];
 afterEach(async () => {
@@ -31,18 +28,14 @@ async function receiver(options: { failFirst?: number; status?: number }) {
 }
 
 async function startWorker(urls: string[]): Promise<CliProcess> {
-  const worker = startCli(['worker', '--port', '0'], {
-    cwd: dir,
-    env: world.env(dir, {
-      BATON_MODEL: 'sim',
-      BATON_CHAIN_DELAY_MS: '0',
-      BATON_WEBHOOK_URL: urls.join(','),
-      BATON_WEBHOOK_SECRET: SECRET,
-      BATON_WEBHOOK_ATTEMPTS: '3',
-      BATON_WEBHOOK_BACKOFF_MS: '50',
-    }),
+  const worker = world.start(['worker', '--port', '0'], {
+    BATON_MODEL: 'sim',
+    BATON_CHAIN_DELAY_MS: '0',
+    BATON_WEBHOOK_URL: urls.join(','),
+    BATON_WEBHOOK_SECRET: SECRET,
+    BATON_WEBHOOK_ATTEMPTS: '3',
+    BATON_WEBHOOK_BACKOFF_MS: '50',
   });
-  running.push(worker);
   await worker.waitForOutput('"worker started"');
   return worker;
 }
@@ -51,7 +44,7 @@ function deliveries(id: string, count: number): Promise<WebhookDeliveryRecord[]>
   return waitFor(
     `${count} webhook deliveries of ${id}`,
     async () => {
-      const records = await world.control.listWebhookDeliveries(id);
+      const records = await world.redis.control.listWebhookDeliveries(id);
       return records.length >= count ? records : null;
     },
     40_000,
@@ -77,18 +70,16 @@ function expectSigned(request: ReceivedRequest): Record<string, unknown> {
 
 describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)', () => {
   it('a completed project is POSTed signed to every receiver, retried through two failures; `baton status` shows the outcomes', async () => {
+    const { redis } = world;
     const flaky = await receiver({ failFirst: 2 });
     const down = await receiver({ status: 503 });
     await startWorker([flaky.url, down.url]);
-    const id = world.projectId('wh');
-    const enqueued = await runCli(['enqueue', '--project', id, '--goal', 'Greet\n- hello'], {
-      cwd: dir,
-      env: world.env(dir),
-    });
+    const id = redis.projectId('wh');
+    const enqueued = await world.cli(['enqueue', '--project', id, '--goal', 'Greet\n- hello']);
     expect(enqueued.code).toBe(0);
 
     const records = await deliveries(id, 2);
-    const project = await world.control.getProject(id);
+    const project = await redis.control.getProject(id);
     expect(project?.status).toBe('completed');
 
     // Three attempts each: the flaky one succeeds on the third, the other fails all three.
@@ -115,7 +106,7 @@ describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)
       status: 503,
     });
 
-    const status = await runCli(['status', id], { cwd: dir, env: world.env(dir) });
+    const status = await world.cli(['status', id]);
     expect(status.code).toBe(0);
     expect(status.stdout).toMatch(/^webhooks\s+1 delivered, 1 failed/m);
     expect(status.stdout).toMatch(
@@ -124,23 +115,29 @@ describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)
     expect(status.stdout).toMatch(/FAILED after 3 attempts: receiver answered HTTP 503/);
     // The path of a webhook URL often holds a token: it is never shown.
     expect(status.stdout).not.toContain('secret-path-token');
-    const json = await runCli(['status', id, '--json'], { cwd: dir, env: world.env(dir) });
+    const json = await world.cli(['status', id, '--json']);
     const parsed = JSON.parse(json.stdout) as { webhooks: WebhookDeliveryRecord[] };
     expect(parsed.webhooks.map((record) => record.ok).sort()).toEqual([false, true]);
 
-    const events = await world.control.readEvents(id, { count: 10_000 });
+    const events = await redis.control.readEvents(id, { count: 10_000 });
     const delivered = events.filter((entry) => entry.event.type === 'webhook-delivery');
     expect(delivered).toHaveLength(2);
   });
 
   it('a budget pause is project.budget_reached, and `baton cancel` of a queued project is project.cancelled', async () => {
+    const { redis } = world;
     const hook = await receiver({});
     await startWorker([hook.url]);
-    const paused = world.projectId('whb');
-    await runCli(
-      ['enqueue', '--project', paused, '--goal', 'Greet\n- hello\n- bye', '--max-sessions', '1'],
-      { cwd: dir, env: world.env(dir) },
-    );
+    const paused = redis.projectId('whb');
+    await world.cli([
+      'enqueue',
+      '--project',
+      paused,
+      '--goal',
+      'Greet\n- hello\n- bye',
+      '--max-sessions',
+      '1',
+    ]);
     await deliveries(paused, 1);
     expect(expectSigned(hook.requests[0]!)).toMatchObject({
       type: 'project.budget_reached',
@@ -148,9 +145,9 @@ describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)
     });
 
     // Created but never queued: only the CLI's cancel touches it, and a worker still delivers.
-    const cancelled = world.projectId('whc');
-    await world.control.createProject({ id: cancelled, goal: '- a' });
-    const cancel = await runCli(['cancel', cancelled], { cwd: dir, env: world.env(dir) });
+    const cancelled = redis.projectId('whc');
+    await redis.control.createProject({ id: cancelled, goal: '- a' });
+    const cancel = await world.cli(['cancel', cancelled]);
     expect(cancel.code).toBe(0);
     await deliveries(cancelled, 1);
     const body = expectSigned(hook.requests[1]!);
@@ -161,19 +158,16 @@ describe('webhooks from `baton worker` (BATON_WEBHOOK_URL, BATON_WEBHOOK_SECRET)
   });
 
   it('refuses a webhook URL without a secret, and a URL that is not http(s), in one line each', async () => {
-    const noSecret = await runCli(['worker'], {
-      cwd: dir,
-      env: world.env(dir, { BATON_MODEL: 'sim', BATON_WEBHOOK_URL: 'http://127.0.0.1:9/x' }),
+    const noSecret = await world.cli(['worker'], {
+      BATON_MODEL: 'sim',
+      BATON_WEBHOOK_URL: 'http://127.0.0.1:9/x',
     });
     expect(noSecret.code).toBe(2);
     expect(oneLine(noSecret.stderr)).toContain('BATON_WEBHOOK_SECRET is not set');
-    const notHttp = await runCli(['worker'], {
-      cwd: dir,
-      env: world.env(dir, {
-        BATON_MODEL: 'sim',
-        BATON_WEBHOOK_URL: 'http://127.0.0.1:9/a, ftp://host/token-123',
-        BATON_WEBHOOK_SECRET: 's',
-      }),
+    const notHttp = await world.cli(['worker'], {
+      BATON_MODEL: 'sim',
+      BATON_WEBHOOK_URL: 'http://127.0.0.1:9/a, ftp://host/token-123',
+      BATON_WEBHOOK_SECRET: 's',
     });
     expect(notHttp.code).toBe(2);
     const line = oneLine(notHttp.stderr);
